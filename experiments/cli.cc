@@ -1,0 +1,411 @@
+#include "experiments/cli.h"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <limits>
+#include <sstream>
+
+#include "experiments/report.h"
+#include "experiments/run.h"
+#include "models/units.h"
+#include "schedules/registry.h"
+#include "schedules/schedule_text.h"
+
+namespace ppsim {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr int kExitOk = 0;
+constexpr int kExitSimulationProblem = 1;
+constexpr int kExitInvalidInput = 2;
+
+constexpr const char* kVersion = "0.1.0";
+
+// `ppsim run` with no options: two schedules compared on one H100 node. The costs are a 1.2 ms
+// forward and 2.4 ms backward per stage, 1.5 GiB of activations per microbatch and stage, and a
+// 32 MiB boundary tensor (sequence 4096 x hidden 4096 x 2 bytes).
+const std::vector<std::string> kDefaultJob = {
+    "--schedule", "1F1B,GPipe", "--pp", "4", "--microbatches", "8", "--f", "1.2ms", "--b",
+    "2.4ms", "--activation", "1.5GiB", "--message-bytes", "32MiB", "--platform", "h100-node"};
+
+constexpr const char* kUsage =
+    "usage: ppsim <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run         simulate schedules and report makespan, bubbles and memory\n"
+    "              (no options: the default job, 1F1B vs GPipe on one H100 node)\n"
+    "  schedule    print a schedule's per-rank order without simulating\n"
+    "  schedules   list the schedules\n"
+    "  platforms   list the platform presets\n"
+    "  help        this text; 'ppsim <command> --help' for a command's options\n";
+
+int Fail(std::ostream& err, const Status& status) {
+  err << status.message() << "\n";
+  return status.code() == StatusCode::kInvalidInput ? kExitInvalidInput : kExitSimulationProblem;
+}
+
+int Usage(std::ostream& err, const std::string& message) {
+  err << message << "\n";
+  return kExitInvalidInput;
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Options whose values we parse ourselves: every value is taken as text so that messages can
+// name the flag and the value exactly.
+void AddValue(po::options_description& d, const char* name, const char* help) {
+  d.add_options()(name, po::value<std::string>()->value_name("X"), help);
+}
+
+po::options_description RunOptions() {
+  po::options_description d("ppsim run options");
+  AddValue(d, "schedule", "schedule name, or a comma list to compare (see 'ppsim schedules')");
+  AddValue(d, "schedule-file", "custom schedule: text IR ('rank 0: 0F0 0B0'), or torch CSV (.csv)");
+  AddValue(d, "pp", "pipeline ranks (GPUs)");
+  AddValue(d, "microbatches", "microbatches per iteration");
+  AddValue(d, "stages-per-rank", "virtual stages per rank (default 1)");
+  AddValue(d, "f", "forward time per virtual stage: one value or a comma list (e.g. 1.2ms)");
+  AddValue(d, "i", "backward-for-inputs time (with --w)");
+  AddValue(d, "w", "backward-for-weights time (with --i)");
+  AddValue(d, "b", "full backward time (default: I + W)");
+  AddValue(d, "overlap", "OVERLAP_F_B time, by the forward's stage (default: F + B)");
+  AddValue(d, "activation", "M_B: activation bytes held from F to the backward (default 0)");
+  AddValue(d, "activation-w", "M_W: the part of M_B held from I until W (default 0)");
+  AddValue(d, "message-bytes", "tensor sent across each stage boundary (default 0)");
+  AddValue(d, "platform", "platform preset (default h100-node; see 'ppsim platforms')");
+  AddValue(d, "p2p-latency", "ideal platform: latency of every link (default 0)");
+  AddValue(d, "p2p-bandwidth", "ideal platform: bandwidth of every link (default inf)");
+  AddValue(d, "engine", "simgrid (default) or critical-path");
+  AddValue(d, "format", "table (default), json or csv");
+  d.add_options()("help", "show these options");
+  return d;
+}
+
+po::options_description ScheduleOptions() {
+  po::options_description d("ppsim schedule options");
+  AddValue(d, "schedule", "schedule name (see 'ppsim schedules')");
+  AddValue(d, "schedule-file", "custom schedule: text IR, or torch CSV (.csv)");
+  AddValue(d, "pp", "pipeline ranks");
+  AddValue(d, "microbatches", "microbatches per iteration");
+  AddValue(d, "stages-per-rank", "virtual stages per rank (default 1)");
+  AddValue(d, "format", "text (default), torch-csv or json");
+  d.add_options()("help", "show these options");
+  return d;
+}
+
+// Lets "--f -1ms" reach us as a value (Boost would take "-1ms" for an option): joins every
+// valued long option given without '=' with the token after it.
+std::vector<std::string> JoinValues(const std::vector<std::string>& args,
+                                    const po::options_description& d) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("--", 0) == 0 && a.find('=') == std::string::npos && i + 1 < args.size()) {
+      const po::option_description* o = d.find_nothrow(a.substr(2), false);
+      if (o != nullptr && o->semantic()->max_tokens() > 0) {
+        out.push_back(a + "=" + args[++i]);
+        continue;
+      }
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+Status ParseOptions(const std::string& command, const std::vector<std::string>& args,
+                    const po::options_description& d, po::variables_map* vm) {
+  try {
+    const int style = po::command_line_style::default_style &
+                      ~po::command_line_style::allow_guessing &
+                      ~po::command_line_style::allow_short;
+    po::store(po::command_line_parser(JoinValues(args, d)).options(d).style(style).run(), *vm);
+  } catch (const po::unknown_option& e) {
+    const std::string given = e.get_option_name();
+    std::string best;
+    size_t best_distance = std::numeric_limits<size_t>::max();
+    for (const auto& o : d.options()) {
+      const std::string name = "--" + o->long_name();
+      const size_t distance = EditDistance(given, name);
+      if (distance < best_distance) {
+        best_distance = distance;
+        best = name;
+      }
+    }
+    std::string hint = best_distance <= std::max<size_t>(2, given.size() / 4)
+                           ? "did you mean " + best + "? "
+                           : "";
+    return Status::InvalidInput(given + ": unknown option; " + hint + "see 'ppsim " + command +
+                                " --help' for the valid options");
+  } catch (const po::multiple_occurrences& e) {
+    return Status::InvalidInput(e.get_option_name() +
+                                ": given more than once; give each option once");
+  } catch (const po::invalid_command_line_syntax& e) {
+    return Status::InvalidInput(e.get_option_name() + ": missing value; see 'ppsim " + command +
+                                " --help'");
+  } catch (const po::too_many_positional_options_error&) {
+    std::string extra;
+    for (const auto& a : args) {
+      if (a.rfind("--", 0) != 0) {
+        extra = a;
+        break;
+      }
+    }
+    return Status::InvalidInput("ppsim " + command + ": unexpected argument '" + extra +
+                                "'; options start with --, see 'ppsim " + command + " --help'");
+  } catch (const po::error& e) {
+    return Status::InvalidInput("ppsim " + command + ": " + e.what() + "; see 'ppsim " + command +
+                                " --help'");
+  }
+  return Status();
+}
+
+std::string Get(const po::variables_map& vm, const char* name) {
+  return vm.count(name) ? vm[name].as<std::string>() : std::string();
+}
+
+Status ParseCount(const char* flag, const std::string& text, int32_t* value) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+      v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
+    return Status::InvalidInput(std::string(flag) + ": invalid value '" + text +
+                                "'; expected a whole number >= 1");
+  }
+  if (v < 1) {
+    return Status::InvalidInput(std::string(flag) + ": must be at least 1; got " + text);
+  }
+  *value = static_cast<int32_t>(v);
+  return Status();
+}
+
+// Reads --schedule/--schedule-file, --pp, --microbatches and --stages-per-rank into `spec`
+// (schedule_name left as the raw comma list).
+Status ReadScheduleChoice(const po::variables_map& vm, RunSpec* spec) {
+  spec->schedule_name = Get(vm, "schedule");
+  spec->schedule_file = Get(vm, "schedule-file");
+  if (!spec->schedule_name.empty() && !spec->schedule_file.empty()) {
+    return Status::InvalidInput("--schedule-file: give --schedule or --schedule-file, not both");
+  }
+  if (spec->schedule_name.empty() && spec->schedule_file.empty()) {
+    return Status::InvalidInput("--schedule: required; give a schedule name (" +
+                                ScheduleNames() + ") or --schedule-file");
+  }
+  const bool from_file = !spec->schedule_file.empty();
+  spec->params.num_ranks = 0;
+  spec->params.num_microbatches = 0;
+  Status status;
+  if (vm.count("pp")) {
+    status = ParseCount("--pp", Get(vm, "pp"), &spec->params.num_ranks);
+  } else if (!from_file) {
+    status = Status::InvalidInput("--pp: required; give the number of pipeline ranks, e.g. --pp 4");
+  }
+  if (!status.ok()) return status;
+  if (vm.count("microbatches")) {
+    status = ParseCount("--microbatches", Get(vm, "microbatches"), &spec->params.num_microbatches);
+  } else if (!from_file) {
+    status = Status::InvalidInput(
+        "--microbatches: required; give the microbatches per iteration, e.g. --microbatches 8");
+  }
+  if (!status.ok()) return status;
+  if (vm.count("stages-per-rank")) {
+    if (from_file) {
+      return Status::InvalidInput(
+          "--stages-per-rank: not used with --schedule-file; the file's actions give the stages");
+    }
+    status = ParseCount("--stages-per-rank", Get(vm, "stages-per-rank"),
+                        &spec->params.stages_per_rank);
+  }
+  return status;
+}
+
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) parts.push_back(part);
+  if (!text.empty() && text.back() == ',') parts.push_back("");
+  return parts;
+}
+
+int Run(const std::vector<std::string>& given_args, std::ostream& out, std::ostream& err) {
+  const bool default_job = given_args.empty();
+  const std::vector<std::string>& args = default_job ? kDefaultJob : given_args;
+  const po::options_description options = RunOptions();
+  po::variables_map vm;
+  Status status = ParseOptions("run", args, options, &vm);
+  if (!status.ok()) return Fail(err, status);
+  if (vm.count("help")) {
+    out << "usage: ppsim run --schedule NAME --pp P --microbatches M --f T (--b T | --i T --w T)"
+           " [options]\n       ppsim run   (no options: the default job)\n\n"
+        << options;
+    return kExitOk;
+  }
+
+  RunSpec base;
+  status = ReadScheduleChoice(vm, &base);
+  if (!status.ok()) return Fail(err, status);
+  base.costs.forward = Get(vm, "f");
+  base.costs.backward_input = Get(vm, "i");
+  base.costs.backward_weight = Get(vm, "w");
+  base.costs.backward = Get(vm, "b");
+  base.costs.overlap = Get(vm, "overlap");
+  base.costs.activation = Get(vm, "activation");
+  base.costs.activation_w = Get(vm, "activation-w");
+  base.costs.message = Get(vm, "message-bytes");
+  if (vm.count("platform")) base.platform = Get(vm, "platform");
+  if (vm.count("p2p-latency")) {
+    base.platform_options.has_p2p_latency = true;
+    status = ParseDuration("--p2p-latency", Get(vm, "p2p-latency"),
+                           &base.platform_options.p2p_latency_s);
+    if (!status.ok()) return Fail(err, status);
+  }
+  if (vm.count("p2p-bandwidth")) {
+    base.platform_options.has_p2p_bandwidth = true;
+    status = ParseBandwidth("--p2p-bandwidth", Get(vm, "p2p-bandwidth"),
+                            &base.platform_options.p2p_bandwidth_bytes_per_s);
+    if (!status.ok()) return Fail(err, status);
+  }
+  if (vm.count("engine")) {
+    status = ParseEngineKind("--engine", Get(vm, "engine"), &base.engine);
+    if (!status.ok()) return Fail(err, status);
+  }
+  OutputFormat format = OutputFormat::kTable;
+  if (vm.count("format")) {
+    status = ParseOutputFormat("--format", Get(vm, "format"), &format);
+    if (!status.ok()) return Fail(err, status);
+  }
+
+  // Describe and compile every run before any engine starts.
+  std::vector<RunSpec> specs;
+  if (!base.schedule_file.empty()) {
+    specs.push_back(base);
+  } else {
+    for (const std::string& name : SplitCommas(base.schedule_name)) {
+      RunSpec spec = base;
+      spec.schedule_name = name;
+      specs.push_back(spec);
+    }
+  }
+  std::vector<PreparedRun> prepared(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    status = PrepareRun(specs[i], &prepared[i]);
+    if (!status.ok()) return Fail(err, status);
+  }
+  std::vector<RunResult> results(prepared.size());
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    status = ExecuteRun(prepared[i], &results[i]);
+    if (!status.ok()) return Fail(err, status);
+    prepared[i] = PreparedRun();  // Free the task graph before the next run.
+  }
+  if (default_job && format == OutputFormat::kTable) {
+    out << "default job: ppsim run";
+    for (const std::string& a : kDefaultJob) out << " " << a;
+    out << "\n\n";
+  }
+  out << FormatResults(results, format);
+  return kExitOk;
+}
+
+int PrintSchedule(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = ScheduleOptions();
+  po::variables_map vm;
+  Status status = ParseOptions("schedule", args, options, &vm);
+  if (!status.ok()) return Fail(err, status);
+  if (vm.count("help")) {
+    out << "usage: ppsim schedule --schedule NAME --pp P --microbatches M [options]\n\n" << options;
+    return kExitOk;
+  }
+  RunSpec spec;
+  status = ReadScheduleChoice(vm, &spec);
+  if (!status.ok()) return Fail(err, status);
+  const std::string format = vm.count("format") ? Get(vm, "format") : "text";
+  if (format != "text" && format != "torch-csv" && format != "json") {
+    return Usage(err, "--format: unknown format '" + format + "'; valid: text, torch-csv, json");
+  }
+  Schedule schedule;
+  std::string label;
+  status = BuildSchedule(spec, &schedule, &label);
+  if (!status.ok()) return Fail(err, status);
+  if (format == "torch-csv") {
+    out << FormatScheduleTorchCsv(schedule);
+  } else if (format == "text") {
+    out << FormatScheduleText(schedule);
+  } else {
+    out << "{\n  \"ranks\": " << schedule.num_ranks << ",\n  \"stages\": " << schedule.num_stages
+        << ",\n  \"microbatches\": " << schedule.num_microbatches << ",\n  \"stage_to_rank\": [";
+    for (int32_t s = 0; s < schedule.num_stages; ++s) {
+      out << (s ? ", " : "") << schedule.stage_to_rank[s].value();
+    }
+    out << "],\n  \"orders\": [";
+    for (int32_t r = 0; r < schedule.num_ranks; ++r) {
+      out << (r ? ",\n    [" : "\n    [");
+      for (size_t k = 0; k < schedule.orders[r].size(); ++k) {
+        out << (k ? ", \"" : "\"") << FormatAction(schedule.orders[r][k]) << "\"";
+      }
+      out << "]";
+    }
+    out << "\n  ]\n}\n";
+  }
+  return kExitOk;
+}
+
+int ListSchedules(std::ostream& out) {
+  for (const ScheduleInfo& info : AllSchedules()) {
+    out << info.name << std::string(info.name.size() < 10 ? 10 - info.name.size() : 1, ' ')
+        << info.summary << "\n";
+  }
+  return kExitOk;
+}
+
+int ListPlatforms(std::ostream& out) {
+  for (const PlatformPreset& preset : AllPlatformPresets()) {
+    out << preset.name << std::string(preset.name.size() < 11 ? 11 - preset.name.size() : 1, ' ')
+        << preset.summary << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    out << kUsage;
+    return kExitOk;
+  }
+  if (args[0] == "--version") {
+    out << "ppsim " << kVersion << "\n";
+    return kExitOk;
+  }
+  const std::string& command = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  auto no_options = [&](int (*list)(std::ostream&)) {
+    if (!rest.empty()) {
+      return Usage(err, "ppsim " + command + ": unexpected argument '" + rest[0] +
+                            "'; it takes no options");
+    }
+    return list(out);
+  };
+  if (command == "run") return Run(rest, out, err);
+  if (command == "schedule") return PrintSchedule(rest, out, err);
+  if (command == "schedules") return no_options(&ListSchedules);
+  if (command == "platforms") return no_options(&ListPlatforms);
+  return Usage(err, "ppsim: unknown command '" + command +
+                        "'; valid: run, schedule, schedules, platforms, help");
+}
+
+}  // namespace ppsim

@@ -1,0 +1,209 @@
+#include "experiments/report.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+#include "models/units.h"
+
+namespace ppsim {
+namespace {
+
+struct FormatName {
+  OutputFormat format;
+  std::string_view name;
+};
+constexpr FormatName kFormatNames[] = {
+    {OutputFormat::kTable, "table"},
+    {OutputFormat::kJson, "json"},
+    {OutputFormat::kCsv, "csv"},
+};
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+      out += buffer;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string CsvField(std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string Percent(double fraction) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.2f%%", 100 * fraction);
+  return buffer;
+}
+
+int64_t MaxPeak(const RunMetrics& m) {
+  int64_t peak = 0;
+  for (const RankMetrics& r : m.ranks) peak = std::max(peak, r.peak_activation_bytes);
+  return peak;
+}
+
+std::string JsonObject(const RunResult& r) {
+  const RunMetrics& m = r.metrics;
+  std::string o = "{\n";
+  auto field = [&o](std::string_view name, const std::string& value, bool last = false) {
+    o += "  " + JsonString(name) + ": " + value + (last ? "\n" : ",\n");
+  };
+  field("schedule", JsonString(r.label));
+  field("pp", std::to_string(r.num_ranks));
+  field("stages", std::to_string(r.num_stages));
+  field("microbatches", std::to_string(r.num_microbatches));
+  field("platform", JsonString(r.platform));
+  field("engine", JsonString(EngineName(r.spec.engine)));
+  field("makespan_s", FormatNumber(m.makespan_s));
+  field("bubble_over_makespan", FormatNumber(m.bubble_over_makespan));
+  field("bubble_over_ideal", FormatNumber(m.bubble_over_ideal));
+  field("stage_bubble_rate", FormatNumber(m.stage_bubble_rate));
+  field("peak_activation_bytes", std::to_string(MaxPeak(m)));
+  field("compute_tasks", std::to_string(m.num_compute_tasks));
+  field("transfer_tasks", std::to_string(m.num_transfer_tasks));
+  field("transfer_bytes", std::to_string(m.transfer_bytes));
+  o += "  \"ranks\": [";
+  for (size_t i = 0; i < m.ranks.size(); ++i) {
+    const RankMetrics& k = m.ranks[i];
+    o += std::string(i == 0 ? "\n" : ",\n") + "    {\"rank\": " + std::to_string(k.rank) +
+         ", \"busy_s\": " + FormatNumber(k.busy_s) + ", \"span_s\": " + FormatNumber(k.span_s) +
+         ", \"idle_in_span_s\": " + FormatNumber(k.idle_in_span_s) +
+         ", \"first_start_s\": " + FormatNumber(k.first_start_s) +
+         ", \"last_end_s\": " + FormatNumber(k.last_end_s) +
+         ", \"peak_activation_bytes\": " + std::to_string(k.peak_activation_bytes) + "}";
+  }
+  o += "\n  ]\n}";
+  return o;
+}
+
+const char* kCsvHeader =
+    "schedule,pp,stages,microbatches,platform,engine,makespan_s,bubble_over_makespan,"
+    "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,transfer_tasks,"
+    "transfer_bytes\n";
+
+std::string CsvRow(const RunResult& r) {
+  const RunMetrics& m = r.metrics;
+  return CsvField(r.label) + "," + std::to_string(r.num_ranks) + "," +
+         std::to_string(r.num_stages) + "," + std::to_string(r.num_microbatches) + "," +
+         CsvField(r.platform) + "," + std::string(EngineName(r.spec.engine)) + "," +
+         FormatNumber(m.makespan_s) + "," + FormatNumber(m.bubble_over_makespan) + "," +
+         FormatNumber(m.bubble_over_ideal) + "," + FormatNumber(m.stage_bubble_rate) + "," +
+         std::to_string(MaxPeak(m)) + "," + std::to_string(m.num_compute_tasks) + "," +
+         std::to_string(m.num_transfer_tasks) + "," + std::to_string(m.transfer_bytes) + "\n";
+}
+
+// Left-aligned columns separated by two spaces.
+std::string Columns(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string SingleTable(const RunResult& r) {
+  const RunMetrics& m = r.metrics;
+  std::string out = r.label + ": " + std::to_string(r.num_ranks) + " ranks, " +
+                    std::to_string(r.num_stages) + " stages, " +
+                    std::to_string(r.num_microbatches) + " microbatches on " + r.platform +
+                    " (" + std::string(EngineName(r.spec.engine)) + " engine)\n";
+  out += Columns({
+      {"makespan", HumanDuration(m.makespan_s)},
+      {"bubble / makespan", Percent(m.bubble_over_makespan)},
+      {"bubble / ideal", Percent(m.bubble_over_ideal)},
+      {"stage bubble rate", Percent(m.stage_bubble_rate)},
+      {"tasks", std::to_string(m.num_compute_tasks) + " compute, " +
+                    std::to_string(m.num_transfer_tasks) + " transfers (" +
+                    HumanBytes(static_cast<double>(m.transfer_bytes)) + ")"},
+  });
+  std::vector<std::vector<std::string>> rows = {
+      {"rank", "busy", "span", "idle in span", "peak activation"}};
+  for (const RankMetrics& k : m.ranks) {
+    rows.push_back({std::to_string(k.rank), HumanDuration(k.busy_s), HumanDuration(k.span_s),
+                    HumanDuration(k.idle_in_span_s),
+                    HumanBytes(static_cast<double>(k.peak_activation_bytes))});
+  }
+  return out + "\n" + Columns(rows);
+}
+
+std::string ComparisonTable(const std::vector<RunResult>& results) {
+  std::vector<std::vector<std::string>> rows = {{"schedule", "ranks", "microbatches", "makespan",
+                                                 "bubble/makespan", "bubble/ideal",
+                                                 "stage bubble", "peak activation"}};
+  for (const RunResult& r : results) {
+    const RunMetrics& m = r.metrics;
+    rows.push_back({r.label, std::to_string(r.num_ranks), std::to_string(r.num_microbatches),
+                    HumanDuration(m.makespan_s), Percent(m.bubble_over_makespan),
+                    Percent(m.bubble_over_ideal), Percent(m.stage_bubble_rate),
+                    HumanBytes(static_cast<double>(MaxPeak(m)))});
+  }
+  return Columns(rows);
+}
+
+}  // namespace
+
+Status ParseOutputFormat(std::string_view what, std::string_view text, OutputFormat* format) {
+  std::string valid;
+  for (const auto& f : kFormatNames) {
+    if (f.name == text) {
+      *format = f.format;
+      return Status();
+    }
+    valid += (valid.empty() ? "" : ", ") + std::string(f.name);
+  }
+  return Status::InvalidInput(std::string(what) + ": unknown format '" + std::string(text) +
+                              "'; valid: " + valid);
+}
+
+std::string FormatNumber(double value) {
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, end);
+}
+
+std::string FormatResults(const std::vector<RunResult>& results, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kTable:
+      return results.size() == 1 ? SingleTable(results[0]) : ComparisonTable(results);
+    case OutputFormat::kJson: {
+      if (results.size() == 1) return JsonObject(results[0]) + "\n";
+      std::string out = "[";
+      for (size_t i = 0; i < results.size(); ++i) out += (i ? ",\n" : "\n") + JsonObject(results[i]);
+      return out + "\n]\n";
+    }
+    case OutputFormat::kCsv: {
+      std::string out = kCsvHeader;
+      for (const RunResult& r : results) out += CsvRow(r);
+      return out;
+    }
+  }
+  return "";
+}
+
+}  // namespace ppsim

@@ -1,0 +1,29 @@
+// Printing run results: a human table, JSON, or CSV. Output is deterministic: the same results
+// give byte-identical text (numbers are printed in their shortest round-trip form).
+#ifndef PPSIM_EXPERIMENTS_REPORT_H_
+#define PPSIM_EXPERIMENTS_REPORT_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "experiments/run.h"
+#include "schedules/status.h"
+
+namespace ppsim {
+
+enum class OutputFormat { kTable, kJson, kCsv };
+
+// "table", "json", "csv"; the message names `what` (the flag) and the valid names.
+Status ParseOutputFormat(std::string_view what, std::string_view text, OutputFormat* format);
+
+// One run: table with a per-rank section; JSON object; CSV header and one row.
+// Several runs: a comparison table; a JSON array of objects; CSV header and one row per run.
+std::string FormatResults(const std::vector<RunResult>& results, OutputFormat format);
+
+// Shortest decimal text that reads back as exactly `value`.
+std::string FormatNumber(double value);
+
+}  // namespace ppsim
+
+#endif  // PPSIM_EXPERIMENTS_REPORT_H_

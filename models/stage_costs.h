@@ -1,0 +1,61 @@
+// Per-virtual-stage costs: how long each op takes and how much memory it holds.
+//
+// Durations are seconds, sizes bytes; every vector has one entry per virtual stage.
+#ifndef PPSIM_MODELS_STAGE_COSTS_H_
+#define PPSIM_MODELS_STAGE_COSTS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedules/action.h"
+#include "schedules/schedule.h"
+#include "schedules/status.h"
+
+namespace ppsim {
+
+struct StageCosts {
+  std::vector<double> forward_s;          // F
+  std::vector<double> backward_s;         // B (full backward). Default: I + W.
+  std::vector<double> backward_input_s;   // I. Empty when only B was given.
+  std::vector<double> backward_weight_s;  // W. Empty when only B was given.
+  // OVERLAP_F_B duration, indexed by the stage of the pair's forward. Empty: F + B of the halves.
+  std::vector<double> overlap_s;
+  std::vector<int64_t> activation_bytes;    // M_B: held from F's start until the backward.
+  std::vector<int64_t> activation_w_bytes;  // M_W: the part of M_B held from I until W.
+  // The tensor crossing the boundary between stage s and s + 1 (activation forward, gradient
+  // backward). The last stage's entry is not sent.
+  std::vector<int64_t> message_bytes;
+
+  int32_t num_stages() const { return static_cast<int32_t>(forward_s.size()); }
+  bool has_split_backward() const { return !backward_input_s.empty(); }
+
+  // REQUIRES: op's stage in range; I and W only when has_split_backward().
+  double OpDuration(const Op& op) const;
+  // An overlap lasts overlap_s of its forward's stage, or F + B when overlap_s is empty.
+  double ActionDuration(const Action& action) const;
+};
+
+// Cost values as the user typed them (flag values); an empty string means "not given".
+struct CostText {
+  std::string forward;          // --f (required)
+  std::string backward_input;   // --i (with --w)
+  std::string backward_weight;  // --w (with --i)
+  std::string backward;         // --b (or --i and --w)
+  std::string overlap;          // --overlap. Default: F + B.
+  std::string activation;       // --activation. Default: 0.
+  std::string activation_w;     // --activation-w. Default: 0.
+  std::string message;          // --message-bytes. Default: 0.
+};
+
+// Parses and checks the cost flags for `num_stages` virtual stages. Each flag holds one value for
+// every stage or a comma list of exactly num_stages values. Messages start with the flag.
+Status BuildStageCosts(const CostText& text, int32_t num_stages, StageCosts* costs);
+
+// Checks that `costs` has a duration for every kind of op `schedule` uses (I and W need --i and
+// --w) and one entry per virtual stage of the schedule.
+Status CheckCostsCoverSchedule(const StageCosts& costs, const Schedule& schedule);
+
+}  // namespace ppsim
+
+#endif  // PPSIM_MODELS_STAGE_COSTS_H_

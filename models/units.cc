@@ -1,0 +1,258 @@
+#include "models/units.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace ppsim {
+namespace {
+
+constexpr std::string_view kDurationHelp =
+    "expected a non-negative number with unit ns, us, ms or s (a bare number is seconds), "
+    "e.g. 1.2ms";
+constexpr std::string_view kSizeHelp =
+    "expected a non-negative whole number of bytes with unit B, KB, MB, GB, TB, KiB, MiB, GiB or "
+    "TiB (a bare number is bytes), e.g. 512MiB";
+constexpr std::string_view kBandwidthHelp =
+    "expected a positive rate such as 450GB/s, 50GiB/s or 400Gbps (a bare number is bytes per "
+    "second), or inf";
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// A decimal number split into its parts: digits before and after the point and an exponent.
+struct Decimal {
+  std::string integer;
+  std::string fraction;
+  int64_t exponent = 0;
+};
+
+// Reads "<digits>[.<digits>][e[+-]<digits>]" from the start of text; *rest gets what follows.
+bool ReadDecimal(std::string_view text, Decimal* d, std::string_view* rest) {
+  size_t i = 0;
+  while (i < text.size() && IsDigit(text[i])) d->integer += text[i++];
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && IsDigit(text[i])) d->fraction += text[i++];
+  }
+  if (d->integer.empty() && d->fraction.empty()) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    size_t j = i + 1;
+    bool negative = false;
+    if (j < text.size() && (text[j] == '+' || text[j] == '-')) negative = text[j++] == '-';
+    size_t digits_start = j;
+    int64_t e = 0;
+    while (j < text.size() && IsDigit(text[j])) {
+      if (e < 100000) e = e * 10 + (text[j] - '0');
+      ++j;
+    }
+    if (j == digits_start) return false;
+    d->exponent = negative ? -e : e;
+    i = j;
+  }
+  *rest = text.substr(i);
+  return true;
+}
+
+// The correctly rounded double of d × 10^extra_exponent.
+double ToDouble(const Decimal& d, int64_t extra_exponent) {
+  std::string s = (d.integer.empty() ? "0" : d.integer) + "." +
+                  (d.fraction.empty() ? "0" : d.fraction) + "e" +
+                  std::to_string(d.exponent + extra_exponent);
+  return std::strtod(s.c_str(), nullptr);
+}
+
+std::string Quote(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+template <class T, class ParseOne>
+Status ParseList(std::string_view what, std::string_view text, int32_t count, ParseOne parse_one,
+                 std::vector<T>* out) {
+  std::vector<T> values;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(',', start);
+    if (end == std::string_view::npos) end = text.size();
+    T value{};
+    Status status = parse_one(what, text.substr(start, end - start), &value);
+    if (!status.ok()) return status;
+    values.push_back(value);
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  if (values.size() == 1) {
+    out->assign(count, values[0]);
+    return Status();
+  }
+  if (static_cast<int32_t>(values.size()) != count) {
+    return Status::InvalidInput(
+        std::string(what) + ": " + std::to_string(values.size()) + " values for " +
+        std::to_string(count) + " virtual stages; give one value for all stages or exactly " +
+        std::to_string(count) + ", comma-separated");
+  }
+  *out = std::move(values);
+  return Status();
+}
+
+std::string FormatShort(double value, const char* unit) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.4g %s", value, unit);
+  return buffer;
+}
+
+}  // namespace
+
+Status ParseDuration(std::string_view what, std::string_view text, double* seconds) {
+  const std::string prefix = std::string(what) + ": ";
+  if (!text.empty() && text[0] == '-') {
+    return Status::InvalidInput(prefix + "negative duration " + Quote(text) +
+                                "; durations must be >= 0");
+  }
+  Decimal d;
+  std::string_view unit;
+  if (!ReadDecimal(text, &d, &unit)) {
+    return Status::InvalidInput(prefix + "invalid duration " + Quote(text) + "; " +
+                                std::string(kDurationHelp));
+  }
+  int64_t exponent;
+  if (unit.empty() || unit == "s") {
+    exponent = 0;
+  } else if (unit == "ms") {
+    exponent = -3;
+  } else if (unit == "us") {
+    exponent = -6;
+  } else if (unit == "ns") {
+    exponent = -9;
+  } else {
+    return Status::InvalidInput(prefix + "invalid duration " + Quote(text) + "; " +
+                                std::string(kDurationHelp));
+  }
+  const double value = ToDouble(d, exponent);
+  if (!std::isfinite(value)) {
+    return Status::InvalidInput(prefix + "duration " + Quote(text) + " is too large; " +
+                                std::string(kDurationHelp));
+  }
+  *seconds = value;
+  return Status();
+}
+
+Status ParseSize(std::string_view what, std::string_view text, int64_t* bytes) {
+  const std::string prefix = std::string(what) + ": ";
+  if (!text.empty() && text[0] == '-') {
+    return Status::InvalidInput(prefix + "negative size " + Quote(text) + "; sizes must be >= 0");
+  }
+  Decimal d;
+  std::string_view unit;
+  if (!ReadDecimal(text, &d, &unit)) {
+    return Status::InvalidInput(prefix + "invalid size " + Quote(text) + "; " +
+                                std::string(kSizeHelp));
+  }
+  struct Unit {
+    std::string_view name;
+    int64_t scale;
+  };
+  static constexpr Unit kUnits[] = {
+      {"", 1},          {"B", 1},
+      {"KB", 1000},     {"MB", 1000 * 1000},
+      {"GB", 1000LL * 1000 * 1000}, {"TB", 1000LL * 1000 * 1000 * 1000},
+      {"KiB", 1LL << 10}, {"MiB", 1LL << 20},
+      {"GiB", 1LL << 30}, {"TiB", 1LL << 40},
+  };
+  const Unit* found = nullptr;
+  for (const Unit& u : kUnits) {
+    if (u.name == unit) found = &u;
+  }
+  if (found == nullptr) {
+    return Status::InvalidInput(prefix + "invalid size " + Quote(text) + "; " +
+                                std::string(kSizeHelp));
+  }
+  // Exact arithmetic: mantissa digits as an integer, times the scale, over a power of ten.
+  std::string digits = d.integer + d.fraction;
+  int64_t power_of_ten = d.exponent - static_cast<int64_t>(d.fraction.size());
+  while (digits.size() > 1 && digits[0] == '0') digits.erase(0, 1);
+  const std::string too_large = prefix + "size " + Quote(text) + " is too large; sizes are at " +
+                                "most 2^63 - 1 bytes";
+  if (digits.size() > 30 || power_of_ten > 30) return Status::InvalidInput(too_large);
+  __int128 value = 0;
+  for (char c : digits) value = value * 10 + (c - '0');
+  value *= found->scale;
+  for (; power_of_ten > 0; --power_of_ten) {
+    value *= 10;
+    if (value > std::numeric_limits<int64_t>::max()) return Status::InvalidInput(too_large);
+  }
+  for (; power_of_ten < 0; ++power_of_ten) {
+    if (value % 10 != 0) {
+      return Status::InvalidInput(prefix + "size " + Quote(text) +
+                                  " is not a whole number of bytes; " + std::string(kSizeHelp));
+    }
+    value /= 10;
+  }
+  if (value > std::numeric_limits<int64_t>::max()) return Status::InvalidInput(too_large);
+  *bytes = static_cast<int64_t>(value);
+  return Status();
+}
+
+Status ParseBandwidth(std::string_view what, std::string_view text, double* bytes_per_s) {
+  const std::string prefix = std::string(what) + ": ";
+  if (text == "inf") {
+    *bytes_per_s = std::numeric_limits<double>::infinity();
+    return Status();
+  }
+  Decimal d;
+  std::string_view unit;
+  const Status invalid = Status::InvalidInput(prefix + "invalid bandwidth " + Quote(text) + "; " +
+                                              std::string(kBandwidthHelp));
+  if (!text.empty() && text[0] == '-') return invalid;
+  if (!ReadDecimal(text, &d, &unit)) return invalid;
+  struct Unit {
+    std::string_view name;
+    double bytes_per_s;
+  };
+  static constexpr Unit kUnits[] = {
+      {"", 1},           {"B/s", 1},          {"KB/s", 1e3},         {"MB/s", 1e6},
+      {"GB/s", 1e9},     {"TB/s", 1e12},      {"KiB/s", 1024.0},     {"MiB/s", 1048576.0},
+      {"GiB/s", 1073741824.0}, {"TiB/s", 1099511627776.0},
+      {"bps", 1.0 / 8},  {"Kbps", 1e3 / 8},   {"Mbps", 1e6 / 8},     {"Gbps", 1e9 / 8},
+      {"Tbps", 1e12 / 8},
+  };
+  for (const Unit& u : kUnits) {
+    if (u.name != unit) continue;
+    const double value = ToDouble(d, 0) * u.bytes_per_s;
+    if (!(value > 0) || !std::isfinite(value)) {
+      return Status::InvalidInput(prefix + "bandwidth " + Quote(text) + " must be positive and " +
+                                  "finite; " + std::string(kBandwidthHelp));
+    }
+    *bytes_per_s = value;
+    return Status();
+  }
+  return invalid;
+}
+
+Status ParseDurationList(std::string_view what, std::string_view text, int32_t count,
+                         std::vector<double>* seconds) {
+  return ParseList<double>(what, text, count, &ParseDuration, seconds);
+}
+
+Status ParseSizeList(std::string_view what, std::string_view text, int32_t count,
+                     std::vector<int64_t>* bytes) {
+  return ParseList<int64_t>(what, text, count, &ParseSize, bytes);
+}
+
+std::string HumanDuration(double seconds) {
+  const double a = std::fabs(seconds);
+  if (a == 0) return "0 s";
+  if (a >= 1) return FormatShort(seconds, "s");
+  if (a >= 1e-3) return FormatShort(seconds * 1e3, "ms");
+  if (a >= 1e-6) return FormatShort(seconds * 1e6, "us");
+  return FormatShort(seconds * 1e9, "ns");
+}
+
+std::string HumanBytes(double bytes) {
+  const double a = std::fabs(bytes);
+  if (a >= 1099511627776.0) return FormatShort(bytes / 1099511627776.0, "TiB");
+  if (a >= 1073741824.0) return FormatShort(bytes / 1073741824.0, "GiB");
+  if (a >= 1048576.0) return FormatShort(bytes / 1048576.0, "MiB");
+  if (a >= 1024.0) return FormatShort(bytes / 1024.0, "KiB");
+  return FormatShort(bytes, "B");
+}
+
+}  // namespace ppsim

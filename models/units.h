@@ -1,0 +1,40 @@
+// Quantities with units, as users type them on the command line and in files.
+//
+// Internally ppsim uses seconds and bytes. `what` names where the text came from (a flag such as
+// "--f", or "file:line:col") and starts every error message.
+#ifndef PPSIM_MODELS_UNITS_H_
+#define PPSIM_MODELS_UNITS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schedules/status.h"
+
+namespace ppsim {
+
+// "1.2ms", "5us", "3ns", "0.5s", "2" (bare = seconds). Non-negative and finite.
+Status ParseDuration(std::string_view what, std::string_view text, double* seconds);
+
+// "512MiB", "1.5GB", "64KB", "100B", "4096" (bare = bytes). Decimal prefixes are powers of 1000,
+// binary ones (KiB, MiB, GiB, TiB) powers of 1024. Must be a non-negative whole number of bytes.
+Status ParseSize(std::string_view what, std::string_view text, int64_t* bytes);
+
+// "450GB/s", "50GiB/s", "400Gbps" (bits per second), "1e12" (bare = bytes per second), or "inf".
+// Strictly positive.
+Status ParseBandwidth(std::string_view what, std::string_view text, double* bytes_per_s);
+
+// Comma-separated lists with one value for all `count` entries or exactly `count` values.
+Status ParseDurationList(std::string_view what, std::string_view text, int32_t count,
+                         std::vector<double>* seconds);
+Status ParseSizeList(std::string_view what, std::string_view text, int32_t count,
+                     std::vector<int64_t>* bytes);
+
+// Short human-readable forms for tables: "1.2 ms", "33 s", "1.5 GiB". Not for round-tripping.
+std::string HumanDuration(double seconds);
+std::string HumanBytes(double bytes);
+
+}  // namespace ppsim
+
+#endif  // PPSIM_MODELS_UNITS_H_

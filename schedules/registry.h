@@ -1,0 +1,35 @@
+// The schedules ppsim knows by name. `--schedule` and `ppsim schedules` read this table.
+#ifndef PPSIM_SCHEDULES_REGISTRY_H_
+#define PPSIM_SCHEDULES_REGISTRY_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schedules/generator.h"
+#include "schedules/schedule.h"
+#include "schedules/status.h"
+
+namespace ppsim {
+
+struct ScheduleInfo {
+  std::string_view name;     // As users write it; matched case-insensitively.
+  std::string_view summary;  // One line for `ppsim schedules`.
+  Status (*generate)(const ScheduleParams& params, Schedule* schedule);
+};
+
+// All named schedules, in the order `ppsim schedules` lists them.
+const std::vector<ScheduleInfo>& AllSchedules();
+
+// "GPipe, 1F1B": the valid names, for messages.
+std::string ScheduleNames();
+
+// Finds a schedule by case-insensitive name; null when there is none.
+const ScheduleInfo* FindSchedule(std::string_view name);
+
+// Generates the named schedule and checks it with CheckSchedule().
+Status GenerateSchedule(std::string_view name, const ScheduleParams& params, Schedule* schedule);
+
+}  // namespace ppsim
+
+#endif  // PPSIM_SCHEDULES_REGISTRY_H_

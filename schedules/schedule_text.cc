@@ -1,0 +1,137 @@
+#include "schedules/schedule_text.h"
+
+#include <vector>
+
+namespace ppsim {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+std::string Where(const std::string& source, size_t line, size_t col) {
+  return source + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
+}
+
+// Splits `text` into lines; calls fn(line_text, line_number) for each.
+template <class Fn>
+Status ForEachLine(std::string_view text, Fn fn) {
+  size_t line_number = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    ++line_number;
+    Status status = fn(text.substr(start, end - start), line_number);
+    if (!status.ok()) return status;
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  return Status();
+}
+
+bool IsBlankOrComment(std::string_view line) {
+  size_t i = 0;
+  while (i < line.size() && IsSpace(line[i])) ++i;
+  return i == line.size() || line[i] == '#';
+}
+
+Status ParseToken(std::string_view token, const std::string& source, size_t line, size_t col,
+                  Action* action) {
+  size_t offset = 0;
+  Status status = ParseAction(token, action, &offset);
+  if (!status.ok()) return Status::InvalidInput(Where(source, line, col + offset) + status.message());
+  return Status();
+}
+
+}  // namespace
+
+std::string FormatScheduleText(const Schedule& schedule) {
+  std::string out;
+  for (size_t rank = 0; rank < schedule.orders.size(); ++rank) {
+    out += "rank " + std::to_string(rank) + ":";
+    for (const Action& action : schedule.orders[rank]) out += " " + FormatAction(action);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string FormatScheduleTorchCsv(const Schedule& schedule) {
+  std::string out;
+  for (const auto& order : schedule.orders) {
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (i > 0) out += ",";
+      out += FormatAction(order[i]);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+Status ParseScheduleText(std::string_view text, const std::string& source, Schedule* schedule) {
+  schedule->orders.clear();
+  Status status = ForEachLine(text, [&](std::string_view line, size_t line_number) -> Status {
+    if (IsBlankOrComment(line)) return Status();
+    size_t pos = 0;
+    while (pos < line.size() && IsSpace(line[pos])) ++pos;
+    const std::string expected_rank = "rank " + std::to_string(schedule->orders.size()) + ":";
+    if (line.substr(pos, expected_rank.size()) != expected_rank) {
+      return Status::InvalidInput(Where(source, line_number, pos + 1) + "expected '" +
+                                  expected_rank + "'; each line is 'rank <r>: <actions>' with " +
+                                  "ranks in order from 0");
+    }
+    pos += expected_rank.size();
+    std::vector<Action> order;
+    while (true) {
+      while (pos < line.size() && IsSpace(line[pos])) ++pos;
+      if (pos == line.size()) break;
+      size_t end = pos;
+      while (end < line.size() && !IsSpace(line[end])) ++end;
+      Action action;
+      Status s = ParseToken(line.substr(pos, end - pos), source, line_number, pos + 1, &action);
+      if (!s.ok()) return s;
+      order.push_back(action);
+      pos = end;
+    }
+    schedule->orders.push_back(std::move(order));
+    return Status();
+  });
+  if (!status.ok()) return status;
+  if (schedule->orders.empty()) {
+    return Status::InvalidInput(source + ": no ranks; expected lines 'rank <r>: <actions>'");
+  }
+  return InferScheduleShape(schedule);
+}
+
+Status ParseScheduleTorchCsv(std::string_view text, const std::string& source,
+                             Schedule* schedule) {
+  schedule->orders.clear();
+  Status status = ForEachLine(text, [&](std::string_view line, size_t line_number) -> Status {
+    if (IsBlankOrComment(line)) return Status();
+    std::vector<Action> order;
+    size_t start = 0;
+    while (true) {
+      size_t end = line.find(',', start);
+      if (end == std::string_view::npos) end = line.size();
+      size_t b = start;
+      size_t e = end;
+      while (b < e && IsSpace(line[b])) ++b;
+      while (e > b && IsSpace(line[e - 1])) --e;
+      if (b < e) {  // An empty cell is a bubble slot.
+        Action action;
+        Status s = ParseToken(line.substr(b, e - b), source, line_number, b + 1, &action);
+        if (!s.ok()) return s;
+        order.push_back(action);
+      }
+      if (end == line.size()) break;
+      start = end + 1;
+    }
+    schedule->orders.push_back(std::move(order));
+    return Status();
+  });
+  if (!status.ok()) return status;
+  if (schedule->orders.empty()) {
+    return Status::InvalidInput(source + ": no ranks; expected one CSV row per rank");
+  }
+  return InferScheduleShape(schedule);
+}
+
+}  // namespace ppsim

@@ -1,0 +1,47 @@
+// Status: the result of an operation a user's input can make fail.
+//
+// Library code never exits or aborts on user input; it returns a Status and the caller (the CLI's
+// main) chooses the exit code. Messages follow "where: what is wrong; what is valid".
+#ifndef PPSIM_SCHEDULES_STATUS_H_
+#define PPSIM_SCHEDULES_STATUS_H_
+
+#include <string>
+#include <utility>
+
+namespace ppsim {
+
+enum class StatusCode {
+  kOk,
+  kInvalidInput,  // The user's input is malformed or inconsistent (CLI exit 2).
+  kDeadlock,      // The schedule's order cannot execute (CLI exit 1).
+  kInternal,      // Something outside the user's control failed (CLI exit 1).
+};
+
+class Status {
+ public:
+  Status() = default;  // OK.
+
+  static Status InvalidInput(std::string message) {
+    return Status(StatusCode::kInvalidInput, std::move(message));
+  }
+  static Status Deadlock(std::string message) {
+    return Status(StatusCode::kDeadlock, std::move(message));
+  }
+  static Status Internal(std::string message) {
+    return Status(StatusCode::kInternal, std::move(message));
+  }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+}  // namespace ppsim
+
+#endif  // PPSIM_SCHEDULES_STATUS_H_

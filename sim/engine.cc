@@ -1,0 +1,46 @@
+#include "sim/engine.h"
+
+namespace ppsim {
+namespace {
+
+struct EngineEntry {
+  EngineKind kind;
+  std::string_view name;
+};
+constexpr EngineEntry kEngineNames[] = {
+    {EngineKind::kSimGrid, "simgrid"},
+    {EngineKind::kCriticalPath, "critical-path"},
+};
+
+}  // namespace
+
+std::string_view EngineName(EngineKind kind) {
+  for (const auto& e : kEngineNames) {
+    if (e.kind == kind) return e.name;
+  }
+  return "?";
+}
+
+Status ParseEngineKind(std::string_view what, std::string_view text, EngineKind* kind) {
+  std::string valid;
+  for (const auto& e : kEngineNames) {
+    if (e.name == text) {
+      *kind = e.kind;
+      return Status();
+    }
+    valid += (valid.empty() ? "" : ", ") + std::string(e.name);
+  }
+  return Status::InvalidInput(std::string(what) + ": unknown engine '" + std::string(text) +
+                              "'; valid: " + valid);
+}
+
+Status Execute(EngineKind kind, const TaskGraph& graph, const PlatformSpec& platform,
+               Timeline* timeline) {
+  switch (kind) {
+    case EngineKind::kSimGrid: return RunSimGrid(graph, platform, timeline);
+    case EngineKind::kCriticalPath: return RunCriticalPath(graph, platform, timeline);
+  }
+  return Status::Internal("unknown engine");
+}
+
+}  // namespace ppsim

@@ -1,0 +1,50 @@
+// Executing a task graph on a platform: the engines and the timeline they produce.
+//
+// Both engines honour the same rules: a task starts when all its predecessors have ended (a
+// rank's compute stream is serialised by the graph's order edges), a compute task lasts its
+// duration, a transfer moves its bytes from the sender's GPU to the receiver's over the platform.
+#ifndef PPSIM_SIM_ENGINE_H_
+#define PPSIM_SIM_ENGINE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "platforms/platform.h"
+#include "schedules/status.h"
+#include "sim/task_graph.h"
+
+namespace ppsim {
+
+// When each task ran, in seconds from the start of the iteration. Indexed by TaskId.
+struct Timeline {
+  std::vector<double> start_s;
+  std::vector<double> end_s;
+};
+
+enum class EngineKind {
+  // SimGrid executes the DAG: transfers share links as the platform's network model says.
+  kSimGrid,
+  // Longest path through the DAG with uncontended transfer times (latency + bytes/bandwidth).
+  // Exact when nothing contends; the simulator's test oracle.
+  kCriticalPath,
+};
+
+// "simgrid", "critical-path".
+std::string_view EngineName(EngineKind kind);
+// Case-sensitive lookup; the message names `what` (e.g. "--engine") and the valid names.
+Status ParseEngineKind(std::string_view what, std::string_view text, EngineKind* kind);
+
+// Runs `graph` (from CompileTaskGraph) on `platform` with the chosen engine.
+Status Execute(EngineKind kind, const TaskGraph& graph, const PlatformSpec& platform,
+               Timeline* timeline);
+
+// The engines themselves.
+Status RunCriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Timeline* timeline);
+// SimGrid allows one engine per process, so each call runs the simulation in a child process
+// and reads the timeline back; the calling process never holds SimGrid state.
+Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline* timeline);
+
+}  // namespace ppsim
+
+#endif  // PPSIM_SIM_ENGINE_H_

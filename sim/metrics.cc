@@ -1,0 +1,87 @@
+#include "sim/metrics.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ppsim {
+namespace {
+
+// Bytes an op frees when it ends.
+int64_t FreedAtEnd(const Op& op, const StageCosts& costs) {
+  const int32_t s = op.stage.value();
+  switch (op.kind) {
+    case OpKind::kForward: return 0;
+    case OpKind::kBackwardInput: return costs.activation_bytes[s] - costs.activation_w_bytes[s];
+    case OpKind::kBackwardWeight: return costs.activation_w_bytes[s];
+    case OpKind::kBackward: return costs.activation_bytes[s];
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<int64_t> PeakActivationBytes(const Schedule& schedule, const StageCosts& costs) {
+  std::vector<int64_t> peaks;
+  for (const auto& order : schedule.orders) {
+    int64_t live = 0;
+    int64_t peak = 0;
+    for (const Action& action : order) {
+      for (int k = 0; k < action.num_ops(); ++k) {
+        const Op& op = action.op(k);
+        if (op.kind == OpKind::kForward) live += costs.activation_bytes[op.stage.value()];
+      }
+      peak = std::max(peak, live);
+      for (int k = 0; k < action.num_ops(); ++k) live -= FreedAtEnd(action.op(k), costs);
+    }
+    peaks.push_back(peak);
+  }
+  return peaks;
+}
+
+RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
+                          const TaskGraph& graph, const Timeline& timeline) {
+  RunMetrics m;
+  m.num_compute_tasks = graph.num_compute_tasks();
+  m.num_transfer_tasks = graph.num_tasks() - graph.num_compute_tasks();
+  double earliest = std::numeric_limits<double>::infinity();
+  double latest = 0;
+  for (size_t t = 0; t < graph.num_tasks(); ++t) {
+    earliest = std::min(earliest, timeline.start_s[t]);
+    latest = std::max(latest, timeline.end_s[t]);
+    if (graph.tasks[t].kind == TaskKind::kTransfer) m.transfer_bytes += graph.tasks[t].bytes;
+  }
+  m.makespan_s = graph.num_tasks() == 0 ? 0 : latest - earliest;
+
+  const std::vector<int64_t> peaks = PeakActivationBytes(schedule, costs);
+  double total_busy = 0;
+  for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+    RankMetrics r;
+    r.rank = rank;
+    const TaskId begin = graph.compute_begin[rank];
+    const TaskId end = graph.compute_begin[rank + 1];
+    if (begin < end) {
+      r.first_start_s = timeline.start_s[begin];
+      r.last_end_s = timeline.end_s[end - 1];
+    }
+    for (TaskId t = begin; t < end; ++t) r.busy_s += timeline.end_s[t] - timeline.start_s[t];
+    r.span_s = r.last_end_s - r.first_start_s;
+    r.idle_in_span_s = r.span_s - r.busy_s;
+    r.peak_activation_bytes = peaks[rank];
+    total_busy += r.busy_s;
+    m.ranks.push_back(r);
+  }
+
+  const double capacity = schedule.num_ranks * m.makespan_s;
+  m.bubble_over_makespan = capacity > 0 ? 1 - total_busy / capacity : 0;
+  m.bubble_over_ideal = total_busy > 0 ? (capacity - total_busy) / total_busy : 0;
+  const RankMetrics* longest = nullptr;
+  for (const RankMetrics& r : m.ranks) {
+    if (longest == nullptr || r.span_s > longest->span_s) longest = &r;
+  }
+  if (longest != nullptr && longest->span_s > 0) {
+    m.stage_bubble_rate = (longest->span_s - longest->busy_s) / longest->span_s;
+  }
+  return m;
+}
+
+}  // namespace ppsim

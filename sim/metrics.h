@@ -1,0 +1,55 @@
+// What a run reports: makespan, bubbles and activation memory, from an executed timeline.
+//
+// Definitions (also in README.md):
+//   busy(r)               sum of rank r's compute durations
+//   span(r)               rank r's first compute start to its last compute end
+//   makespan              earliest start to latest end of any task (compute or transfer)
+//   bubble_over_makespan  1 - sum(busy) / (ranks * makespan)
+//   bubble_over_ideal     (ranks * makespan - sum(busy)) / sum(busy)     (Megatron's (p-1)/m)
+//   stage_bubble_rate     (S - busy(r*)) / S, S = the largest span, r* the (first) rank with it
+//                         (the zero-bubble paper's bubble rate)
+//   peak activation(r)    running maximum of live activation bytes in r's order: F adds M_B
+//                         when it starts; I frees M_B - M_W, W frees M_W, B frees M_B when they end.
+#ifndef PPSIM_SIM_METRICS_H_
+#define PPSIM_SIM_METRICS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "models/stage_costs.h"
+#include "schedules/schedule.h"
+#include "sim/engine.h"
+#include "sim/task_graph.h"
+
+namespace ppsim {
+
+struct RankMetrics {
+  int32_t rank = 0;
+  double busy_s = 0;
+  double span_s = 0;
+  double idle_in_span_s = 0;  // span - busy
+  double first_start_s = 0;
+  double last_end_s = 0;
+  int64_t peak_activation_bytes = 0;
+};
+
+struct RunMetrics {
+  double makespan_s = 0;
+  double bubble_over_makespan = 0;
+  double bubble_over_ideal = 0;
+  double stage_bubble_rate = 0;
+  size_t num_compute_tasks = 0;
+  size_t num_transfer_tasks = 0;
+  int64_t transfer_bytes = 0;
+  std::vector<RankMetrics> ranks;
+};
+
+RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
+                          const TaskGraph& graph, const Timeline& timeline);
+
+// Peak live activation bytes of each rank, from its order alone (a rank runs one op at a time).
+std::vector<int64_t> PeakActivationBytes(const Schedule& schedule, const StageCosts& costs);
+
+}  // namespace ppsim
+
+#endif  // PPSIM_SIM_METRICS_H_

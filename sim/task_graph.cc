@@ -1,0 +1,203 @@
+#include "sim/task_graph.h"
+
+#include <string>
+#include <utility>
+
+namespace ppsim {
+namespace {
+
+// What an op consumes: the output of another op, named by its (stage, microbatch).
+enum class Output {
+  kActivation,     // F(stage, microbatch)'s output.
+  kGradient,       // The input gradient from I or B (stage, microbatch).
+  kInputGradient,  // I(stage, microbatch) having run (W needs it).
+};
+
+struct Need {
+  Output output;
+  int32_t stage;
+  int32_t microbatch;
+};
+
+// The needs of `op` in a pipeline of `num_stages` stages; returns how many (0 or 1).
+int NeedsOf(const Op& op, int32_t num_stages, Need* need) {
+  const int32_t s = op.stage.value();
+  const int32_t j = op.microbatch.value();
+  switch (op.kind) {
+    case OpKind::kForward:
+      if (s == 0) return 0;
+      *need = {Output::kActivation, s - 1, j};
+      return 1;
+    case OpKind::kBackwardInput:
+    case OpKind::kBackward:
+      *need = s + 1 < num_stages ? Need{Output::kGradient, s + 1, j}
+                                 : Need{Output::kActivation, s, j};
+      return 1;
+    case OpKind::kBackwardWeight:
+      *need = {Output::kInputGradient, s, j};
+      return 1;
+  }
+  return 0;
+}
+
+// Which compute task produces each output.
+class Producers {
+ public:
+  explicit Producers(const Schedule& schedule)
+      : num_microbatches_(schedule.num_microbatches),
+        tasks_{std::vector<TaskId>(Cells(schedule)), std::vector<TaskId>(Cells(schedule)),
+               std::vector<TaskId>(Cells(schedule))} {}
+
+  void Add(const Op& op, TaskId task) {
+    switch (op.kind) {
+      case OpKind::kForward: Slot(Output::kActivation, op) = task; break;
+      case OpKind::kBackward: Slot(Output::kGradient, op) = task; break;
+      case OpKind::kBackwardInput:
+        Slot(Output::kGradient, op) = task;
+        Slot(Output::kInputGradient, op) = task;
+        break;
+      case OpKind::kBackwardWeight: break;
+    }
+  }
+
+  TaskId Of(const Need& need) const {
+    return tasks_[static_cast<int>(need.output)]
+                 [static_cast<size_t>(need.stage) * num_microbatches_ + need.microbatch];
+  }
+
+ private:
+  static size_t Cells(const Schedule& s) {
+    return static_cast<size_t>(s.num_stages) * s.num_microbatches;
+  }
+  TaskId& Slot(Output output, const Op& op) {
+    return tasks_[static_cast<int>(output)]
+                 [static_cast<size_t>(op.stage.value()) * num_microbatches_ +
+                  op.microbatch.value()];
+  }
+
+  size_t num_microbatches_;
+  std::vector<TaskId> tasks_[3];
+};
+
+const Action& ActionOf(const Schedule& schedule, const Task& task) {
+  return schedule.orders[task.rank][task.position];
+}
+
+// The op of `action` that provides `need`.
+std::string NeededOpName(const Need& need, const Action& action) {
+  for (int k = 0; k < action.num_ops(); ++k) {
+    const Op& op = action.op(k);
+    if (op.stage.value() == need.stage && op.microbatch.value() == need.microbatch &&
+        (op.kind == OpKind::kForward) == (need.output == Output::kActivation)) {
+      return FormatOp(op);
+    }
+  }
+  return FormatAction(action);
+}
+
+std::string DescribeDeadlock(const Schedule& schedule, const TaskGraph& graph,
+                             const Producers& producers, const std::vector<bool>& done) {
+  std::string message = "deadlock:";
+  bool first = true;
+  for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+    const auto& order = schedule.orders[rank];
+    size_t position = 0;
+    while (position < order.size() && done[graph.ComputeTask(rank, position)]) ++position;
+    if (position == order.size()) continue;
+    const Action& action = order[position];
+    std::string waits_for;
+    for (int k = 0; k < action.num_ops(); ++k) {
+      Need need;
+      if (NeedsOf(action.op(k), schedule.num_stages, &need) == 0) continue;
+      const TaskId producer = producers.Of(need);
+      if (done[producer]) continue;
+      waits_for += (waits_for.empty() ? "" : " and ") +
+                   NeededOpName(need, ActionOf(schedule, graph.tasks[producer]));
+    }
+    message += std::string(first ? " " : "; ") + "rank " + std::to_string(rank) + " waits at " +
+               FormatAction(action) + " for " + waits_for;
+    first = false;
+  }
+  return message;
+}
+
+}  // namespace
+
+Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs, TaskGraph* graph) {
+  *graph = TaskGraph();
+  std::vector<Task>& tasks = graph->tasks;
+  const size_t num_actions = schedule.NumActions();
+  // 1F1B-like schedules have about one transfer per compute task.
+  tasks.reserve(2 * num_actions);
+
+  Producers producers(schedule);
+  graph->compute_begin.reserve(schedule.num_ranks + 1);
+  for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+    graph->compute_begin.push_back(static_cast<TaskId>(tasks.size()));
+    const auto& order = schedule.orders[rank];
+    for (size_t position = 0; position < order.size(); ++position) {
+      const Action& action = order[position];
+      const TaskId id = static_cast<TaskId>(tasks.size());
+      for (int k = 0; k < action.num_ops(); ++k) producers.Add(action.op(k), id);
+      tasks.push_back(Task{TaskKind::kCompute, rank, rank, static_cast<uint32_t>(position),
+                           costs.ActionDuration(action), 0});
+    }
+  }
+  graph->compute_begin.push_back(static_cast<TaskId>(tasks.size()));
+
+  std::vector<std::pair<TaskId, TaskId>> edges;
+  edges.reserve(3 * num_actions);
+  for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+    const auto& order = schedule.orders[rank];
+    for (size_t position = 0; position < order.size(); ++position) {
+      const TaskId consumer = graph->ComputeTask(rank, position);
+      if (position > 0) edges.emplace_back(consumer - 1, consumer);
+      const Action& action = order[position];
+      for (int k = 0; k < action.num_ops(); ++k) {
+        Need need;
+        if (NeedsOf(action.op(k), schedule.num_stages, &need) == 0) continue;
+        const TaskId producer = producers.Of(need);
+        const int32_t from = tasks[producer].rank;
+        if (from == rank) {
+          edges.emplace_back(producer, consumer);
+          continue;
+        }
+        // The boundary crossed is between stages b and b + 1.
+        const int32_t boundary = need.output == Output::kActivation ? need.stage : need.stage - 1;
+        const TaskId transfer = static_cast<TaskId>(tasks.size());
+        tasks.push_back(Task{TaskKind::kTransfer, from, rank, 0, 0,
+                             costs.message_bytes[boundary]});
+        edges.emplace_back(producer, transfer);
+        edges.emplace_back(transfer, consumer);
+      }
+    }
+  }
+
+  const size_t n = tasks.size();
+  graph->num_predecessors.assign(n, 0);
+  for (const auto& edge : edges) ++graph->num_predecessors[edge.second];
+  graph->dag = TaskDag(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(),
+                       static_cast<TaskId>(n));
+  edges = {};
+
+  // Kahn's algorithm, first-in first-out from task order: deterministic.
+  std::vector<TaskId> remaining = graph->num_predecessors;
+  std::vector<TaskId>& order = graph->topological_order;
+  order.reserve(n);
+  for (TaskId t = 0; t < n; ++t) {
+    if (remaining[t] == 0) order.push_back(t);
+  }
+  for (size_t head = 0; head < order.size(); ++head) {
+    for (TaskId next : boost::make_iterator_range(boost::adjacent_vertices(order[head], graph->dag))) {
+      if (--remaining[next] == 0) order.push_back(next);
+    }
+  }
+  if (order.size() != n) {
+    std::vector<bool> done(n, false);
+    for (TaskId t : order) done[t] = true;
+    return Status::Deadlock(DescribeDeadlock(schedule, *graph, producers, done));
+  }
+  return Status();
+}
+
+}  // namespace ppsim
