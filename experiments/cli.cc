@@ -115,7 +115,8 @@ std::vector<std::string> JoinValues(const std::vector<std::string>& args,
   std::vector<std::string> out;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a.rfind("--", 0) == 0 && a.find('=') == std::string::npos && i + 1 < args.size()) {
+    if (a.rfind("--", 0) == 0 && a.find('=') == std::string::npos && i + 1 < args.size() &&
+        args[i + 1].rfind("--", 0) != 0) {
       const po::option_description* o = d.find_nothrow(a.substr(2), false);
       if (o != nullptr && o->semantic()->max_tokens() > 0) {
         out.push_back(a + "=" + args[++i]);
@@ -127,46 +128,57 @@ std::vector<std::string> JoinValues(const std::vector<std::string>& args,
   return out;
 }
 
+// "--microbatch: unknown option; did you mean --microbatches? ..."
+Status UnknownOption(const std::string& command, const std::string& given,
+                     const po::options_description& d) {
+  std::string best;
+  size_t best_distance = std::numeric_limits<size_t>::max();
+  for (const auto& o : d.options()) {
+    const std::string name = "--" + o->long_name();
+    // A prefix of a valid name counts as close.
+    const size_t distance = name.rfind(given, 0) == 0 ? 1 : EditDistance(given, name);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = name;
+    }
+  }
+  std::string hint = best_distance <= std::max<size_t>(2, given.size() / 4)
+                         ? "did you mean " + best + "? "
+                         : "";
+  return Status::InvalidInput(given + ": unknown option; " + hint + "see 'ppsim " + command +
+                              " --help' for the valid options");
+}
+
 Status ParseOptions(const std::string& command, const std::vector<std::string>& args,
                     const po::options_description& d, po::variables_map* vm) {
+  const std::vector<std::string> joined = JoinValues(args, d);
+  for (const std::string& a : joined) {
+    if (a.rfind("--", 0) == 0) {
+      const std::string name = a.substr(2, a.find('=') - 2);
+      if (d.find_nothrow(name, false) == nullptr) return UnknownOption(command, "--" + name, d);
+      continue;
+    }
+    if (a.rfind("-", 0) == 0) {
+      return Status::InvalidInput(a + ": unknown option; options are long (--name); see 'ppsim " +
+                                  command + " --help' for the valid options");
+    }
+    return Status::InvalidInput("ppsim " + command + ": unexpected argument '" + a +
+                                "'; every value follows its option, see 'ppsim " + command +
+                                " --help'");
+  }
   try {
     const int style = po::command_line_style::default_style &
                       ~po::command_line_style::allow_guessing &
                       ~po::command_line_style::allow_short;
-    po::store(po::command_line_parser(JoinValues(args, d)).options(d).style(style).run(), *vm);
+    po::store(po::command_line_parser(joined).options(d).style(style).run(), *vm);
   } catch (const po::unknown_option& e) {
-    const std::string given = e.get_option_name();
-    std::string best;
-    size_t best_distance = std::numeric_limits<size_t>::max();
-    for (const auto& o : d.options()) {
-      const std::string name = "--" + o->long_name();
-      const size_t distance = EditDistance(given, name);
-      if (distance < best_distance) {
-        best_distance = distance;
-        best = name;
-      }
-    }
-    std::string hint = best_distance <= std::max<size_t>(2, given.size() / 4)
-                           ? "did you mean " + best + "? "
-                           : "";
-    return Status::InvalidInput(given + ": unknown option; " + hint + "see 'ppsim " + command +
-                                " --help' for the valid options");
+    return UnknownOption(command, e.get_option_name(), d);
   } catch (const po::multiple_occurrences& e) {
     return Status::InvalidInput(e.get_option_name() +
                                 ": given more than once; give each option once");
   } catch (const po::invalid_command_line_syntax& e) {
     return Status::InvalidInput(e.get_option_name() + ": missing value; see 'ppsim " + command +
                                 " --help'");
-  } catch (const po::too_many_positional_options_error&) {
-    std::string extra;
-    for (const auto& a : args) {
-      if (a.rfind("--", 0) != 0) {
-        extra = a;
-        break;
-      }
-    }
-    return Status::InvalidInput("ppsim " + command + ": unexpected argument '" + extra +
-                                "'; options start with --, see 'ppsim " + command + " --help'");
   } catch (const po::error& e) {
     return Status::InvalidInput("ppsim " + command + ": " + e.what() + "; see 'ppsim " + command +
                                 " --help'");

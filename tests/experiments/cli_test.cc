@@ -1,0 +1,232 @@
+// The command line: exit codes and every user-facing message, verbatim.
+#include "experiments/cli.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace ppsim {
+namespace {
+
+struct CliResult {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CliResult Cli(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = RunCli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// `ppsim run` of 1F1B on 4 ranks with 8 microbatches on the ideal platform, plus `extra`.
+CliResult RunIdeal(std::vector<std::string> extra) {
+  std::vector<std::string> args = {"run",  "--schedule", "1F1B", "--pp", "4", "--microbatches",
+                                   "8",    "--f",        "1",    "--b",  "2", "--platform",
+                                   "ideal"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return Cli(args);
+}
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+void ExpectInvalid(const CliResult& r, const std::string& message) {
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, message + "\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, JsonHasTheClosedFormMetricsOfCheckCase1) {
+  const CliResult r = RunIdeal({"--activation", "1", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"makespan_s\": 33,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"bubble_over_ideal\": 0.375,"), std::string::npos);
+  EXPECT_NE(r.out.find("{\"rank\": 3, \"busy_s\": 24, \"span_s\": 24, \"idle_in_span_s\": 0, "
+                       "\"first_start_s\": 3, \"last_end_s\": 27, \"peak_activation_bytes\": 1}"),
+            std::string::npos)
+      << r.out;
+}
+
+std::vector<std::string> SplitLine(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  std::string field;
+  while (std::getline(in, field, ',')) fields.push_back(field);
+  return fields;
+}
+
+TEST(Cli, CsvHasAHeaderAndOneRowPerSchedule) {
+  const CliResult r = Cli({"run", "--schedule", "GPipe,1F1B", "--pp", "4", "--microbatches", "8",
+                           "--f", "1,1,2,1", "--b", "2,2,4,2", "--platform", "ideal", "--format",
+                           "csv", "--engine", "critical-path"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::stringstream lines(r.out);
+  std::string header, gpipe, one_f_one_b, extra;
+  std::getline(lines, header);
+  std::getline(lines, gpipe);
+  std::getline(lines, one_f_one_b);
+  EXPECT_FALSE(std::getline(lines, extra));
+  EXPECT_EQ(header,
+            "schedule,pp,stages,microbatches,platform,engine,makespan_s,bubble_over_makespan,"
+            "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,"
+            "transfer_tasks,transfer_bytes");
+  // Check case 3. Busy = 8 x (3 + 3 + 6 + 3) = 120 s in all; rank 0 is busy 24 s and has the
+  // longest span: GPipe 57 s (0..57), 1F1B 55 s.
+  struct Want {
+    std::string row;
+    std::string name;
+    double makespan;
+  };
+  for (const Want& w : {Want{gpipe, "GPipe", 57}, Want{one_f_one_b, "1F1B", 55}}) {
+    const std::vector<std::string> f = SplitLine(w.row);
+    ASSERT_EQ(f.size(), 14u) << w.row;
+    EXPECT_EQ(f[0], w.name);
+    EXPECT_EQ(std::vector<std::string>(f.begin() + 1, f.begin() + 6),
+              (std::vector<std::string>{"4", "4", "8", "ideal", "critical-path"}));
+    EXPECT_NEAR(std::stod(f[6]), w.makespan, 1e-12);
+    EXPECT_NEAR(std::stod(f[7]), 1 - 120 / (4 * w.makespan), 1e-12);
+    EXPECT_NEAR(std::stod(f[8]), (4 * w.makespan - 120) / 120, 1e-12);
+    EXPECT_NEAR(std::stod(f[9]), (w.makespan - 24) / w.makespan, 1e-12);
+    EXPECT_EQ(std::vector<std::string>(f.begin() + 10, f.end()),
+              (std::vector<std::string>{"0", "64", "48", "0"}));
+  }
+}
+
+TEST(Cli, SameInputGivesByteIdenticalOutput) {
+  const std::vector<std::string> args = {"--f", "1.2ms", "--b", "2.4ms", "--message-bytes",
+                                         "32MiB", "--format", "json"};
+  std::vector<std::string> full = {"run", "--schedule", "1F1B,GPipe", "--pp", "4",
+                                   "--microbatches", "8"};
+  full.insert(full.end(), args.begin(), args.end());
+  const CliResult a = Cli(full);
+  const CliResult b = Cli(full);
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(Cli, DefaultJobComparesOneFOneBAndGPipeOnAnH100Node) {
+  const CliResult r = Cli({"run"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("default job: ppsim run --schedule 1F1B,GPipe --pp 4 --microbatches 8 "
+                        "--f 1.2ms --b 2.4ms --activation 1.5GiB --message-bytes 32MiB "
+                        "--platform h100-node\n\nschedule  ",
+                        0),
+            0u)
+      << r.out;
+  // Peak activations: 1F1B holds 4 microbatches on rank 0, GPipe all 8 (x 1.5 GiB).
+  EXPECT_NE(r.out.find("\n1F1B  "), std::string::npos);
+  EXPECT_NE(r.out.find("6 GiB\n"), std::string::npos);
+  EXPECT_NE(r.out.find("\nGPipe "), std::string::npos);
+  EXPECT_NE(r.out.find("12 GiB\n"), std::string::npos);
+}
+
+TEST(Cli, FewerMicrobatchesThanRanksIsAccepted) {
+  // 1F1B with m < p degenerates to GPipe's order: (m + p - 1)(F + B) = 5 x 3.
+  const CliResult r = Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "2",
+                           "--f", "1", "--b", "2", "--platform", "ideal", "--format", "csv"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n1F1B,4,4,2,ideal,simgrid,15,"), std::string::npos) << r.out;
+}
+
+TEST(Cli, BadInputExitsTwoWithOneLine) {
+  ExpectInvalid(Cli({"run", "--schedule", "2F2B", "--pp", "4", "--microbatches", "8", "--f", "1",
+                     "--b", "2"}),
+                "--schedule: unknown schedule '2F2B'; valid: GPipe, 1F1B");
+  ExpectInvalid(RunIdeal({"--microbatch", "8"}),
+                "--microbatch: unknown option; did you mean --microbatches? see 'ppsim run "
+                "--help' for the valid options");
+  ExpectInvalid(RunIdeal({"--bogus"}),
+                "--bogus: unknown option; see 'ppsim run --help' for the valid options");
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f",
+                     "1,1,2", "--b", "2"}),
+                "--f: 3 values for 4 virtual stages; give one value for all stages or exactly 4, "
+                "comma-separated");
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f",
+                     "-1ms", "--b", "2"}),
+                "--f: negative duration '-1ms'; durations must be >= 0");
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f", "1",
+                     "--b", "fast"}),
+                "--b: invalid duration 'fast'; expected a non-negative number with unit ns, us, "
+                "ms or s (a bare number is seconds), e.g. 1.2ms");
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "0", "--microbatches", "8", "--f", "1",
+                     "--b", "2"}),
+                "--pp: must be at least 1; got 0");
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "four", "--microbatches", "8", "--f",
+                     "1", "--b", "2"}),
+                "--pp: invalid value 'four'; expected a whole number >= 1");
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "0", "--f", "1",
+                     "--b", "2"}),
+                "--microbatches: must be at least 1; got 0");
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "9", "--microbatches", "8", "--f", "1",
+                     "--b", "2"}),
+                "--pp: 9 ranks need 9 GPUs; platform h100-node has 8");
+  ExpectInvalid(RunIdeal({"--engine", "ns3"}), "--engine: unknown engine 'ns3'; valid: simgrid, "
+                                          "critical-path");
+  ExpectInvalid(RunIdeal({"--format", "xml"}), "--format: unknown format 'xml'; valid: table, json, csv");
+  ExpectInvalid(RunIdeal({"--pp", "5"}), "--pp: given more than once; give each option once");
+  ExpectInvalid(RunIdeal({"stray"}), "ppsim run: unexpected argument 'stray'; every value follows its "
+                                "option, see 'ppsim run --help'");
+  ExpectInvalid(RunIdeal({"--p2p-bandwidth", "fast"}),
+                "--p2p-bandwidth: invalid bandwidth 'fast'; expected a positive rate such as "
+                "450GB/s, 50GiB/s or 400Gbps (a bare number is bytes per second), or inf");
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f",
+                     "1"}),
+                "--b: required; give the full backward time (--b) or its two parts (--i and --w)");
+  ExpectInvalid(Cli({"frobnicate"}),
+                "ppsim: unknown command 'frobnicate'; valid: run, schedule, schedules, platforms, "
+                "help");
+}
+
+TEST(Cli, MalformedScheduleFileNamesFileLineAndColumn) {
+  const std::string path = WriteFile("bad.txt", "rank 0: 0F0 0B0\nrank 1: 1F0 2X5 1B0\n");
+  ExpectInvalid(Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2"}),
+                path + ":2:13: invalid action '2X5'; expected <stage><F|I|B|W>[<microbatch>] or "
+                       "(<a>;<b>)OVERLAP_F_B");
+  const std::string csv = WriteFile("bad.csv", "0F0,0B0\n1F0,1B0,(1F1;)OVERLAP_F_B\n");
+  ExpectInvalid(Cli({"schedule", "--schedule-file", csv}),
+                csv + ":2:9: invalid action '(1F1;)OVERLAP_F_B'; expected "
+                      "<stage><F|I|B|W>[<microbatch>] or (<a>;<b>)OVERLAP_F_B");
+}
+
+TEST(Cli, IncompleteScheduleFileIsInvalidInput) {
+  const std::string path = WriteFile("incomplete.txt", "rank 0: 0F0 0B0 0F1\n");
+  ExpectInvalid(Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2"}),
+                path + ": schedule: stage 0, microbatch 1 has no backward; every (stage, "
+                       "microbatch) needs one B, or one I and one W");
+}
+
+TEST(Cli, DeadlockExitsOneNamingTheStuckRanks) {
+  const std::string path = WriteFile("deadlock.txt",
+                                     "rank 0: 0F0 0B0 0F1 0B1\nrank 1: 1F1 1B1 1F0 1B0\n");
+  const CliResult r = Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "deadlock: rank 0 waits at 0B0 for 1B0; rank 1 waits at 1F1 for 0F1\n");
+}
+
+TEST(Cli, ScheduleFileRunsLikeTheGeneratedSchedule) {
+  const std::string path = WriteFile("gpipe.csv", "0F0,0F1,0B0,0B1\n1F0,1F1,1B0,1B1\n");
+  const CliResult r = Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2", "--platform",
+                           "ideal", "--format", "csv"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // GPipe p = 2, m = 2: (m + p - 1)(F + B) = 9.
+  EXPECT_NE(r.out.find("," + std::string("2,2,2,ideal,simgrid,9,")), std::string::npos) << r.out;
+}
+
+TEST(Cli, SchedulePrintsTorchCsvAndText) {
+  CliResult r = Cli({"schedule", "--schedule", "gpipe", "--pp", "2", "--microbatches", "2",
+                     "--format", "torch-csv"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "0F0,0F1,0B0,0B1\n1F0,1F1,1B0,1B1\n");
+  r = Cli({"schedule", "--schedule", "1F1B", "--pp", "2", "--microbatches", "2"});
+  EXPECT_EQ(r.out, "rank 0: 0F0 0F1 0B0 0B1\nrank 1: 1F0 1B0 1F1 1B1\n");
+}
+
+}  // namespace
+}  // namespace ppsim

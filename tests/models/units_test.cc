@@ -1,0 +1,115 @@
+#include "models/units.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace ppsim {
+namespace {
+
+double Duration(const std::string& text) {
+  double s = -1;
+  Status status = ParseDuration("--f", text, &s);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return s;
+}
+
+int64_t Size(const std::string& text) {
+  int64_t b = -1;
+  Status status = ParseSize("--activation", text, &b);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return b;
+}
+
+double Bandwidth(const std::string& text) {
+  double b = -1;
+  Status status = ParseBandwidth("--p2p-bandwidth", text, &b);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return b;
+}
+
+TEST(ParseDuration, ReadsUnitsAsTheCorrectlyRoundedSeconds) {
+  EXPECT_EQ(Duration("2"), 2.0);
+  EXPECT_EQ(Duration("0.5s"), 0.5);
+  EXPECT_EQ(Duration("1.2ms"), 0.0012);
+  EXPECT_EQ(Duration("5us"), 5e-6);
+  EXPECT_EQ(Duration("3ns"), 3e-9);
+  EXPECT_EQ(Duration("1e-3"), 0.001);
+  EXPECT_EQ(Duration("2.5e3us"), 0.0025);
+  EXPECT_EQ(Duration("0"), 0.0);
+  EXPECT_EQ(Duration(".5ms"), 0.0005);
+}
+
+TEST(ParseDuration, RejectsNegativeAndMalformedValues) {
+  double s;
+  EXPECT_EQ(ParseDuration("--f", "-1ms", &s).message(),
+            "--f: negative duration '-1ms'; durations must be >= 0");
+  EXPECT_EQ(ParseDuration("--b", "1.2xs", &s).message(),
+            "--b: invalid duration '1.2xs'; expected a non-negative number with unit ns, us, ms "
+            "or s (a bare number is seconds), e.g. 1.2ms");
+  for (const char* text : {"", "ms", "abc", "1 ms", "1ms ", "1.2.3", "nan", "inf", "1e", "1MS"}) {
+    EXPECT_FALSE(ParseDuration("--f", text, &s).ok()) << text;
+  }
+  EXPECT_EQ(ParseDuration("--f", "1e999", &s).message(),
+            "--f: duration '1e999' is too large; expected a non-negative number with unit ns, us, "
+            "ms or s (a bare number is seconds), e.g. 1.2ms");
+}
+
+TEST(ParseSize, ReadsDecimalAndBinaryUnitsExactly) {
+  EXPECT_EQ(Size("4096"), 4096);
+  EXPECT_EQ(Size("100B"), 100);
+  EXPECT_EQ(Size("64KB"), 64000);
+  EXPECT_EQ(Size("1.5GB"), 1500000000);
+  EXPECT_EQ(Size("1.1GB"), 1100000000);
+  EXPECT_EQ(Size("512MiB"), 536870912);
+  EXPECT_EQ(Size("1.5GiB"), 1610612736);
+  EXPECT_EQ(Size("2TiB"), 2199023255552);
+  EXPECT_EQ(Size("1e3KB"), 1000000);
+  EXPECT_EQ(Size("0.5KiB"), 512);
+}
+
+TEST(ParseSize, RejectsFractionalBytesUnknownUnitsAndNegatives) {
+  int64_t b;
+  EXPECT_EQ(ParseSize("--activation", "0.3KiB", &b).message(),
+            "--activation: size '0.3KiB' is not a whole number of bytes; expected a non-negative "
+            "whole number of bytes with unit B, KB, MB, GB, TB, KiB, MiB, GiB or TiB (a bare number "
+            "is bytes), e.g. 512MiB");
+  EXPECT_EQ(ParseSize("--message-bytes", "12XB", &b).message(),
+            "--message-bytes: invalid size '12XB'; expected a non-negative whole number of bytes "
+            "with unit B, KB, MB, GB, TB, KiB, MiB, GiB or TiB (a bare number is bytes), e.g. "
+            "512MiB");
+  EXPECT_EQ(ParseSize("--activation", "-1GB", &b).message(),
+            "--activation: negative size '-1GB'; sizes must be >= 0");
+  EXPECT_EQ(ParseSize("--activation", "9e18KB", &b).message(),
+            "--activation: size '9e18KB' is too large; sizes are at most 2^63 - 1 bytes");
+}
+
+TEST(ParseBandwidth, ReadsBytesAndBitsPerSecond) {
+  EXPECT_EQ(Bandwidth("450GB/s"), 450e9);
+  EXPECT_EQ(Bandwidth("400Gbps"), 50e9);
+  EXPECT_EQ(Bandwidth("1GiB/s"), 1073741824.0);
+  EXPECT_EQ(Bandwidth("1e12"), 1e12);
+  EXPECT_TRUE(std::isinf(Bandwidth("inf")));
+  double b;
+  EXPECT_EQ(ParseBandwidth("--p2p-bandwidth", "0GB/s", &b).message(),
+            "--p2p-bandwidth: bandwidth '0GB/s' must be positive and finite; expected a positive "
+            "rate such as 450GB/s, 50GiB/s or 400Gbps (a bare number is bytes per second), or inf");
+  EXPECT_FALSE(ParseBandwidth("--p2p-bandwidth", "450GB", &b).ok());
+}
+
+TEST(ParseDurationList, TakesOneValueForAllOrExactlyOnePerStage) {
+  std::vector<double> v;
+  ASSERT_TRUE(ParseDurationList("--f", "1ms", 3, &v).ok());
+  EXPECT_EQ(v, (std::vector<double>{0.001, 0.001, 0.001}));
+  ASSERT_TRUE(ParseDurationList("--f", "1,1,2,1", 4, &v).ok());
+  EXPECT_EQ(v, (std::vector<double>{1, 1, 2, 1}));
+  EXPECT_EQ(ParseDurationList("--f", "1,2,3", 4, &v).message(),
+            "--f: 3 values for 4 virtual stages; give one value for all stages or exactly 4, "
+            "comma-separated");
+  EXPECT_EQ(ParseDurationList("--f", "1,,3", 3, &v).message(),
+            "--f: invalid duration ''; expected a non-negative number with unit ns, us, ms or s "
+            "(a bare number is seconds), e.g. 1.2ms");
+}
+
+}  // namespace
+}  // namespace ppsim

@@ -1,0 +1,72 @@
+#include "sim/task_graph.h"
+
+#include <gtest/gtest.h>
+
+#include "schedules/registry.h"
+#include "schedules/schedule_text.h"
+
+namespace ppsim {
+namespace {
+
+StageCosts UnitCosts(int32_t stages) {
+  CostText text;
+  text.forward = "1";
+  text.backward = "2";
+  StageCosts costs;
+  EXPECT_TRUE(BuildStageCosts(text, stages, &costs).ok());
+  return costs;
+}
+
+Status CompileText(const std::string& text) {
+  Schedule s;
+  Status status = ParseScheduleText(text, "t", &s);
+  if (!status.ok()) return status;
+  status = CheckSchedule(s);
+  if (!status.ok()) return status;
+  TaskGraph graph;
+  return CompileTaskGraph(s, UnitCosts(s.num_stages), &graph);
+}
+
+TEST(CompileTaskGraph, OneTransferPerCrossRankDependency) {
+  // 1F1B, p = 4, m = 8: 2 x 4 x 8 compute tasks; each of the 3 boundaries carries 8 activations
+  // and 8 gradients.
+  Schedule s;
+  ASSERT_TRUE(GenerateSchedule("1F1B", ScheduleParams{4, 1, 8}, &s).ok());
+  TaskGraph graph;
+  ASSERT_TRUE(CompileTaskGraph(s, UnitCosts(4), &graph).ok());
+  EXPECT_EQ(graph.num_compute_tasks(), 64u);
+  EXPECT_EQ(graph.num_tasks(), 64u + 48u);
+  // Rank 1's first action (1F0) waits only for the activation transfer; its last (1B7) for its
+  // predecessor on the rank and the gradient transfer.
+  EXPECT_EQ(graph.num_predecessors[graph.ComputeTask(1, 0)], 1u);
+  EXPECT_EQ(graph.num_predecessors[graph.ComputeTask(1, 15)], 2u);
+  // Rank 3's 3B0 needs its own 3F0, which is also its predecessor in order: two edges, no transfer.
+  EXPECT_EQ(graph.num_predecessors[graph.ComputeTask(3, 1)], 2u);
+  EXPECT_EQ(graph.topological_order.size(), graph.num_tasks());
+}
+
+TEST(CompileTaskGraph, SameRankDependenciesNeedNoTransfer) {
+  // A V shape on one rank: stages 0 and 1 both on rank 0.
+  Schedule s;
+  ASSERT_TRUE(ParseScheduleText("rank 0: 0F0 1F0 1B0 0B0\n", "t", &s).ok());
+  TaskGraph graph;
+  ASSERT_TRUE(CompileTaskGraph(s, UnitCosts(2), &graph).ok());
+  EXPECT_EQ(graph.num_tasks(), 4u);
+}
+
+TEST(CompileTaskGraph, ReportsADeadlockWithEveryStuckRank) {
+  EXPECT_EQ(CompileText("rank 0: 0F0 0B0 0F1 0B1\nrank 1: 1F1 1B1 1F0 1B0\n").message(),
+            "deadlock: rank 0 waits at 0B0 for 1B0; rank 1 waits at 1F1 for 0F1");
+  EXPECT_EQ(CompileText("rank 0: 0F0 0B0\nrank 1: 1B0 1F0\n").message(),
+            "deadlock: rank 0 waits at 0B0 for 1B0; rank 1 waits at 1B0 for 1F0");
+}
+
+TEST(CompileTaskGraph, AnOverlapWaitsForBothHalves) {
+  // The pair's backward needs the pair's own forward: it can never start.
+  Status status = CompileText("rank 0: (0F0;0B0)OVERLAP_F_B\n");
+  EXPECT_EQ(status.code(), StatusCode::kDeadlock);
+  EXPECT_EQ(status.message(), "deadlock: rank 0 waits at (0F0;0B0)OVERLAP_F_B for 0F0");
+}
+
+}  // namespace
+}  // namespace ppsim
