@@ -68,42 +68,43 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 
 // Options whose values we parse ourselves: every value is taken as text so that messages can
 // name the flag and the value exactly.
-void AddValue(po::options_description& d, const char* name, const char* help) {
-  d.add_options()(name, po::value<std::string>()->value_name("X"), help);
+void AddValue(po::options_description& d, const char* name, const char* value_name,
+              const char* help) {
+  d.add_options()(name, po::value<std::string>()->value_name(value_name), help);
 }
 
 po::options_description RunOptions() {
-  po::options_description d("ppsim run options");
-  AddValue(d, "schedule", "schedule name, or a comma list to compare (see 'ppsim schedules')");
-  AddValue(d, "schedule-file", "custom schedule: text IR ('rank 0: 0F0 0B0'), or torch CSV (.csv)");
-  AddValue(d, "pp", "pipeline ranks (GPUs)");
-  AddValue(d, "microbatches", "microbatches per iteration");
-  AddValue(d, "stages-per-rank", "virtual stages per rank (default 1)");
-  AddValue(d, "f", "forward time per virtual stage: one value or a comma list (e.g. 1.2ms)");
-  AddValue(d, "i", "backward-for-inputs time (with --w)");
-  AddValue(d, "w", "backward-for-weights time (with --i)");
-  AddValue(d, "b", "full backward time (default: I + W)");
-  AddValue(d, "overlap", "OVERLAP_F_B time, by the forward's stage (default: F + B)");
-  AddValue(d, "activation", "M_B: activation bytes held from F to the backward (default 0)");
-  AddValue(d, "activation-w", "M_W: the part of M_B held from I until W (default 0)");
-  AddValue(d, "message-bytes", "tensor sent across each stage boundary (default 0)");
-  AddValue(d, "platform", "platform preset (default h100-node; see 'ppsim platforms')");
-  AddValue(d, "p2p-latency", "ideal platform: latency of every link (default 0)");
-  AddValue(d, "p2p-bandwidth", "ideal platform: bandwidth of every link (default inf)");
-  AddValue(d, "engine", "simgrid (default) or critical-path");
-  AddValue(d, "format", "table (default), json or csv");
+  po::options_description d("ppsim run options", 100);
+  AddValue(d, "schedule", "NAME", "schedule name, or a comma list to compare (see 'ppsim schedules')");
+  AddValue(d, "schedule-file", "FILE", "custom schedule: text IR ('rank 0: 0F0 0B0'), or torch CSV (.csv)");
+  AddValue(d, "pp", "P", "pipeline ranks (GPUs)");
+  AddValue(d, "microbatches", "M", "microbatches per iteration");
+  AddValue(d, "stages-per-rank", "V", "virtual stages per rank (default 1)");
+  AddValue(d, "f", "TIME", "forward time per virtual stage: one value or a comma list (e.g. 1.2ms)");
+  AddValue(d, "i", "TIME", "backward-for-inputs time (with --w)");
+  AddValue(d, "w", "TIME", "backward-for-weights time (with --i)");
+  AddValue(d, "b", "TIME", "full backward time (default: I + W)");
+  AddValue(d, "overlap", "TIME", "OVERLAP_F_B time, by the forward's stage (default: F + B)");
+  AddValue(d, "activation", "BYTES", "M_B: activation bytes held from F to the backward (default 0)");
+  AddValue(d, "activation-w", "BYTES", "M_W: the part of M_B held from I until W (default 0)");
+  AddValue(d, "message-bytes", "BYTES", "tensor sent across each stage boundary (default 0)");
+  AddValue(d, "platform", "NAME", "platform preset (default h100-node; see 'ppsim platforms')");
+  AddValue(d, "p2p-latency", "TIME", "ideal platform: latency of every link (default 0)");
+  AddValue(d, "p2p-bandwidth", "RATE", "ideal platform: bandwidth of every link (default inf)");
+  AddValue(d, "engine", "NAME", "simgrid (default) or critical-path");
+  AddValue(d, "format", "NAME", "table (default), json or csv");
   d.add_options()("help", "show these options");
   return d;
 }
 
 po::options_description ScheduleOptions() {
-  po::options_description d("ppsim schedule options");
-  AddValue(d, "schedule", "schedule name (see 'ppsim schedules')");
-  AddValue(d, "schedule-file", "custom schedule: text IR, or torch CSV (.csv)");
-  AddValue(d, "pp", "pipeline ranks");
-  AddValue(d, "microbatches", "microbatches per iteration");
-  AddValue(d, "stages-per-rank", "virtual stages per rank (default 1)");
-  AddValue(d, "format", "text (default), torch-csv or json");
+  po::options_description d("ppsim schedule options", 100);
+  AddValue(d, "schedule", "NAME", "schedule name (see 'ppsim schedules')");
+  AddValue(d, "schedule-file", "FILE", "custom schedule: text IR, or torch CSV (.csv)");
+  AddValue(d, "pp", "P", "pipeline ranks");
+  AddValue(d, "microbatches", "M", "microbatches per iteration");
+  AddValue(d, "stages-per-rank", "V", "virtual stages per rank (default 1)");
+  AddValue(d, "format", "NAME", "text (default), torch-csv or json");
   d.add_options()("help", "show these options");
   return d;
 }

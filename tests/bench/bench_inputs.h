@@ -1,0 +1,34 @@
+// The inputs the benchmarks share: a 1F1B schedule of p ranks and m microbatches with uniform
+// 1 ms / 2 ms stages, on the ideal platform with 5 us links.
+#ifndef PPSIM_TESTS_BENCH_BENCH_INPUTS_H_
+#define PPSIM_TESTS_BENCH_BENCH_INPUTS_H_
+
+#include "models/stage_costs.h"
+#include "platforms/platform.h"
+#include "schedules/registry.h"
+
+namespace ppsim {
+
+struct BenchInputs {
+  Schedule schedule;
+  StageCosts costs;
+  PlatformSpec platform;
+};
+
+inline BenchInputs MakeBenchInputs(int32_t p, int32_t m) {
+  BenchInputs in;
+  GenerateSchedule("1F1B", ScheduleParams{p, 1, m}, &in.schedule);
+  CostText text;
+  text.forward = "1ms";
+  text.backward = "2ms";
+  BuildStageCosts(text, p, &in.costs);
+  PlatformOptions options;
+  options.has_p2p_latency = true;
+  options.p2p_latency_s = 5e-6;
+  MakePlatform("ideal", options, p, &in.platform);
+  return in;
+}
+
+}  // namespace ppsim
+
+#endif  // PPSIM_TESTS_BENCH_BENCH_INPUTS_H_
