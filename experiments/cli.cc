@@ -73,13 +73,18 @@ void AddValue(po::options_description& d, const char* name, const char* value_na
   d.add_options()(name, po::value<std::string>()->value_name(value_name), help);
 }
 
-po::options_description RunOptions() {
-  po::options_description d("ppsim run options", 100);
-  AddValue(d, "schedule", "NAME", "schedule name, or a comma list to compare (see 'ppsim schedules')");
+// The options that choose a schedule, shared by `run` and `schedule`.
+void AddScheduleChoice(po::options_description& d) {
+  AddValue(d, "schedule", "NAME", "schedule name (see 'ppsim schedules'); for run, a comma list compares");
   AddValue(d, "schedule-file", "FILE", "custom schedule: text IR ('rank 0: 0F0 0B0'), or torch CSV (.csv)");
   AddValue(d, "pp", "P", "pipeline ranks (GPUs)");
   AddValue(d, "microbatches", "M", "microbatches per iteration");
   AddValue(d, "stages-per-rank", "V", "virtual stages per rank (default 1)");
+}
+
+po::options_description RunOptions() {
+  po::options_description d("ppsim run options", 100);
+  AddScheduleChoice(d);
   AddValue(d, "f", "TIME", "forward time per virtual stage: one value or a comma list (e.g. 1.2ms)");
   AddValue(d, "i", "TIME", "backward-for-inputs time (with --w)");
   AddValue(d, "w", "TIME", "backward-for-weights time (with --i)");
@@ -99,11 +104,7 @@ po::options_description RunOptions() {
 
 po::options_description ScheduleOptions() {
   po::options_description d("ppsim schedule options", 100);
-  AddValue(d, "schedule", "NAME", "schedule name (see 'ppsim schedules')");
-  AddValue(d, "schedule-file", "FILE", "custom schedule: text IR, or torch CSV (.csv)");
-  AddValue(d, "pp", "P", "pipeline ranks");
-  AddValue(d, "microbatches", "M", "microbatches per iteration");
-  AddValue(d, "stages-per-rank", "V", "virtual stages per rank (default 1)");
+  AddScheduleChoice(d);
   AddValue(d, "format", "NAME", "text (default), torch-csv or json");
   d.add_options()("help", "show these options");
   return d;
