@@ -79,7 +79,8 @@ void AddScheduleChoice(po::options_description& d) {
   AddValue(d, "schedule-file", "FILE", "custom schedule: text IR ('rank 0: 0F0 0B0'), or torch CSV (.csv)");
   AddValue(d, "pp", "P", "pipeline ranks (GPUs)");
   AddValue(d, "microbatches", "M", "microbatches per iteration");
-  AddValue(d, "stages-per-rank", "V", "virtual stages per rank (default 1)");
+  AddValue(d, "stages-per-rank", "V", "virtual stages per rank (default: the schedule's, 1 or 2)");
+  AddValue(d, "microbatch-group-size", "G", "Megatron-Interleaved: microbatches per group (default pp)");
 }
 
 po::options_description RunOptions() {
@@ -207,6 +208,15 @@ Status ParseCount(const char* flag, const std::string& text, int32_t* value) {
   return Status();
 }
 
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) parts.push_back(part);
+  if (!text.empty() && text.back() == ',') parts.push_back("");
+  return parts;
+}
+
 // Reads --schedule/--schedule-file, --pp, --microbatches and --stages-per-rank into `spec`
 // (schedule_name left as the raw comma list).
 Status ReadScheduleChoice(const po::variables_map& vm, RunSpec* spec) {
@@ -243,17 +253,22 @@ Status ReadScheduleChoice(const po::variables_map& vm, RunSpec* spec) {
     }
     status = ParseCount("--stages-per-rank", Get(vm, "stages-per-rank"),
                         &spec->params.stages_per_rank);
+    if (!status.ok()) return status;
+  }
+  if (vm.count("microbatch-group-size")) {
+    bool megatron = false;
+    for (const std::string& name : SplitCommas(spec->schedule_name)) {
+      const ScheduleInfo* info = FindSchedule(name);
+      megatron |= info != nullptr && info->name == "Megatron-Interleaved";
+    }
+    if (!megatron) {
+      return Status::InvalidInput(
+          "--microbatch-group-size: applies to --schedule Megatron-Interleaved only");
+    }
+    status = ParseCount("--microbatch-group-size", Get(vm, "microbatch-group-size"),
+                        &spec->params.microbatch_group_size);
   }
   return status;
-}
-
-std::vector<std::string> SplitCommas(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, ',')) parts.push_back(part);
-  if (!text.empty() && text.back() == ',') parts.push_back("");
-  return parts;
 }
 
 int Run(const std::vector<std::string>& given_args, std::ostream& out, std::ostream& err) {
@@ -364,6 +379,13 @@ int PrintSchedule(const std::vector<std::string>& args, std::ostream& out, std::
         << ",\n  \"microbatches\": " << schedule.num_microbatches << ",\n  \"stage_to_rank\": [";
     for (int32_t s = 0; s < schedule.num_stages; ++s) {
       out << (s ? ", " : "") << schedule.stage_to_rank[s].value();
+    }
+    out << "],\n  \"pipelines\": [";
+    for (size_t k = 0; k < schedule.pipelines.size(); ++k) {
+      const Pipeline& pl = schedule.pipelines[k];
+      out << (k ? ", " : "") << "{\"stages\": [" << pl.first_stage << ", " << pl.last_stage
+          << "], \"microbatches\": [" << pl.first_microbatch << ", " << pl.last_microbatch
+          << "]}";
     }
     out << "],\n  \"orders\": [";
     for (int32_t r = 0; r < schedule.num_ranks; ++r) {

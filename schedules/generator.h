@@ -10,10 +10,14 @@
 namespace ppsim {
 
 struct ScheduleParams {
-  int32_t num_ranks = 1;        // p, pipeline ranks. REQUIRES: >= 1.
-  int32_t stages_per_rank = 1;  // v, virtual stages (model chunks) per rank. REQUIRES: >= 1.
-  int32_t num_microbatches = 1; // m. REQUIRES: >= 1.
+  int32_t num_ranks = 1;         // p, pipeline ranks.
+  int32_t stages_per_rank = 0;   // v, virtual stages (model chunks) per rank; 0: the schedule's default.
+  int32_t num_microbatches = 1;  // m.
+  int32_t microbatch_group_size = 0;  // Megatron-Interleaved's g; 0: p. Others ignore it.
 };
+
+// Generators check their own rules (ranks, microbatches, stages per rank) and return InvalidInput
+// naming the rule, e.g. "Interleaved1F1B needs microbatches to be a multiple of rounds = ...".
 
 // GPipe (Huang et al., 2019; torch.distributed.pipelining.ScheduleGPipe): every rank runs all
 // forwards, then all backwards, both in microbatch order. One stage per rank.
@@ -24,6 +28,29 @@ Status GenerateGPipe(const ScheduleParams& params, Schedule* schedule);
 // remaining backwards. Any m >= 1 is accepted (with m < p the warmup is simply shorter). One stage
 // per rank. Not torch's Schedule1F1B.pipeline_order, which skips a forward on the last rank.
 Status GenerateOneFOneB(const ScheduleParams& params, Schedule* schedule);
+
+// torch.distributed.pipelining's multi-stage schedules (pytorch/pytorch
+// torch/distributed/pipelining/schedules.py). Stage s on rank s % p ("loop" style); default v = 2.
+Status GenerateInterleaved1F1B(const ScheduleParams& params, Schedule* schedule);
+Status GenerateLoopedBFS(const ScheduleParams& params, Schedule* schedule);
+Status GenerateInterleavedZeroBubble(const ScheduleParams& params, Schedule* schedule);
+
+// torch's V schedules: exactly 2 stages per rank, rank r holds stages r and 2p - 1 - r.
+Status GenerateZBVZeroBubble(const ScheduleParams& params, Schedule* schedule);
+Status GenerateDualPipeV(const ScheduleParams& params, Schedule* schedule);
+
+// Zero bubble (sail-sg/zero-bubble-pipeline-parallelism, arXiv 2401.10241): the handcrafted
+// ZB-H1 and ZB-H2 (one stage per rank), and ZB-V, the authors' handcrafted V, whose order is
+// torch's ZBVZeroBubble's for every configuration (an alias; messages name ZB-V).
+Status GenerateZBH1(const ScheduleParams& params, Schedule* schedule);
+Status GenerateZBH2(const ScheduleParams& params, Schedule* schedule);
+Status GenerateZBV(const ScheduleParams& params, Schedule* schedule);
+
+// Megatron-LM's interleaved 1F1B with microbatch groups of g (default p, g in [p, m]).
+Status GenerateMegatronInterleaved(const ScheduleParams& params, Schedule* schedule);
+
+// DeepSeek's DualPipe (deepseek-ai/DualPipe): two model copies in opposite directions.
+Status GenerateDualPipe(const ScheduleParams& params, Schedule* schedule);
 
 }  // namespace ppsim
 

@@ -15,7 +15,7 @@ Status StartOneStagePerRank(std::string_view name, const ScheduleParams& params,
     return Status::InvalidInput(who + " needs at least 1 microbatch; got " +
                                 std::to_string(params.num_microbatches));
   }
-  if (params.stages_per_rank != 1) {
+  if (params.stages_per_rank != 1 && params.stages_per_rank != 0) {
     return Status::InvalidInput(who + " has one stage per rank (stages-per-rank = 1); got " +
                                 std::to_string(params.stages_per_rank));
   }

@@ -15,7 +15,54 @@ struct Seen {
   size_t index = 0;
 };
 
+// Consecutive stages that see the same microbatches form a pipeline. With one such run, or runs
+// whose microbatches are not disjoint contiguous ranges, the schedule keeps the single default
+// pipeline (and CheckSchedule reports what is missing).
+void InferPipelines(Schedule* s) {
+  s->pipelines.clear();
+  std::vector<std::vector<int32_t>> seen(s->num_stages);
+  for (const auto& order : s->orders) {
+    for (const Action& action : order) {
+      for (int k = 0; k < action.num_ops(); ++k) {
+        seen[action.op(k).stage.value()].push_back(action.op(k).microbatch.value());
+      }
+    }
+  }
+  for (auto& microbatches : seen) {
+    std::sort(microbatches.begin(), microbatches.end());
+    microbatches.erase(std::unique(microbatches.begin(), microbatches.end()), microbatches.end());
+  }
+  std::vector<Pipeline> pipelines;
+  std::vector<bool> taken(s->num_microbatches, false);
+  for (int32_t first = 0; first < s->num_stages;) {
+    int32_t last = first;
+    while (last + 1 < s->num_stages && seen[last + 1] == seen[first]) ++last;
+    const auto& microbatches = seen[first];
+    if (microbatches.empty() ||
+        microbatches.back() - microbatches.front() + 1 !=
+            static_cast<int32_t>(microbatches.size())) {
+      return;
+    }
+    for (int32_t j : microbatches) {
+      if (taken[j]) return;
+      taken[j] = true;
+    }
+    pipelines.push_back(Pipeline{first, last, microbatches.front(), microbatches.back()});
+    first = last + 1;
+  }
+  if (pipelines.size() > 1) s->pipelines = std::move(pipelines);
+}
+
 }  // namespace
+
+Pipeline Schedule::PipelineOf(MicrobatchIndex microbatch) const {
+  for (const Pipeline& p : pipelines) {
+    if (microbatch.value() >= p.first_microbatch && microbatch.value() <= p.last_microbatch) {
+      return p;
+    }
+  }
+  return Pipeline{0, num_stages - 1, 0, num_microbatches - 1};
+}
 
 size_t Schedule::NumActions() const {
   size_t n = 0;
@@ -52,6 +99,32 @@ Status CheckSchedule(const Schedule& s) {
     }
   }
 
+  if (!s.pipelines.empty()) {
+    int32_t next_stage = 0;
+    std::vector<bool> covered(s.num_microbatches, false);
+    for (const Pipeline& p : s.pipelines) {
+      if (p.first_stage != next_stage || p.last_stage < p.first_stage ||
+          p.first_microbatch < 0 || p.last_microbatch < p.first_microbatch ||
+          p.last_microbatch >= s.num_microbatches) {
+        return Status::InvalidInput("schedule: pipelines must cover stages 0.." +
+                                    std::to_string(s.num_stages - 1) +
+                                    " in order, each with a range of microbatches");
+      }
+      for (int32_t j = p.first_microbatch; j <= p.last_microbatch; ++j) {
+        if (covered[j]) {
+          return Status::InvalidInput("schedule: microbatch " + std::to_string(j) +
+                                      " is in two pipelines; each flows through one");
+        }
+        covered[j] = true;
+      }
+      next_stage = p.last_stage + 1;
+    }
+    if (next_stage != s.num_stages ||
+        std::find(covered.begin(), covered.end(), false) != covered.end()) {
+      return Status::InvalidInput("schedule: pipelines must cover every stage and microbatch");
+    }
+  }
+
   const size_t cells = static_cast<size_t>(s.num_stages) * s.num_microbatches;
   // Indexed by OpKind, then stage * num_microbatches + microbatch.
   std::vector<Seen> seen[4] = {std::vector<Seen>(cells), std::vector<Seen>(cells),
@@ -74,6 +147,14 @@ Status CheckSchedule(const Schedule& s) {
           return Status::InvalidInput(where + ": microbatch " + std::to_string(microbatch) +
                                       " is out of range; microbatches are 0.." +
                                       std::to_string(s.num_microbatches - 1));
+        }
+        const Pipeline pipeline = s.PipelineOf(op.microbatch);
+        if (stage < pipeline.first_stage || stage > pipeline.last_stage) {
+          return Status::InvalidInput(where + ": microbatch " + std::to_string(microbatch) +
+                                      " flows through stages " +
+                                      std::to_string(pipeline.first_stage) + ".." +
+                                      std::to_string(pipeline.last_stage) + ", not stage " +
+                                      std::to_string(stage));
         }
         if (s.stage_to_rank[stage].value() != rank) {
           return Status::InvalidInput(where + ": stage " + std::to_string(stage) +
@@ -100,6 +181,8 @@ Status CheckSchedule(const Schedule& s) {
   auto& full = seen[static_cast<int>(OpKind::kBackward)];
   for (int32_t stage = 0; stage < s.num_stages; ++stage) {
     for (int32_t microbatch = 0; microbatch < s.num_microbatches; ++microbatch) {
+      const Pipeline pipeline = s.PipelineOf(MicrobatchIndex(microbatch));
+      if (stage < pipeline.first_stage || stage > pipeline.last_stage) continue;
       const size_t cell = static_cast<size_t>(stage) * s.num_microbatches + microbatch;
       const std::string what = StageMicrobatch(stage, microbatch);
       auto op_name = [&](char letter) {
@@ -187,6 +270,7 @@ Status InferScheduleShape(Schedule* s) {
     }
     s->stage_to_rank.push_back(RankIndex(owner[stage]));
   }
+  InferPipelines(s);
   return Status();
 }
 

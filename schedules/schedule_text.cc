@@ -34,8 +34,27 @@ bool IsBlankOrComment(std::string_view line) {
   return i == line.size() || line[i] == '#';
 }
 
+// torch's communication and bookkeeping actions (compute+comms format): `0SEND_F1`, `1RECV_B0`,
+// `2UNSHARD`, `0REDUCE_GRAD`. They do not change the compute order.
+bool IsBookkeepingAction(std::string_view token) {
+  size_t i = 0;
+  while (i < token.size() && token[i] >= '0' && token[i] <= '9') ++i;
+  if (i == 0 || i > 9) return false;
+  const std::string_view rest = token.substr(i);
+  for (std::string_view kind : {"SEND_F", "RECV_F", "SEND_B", "RECV_B"}) {
+    if (rest.substr(0, kind.size()) != kind) continue;
+    const std::string_view microbatch = rest.substr(kind.size());
+    return !microbatch.empty() && microbatch.size() <= 9 &&
+           microbatch.find_first_not_of("0123456789") == std::string_view::npos;
+  }
+  return rest == "UNSHARD" || rest == "RESHARD" || rest == "REDUCE_GRAD";
+}
+
+// Parses one cell or word; *action is left alone and *is_compute false for bookkeeping actions.
 Status ParseToken(std::string_view token, const std::string& source, size_t line, size_t col,
-                  Action* action) {
+                  Action* action, bool* is_compute) {
+  *is_compute = !IsBookkeepingAction(token);
+  if (!*is_compute) return Status();
   size_t offset = 0;
   Status status = ParseAction(token, action, &offset);
   if (!status.ok()) return Status::InvalidInput(Where(source, line, col + offset) + status.message());
@@ -86,9 +105,11 @@ Status ParseScheduleText(std::string_view text, const std::string& source, Sched
       size_t end = pos;
       while (end < line.size() && !IsSpace(line[end])) ++end;
       Action action;
-      Status s = ParseToken(line.substr(pos, end - pos), source, line_number, pos + 1, &action);
+      bool is_compute;
+      Status s = ParseToken(line.substr(pos, end - pos), source, line_number, pos + 1, &action,
+                            &is_compute);
       if (!s.ok()) return s;
-      order.push_back(action);
+      if (is_compute) order.push_back(action);
       pos = end;
     }
     schedule->orders.push_back(std::move(order));
@@ -117,9 +138,11 @@ Status ParseScheduleTorchCsv(std::string_view text, const std::string& source,
       while (e > b && IsSpace(line[e - 1])) --e;
       if (b < e) {  // An empty cell is a bubble slot.
         Action action;
-        Status s = ParseToken(line.substr(b, e - b), source, line_number, b + 1, &action);
+        bool is_compute;
+        Status s = ParseToken(line.substr(b, e - b), source, line_number, b + 1, &action,
+                              &is_compute);
         if (!s.ok()) return s;
-        order.push_back(action);
+        if (is_compute) order.push_back(action);
       }
       if (end == line.size()) break;
       start = end + 1;

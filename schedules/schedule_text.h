@@ -7,7 +7,10 @@
 //
 // Blank lines and lines starting with '#' are ignored. The torch CSV form is PyTorch's
 // compute-only pipeline_order CSV: one row per rank, one action per cell, an empty cell is a
-// bubble slot. Parsing then printing a schedule gives the same text back.
+// bubble slot. Both readers also accept torch's communication and bookkeeping actions (SEND_F,
+// RECV_F, SEND_B, RECV_B with a microbatch; UNSHARD, RESHARD, REDUCE_GRAD without) and skip them:
+// they do not change the compute order. Parsing then printing a compute-only schedule gives the
+// same text back.
 #ifndef PPSIM_SCHEDULES_SCHEDULE_TEXT_H_
 #define PPSIM_SCHEDULES_SCHEDULE_TEXT_H_
 

@@ -19,19 +19,20 @@ struct Need {
   int32_t microbatch;
 };
 
-// The needs of `op` in a pipeline of `num_stages` stages; returns how many (0 or 1).
-int NeedsOf(const Op& op, int32_t num_stages, Need* need) {
+// The needs of `op` within the pipeline its microbatch flows through; returns how many (0 or 1).
+int NeedsOf(const Op& op, const Schedule& schedule, Need* need) {
   const int32_t s = op.stage.value();
   const int32_t j = op.microbatch.value();
+  const Pipeline pipeline = schedule.PipelineOf(op.microbatch);
   switch (op.kind) {
     case OpKind::kForward:
-      if (s == 0) return 0;
+      if (s == pipeline.first_stage) return 0;
       *need = {Output::kActivation, s - 1, j};
       return 1;
     case OpKind::kBackwardInput:
     case OpKind::kBackward:
-      *need = s + 1 < num_stages ? Need{Output::kGradient, s + 1, j}
-                                 : Need{Output::kActivation, s, j};
+      *need = s < pipeline.last_stage ? Need{Output::kGradient, s + 1, j}
+                                      : Need{Output::kActivation, s, j};
       return 1;
     case OpKind::kBackwardWeight:
       *need = {Output::kInputGradient, s, j};
@@ -108,7 +109,7 @@ std::string DescribeDeadlock(const Schedule& schedule, const TaskGraph& graph,
     std::string waits_for;
     for (int k = 0; k < action.num_ops(); ++k) {
       Need need;
-      if (NeedsOf(action.op(k), schedule.num_stages, &need) == 0) continue;
+      if (NeedsOf(action.op(k), schedule, &need) == 0) continue;
       const TaskId producer = producers.Of(need);
       if (done[producer]) continue;
       waits_for += (waits_for.empty() ? "" : " and ") +
@@ -155,7 +156,7 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs, TaskG
       const Action& action = order[position];
       for (int k = 0; k < action.num_ops(); ++k) {
         Need need;
-        if (NeedsOf(action.op(k), schedule.num_stages, &need) == 0) continue;
+        if (NeedsOf(action.op(k), schedule, &need) == 0) continue;
         const TaskId producer = producers.Of(need);
         const int32_t from = tasks[producer].rank;
         if (from == rank) {

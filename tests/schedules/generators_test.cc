@@ -45,7 +45,8 @@ TEST(Registry, NamesAreCaseInsensitiveAndUnknownNamesListTheValidOnes) {
   EXPECT_NE(FindSchedule("gPiPe"), nullptr);
   Schedule s;
   EXPECT_EQ(GenerateSchedule("2F2B", ScheduleParams{4, 1, 8}, &s).message(),
-            "unknown schedule '2F2B'; valid: GPipe, 1F1B");
+            "unknown schedule '2F2B'; valid: "
+            "GPipe, 1F1B, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, Megatron-Interleaved, ZB-H1, ZB-H2, ZB-V, DualPipe");
 }
 
 TEST(Registry, OneStagePerRankSchedulesRejectVirtualStages) {

@@ -1,0 +1,79 @@
+// PyTorch's own schedule orders (../shared/conformance/torch/*.json, produced by
+// torch.distributed.pipelining at pytorch/pytorch@cff2ecc8): every accepted configuration's
+// per-rank compute actions must equal ours, and every configuration torch rejects must be
+// rejected.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "schedules/registry.h"
+#include "tests/support/json.h"
+
+namespace ppsim {
+namespace {
+
+using testing::Json;
+
+bool IsComputeAction(const std::string& a) {
+  if (!a.empty() && a[0] == '(') return true;
+  size_t i = 0;
+  while (i < a.size() && std::isdigit(static_cast<unsigned char>(a[i]))) ++i;
+  return i < a.size() && std::string("FIWB").find(a[i]) != std::string::npos && i + 1 < a.size() &&
+         std::isdigit(static_cast<unsigned char>(a[i + 1]));
+}
+
+class TorchConformance : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(TorchConformance, OrdersAndRejectionsMatchTorch) {
+  const std::string path = std::string(PPSIM_SHARED_DIR) + "/conformance/torch/" + GetParam() +
+                           ".json";
+  std::ifstream in(path);
+  if (!in) GTEST_SKIP() << "no conformance data at " << path;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  const Json data = testing::JsonReader(text).Read();
+  const std::string name = data["schedule"].string;
+  ASSERT_EQ(name, GetParam());
+  ASSERT_FALSE(data["configs"].array.empty());
+  int checked = 0;
+  for (const Json& config : data["configs"].array) {
+    ScheduleParams params;
+    params.num_ranks = config["pp"].integer();
+    params.num_microbatches = config["microbatches"].integer();
+    params.stages_per_rank = config["stages_per_rank"].integer();
+    const std::string where = name + " pp=" + std::to_string(params.num_ranks) +
+                              " m=" + std::to_string(params.num_microbatches) +
+                              " v=" + std::to_string(params.stages_per_rank);
+    Schedule schedule;
+    const Status status = GenerateSchedule(name, params, &schedule);
+    if (!config["ok"].boolean) {
+      EXPECT_EQ(status.code(), StatusCode::kInvalidInput)
+          << where << ": torch rejects it (" << config["error"].string << ")";
+      ++checked;
+      continue;
+    }
+    ASSERT_TRUE(status.ok()) << where << ": " << status.message();
+    const auto& want_ranks = config["order"].array;
+    ASSERT_EQ(schedule.orders.size(), want_ranks.size()) << where;
+    for (size_t r = 0; r < want_ranks.size(); ++r) {
+      std::vector<std::string> want;
+      for (const Json& a : want_ranks[r].array) {
+        if (!a.is_null() && IsComputeAction(a.string)) want.push_back(a.string);
+      }
+      std::vector<std::string> got;
+      for (const Action& a : schedule.orders[r]) got.push_back(FormatAction(a));
+      ASSERT_EQ(got, want) << where << " rank " << r;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int>(data["configs"].array.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, TorchConformance,
+                         ::testing::Values("GPipe", "Interleaved1F1B", "LoopedBFS",
+                                           "InterleavedZeroBubble", "ZBVZeroBubble", "DualPipeV"));
+
+}  // namespace
+}  // namespace ppsim
