@@ -81,6 +81,7 @@ void AddScheduleChoice(po::options_description& d) {
   AddValue(d, "microbatches", "M", "microbatches per iteration");
   AddValue(d, "stages-per-rank", "V", "virtual stages per rank (default: the schedule's, 1 or 2)");
   AddValue(d, "microbatch-group-size", "G", "Megatron-Interleaved: microbatches per group (default pp)");
+  AddValue(d, "stage-to-rank", "LIST", "with --schedule-file: the rank of each stage (default: inferred)");
 }
 
 po::options_description RunOptions() {
@@ -193,16 +194,18 @@ std::string Get(const po::variables_map& vm, const char* name) {
   return vm.count(name) ? vm[name].as<std::string>() : std::string();
 }
 
-Status ParseCount(const char* flag, const std::string& text, int32_t* value) {
+// A whole number >= `minimum` (default 1).
+Status ParseCount(const char* flag, const std::string& text, int32_t* value, int32_t minimum = 1) {
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
       v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
     return Status::InvalidInput(std::string(flag) + ": invalid value '" + text +
-                                "'; expected a whole number >= 1");
+                                "'; expected a whole number >= " + std::to_string(minimum));
   }
-  if (v < 1) {
-    return Status::InvalidInput(std::string(flag) + ": must be at least 1; got " + text);
+  if (v < minimum) {
+    return Status::InvalidInput(std::string(flag) + ": must be at least " +
+                                std::to_string(minimum) + "; got " + text);
   }
   *value = static_cast<int32_t>(v);
   return Status();
@@ -254,6 +257,18 @@ Status ReadScheduleChoice(const po::variables_map& vm, RunSpec* spec) {
     status = ParseCount("--stages-per-rank", Get(vm, "stages-per-rank"),
                         &spec->params.stages_per_rank);
     if (!status.ok()) return status;
+  }
+  if (vm.count("stage-to-rank")) {
+    if (!from_file) {
+      return Status::InvalidInput(
+          "--stage-to-rank: applies to --schedule-file only; named schedules place their stages");
+    }
+    for (const std::string& item : SplitCommas(Get(vm, "stage-to-rank"))) {
+      int32_t rank = 0;
+      status = ParseCount("--stage-to-rank", item, &rank, 0);
+      if (!status.ok()) return status;
+      spec->stage_to_rank.push_back(RankIndex(rank));
+    }
   }
   if (vm.count("microbatch-group-size")) {
     bool megatron = false;

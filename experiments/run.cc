@@ -30,12 +30,34 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
                                 spec.schedule_file + " has " +
                                 std::to_string(schedule->num_ranks));
   }
-  if (spec.params.num_microbatches != 0 &&
-      spec.params.num_microbatches != schedule->num_microbatches) {
-    return Status::InvalidInput("--microbatches: " +
-                                std::to_string(spec.params.num_microbatches) + ", but " +
-                                spec.schedule_file + " has " +
-                                std::to_string(schedule->num_microbatches));
+  if (spec.params.num_microbatches != 0) {
+    // The file's microbatches must be exactly 0..m-1: report the first one out of range where it
+    // stands; missing ones are reported by CheckSchedule.
+    for (int32_t rank = 0; rank < schedule->num_ranks; ++rank) {
+      const auto& order = schedule->orders[rank];
+      for (size_t index = 0; index < order.size(); ++index) {
+        for (int k = 0; k < order[index].num_ops(); ++k) {
+          const int32_t j = order[index].op(k).microbatch.value();
+          if (j >= spec.params.num_microbatches) {
+            return Status::InvalidInput(
+                spec.schedule_file + ": " + DescribeActionAt(rank, index, order[index]) +
+                ": microbatch " + std::to_string(j) + " is out of range; --microbatches " +
+                std::to_string(spec.params.num_microbatches) + " allows 0.." +
+                std::to_string(spec.params.num_microbatches - 1));
+          }
+        }
+      }
+    }
+    schedule->num_microbatches = spec.params.num_microbatches;
+  }
+  if (!spec.stage_to_rank.empty()) {
+    if (static_cast<int32_t>(spec.stage_to_rank.size()) != schedule->num_stages) {
+      return Status::InvalidInput("--stage-to-rank: " + std::to_string(spec.stage_to_rank.size()) +
+                                  " ranks for the " + std::to_string(schedule->num_stages) +
+                                  " stages of " + spec.schedule_file +
+                                  "; give one rank per stage");
+    }
+    schedule->stage_to_rank = spec.stage_to_rank;
   }
   status = CheckSchedule(*schedule);
   if (!status.ok()) return Status::InvalidInput(spec.schedule_file + ": " + status.message());

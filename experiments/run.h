@@ -24,6 +24,8 @@ struct RunSpec {
   // With schedule_file, num_ranks and num_microbatches are 0 unless the user gave them; then they
   // must match the file.
   ScheduleParams params;
+  // With schedule_file: the rank of every stage; empty to infer it from the file.
+  std::vector<RankIndex> stage_to_rank;
   CostText costs;
   std::string platform = "h100-node";
   PlatformOptions platform_options;

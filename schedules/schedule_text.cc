@@ -28,6 +28,12 @@ Status ForEachLine(std::string_view text, Fn fn) {
   return Status();
 }
 
+// Prefixes a message that does not already name the file with "source: ".
+Status WithSource(const std::string& source, Status status) {
+  if (status.ok() || status.message().rfind(source + ":", 0) == 0) return status;
+  return Status::InvalidInput(source + ": " + status.message());
+}
+
 bool IsBlankOrComment(std::string_view line) {
   size_t i = 0;
   while (i < line.size() && IsSpace(line[i])) ++i;
@@ -119,7 +125,7 @@ Status ParseScheduleText(std::string_view text, const std::string& source, Sched
   if (schedule->orders.empty()) {
     return Status::InvalidInput(source + ": no ranks; expected lines 'rank <r>: <actions>'");
   }
-  return InferScheduleShape(schedule);
+  return WithSource(source, InferScheduleShape(schedule));
 }
 
 Status ParseScheduleTorchCsv(std::string_view text, const std::string& source,
@@ -154,7 +160,7 @@ Status ParseScheduleTorchCsv(std::string_view text, const std::string& source,
   if (schedule->orders.empty()) {
     return Status::InvalidInput(source + ": no ranks; expected one CSV row per rank");
   }
-  return InferScheduleShape(schedule);
+  return WithSource(source, InferScheduleShape(schedule));
 }
 
 }  // namespace ppsim

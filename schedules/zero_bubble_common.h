@@ -1,6 +1,5 @@
 // The order shared by the handcrafted one-stage-per-rank zero-bubble schedules, ZB-H1 and ZB-H2
 // (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, arXiv 2401.10241, figures 3 and 4).
-// Header-only: the schedules library's source list is fixed.
 #ifndef PPSIM_SCHEDULES_ZERO_BUBBLE_COMMON_H_
 #define PPSIM_SCHEDULES_ZERO_BUBBLE_COMMON_H_
 

@@ -229,5 +229,87 @@ TEST(Cli, SchedulePrintsTorchCsvAndText) {
   EXPECT_EQ(r.out, "rank 0: 0F0 0F1 0B0 0B1\nrank 1: 1F0 1B0 1F1 1B1\n");
 }
 
+TEST(Cli, TorchCsvOutputReadsBackAsTheSameScheduleWithTheSameMetrics) {
+  for (const std::vector<std::string>& choice :
+       {std::vector<std::string>{"--schedule", "DualPipe", "--pp", "4", "--microbatches", "8"},
+        std::vector<std::string>{"--schedule", "ZBVZeroBubble", "--pp", "4", "--microbatches", "6"},
+        std::vector<std::string>{"--schedule", "Interleaved1F1B", "--pp", "4", "--microbatches",
+                                 "8", "--stages-per-rank", "3"}}) {
+    std::vector<std::string> print = {"schedule"};
+    print.insert(print.end(), choice.begin(), choice.end());
+    print.insert(print.end(), {"--format", "torch-csv"});
+    const CliResult csv = Cli(print);
+    ASSERT_EQ(csv.code, 0) << csv.err;
+    const std::string path = WriteFile(choice[1] + ".csv", csv.out);
+    EXPECT_EQ(Cli({"schedule", "--schedule-file", path, "--format", "torch-csv"}).out, csv.out);
+
+    const std::vector<std::string> costs = {"--f", "1,1,2,1,1,1,2,1,1,1,2,1", "--i", "1", "--w",
+                                            "0.5", "--message-bytes", "1GB", "--platform",
+                                            "h100-node", "--format", "csv"};
+    std::vector<std::string> named = {"run"};
+    named.insert(named.end(), choice.begin(), choice.end());
+    std::vector<std::string> from_file = {"run", "--schedule-file", path};
+    const size_t stages = choice[1] == "Interleaved1F1B" ? 12 : 8;
+    std::vector<std::string> stage_costs = costs;
+    if (stages == 8) stage_costs[1] = "1,1,2,1,1,1,2,1";
+    named.insert(named.end(), stage_costs.begin(), stage_costs.end());
+    from_file.insert(from_file.end(), stage_costs.begin(), stage_costs.end());
+    const CliResult a = Cli(named);
+    const CliResult b = Cli(from_file);
+    ASSERT_EQ(a.code, 0) << a.err;
+    ASSERT_EQ(b.code, 0) << b.err;
+    // Everything after the schedule's name (its label) is the same.
+    const std::string row_a = a.out.substr(a.out.find('\n') + 1);
+    const std::string row_b = b.out.substr(b.out.find('\n') + 1);
+    EXPECT_EQ(row_a.substr(row_a.find(',')), row_b.substr(row_b.find(','))) << choice[1];
+  }
+}
+
+TEST(Cli, ComputeAndCommsCsvKeepsTheComputeOrder) {
+  // torch's compute_comms form of GPipe pp=2, m=1: the SEND/RECV and REDUCE_GRAD are skipped.
+  const std::string path = WriteFile(
+      "comms.csv", "0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n");
+  const CliResult r = Cli({"schedule", "--schedule-file", path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "rank 0: 0F0 0B0\nrank 1: 1F0 1B0\n");
+}
+
+TEST(Cli, ScheduleFileMistakesNameRankPositionAndAction) {
+  const std::string path = WriteFile("v.txt", "rank 0: 0F0 1F0 1B0 0B0\nrank 1: 2F0 2B0\n");
+  ExpectInvalid(Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2", "--microbatches",
+                     "1", "--stage-to-rank", "0,1,1"}),
+                path + ": rank 0, position 2 (1F0): stage 1 belongs to rank 1; an action runs on "
+                       "the rank that holds its stage");
+  ExpectInvalid(Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2", "--stage-to-rank",
+                     "0,0"}),
+                "--stage-to-rank: 2 ranks for the 3 stages of " + path +
+                    "; give one rank per stage");
+  const std::string big = WriteFile("big.txt", "rank 0: 0F0 0F1 0B0 0B1\n");
+  ExpectInvalid(Cli({"run", "--schedule-file", big, "--f", "1", "--b", "2", "--microbatches",
+                     "1"}),
+                big + ": rank 0, position 2 (0F1): microbatch 1 is out of range; --microbatches 1 "
+                      "allows 0..0");
+  const std::string two = WriteFile("two.txt", "rank 0: 0F0 1F0\nrank 1: 1B0 0B0\n");
+  ExpectInvalid(Cli({"schedule", "--schedule-file", two}),
+                two + ": rank 1, position 1 (1B0): stage 1 is already on rank 0, position 2 (1F0); each "
+                "stage runs on exactly one rank");
+}
+
+TEST(Cli, MicrobatchGroupSizeIsMegatrons) {
+  ExpectInvalid(RunIdeal({"--microbatch-group-size", "4"}),
+                "--microbatch-group-size: applies to --schedule Megatron-Interleaved only");
+  const CliResult r = Cli({"schedule", "--schedule", "Megatron-Interleaved", "--pp", "2",
+                           "--microbatches", "4", "--microbatch-group-size", "4"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("rank 1: 1F0 1F1 1F2 1F3 3F0 3B0"), std::string::npos) << r.out;
+}
+
+TEST(Cli, TorchRejectionsNameTheRule) {
+  ExpectInvalid(Cli({"schedule", "--schedule", "Interleaved1F1B", "--pp", "2", "--microbatches",
+                     "5"}),
+                "Interleaved1F1B needs microbatches to be a multiple of rounds = max(1, m // pp) "
+                "= 2; got 5");
+}
+
 }  // namespace
 }  // namespace ppsim

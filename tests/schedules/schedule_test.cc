@@ -78,7 +78,7 @@ TEST(CheckSchedule, RejectsOutOfRangeMicrobatch) {
 TEST(InferScheduleShape, RejectsAStageOnTwoRanks) {
   Schedule s;
   EXPECT_EQ(ParseScheduleText("rank 0: 0F0 1F0\nrank 1: 1B0 0B0\n", "t", &s).message(),
-            "rank 1, position 1 (1B0): stage 1 is already on rank 0, position 2 (1F0); each "
+            "t: rank 1, position 1 (1B0): stage 1 is already on rank 0, position 2 (1F0); each "
             "stage runs on exactly one rank");
 }
 
@@ -90,6 +90,26 @@ TEST(InferScheduleShape, InfersTheStageToRankMapOfAVSchedule) {
   EXPECT_EQ(s.num_microbatches, 1);
   EXPECT_EQ(s.stage_to_rank,
             (std::vector<RankIndex>{RankIndex(0), RankIndex(1), RankIndex(1), RankIndex(0)}));
+}
+
+TEST(InferScheduleShape, FindsTwoPipelinesWhenStagesSeeDisjointMicrobatches) {
+  // DualPipe-like: stages 0-1 carry microbatches 0-1, stages 2-3 microbatches 2-3.
+  Schedule s;
+  ASSERT_TRUE(ParseScheduleText("rank 0: 0F0 0F1 3F2 3F3 3B2 3B3 0B0 0B1\n"
+                                "rank 1: 1F0 1F1 2F2 2F3 1B0 1B1 2B2 2B3\n",
+                                "t", &s)
+                  .ok());
+  EXPECT_EQ(s.pipelines, (std::vector<Pipeline>{{0, 1, 0, 1}, {2, 3, 2, 3}}));
+  EXPECT_TRUE(CheckSchedule(s).ok()) << CheckSchedule(s).message();
+}
+
+TEST(CheckSchedule, RejectsAMicrobatchOutsideItsPipeline) {
+  Schedule s;
+  ASSERT_TRUE(ParseScheduleText("rank 0: 0F0 1F0 1B0 0B0\nrank 1: 2F1 3F1 3B1 2B1\n", "t", &s)
+                  .ok());
+  s.orders[0].push_back(Action::Single({OpKind::kForward, StageIndex(0), MicrobatchIndex(1)}));
+  EXPECT_EQ(CheckSchedule(s).message(),
+            "rank 0, position 5 (0F1): microbatch 1 flows through stages 2..3, not stage 0");
 }
 
 }  // namespace

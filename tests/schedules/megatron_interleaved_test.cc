@@ -1,0 +1,78 @@
+// Megatron-LM's interleaved 1F1B against its reference: the orders below are worked out by hand
+// from megatron/core/pipeline_parallel/schedules.py (get_schedule_table: groups of g microbatches
+// through chunk 0, then chunk 1; get_pp_rank_microbatches: warmup (p - r - 1) * 2 + (v - 1) * g;
+// then one forward and one backward, backwards on the mirrored chunk).
+#include <gtest/gtest.h>
+
+#include "schedules/registry.h"
+#include "schedules/schedule_text.h"
+#include "tests/support/runs.h"
+
+namespace ppsim {
+namespace {
+
+std::string Generate(int32_t p, int32_t m, int32_t v, int32_t g) {
+  Schedule s;
+  const Status status = GenerateSchedule("Megatron-Interleaved", ScheduleParams{p, v, m, g}, &s);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return FormatScheduleText(s);
+}
+
+std::string Rejection(int32_t p, int32_t m, int32_t v, int32_t g) {
+  Schedule s;
+  return GenerateSchedule("Megatron-Interleaved", ScheduleParams{p, v, m, g}, &s).message();
+}
+
+TEST(MegatronInterleaved, FollowsTheScheduleTableWithMirroredBackwardChunks) {
+  // p = 2, v = 2, m = 4, g = 2: table (0,c0) (1,c0) (0,c1) (1,c1) (2,c0) (3,c0) (2,c1) (3,c1);
+  // stage = chunk * p + rank. Rank 0 warms up with 2 + 2 = 4 forwards, rank 1 with 2.
+  EXPECT_EQ(Generate(2, 4, 2, 2),
+            "rank 0: 0F0 0F1 2F0 2F1 0F2 2B0 0F3 2B1 2F2 0B0 2F3 0B1 2B2 2B3 0B2 0B3\n"
+            "rank 1: 1F0 1F1 3F0 3B0 3F1 3B1 1F2 1B0 1F3 1B1 3F2 3B2 3F3 3B3 1B2 1B3\n");
+  // The defaults are v = 2 and g = p.
+  EXPECT_EQ(Generate(2, 4, 0, 0), Generate(2, 4, 2, 2));
+}
+
+TEST(MegatronInterleaved, LargerGroupsLengthenTheWarmup) {
+  // g = 4: one group; rank 1 warms up with (2 - 1 - 1) * 2 + (2 - 1) * 4 = 4 forwards.
+  EXPECT_EQ(Generate(2, 4, 2, 4).substr(Generate(2, 4, 2, 4).find("rank 1:")),
+            "rank 1: 1F0 1F1 1F2 1F3 3F0 3B0 3F1 3B1 3F2 3B2 3F3 3B3 1B0 1B1 1B2 1B3\n");
+}
+
+TEST(MegatronInterleaved, RejectsWhatMegatronRejects) {
+  EXPECT_EQ(Rejection(2, 4, 2, 1),
+            "Megatron-Interleaved needs the microbatch group size in [pp, m] = [2, 4]; got 1");
+  EXPECT_EQ(Rejection(2, 4, 2, 5),
+            "Megatron-Interleaved needs the microbatch group size in [pp, m] = [2, 4]; got 5");
+  EXPECT_EQ(Rejection(4, 9, 2, 4),
+            "Megatron-Interleaved needs the last microbatch group (m % g = 1) to be empty or at "
+            "least pp = 4 microbatches");
+  EXPECT_EQ(Rejection(1, 4, 2, 0),
+            "Megatron-Interleaved needs at least 2 ranks (Megatron runs pp = 1 without "
+            "pipelining); got 1");
+}
+
+class MegatronCheckCase : public ::testing::TestWithParam<EngineKind> {};
+
+TEST_P(MegatronCheckCase, Case4InterleavedBubble) {
+  // Check case 4: p = 4, m = 8, per-rank F = 1, B = 2 split over the chunks: m(F + B) plus
+  // (p - 1)(F + B)/v: 28.5 for v = 2, 26.25 for v = 4. Rank r peaks at
+  // (p - r - 1) * 2 + (v - 1) * p + 1 chunk activations: [11, 9, 7, 5] x 2 bytes.
+  RunSpec spec = IdealSpec("Megatron-Interleaved", 4, 8, "0.5", "1", GetParam());
+  spec.params.stages_per_rank = 2;
+  spec.costs.activation = "2";
+  const RunResult r = RunOk(spec);
+  EXPECT_NEAR(r.metrics.makespan_s, 8 * 3 + 3 * 3 / 2.0, 1e-9);
+  EXPECT_EQ(Peaks(r), (std::vector<int64_t>{22, 18, 14, 10}));
+  RunSpec four = IdealSpec("Megatron-Interleaved", 4, 8, "0.25", "0.5", GetParam());
+  four.params.stages_per_rank = 4;
+  EXPECT_NEAR(RunOk(four).metrics.makespan_s, 8 * 3 + 3 * 3 / 4.0, 1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothEngines, MegatronCheckCase, ::testing::ValuesIn(kBothEngines),
+                         [](const auto& info) {
+                           return info.param == EngineKind::kSimGrid ? "SimGrid" : "CriticalPath";
+                         });
+
+}  // namespace
+}  // namespace ppsim
