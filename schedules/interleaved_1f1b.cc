@@ -10,17 +10,7 @@
 namespace ppsim {
 
 Status GenerateInterleaved1F1B(const ScheduleParams& params, Schedule* schedule) {
-  constexpr std::string_view kName = "Interleaved1F1B";
-  int32_t v = 0;
-  Status status = StartTorchMultiStage(kName, params, schedule, &v);
-  if (!status.ok()) return status;
-  status = CheckTorchRounds(kName, params.num_ranks, params.num_microbatches);
-  if (!status.ok()) return status;
-  for (int32_t rank = 0; rank < params.num_ranks; ++rank) {
-    AppendTorchInterleavedOrder(params.num_ranks, v, params.num_microbatches, rank,
-                                /*zero_bubble=*/false, &schedule->orders[rank]);
-  }
-  return Status();
+  return GenerateTorchInterleaved("Interleaved1F1B", /*zero_bubble=*/false, params, schedule);
 }
 
 }  // namespace ppsim

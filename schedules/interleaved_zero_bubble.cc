@@ -12,17 +12,7 @@
 namespace ppsim {
 
 Status GenerateInterleavedZeroBubble(const ScheduleParams& params, Schedule* schedule) {
-  constexpr std::string_view kName = "InterleavedZeroBubble";
-  int32_t v = 0;
-  Status status = StartTorchMultiStage(kName, params, schedule, &v);
-  if (!status.ok()) return status;
-  status = CheckTorchRounds(kName, params.num_ranks, params.num_microbatches);
-  if (!status.ok()) return status;
-  for (int32_t rank = 0; rank < params.num_ranks; ++rank) {
-    AppendTorchInterleavedOrder(params.num_ranks, v, params.num_microbatches, rank,
-                                /*zero_bubble=*/true, &schedule->orders[rank]);
-  }
-  return Status();
+  return GenerateTorchInterleaved("InterleavedZeroBubble", /*zero_bubble=*/true, params, schedule);
 }
 
 }  // namespace ppsim
