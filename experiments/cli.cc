@@ -38,6 +38,7 @@ constexpr const char* kUsage =
     "              (no options: the default job, 1F1B vs GPipe on one H100 node)\n"
     "  schedule    print a schedule's per-rank order without simulating\n"
     "  schedules   list the schedules\n"
+    "  model       the analytic model's per-stage costs ('ppsim model --list' for presets)\n"
     "  platforms   list the platform presets\n"
     "  help        this text; 'ppsim <command> --help' for a command's options\n";
 
@@ -84,6 +85,117 @@ void AddScheduleChoice(po::options_description& d) {
   AddValue(d, "stage-to-rank", "LIST", "with --schedule-file: the rank of each stage (default: inferred)");
 }
 
+// A whole number >= `minimum` (default 1).
+Status ParseCount(const char* flag, const std::string& text, int32_t* value, int32_t minimum = 1) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+      v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
+    return Status::InvalidInput(std::string(flag) + ": invalid value '" + text +
+                                "'; expected a whole number >= " + std::to_string(minimum));
+  }
+  if (v < minimum) {
+    return Status::InvalidInput(std::string(flag) + ": must be at least " +
+                                std::to_string(minimum) + "; got " + text);
+  }
+  *value = static_cast<int32_t>(v);
+  return Status();
+}
+
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) parts.push_back(part);
+  if (!text.empty() && text.back() == ',') parts.push_back("");
+  return parts;
+}
+
+std::string Get(const po::variables_map& vm, const char* name) {
+  return vm.count(name) ? vm[name].as<std::string>() : std::string();
+}
+
+// The analytic model's options, shared by `run` and `model`.
+void AddModelOptions(po::options_description& d) {
+  AddValue(d, "model", "NAME|FILE", "analytic costs of a transformer (see 'ppsim model --list')");
+  AddValue(d, "seq-len", "S", "--model: sequence length (default: the model's)");
+  AddValue(d, "microbatch-size", "B", "--model: sequences per microbatch (default 1)");
+  AddValue(d, "dtype", "NAME", "--model: bf16 (default), fp16 or fp8");
+  AddValue(d, "tp", "T", "--model: tensor-parallel degree (default 1)");
+  d.add_options()("sequence-parallel", "--model: Megatron sequence parallelism with --tp");
+  AddValue(d, "recompute", "NAME", "--model: none (default), selective or full");
+  AddValue(d, "flash-attention", "on|off", "--model: flash attention (default on)");
+  AddValue(d, "dp", "D", "--model: data-parallel degree, for ZeRO-1 (default 1)");
+  AddValue(d, "zero", "0|1", "--model: ZeRO stage (default 0)");
+  AddValue(d, "layers-per-stage", "LIST", "--model: layers of each stage (default: even split)");
+  d.add_options()("embedding-as-layer", "--model: count the embedding as a layer in the split");
+  d.add_options()("loss-as-layer", "--model: count the LM head and loss as a layer in the split");
+  AddValue(d, "efficiency", "X", "--model: achieved fraction of the GPU's peak FLOP/s (default 0.5)");
+}
+
+// Reads the --model options into `spec`.
+Status ReadModelChoice(const po::variables_map& vm, RunSpec* spec) {
+  const char* model_flags[] = {"seq-len", "microbatch-size", "dtype", "tp", "sequence-parallel",
+                               "recompute", "flash-attention", "dp", "zero", "layers-per-stage",
+                               "embedding-as-layer", "loss-as-layer", "efficiency"};
+  if (!vm.count("model")) {
+    for (const char* flag : model_flags) {
+      if (vm.count(flag)) {
+        return Status::InvalidInput(std::string("--") + flag + ": applies with --model only");
+      }
+    }
+    return Status();
+  }
+  spec->model = Get(vm, "model");
+  TrainingSetup& t = spec->training;
+  Status status;
+  auto count = [&](const char* flag, int32_t minimum, auto* out) {
+    if (!status.ok() || !vm.count(flag)) return;
+    int32_t v = 0;
+    status = ParseCount((std::string("--") + flag).c_str(), Get(vm, flag), &v, minimum);
+    *out = v;
+  };
+  count("seq-len", 1, &t.seq_len);
+  count("microbatch-size", 1, &t.microbatch_size);
+  count("tp", 1, &t.tp);
+  count("dp", 1, &t.dp);
+  count("zero", 0, &t.zero_stage);
+  if (!status.ok()) return status;
+  if (vm.count("dtype")) status = ParseDtype("--dtype", Get(vm, "dtype"), &t.dtype);
+  if (!status.ok()) return status;
+  if (vm.count("recompute")) status = ParseRecompute("--recompute", Get(vm, "recompute"), &t.recompute);
+  if (!status.ok()) return status;
+  t.sequence_parallel = vm.count("sequence-parallel") > 0;
+  if (vm.count("flash-attention")) {
+    const std::string v = Get(vm, "flash-attention");
+    if (v != "on" && v != "off") {
+      return Status::InvalidInput("--flash-attention: invalid value '" + v + "'; valid: on, off");
+    }
+    t.flash_attention = v == "on";
+  }
+  if (vm.count("layers-per-stage")) {
+    for (const std::string& item : SplitCommas(Get(vm, "layers-per-stage"))) {
+      int32_t layers = 0;
+      status = ParseCount("--layers-per-stage", item, &layers, 0);
+      if (!status.ok()) return status;
+      spec->layer_split.layers_per_stage.push_back(layers);
+    }
+  }
+  spec->layer_split.embedding_as_layer = vm.count("embedding-as-layer") > 0;
+  spec->layer_split.loss_as_layer = vm.count("loss-as-layer") > 0;
+  if (vm.count("efficiency")) {
+    const std::string v = Get(vm, "efficiency");
+    char* end = nullptr;
+    const double e = std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size() || !(e > 0 && e <= 1)) {
+      return Status::InvalidInput("--efficiency: invalid value '" + v +
+                                  "'; expected a fraction of peak in (0, 1], e.g. 0.45");
+    }
+    spec->efficiency = e;
+  }
+  return Status();
+}
+
 po::options_description RunOptions() {
   po::options_description d("ppsim run options", 100);
   AddScheduleChoice(d);
@@ -95,6 +207,10 @@ po::options_description RunOptions() {
   AddValue(d, "activation", "BYTES", "M_B: activation bytes held from F to the backward (default 0)");
   AddValue(d, "activation-w", "BYTES", "M_W: the part of M_B held from I until W (default 0)");
   AddValue(d, "message-bytes", "BYTES", "tensor sent across each stage boundary (default 0)");
+  AddValue(d, "profile", "FILE", "measured per-stage costs: .csv, .textproto, .json or .yaml");
+  AddModelOptions(d);
+  AddValue(d, "memory-limit", "BYTES", "GPU memory for the OOM check (default: the platform GPU's)");
+  d.add_options()("fail-on-oom", "exit 1 when a rank runs out of memory");
   AddValue(d, "platform", "NAME", "platform preset (default h100-node; see 'ppsim platforms')");
   AddValue(d, "p2p-latency", "TIME", "ideal platform: latency of every link (default 0)");
   AddValue(d, "p2p-bandwidth", "RATE", "ideal platform: bandwidth of every link (default inf)");
@@ -190,35 +306,8 @@ Status ParseOptions(const std::string& command, const std::vector<std::string>& 
   return Status();
 }
 
-std::string Get(const po::variables_map& vm, const char* name) {
-  return vm.count(name) ? vm[name].as<std::string>() : std::string();
-}
 
-// A whole number >= `minimum` (default 1).
-Status ParseCount(const char* flag, const std::string& text, int32_t* value, int32_t minimum = 1) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-      v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
-    return Status::InvalidInput(std::string(flag) + ": invalid value '" + text +
-                                "'; expected a whole number >= " + std::to_string(minimum));
-  }
-  if (v < minimum) {
-    return Status::InvalidInput(std::string(flag) + ": must be at least " +
-                                std::to_string(minimum) + "; got " + text);
-  }
-  *value = static_cast<int32_t>(v);
-  return Status();
-}
 
-std::vector<std::string> SplitCommas(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, ',')) parts.push_back(part);
-  if (!text.empty() && text.back() == ',') parts.push_back("");
-  return parts;
-}
 
 // Reads --schedule/--schedule-file, --pp, --microbatches and --stages-per-rank into `spec`
 // (schedule_name left as the raw comma list).
@@ -311,6 +400,16 @@ int Run(const std::vector<std::string>& given_args, std::ostream& out, std::ostr
   base.costs.activation = Get(vm, "activation");
   base.costs.activation_w = Get(vm, "activation-w");
   base.costs.message = Get(vm, "message-bytes");
+  base.profile_file = Get(vm, "profile");
+  status = ReadModelChoice(vm, &base);
+  if (!status.ok()) return Fail(err, status);
+  if (vm.count("memory-limit")) {
+    status = ParseSize("--memory-limit", Get(vm, "memory-limit"), &base.memory_limit_bytes);
+    if (!status.ok()) return Fail(err, status);
+    if (base.memory_limit_bytes == 0) {
+      return Fail(err, Status::InvalidInput("--memory-limit: must be more than 0 bytes"));
+    }
+  }
   if (vm.count("platform")) base.platform = Get(vm, "platform");
   if (vm.count("p2p-latency")) {
     base.platform_options.has_p2p_latency = true;
@@ -362,6 +461,21 @@ int Run(const std::vector<std::string>& given_args, std::ostream& out, std::ostr
     out << "\n\n";
   }
   out << FormatResults(results, format);
+  if (vm.count("fail-on-oom")) {
+    std::string oom;
+    for (const RunResult& r : results) {
+      for (const RankMetrics& k : r.metrics.ranks) {
+        if (!k.oom) continue;
+        oom += std::string(oom.empty() ? "" : "; ") + r.label + " rank " + std::to_string(k.rank) +
+               " needs " + HumanBytes(static_cast<double>(k.peak_memory_bytes)) + " of " +
+               HumanBytes(static_cast<double>(k.memory_capacity_bytes));
+      }
+    }
+    if (!oom.empty()) {
+      err << "out of memory: " << oom << "\n";
+      return kExitSimulationProblem;
+    }
+  }
   return kExitOk;
 }
 
@@ -415,6 +529,130 @@ int PrintSchedule(const std::vector<std::string>& args, std::ostream& out, std::
   return kExitOk;
 }
 
+po::options_description ModelOptions() {
+  po::options_description d("ppsim model options", 100);
+  AddModelOptions(d);
+  AddValue(d, "pp", "P", "pipeline ranks (default 1)");
+  AddValue(d, "stages-per-rank", "V", "virtual stages per rank (default 1)");
+  AddValue(d, "microbatches", "M", "microbatches per iteration, for the totals (default 1)");
+  AddValue(d, "platform", "NAME", "platform whose GPU runs it (default h100-node)");
+  AddValue(d, "format", "NAME", "table (default) or json");
+  d.add_options()("list", "list the model presets");
+  d.add_options()("help", "show these options");
+  return d;
+}
+
+// `ppsim model`: the analytic model's per-stage costs without simulating.
+int PrintModel(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = ModelOptions();
+  po::variables_map vm;
+  Status status = ParseOptions("model", args, options, &vm);
+  if (!status.ok()) return Fail(err, status);
+  if (vm.count("help")) {
+    out << "usage: ppsim model --model NAME|FILE [--pp P --stages-per-rank V ...]\n\n" << options;
+    return kExitOk;
+  }
+  if (vm.count("list")) {
+    for (const TransformerSpec& m : TransformerPresets()) {
+      char line[256];
+      std::snprintf(line, sizeof(line),
+                    "%-16s %8.2fB params  %3d layers  h %6lld  ffn %6lld  heads %3d/%-3d  vocab %6lld  "
+                    "seq %lld%s\n",
+                    m.name.c_str(), m.TotalParameters() / 1e9, m.layers,
+                    static_cast<long long>(m.hidden), static_cast<long long>(m.ffn_hidden), m.heads,
+                    m.kv_heads, static_cast<long long>(m.vocab), static_cast<long long>(m.seq_len),
+                    m.swiglu ? "  SwiGLU" : "");
+      out << line;
+    }
+    return kExitOk;
+  }
+  if (!vm.count("model")) {
+    return Fail(err, Status::InvalidInput("--model: required; give a preset (" +
+                                          TransformerPresetNames() + ") or a model file"));
+  }
+  RunSpec spec;
+  status = ReadModelChoice(vm, &spec);
+  int32_t p = 1, v = 1, m = 1;
+  auto count = [&](const char* flag, int32_t* value) {
+    if (status.ok() && vm.count(flag)) {
+      status = ParseCount((std::string("--") + flag).c_str(), Get(vm, flag), value);
+    }
+  };
+  count("pp", &p);
+  count("stages-per-rank", &v);
+  count("microbatches", &m);
+  if (!status.ok()) return Fail(err, status);
+  const std::string format = vm.count("format") ? Get(vm, "format") : "table";
+  if (format != "table" && format != "json") {
+    return Usage(err, "--format: unknown format '" + format + "'; valid: table, json");
+  }
+  PlatformSpec platform;
+  status = MakePlatform(vm.count("platform") ? Get(vm, "platform") : "h100-node",
+                        PlatformOptions(), p, &platform);
+  if (!status.ok()) return Fail(err, status);
+  Schedule shape;  // One pipeline of p * v stages; no order is needed.
+  shape.num_ranks = p;
+  shape.num_stages = p * v;
+  shape.num_microbatches = m;
+  std::vector<StageModel> stages;
+  TransformerSpec model;
+  status = BuildModelStages(spec, shape, &stages, &model);
+  if (!status.ok()) return Fail(err, status);
+  const double peak = spec.training.dtype == Dtype::kFp8 ? platform.gpu.dense_fp8_flops_per_s
+                                                         : platform.gpu.dense_bf16_flops_per_s;
+  const double flops_per_s = peak * spec.efficiency;
+  double forward_flops = 0;
+  for (const StageModel& stage : stages) forward_flops += stage.forward_flops;
+  const double iteration_flops = 3 * forward_flops * m * spec.training.tp;
+  const std::string definition =
+      "MFU = model FLOPs / (iteration time x GPUs x peak FLOP/s); model FLOPs = 3 x forward FLOPs "
+      "(matmuls and attention) per microbatch and stage, without recompute";
+  if (format == "json") {
+    out << "{\n  \"model\": \"" << model.name << "\",\n  \"parameters\": "
+        << model.TotalParameters() << ",\n  \"gpu\": \"" << platform.gpu.name
+        << "\",\n  \"flops_per_s\": " << FormatNumber(flops_per_s)
+        << ",\n  \"model_flops_per_iteration\": " << FormatNumber(iteration_flops)
+        << ",\n  \"mfu_definition\": \"" << definition << "\",\n  \"stages\": [";
+    for (size_t k = 0; k < stages.size(); ++k) {
+      const StageModel& st = stages[k];
+      out << (k ? ",\n" : "\n") << "    {\"stage\": " << k << ", \"layers\": " << st.layers
+          << ", \"parameters\": " << st.parameters
+          << ", \"f_s\": " << FormatNumber(st.forward_flops / flops_per_s)
+          << ", \"i_s\": " << FormatNumber(st.backward_input_flops / flops_per_s)
+          << ", \"w_s\": " << FormatNumber(st.backward_weight_flops / flops_per_s)
+          << ", \"activation_bytes\": " << st.activation_bytes
+          << ", \"activation_w_bytes\": " << st.activation_w_bytes
+          << ", \"message_bytes\": " << st.message_bytes
+          << ", \"static_bytes\": " << st.static_bytes << "}";
+    }
+    out << "\n  ]\n}\n";
+    return kExitOk;
+  }
+  out << model.name << ": " << HumanCount(static_cast<double>(model.TotalParameters()))
+      << " parameters; "
+      << p * v << " stages on " << platform.gpu.name << " at " << HumanFlops(flops_per_s) << "/s"
+      << " (" << FormatNumber(spec.efficiency) << " of peak); per GPU of the tensor-parallel group\n\n";
+  std::vector<std::vector<std::string>> rows = {{"stage", "layers", "parameters", "F", "I", "W",
+                                                 "activation", "activation W", "message",
+                                                 "static"}};
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const StageModel& st = stages[k];
+    rows.push_back({std::to_string(k) + (st.embedding ? " (emb)" : "") + (st.lm_head ? " (head)" : ""),
+                    std::to_string(st.layers), HumanCount(static_cast<double>(st.parameters)),
+                    HumanDuration(st.forward_flops / flops_per_s),
+                    HumanDuration(st.backward_input_flops / flops_per_s),
+                    HumanDuration(st.backward_weight_flops / flops_per_s),
+                    HumanBytes(static_cast<double>(st.activation_bytes)),
+                    HumanBytes(static_cast<double>(st.activation_w_bytes)),
+                    HumanBytes(static_cast<double>(st.message_bytes)),
+                    HumanBytes(static_cast<double>(st.static_bytes))});
+  }
+  out << FormatColumns(rows) << "\nmodel FLOPs per iteration (" << m << " microbatches): "
+      << HumanFlops(iteration_flops) << "\n"
+      << definition << "\n";
+  return kExitOk;
+}
+
 int ListSchedules(std::ostream& out) {
   for (const ScheduleInfo& info : AllSchedules()) {
     out << info.name << std::string(info.name.size() < 10 ? 10 - info.name.size() : 1, ' ')
@@ -453,10 +691,11 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   };
   if (command == "run") return Run(rest, out, err);
   if (command == "schedule") return PrintSchedule(rest, out, err);
+  if (command == "model") return PrintModel(rest, out, err);
   if (command == "schedules") return no_options(&ListSchedules);
   if (command == "platforms") return no_options(&ListPlatforms);
   return Usage(err, "ppsim: unknown command '" + command +
-                        "'; valid: run, schedule, schedules, platforms, help");
+                        "'; valid: run, schedule, schedules, model, platforms, help");
 }
 
 }  // namespace ppsim

@@ -58,6 +58,21 @@ int64_t MaxPeak(const RunMetrics& m) {
   return peak;
 }
 
+int64_t MaxPeakMemory(const RunMetrics& m) {
+  int64_t peak = 0;
+  for (const RankMetrics& r : m.ranks) peak = std::max(peak, r.peak_memory_bytes);
+  return peak;
+}
+
+// "71.3 GiB of 80 GiB", with " OOM" when it does not fit.
+std::string MemoryOf(const RankMetrics& k) {
+  std::string text = HumanBytes(static_cast<double>(k.peak_memory_bytes));
+  if (k.memory_capacity_bytes > 0) {
+    text += " of " + HumanBytes(static_cast<double>(k.memory_capacity_bytes));
+  }
+  return text + (k.oom ? "  OOM" : "");
+}
+
 std::string JsonObject(const RunResult& r) {
   const RunMetrics& m = r.metrics;
   std::string o = "{\n";
@@ -78,6 +93,14 @@ std::string JsonObject(const RunResult& r) {
   field("compute_tasks", std::to_string(m.num_compute_tasks));
   field("transfer_tasks", std::to_string(m.num_transfer_tasks));
   field("transfer_bytes", std::to_string(m.transfer_bytes));
+  field("peak_memory_bytes", std::to_string(MaxPeakMemory(m)));
+  field("oom", m.oom_ranks > 0 ? "true" : "false");
+  field("oom_ranks", std::to_string(m.oom_ranks));
+  if (!r.model.empty()) {
+    field("model", JsonString(r.model));
+    field("model_flops", FormatNumber(r.model_flops));
+    field("mfu", FormatNumber(r.mfu));
+  }
   o += "  \"ranks\": [";
   for (size_t i = 0; i < m.ranks.size(); ++i) {
     const RankMetrics& k = m.ranks[i];
@@ -86,7 +109,12 @@ std::string JsonObject(const RunResult& r) {
          ", \"idle_in_span_s\": " + FormatNumber(k.idle_in_span_s) +
          ", \"first_start_s\": " + FormatNumber(k.first_start_s) +
          ", \"last_end_s\": " + FormatNumber(k.last_end_s) +
-         ", \"peak_activation_bytes\": " + std::to_string(k.peak_activation_bytes) + "}";
+         ", \"peak_activation_bytes\": " + std::to_string(k.peak_activation_bytes) +
+         ", \"peak_activation_time_s\": " + FormatNumber(k.peak_activation_time_s) +
+         ", \"static_memory_bytes\": " + std::to_string(k.static_memory_bytes) +
+         ", \"peak_memory_bytes\": " + std::to_string(k.peak_memory_bytes) +
+         ", \"memory_capacity_bytes\": " + std::to_string(k.memory_capacity_bytes) +
+         ", \"oom\": " + (k.oom ? "true" : "false") + "}";
   }
   o += "\n  ]\n}";
   return o;
@@ -95,7 +123,7 @@ std::string JsonObject(const RunResult& r) {
 const char* kCsvHeader =
     "schedule,pp,stages,microbatches,platform,engine,makespan_s,bubble_over_makespan,"
     "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,transfer_tasks,"
-    "transfer_bytes\n";
+    "transfer_bytes,peak_memory_bytes,oom_ranks,mfu\n";
 
 std::string CsvRow(const RunResult& r) {
   const RunMetrics& m = r.metrics;
@@ -105,11 +133,14 @@ std::string CsvRow(const RunResult& r) {
          FormatNumber(m.makespan_s) + "," + FormatNumber(m.bubble_over_makespan) + "," +
          FormatNumber(m.bubble_over_ideal) + "," + FormatNumber(m.stage_bubble_rate) + "," +
          std::to_string(MaxPeak(m)) + "," + std::to_string(m.num_compute_tasks) + "," +
-         std::to_string(m.num_transfer_tasks) + "," + std::to_string(m.transfer_bytes) + "\n";
+         std::to_string(m.num_transfer_tasks) + "," + std::to_string(m.transfer_bytes) + "," +
+         std::to_string(MaxPeakMemory(m)) + "," + std::to_string(m.oom_ranks) + "," +
+         FormatNumber(r.mfu) + "\n";
 }
 
-// Left-aligned columns separated by two spaces.
-std::string Columns(const std::vector<std::vector<std::string>>& rows) {
+}  // namespace
+
+std::string FormatColumns(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths;
   for (const auto& row : rows) {
     widths.resize(std::max(widths.size(), row.size()), 0);
@@ -127,13 +158,15 @@ std::string Columns(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
+namespace {
+
 std::string SingleTable(const RunResult& r) {
   const RunMetrics& m = r.metrics;
   std::string out = r.label + ": " + std::to_string(r.num_ranks) + " ranks, " +
                     std::to_string(r.num_stages) + " stages, " +
                     std::to_string(r.num_microbatches) + " microbatches on " + r.platform +
                     " (" + std::string(EngineName(r.spec.engine)) + " engine)\n";
-  out += Columns({
+  std::vector<std::vector<std::string>> summary = {
       {"makespan", HumanDuration(m.makespan_s)},
       {"bubble / makespan", Percent(m.bubble_over_makespan)},
       {"bubble / ideal", Percent(m.bubble_over_ideal)},
@@ -141,29 +174,42 @@ std::string SingleTable(const RunResult& r) {
       {"tasks", std::to_string(m.num_compute_tasks) + " compute, " +
                     std::to_string(m.num_transfer_tasks) + " transfers (" +
                     HumanBytes(static_cast<double>(m.transfer_bytes)) + ")"},
-  });
+  };
+  if (!r.model.empty()) {
+    summary.push_back({"model", r.model + ", " + HumanFlops(r.model_flops) +
+                                    " per iteration, MFU " + Percent(r.mfu)});
+  }
+  if (m.oom_ranks > 0) {
+    summary.push_back({"out of memory", std::to_string(m.oom_ranks) + " of " +
+                                            std::to_string(m.ranks.size()) + " ranks"});
+  }
+  out += FormatColumns(summary);
   std::vector<std::vector<std::string>> rows = {
-      {"rank", "busy", "span", "idle in span", "peak activation"}};
+      {"rank", "busy", "span", "idle in span", "peak activation", "static", "peak memory"}};
   for (const RankMetrics& k : m.ranks) {
     rows.push_back({std::to_string(k.rank), HumanDuration(k.busy_s), HumanDuration(k.span_s),
                     HumanDuration(k.idle_in_span_s),
-                    HumanBytes(static_cast<double>(k.peak_activation_bytes))});
+                    HumanBytes(static_cast<double>(k.peak_activation_bytes)),
+                    HumanBytes(static_cast<double>(k.static_memory_bytes)), MemoryOf(k)});
   }
-  return out + "\n" + Columns(rows);
+  return out + "\n" + FormatColumns(rows);
 }
 
 std::string ComparisonTable(const std::vector<RunResult>& results) {
   std::vector<std::vector<std::string>> rows = {{"schedule", "ranks", "microbatches", "makespan",
                                                  "bubble/makespan", "bubble/ideal",
-                                                 "stage bubble", "peak activation"}};
+                                                 "stage bubble", "peak activation",
+                                                 "peak memory", "OOM ranks"}};
   for (const RunResult& r : results) {
     const RunMetrics& m = r.metrics;
     rows.push_back({r.label, std::to_string(r.num_ranks), std::to_string(r.num_microbatches),
                     HumanDuration(m.makespan_s), Percent(m.bubble_over_makespan),
                     Percent(m.bubble_over_ideal), Percent(m.stage_bubble_rate),
-                    HumanBytes(static_cast<double>(MaxPeak(m)))});
+                    HumanBytes(static_cast<double>(MaxPeak(m))),
+                    HumanBytes(static_cast<double>(MaxPeakMemory(m))),
+                    std::to_string(m.oom_ranks)});
   }
-  return Columns(rows);
+  return FormatColumns(rows);
 }
 
 }  // namespace

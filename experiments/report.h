@@ -21,6 +21,9 @@ Status ParseOutputFormat(std::string_view what, std::string_view text, OutputFor
 // Several runs: a comparison table; a JSON array of objects; CSV header and one row per run.
 std::string FormatResults(const std::vector<RunResult>& results, OutputFormat format);
 
+// Left-aligned columns separated by two spaces, one line per row.
+std::string FormatColumns(const std::vector<std::vector<std::string>>& rows);
+
 // Shortest decimal text that reads back as exactly `value`.
 std::string FormatNumber(double value);
 

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "models/profile.h"
 #include "schedules/registry.h"
 #include "schedules/schedule_text.h"
 
@@ -80,16 +81,88 @@ Status BuildSchedule(const RunSpec& spec, Schedule* schedule, std::string* label
   return GenerateSchedule(info->name, spec.params, schedule);
 }
 
+Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
+                        std::vector<StageModel>* stages, TransformerSpec* model) {
+  if (const TransformerSpec* preset = FindTransformerPreset(spec.model)) {
+    *model = *preset;
+  } else if (spec.model.find('.') != std::string::npos) {
+    proto::TransformerModel message;
+    ConfigLocations locations;
+    Status status = ReadConfigFile(spec.model, &message, &locations);
+    if (!status.ok()) return status;
+    status = TransformerFromProto(message, locations, model);
+    if (!status.ok()) return status;
+    if (model->name.empty()) model->name = spec.model;
+  } else {
+    return Status::InvalidInput("--model: unknown model '" + spec.model + "'; valid: " +
+                                TransformerPresetNames() + ", or a model file (.textproto, "
+                                ".json, .yaml)");
+  }
+  TrainingSetup setup = spec.training;
+  if (setup.seq_len == 0) setup.seq_len = model->seq_len;
+  Status status = CheckTrainingSetup(*model, setup);
+  if (!status.ok()) return status;
+  stages->clear();
+  std::vector<Pipeline> pipelines = schedule.pipelines;
+  if (pipelines.empty()) {
+    pipelines.push_back(Pipeline{0, schedule.num_stages - 1, 0, schedule.num_microbatches - 1});
+  }
+  for (const Pipeline& pipeline : pipelines) {
+    std::vector<int32_t> layers;
+    status = SplitLayers(*model, pipeline.last_stage - pipeline.first_stage + 1, spec.layer_split,
+                         &layers);
+    if (!status.ok()) return status;
+    for (const StageModel& stage : BuildStageModels(*model, setup, layers)) {
+      stages->push_back(stage);
+    }
+  }
+  return Status();
+}
+
 Status PrepareRun(const RunSpec& spec, PreparedRun* run) {
   run->spec = spec;
   Status status = BuildSchedule(spec, &run->schedule, &run->label);
   if (!status.ok()) return status;
-  status = BuildStageCosts(spec.costs, run->schedule.num_stages, &run->costs);
-  if (!status.ok()) return status;
-  status = CheckCostsCoverSchedule(run->costs, run->schedule);
-  if (!status.ok()) return status;
   status = MakePlatform(spec.platform, spec.platform_options, run->schedule.num_ranks,
                         &run->platform);
+  if (!status.ok()) return status;
+  if (!spec.model.empty() && !spec.profile_file.empty()) {
+    return Status::InvalidInput("--profile: give --profile or --model, not both");
+  }
+  Profile profile;
+  bool has_profile = false;
+  if (!spec.profile_file.empty()) {
+    status = ReadProfile(spec.profile_file, &profile);
+    if (!status.ok()) return status;
+    has_profile = true;
+  } else if (!spec.model.empty()) {
+    std::vector<StageModel> stages;
+    TransformerSpec model;
+    status = BuildModelStages(spec, run->schedule, &stages, &model);
+    if (!status.ok()) return status;
+    const double peak = spec.training.dtype == Dtype::kFp8 ? run->platform.gpu.dense_fp8_flops_per_s
+                                                           : run->platform.gpu.dense_bf16_flops_per_s;
+    profile = ProfileFromCosts(StageModelsToCosts(stages, peak * spec.efficiency),
+                               "--model " + spec.model);
+    has_profile = true;
+    run->model = model.name;
+    // Model FLOPs count forward and backward without recompute, 3 x the forward, for every
+    // microbatch on every stage of its pipeline, on all tp GPUs of a rank.
+    for (size_t stage = 0; stage < stages.size(); ++stage) {
+      int32_t microbatches = run->schedule.num_microbatches;
+      for (const Pipeline& pipeline : run->schedule.pipelines) {
+        if (static_cast<int32_t>(stage) >= pipeline.first_stage &&
+            static_cast<int32_t>(stage) <= pipeline.last_stage) {
+          microbatches = pipeline.last_microbatch - pipeline.first_microbatch + 1;
+        }
+      }
+      run->model_flops += 3 * stages[stage].forward_flops * microbatches * spec.training.tp;
+    }
+  }
+  status = BuildStageCosts(spec.costs, has_profile ? &profile : nullptr,
+                           run->schedule.num_stages, &run->costs);
+  if (!status.ok()) return status;
+  status = CheckCostsCoverSchedule(run->costs, run->schedule);
   if (!status.ok()) return status;
   return CompileTaskGraph(run->schedule, run->costs, &run->graph);
 }
@@ -104,7 +177,18 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result) {
   result->num_stages = run.schedule.num_stages;
   result->num_microbatches = run.schedule.num_microbatches;
   result->platform = run.platform.name;
-  result->metrics = ComputeMetrics(run.schedule, run.costs, run.graph, timeline);
+  const int64_t capacity =
+      run.spec.memory_limit_bytes > 0 ? run.spec.memory_limit_bytes : run.platform.gpu.memory_bytes;
+  result->metrics = ComputeMetrics(run.schedule, run.costs, run.graph, timeline, capacity);
+  result->model = run.model;
+  result->model_flops = run.model_flops;
+  if (run.model_flops > 0 && result->metrics.makespan_s > 0) {
+    const double peak = run.spec.training.dtype == Dtype::kFp8
+                            ? run.platform.gpu.dense_fp8_flops_per_s
+                            : run.platform.gpu.dense_bf16_flops_per_s;
+    const double gpus = static_cast<double>(run.schedule.num_ranks) * run.spec.training.tp;
+    result->mfu = run.model_flops / (result->metrics.makespan_s * gpus * peak);
+  }
   return Status();
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "models/stage_costs.h"
+#include "models/transformer.h"
 #include "platforms/platform.h"
 #include "schedules/generator.h"
 #include "schedules/schedule.h"
@@ -26,9 +27,17 @@ struct RunSpec {
   ScheduleParams params;
   // With schedule_file: the rank of every stage; empty to infer it from the file.
   std::vector<RankIndex> stage_to_rank;
-  CostText costs;
+  CostText costs;  // Flags; each overrides the same field from the profile or model.
+  std::string profile_file;  // --profile: measured costs (models/profile.h); empty: none.
+  // --model: a preset name or a model file (models/transformer.h); empty: none. With a model the
+  // costs come from the analytic model at the platform GPU's peak FLOP/s times `efficiency`.
+  std::string model;
+  TrainingSetup training;  // seq_len 0: the model's own
+  LayerSplit layer_split;
+  double efficiency = 0.5;
   std::string platform = "h100-node";
   PlatformOptions platform_options;
+  int64_t memory_limit_bytes = 0;  // --memory-limit; 0: the platform GPU's memory
   EngineKind engine = EngineKind::kSimGrid;
 };
 
@@ -36,6 +45,8 @@ struct RunSpec {
 struct PreparedRun {
   RunSpec spec;
   std::string label;  // The schedule's name or file.
+  std::string model;  // The model's name, with --model.
+  double model_flops = 0;  // see RunResult
   Schedule schedule;
   StageCosts costs;
   PlatformSpec platform;
@@ -49,11 +60,21 @@ struct RunResult {
   int32_t num_stages = 0;
   int32_t num_microbatches = 0;
   std::string platform;
+  std::string model;  // the model's name, empty without --model
+  // With --model: model FLOPs of the iteration (forward and backward, without recompute) and
+  // MFU = model FLOPs / (makespan x GPUs x peak FLOP/s of the dtype).
+  double model_flops = 0;
+  double mfu = 0;
   RunMetrics metrics;
 };
 
 // Generates (or reads) and checks the schedule alone; `label` is its name or file.
 Status BuildSchedule(const RunSpec& spec, Schedule* schedule, std::string* label);
+
+// The analytic model's stages for `schedule` (one set per pipeline, each split over its stages)
+// on `platform`, and the model it used. For `ppsim model` and PrepareRun.
+Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
+                        std::vector<StageModel>* stages, TransformerSpec* model);
 
 // Builds the schedule, costs and platform, checks them and compiles the task graph. Returns
 // InvalidInput for bad input and Deadlock for an order that cannot execute; never touches SimGrid.

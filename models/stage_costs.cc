@@ -1,5 +1,6 @@
 #include "models/stage_costs.h"
 
+#include "models/profile.h"
 #include "models/units.h"
 
 namespace ppsim {
@@ -21,57 +22,84 @@ double StageCosts::ActionDuration(const Action& action) const {
   return OpDuration(action.op(0)) + OpDuration(action.op(1));
 }
 
-Status BuildStageCosts(const CostText& text, int32_t num_stages, StageCosts* costs) {
-  *costs = StageCosts();
-  if (text.forward.empty()) {
-    return Status::InvalidInput(
-        "--f: required; give the forward time of each virtual stage, e.g. --f 1.2ms");
+namespace {
+
+// One field: the flag when given, else the profile's column (broadcast from one row), else unset.
+template <class T, class ParseList>
+Status Resolve(const char* flag, const std::string& text, const Profile* profile,
+               std::vector<T> Profile::*column, int32_t num_stages, ParseList parse_list,
+               std::vector<T>* out) {
+  out->clear();
+  if (!text.empty()) return parse_list(flag, text, num_stages, out);
+  if (profile == nullptr || (profile->*column).empty()) return Status();
+  const std::vector<T>& values = profile->*column;
+  if (values.size() == 1) {
+    out->assign(num_stages, values[0]);
+  } else {
+    *out = values;
   }
-  Status status = ParseDurationList("--f", text.forward, num_stages, &costs->forward_s);
+  return Status();
+}
+
+}  // namespace
+
+Status BuildStageCosts(const CostText& text, const Profile* profile, int32_t num_stages,
+                       StageCosts* costs) {
+  *costs = StageCosts();
+  if (profile != nullptr && profile->num_rows != 1 && profile->num_rows != num_stages) {
+    return Status::InvalidInput(profile->source + ": " + std::to_string(profile->num_rows) +
+                                " stages in the profile for " + std::to_string(num_stages) +
+                                " virtual stages; give one per virtual stage or one for all");
+  }
+  Status status;
+  auto times = [&](const char* flag, const std::string& value, std::vector<double> Profile::*column,
+                   std::vector<double>* out) {
+    if (status.ok()) status = Resolve(flag, value, profile, column, num_stages, &ParseDurationList, out);
+  };
+  auto sizes = [&](const char* flag, const std::string& value,
+                   std::vector<int64_t> Profile::*column, std::vector<int64_t>* out) {
+    if (status.ok()) status = Resolve(flag, value, profile, column, num_stages, &ParseSizeList, out);
+    if (status.ok() && out->empty()) out->assign(num_stages, 0);
+  };
+  times("--f", text.forward, &Profile::f_s, &costs->forward_s);
+  times("--i", text.backward_input, &Profile::i_s, &costs->backward_input_s);
+  times("--w", text.backward_weight, &Profile::w_s, &costs->backward_weight_s);
+  times("--b", text.backward, &Profile::b_s, &costs->backward_s);
+  times("--overlap", text.overlap, &Profile::overlap_s, &costs->overlap_s);
+  sizes("--activation", text.activation, &Profile::activation_bytes, &costs->activation_bytes);
+  sizes("--activation-w", text.activation_w, &Profile::activation_w_bytes,
+        &costs->activation_w_bytes);
+  sizes("--message-bytes", text.message, &Profile::message_bytes, &costs->message_bytes);
+  std::vector<int64_t> params, grads, optimizer, other_static;
+  sizes("params", "", &Profile::param_bytes, &params);
+  sizes("grads", "", &Profile::grad_bytes, &grads);
+  sizes("optimizer", "", &Profile::optimizer_bytes, &optimizer);
+  sizes("static", "", &Profile::static_bytes, &other_static);
   if (!status.ok()) return status;
 
-  const bool has_i = !text.backward_input.empty();
-  const bool has_w = !text.backward_weight.empty();
+  const std::string from_profile = profile == nullptr ? "" : " (or in " + profile->source + ")";
+  if (costs->forward_s.empty()) {
+    return Status::InvalidInput("--f: required; give the forward time of each virtual stage, "
+                                "e.g. --f 1.2ms" + from_profile);
+  }
+  const bool has_i = !costs->backward_input_s.empty();
+  const bool has_w = !costs->backward_weight_s.empty();
   if (has_i != has_w) {
     return Status::InvalidInput(std::string(has_i ? "--i" : "--w") + ": given without " +
                                 (has_i ? "--w" : "--i") +
-                                "; a split backward needs both --i and --w");
+                                "; a split backward needs both --i and --w" + from_profile);
   }
-  if (has_i) {
-    status = ParseDurationList("--i", text.backward_input, num_stages, &costs->backward_input_s);
-    if (!status.ok()) return status;
-    status = ParseDurationList("--w", text.backward_weight, num_stages, &costs->backward_weight_s);
-    if (!status.ok()) return status;
-  }
-  if (!text.backward.empty()) {
-    status = ParseDurationList("--b", text.backward, num_stages, &costs->backward_s);
-    if (!status.ok()) return status;
-  } else if (has_i) {
+  if (costs->backward_s.empty()) {
+    if (!has_i) {
+      return Status::InvalidInput("--b: required; give the full backward time (--b) or its two "
+                                  "parts (--i and --w)" + from_profile);
+    }
     for (int32_t s = 0; s < num_stages; ++s) {
       costs->backward_s.push_back(costs->backward_input_s[s] + costs->backward_weight_s[s]);
     }
-  } else {
-    return Status::InvalidInput(
-        "--b: required; give the full backward time (--b) or its two parts (--i and --w)");
-  }
-  if (!text.overlap.empty()) {
-    status = ParseDurationList("--overlap", text.overlap, num_stages, &costs->overlap_s);
-    if (!status.ok()) return status;
-  }
-
-  auto sizes = [&](const char* flag, const std::string& value, std::vector<int64_t>* out) {
-    return ParseSizeList(flag, value.empty() ? "0" : value, num_stages, out);
-  };
-  if (!(status = sizes("--activation", text.activation, &costs->activation_bytes)).ok()) {
-    return status;
-  }
-  if (!(status = sizes("--activation-w", text.activation_w, &costs->activation_w_bytes)).ok()) {
-    return status;
-  }
-  if (!(status = sizes("--message-bytes", text.message, &costs->message_bytes)).ok()) {
-    return status;
   }
   for (int32_t s = 0; s < num_stages; ++s) {
+    costs->static_bytes.push_back(params[s] + grads[s] + optimizer[s] + other_static[s]);
     if (costs->activation_w_bytes[s] > costs->activation_bytes[s]) {
       return Status::InvalidInput(
           "--activation-w: " + std::to_string(costs->activation_w_bytes[s]) +

@@ -26,6 +26,8 @@ struct StageCosts {
   // The tensor crossing the boundary between stage s and s + 1 (activation forward, gradient
   // backward). The last stage's entry is not sent.
   std::vector<int64_t> message_bytes;
+  // Memory held for the whole iteration: parameters, gradients, optimizer state. Empty: none.
+  std::vector<int64_t> static_bytes;
 
   int32_t num_stages() const { return static_cast<int32_t>(forward_s.size()); }
   bool has_split_backward() const { return !backward_input_s.empty(); }
@@ -48,9 +50,17 @@ struct CostText {
   std::string message;          // --message-bytes. Default: 0.
 };
 
-// Parses and checks the cost flags for `num_stages` virtual stages. Each flag holds one value for
-// every stage or a comma list of exactly num_stages values. Messages start with the flag.
-Status BuildStageCosts(const CostText& text, int32_t num_stages, StageCosts* costs);
+struct Profile;
+
+// Parses and checks the costs of `num_stages` virtual stages. Each field comes from its flag when
+// given (one value for every stage or a comma list of exactly num_stages values), else from
+// `profile` (may be null; one row for every stage or one row per stage), else its default.
+// Messages start with the flag, or with the profile's file.
+Status BuildStageCosts(const CostText& text, const Profile* profile, int32_t num_stages,
+                       StageCosts* costs);
+inline Status BuildStageCosts(const CostText& text, int32_t num_stages, StageCosts* costs) {
+  return BuildStageCosts(text, nullptr, num_stages, costs);
+}
 
 // Checks that `costs` has a duration for every kind of op `schedule` uses (I and W need --i and
 // --w) and one entry per virtual stage of the schedule.

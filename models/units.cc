@@ -255,4 +255,21 @@ std::string HumanBytes(double bytes) {
   return FormatShort(bytes, "B");
 }
 
+std::string HumanCount(double count) {
+  const double a = std::fabs(count);
+  if (a >= 1e9) return FormatShort(count / 1e9, "B");
+  if (a >= 1e6) return FormatShort(count / 1e6, "M");
+  if (a >= 1e3) return FormatShort(count / 1e3, "K");
+  return FormatShort(count, "");
+}
+
+std::string HumanFlops(double flops) {
+  const double a = std::fabs(flops);
+  if (a >= 1e18) return FormatShort(flops / 1e18, "EFLOP");
+  if (a >= 1e15) return FormatShort(flops / 1e15, "PFLOP");
+  if (a >= 1e12) return FormatShort(flops / 1e12, "TFLOP");
+  if (a >= 1e9) return FormatShort(flops / 1e9, "GFLOP");
+  return FormatShort(flops, "FLOP");
+}
+
 }  // namespace ppsim

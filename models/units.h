@@ -34,6 +34,8 @@ Status ParseSizeList(std::string_view what, std::string_view text, int32_t count
 // Short human-readable forms for tables: "1.2 ms", "33 s", "1.5 GiB". Not for round-tripping.
 std::string HumanDuration(double seconds);
 std::string HumanBytes(double bytes);
+std::string HumanFlops(double flops);  // "494.5 TFLOP"
+std::string HumanCount(double count);  // "8.03 B", "218.1 M"
 
 }  // namespace ppsim
 

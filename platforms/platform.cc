@@ -7,6 +7,10 @@ namespace {
 // links of 25 GB/s per direction = 450 GB/s per direction (the "900 GB/s" bidirectional figure)
 // into the node's NVSwitches.
 constexpr double kH100DenseBf16FlopsPerS = 989e12;
+// Same datasheet: 1,979 TFLOP/s dense FP8 (3,958 with sparsity); 80 GB of HBM3, i.e. 5 stacks of
+// 16 GiB = 80 GiB (nvidia-smi shows 81,559 MiB of it).
+constexpr double kH100DenseFp8FlopsPerS = 1979e12;
+constexpr int64_t kH100MemoryBytes = 80LL << 30;
 constexpr double kH100NvlinkBytesPerSPerDirection = 450e9;
 // One NVSwitch hop GPU-to-GPU: a few microseconds end to end for small NCCL point-to-point
 // messages (nccl-tests sendrecv on DGX H100 class nodes). Modelled as 1.5 us per port, 3 us per
@@ -31,11 +35,11 @@ double PlatformSpec::UncontendedTransferTime(RankIndex src, RankIndex dst, int64
 const std::vector<PlatformPreset>& AllPlatformPresets() {
   static const std::vector<PlatformPreset> kPresets = {
       {"ideal",
-       "one GPU per rank, a dedicated link per pair: latency --p2p-latency (default 0), "
+       "one H100 SXM per rank, a dedicated link per pair: latency --p2p-latency (default 0), "
        "bandwidth --p2p-bandwidth (default inf); nothing contends"},
       {"h100-node",
-       "8 x H100 SXM (989 TFLOP/s bf16) on an NVSwitch: 450 GB/s per direction per GPU port, "
-       "3 us GPU-to-GPU latency"},
+       "8 x H100 SXM (989 TFLOP/s bf16, 80 GiB) on an NVSwitch: 450 GB/s per direction per GPU "
+       "port, 3 us GPU-to-GPU latency"},
   };
   return kPresets;
 }
@@ -44,6 +48,8 @@ Status MakePlatform(std::string_view preset, const PlatformOptions& options, int
                     PlatformSpec* spec) {
   *spec = PlatformSpec();
   spec->name = std::string(preset);
+  // Every preset here has H100 SXM GPUs; `ideal` idealises only the network.
+  spec->gpu = GpuSpec{"H100 SXM", kH100DenseBf16FlopsPerS, kH100DenseFp8FlopsPerS, kH100MemoryBytes};
   if (preset == "ideal") {
     spec->fabric = Fabric::kFullMesh;
     spec->num_gpus = num_ranks;

@@ -26,12 +26,22 @@ enum class Fabric {
   kSwitch,
 };
 
+// What the cost model and the memory check need from a GPU.
+struct GpuSpec {
+  std::string name;
+  double dense_bf16_flops_per_s = 0;  // peak dense FLOP/s at bf16/fp16
+  double dense_fp8_flops_per_s = 0;   // peak dense FLOP/s at fp8
+  int64_t memory_bytes = 0;           // HBM capacity
+};
+
 struct PlatformSpec {
   std::string name;
   Fabric fabric = Fabric::kFullMesh;
   int32_t num_gpus = 0;
-  // Compute speed of one GPU in FLOP/s. Costs given as durations run as duration × this many
-  // FLOPs, so the speed does not change a run's times.
+  // The GPU of every rank.
+  GpuSpec gpu;
+  // Compute speed of one GPU's SimGrid host in FLOP/s. Costs given as durations run as
+  // duration × this many FLOPs, so the speed does not change a run's times.
   double gpu_flops_per_s = 1e15;
   // kFullMesh: latency of a pair's link. kSwitch: latency of one port (a route crosses two).
   double link_latency_s = 0;

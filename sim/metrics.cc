@@ -18,28 +18,41 @@ int64_t FreedAtEnd(const Op& op, const StageCosts& costs) {
   return 0;
 }
 
+// Walks one rank's order: calls allocated(index, live) after an action's forward allocations and
+// freed(index, live) after its frees.
+template <class Allocated, class Freed>
+void WalkActivations(const std::vector<Action>& order, const StageCosts& costs,
+                     Allocated allocated, Freed freed) {
+  int64_t live = 0;
+  for (size_t index = 0; index < order.size(); ++index) {
+    const Action& action = order[index];
+    for (int k = 0; k < action.num_ops(); ++k) {
+      const Op& op = action.op(k);
+      if (op.kind == OpKind::kForward) live += costs.activation_bytes[op.stage.value()];
+    }
+    allocated(index, live);
+    for (int k = 0; k < action.num_ops(); ++k) live -= FreedAtEnd(action.op(k), costs);
+    freed(index, live);
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> PeakActivationBytes(const Schedule& schedule, const StageCosts& costs) {
   std::vector<int64_t> peaks;
   for (const auto& order : schedule.orders) {
-    int64_t live = 0;
     int64_t peak = 0;
-    for (const Action& action : order) {
-      for (int k = 0; k < action.num_ops(); ++k) {
-        const Op& op = action.op(k);
-        if (op.kind == OpKind::kForward) live += costs.activation_bytes[op.stage.value()];
-      }
-      peak = std::max(peak, live);
-      for (int k = 0; k < action.num_ops(); ++k) live -= FreedAtEnd(action.op(k), costs);
-    }
+    WalkActivations(
+        order, costs, [&](size_t, int64_t live) { peak = std::max(peak, live); },
+        [](size_t, int64_t) {});
     peaks.push_back(peak);
   }
   return peaks;
 }
 
 RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
-                          const TaskGraph& graph, const Timeline& timeline) {
+                          const TaskGraph& graph, const Timeline& timeline,
+                          int64_t memory_capacity_bytes) {
   RunMetrics m;
   m.num_compute_tasks = graph.num_compute_tasks();
   m.num_transfer_tasks = graph.num_tasks() - graph.num_compute_tasks();
@@ -52,7 +65,11 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
   }
   m.makespan_s = graph.num_tasks() == 0 ? 0 : latest - earliest;
 
-  const std::vector<int64_t> peaks = PeakActivationBytes(schedule, costs);
+  std::vector<int64_t> static_bytes(schedule.num_ranks, 0);
+  for (int32_t stage = 0; stage < static_cast<int32_t>(costs.static_bytes.size()); ++stage) {
+    static_bytes[schedule.stage_to_rank[stage].value()] += costs.static_bytes[stage];
+  }
+  m.memory_timeline.resize(schedule.num_ranks);
   double total_busy = 0;
   for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
     RankMetrics r;
@@ -66,7 +83,25 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
     for (TaskId t = begin; t < end; ++t) r.busy_s += timeline.end_s[t] - timeline.start_s[t];
     r.span_s = r.last_end_s - r.first_start_s;
     r.idle_in_span_s = r.span_s - r.busy_s;
-    r.peak_activation_bytes = peaks[rank];
+    auto& samples = m.memory_timeline[rank];
+    WalkActivations(
+        schedule.orders[rank], costs,
+        [&](size_t index, int64_t live) {
+          const double t = timeline.start_s[graph.ComputeTask(rank, index)];
+          samples.push_back({t, live});
+          if (live > r.peak_activation_bytes) {
+            r.peak_activation_bytes = live;
+            r.peak_activation_time_s = t;
+          }
+        },
+        [&](size_t index, int64_t live) {
+          samples.push_back({timeline.end_s[graph.ComputeTask(rank, index)], live});
+        });
+    r.static_memory_bytes = static_bytes[rank];
+    r.peak_memory_bytes = r.static_memory_bytes + r.peak_activation_bytes;
+    r.memory_capacity_bytes = memory_capacity_bytes;
+    r.oom = memory_capacity_bytes > 0 && r.peak_memory_bytes > memory_capacity_bytes;
+    m.oom_ranks += r.oom ? 1 : 0;
     total_busy += r.busy_s;
     m.ranks.push_back(r);
   }

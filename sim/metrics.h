@@ -10,6 +10,8 @@
 //                         (the zero-bubble paper's bubble rate)
 //   peak activation(r)    running maximum of live activation bytes in r's order: F adds M_B
 //                         when it starts; I frees M_B - M_W, W frees M_W, B frees M_B when they end.
+//   static memory(r)      sum of the static bytes (parameters, gradients, optimizer state) of r's
+//                         stages; peak memory = static + peak activation; oom = peak > capacity.
 #ifndef PPSIM_SIM_METRICS_H_
 #define PPSIM_SIM_METRICS_H_
 
@@ -31,6 +33,17 @@ struct RankMetrics {
   double first_start_s = 0;
   double last_end_s = 0;
   int64_t peak_activation_bytes = 0;
+  double peak_activation_time_s = 0;  // when the peak was first reached
+  int64_t static_memory_bytes = 0;
+  int64_t peak_memory_bytes = 0;      // static + peak activation
+  int64_t memory_capacity_bytes = 0;  // 0: unlimited
+  bool oom = false;                   // peak_memory_bytes > memory_capacity_bytes
+};
+
+// Live activation bytes of a rank from `time_s` on.
+struct MemorySample {
+  double time_s = 0;
+  int64_t live_activation_bytes = 0;
 };
 
 struct RunMetrics {
@@ -42,10 +55,15 @@ struct RunMetrics {
   size_t num_transfer_tasks = 0;
   int64_t transfer_bytes = 0;
   std::vector<RankMetrics> ranks;
+  int32_t oom_ranks = 0;
+  // Per rank, every change of live activation bytes in time order (for traces and plots).
+  std::vector<std::vector<MemorySample>> memory_timeline;
 };
 
+// `memory_capacity_bytes` is each GPU's memory (0: unlimited, nothing is out of memory).
 RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
-                          const TaskGraph& graph, const Timeline& timeline);
+                          const TaskGraph& graph, const Timeline& timeline,
+                          int64_t memory_capacity_bytes = 0);
 
 // Peak live activation bytes of each rank, from its order alone (a rank runs one op at a time).
 std::vector<int64_t> PeakActivationBytes(const Schedule& schedule, const StageCosts& costs);

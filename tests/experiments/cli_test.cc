@@ -49,7 +49,10 @@ TEST(Cli, JsonHasTheClosedFormMetricsOfCheckCase1) {
   EXPECT_NE(r.out.find("\"makespan_s\": 33,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"bubble_over_ideal\": 0.375,"), std::string::npos);
   EXPECT_NE(r.out.find("{\"rank\": 3, \"busy_s\": 24, \"span_s\": 24, \"idle_in_span_s\": 0, "
-                       "\"first_start_s\": 3, \"last_end_s\": 27, \"peak_activation_bytes\": 1}"),
+                       "\"first_start_s\": 3, \"last_end_s\": 27, \"peak_activation_bytes\": 1, "
+                       "\"peak_activation_time_s\": 3, \"static_memory_bytes\": 0, "
+                       "\"peak_memory_bytes\": 1, \"memory_capacity_bytes\": 85899345920, "
+                       "\"oom\": false}"),
             std::string::npos)
       << r.out;
 }
@@ -76,7 +79,7 @@ TEST(Cli, CsvHasAHeaderAndOneRowPerSchedule) {
   EXPECT_EQ(header,
             "schedule,pp,stages,microbatches,platform,engine,makespan_s,bubble_over_makespan,"
             "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,"
-            "transfer_tasks,transfer_bytes");
+            "transfer_tasks,transfer_bytes,peak_memory_bytes,oom_ranks,mfu");
   // Check case 3. Busy = 8 x (3 + 3 + 6 + 3) = 120 s in all; rank 0 is busy 24 s and has the
   // longest span: GPipe 57 s (0..57), 1F1B 55 s.
   struct Want {
@@ -86,7 +89,7 @@ TEST(Cli, CsvHasAHeaderAndOneRowPerSchedule) {
   };
   for (const Want& w : {Want{gpipe, "GPipe", 57}, Want{one_f_one_b, "1F1B", 55}}) {
     const std::vector<std::string> f = SplitLine(w.row);
-    ASSERT_EQ(f.size(), 14u) << w.row;
+    ASSERT_EQ(f.size(), 17u) << w.row;
     EXPECT_EQ(f[0], w.name);
     EXPECT_EQ(std::vector<std::string>(f.begin() + 1, f.begin() + 6),
               (std::vector<std::string>{"4", "4", "8", "ideal", "critical-path"}));
@@ -95,7 +98,7 @@ TEST(Cli, CsvHasAHeaderAndOneRowPerSchedule) {
     EXPECT_NEAR(std::stod(f[8]), (4 * w.makespan - 120) / 120, 1e-12);
     EXPECT_NEAR(std::stod(f[9]), (w.makespan - 24) / w.makespan, 1e-12);
     EXPECT_EQ(std::vector<std::string>(f.begin() + 10, f.end()),
-              (std::vector<std::string>{"0", "64", "48", "0"}));
+              (std::vector<std::string>{"0", "64", "48", "0", "0", "0", "0"}));
   }
 }
 
@@ -122,9 +125,9 @@ TEST(Cli, DefaultJobComparesOneFOneBAndGPipeOnAnH100Node) {
       << r.out;
   // Peak activations: 1F1B holds 4 microbatches on rank 0, GPipe all 8 (x 1.5 GiB).
   EXPECT_NE(r.out.find("\n1F1B  "), std::string::npos);
-  EXPECT_NE(r.out.find("6 GiB\n"), std::string::npos);
+  EXPECT_NE(r.out.find("  6 GiB  "), std::string::npos);
   EXPECT_NE(r.out.find("\nGPipe "), std::string::npos);
-  EXPECT_NE(r.out.find("12 GiB\n"), std::string::npos);
+  EXPECT_NE(r.out.find("  12 GiB  "), std::string::npos);
 }
 
 TEST(Cli, FewerMicrobatchesThanRanksIsAccepted) {
@@ -181,8 +184,8 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
                      "1"}),
                 "--b: required; give the full backward time (--b) or its two parts (--i and --w)");
   ExpectInvalid(Cli({"frobnicate"}),
-                "ppsim: unknown command 'frobnicate'; valid: run, schedule, schedules, platforms, "
-                "help");
+                "ppsim: unknown command 'frobnicate'; valid: run, schedule, schedules, model, "
+                "platforms, help");
 }
 
 TEST(Cli, MalformedScheduleFileNamesFileLineAndColumn) {
@@ -309,6 +312,124 @@ TEST(Cli, TorchRejectionsNameTheRule) {
                      "5"}),
                 "Interleaved1F1B needs microbatches to be a multiple of rounds = max(1, m // pp) "
                 "= 2; got 5");
+}
+
+TEST(Cli, MemoryLimitFlagsOomAndFailOnOomExitsOne) {
+  // 1F1B rank r holds 4 - r activations of 1 GB: a 3.5 GB limit does not fit rank 0 (4 GB).
+  const std::vector<std::string> args = {"--activation", "1GB", "--memory-limit", "3.5GB",
+                                         "--format", "json"};
+  const CliResult r = RunIdeal(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"oom\": true,\n  \"oom_ranks\": 1,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"peak_memory_bytes\": 4000000000, \"memory_capacity_bytes\": "
+                       "3500000000, \"oom\": true}"),
+            std::string::npos);
+  std::vector<std::string> fail = args;
+  fail.push_back("--fail-on-oom");
+  const CliResult f = RunIdeal(fail);
+  EXPECT_EQ(f.code, 1);
+  EXPECT_EQ(f.err, "out of memory: 1F1B rank 0 needs 3.725 GiB of 3.26 GiB\n");
+  ExpectInvalid(RunIdeal({"--memory-limit", "0"}), "--memory-limit: must be more than 0 bytes");
+}
+
+TEST(Cli, ProfileCsvRunsLikeTheSameFlags) {
+  const std::string path = WriteFile("prof.csv",
+                                     "stage,f_ms,b_ms,activation_MiB,message_MiB\n"
+                                     "0,1,2,100,32\n1,1,2,100,32\n2,2,4,100,32\n3,1,2,100,32\n");
+  const std::vector<std::string> common = {"run", "--schedule", "1F1B", "--pp", "4",
+                                           "--microbatches", "8", "--format", "json"};
+  std::vector<std::string> from_profile = common;
+  from_profile.insert(from_profile.end(), {"--profile", path});
+  std::vector<std::string> from_flags = common;
+  from_flags.insert(from_flags.end(), {"--f", "1ms,1ms,2ms,1ms", "--b", "2ms,2ms,4ms,2ms",
+                                       "--activation", "100MiB", "--message-bytes", "32MiB"});
+  const CliResult a = Cli(from_profile);
+  const CliResult b = Cli(from_flags);
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "2", "--microbatches", "2", "--profile",
+                     path}),
+                path + ": 4 stages in the profile for 2 virtual stages; give one per virtual "
+                       "stage or one for all");
+}
+
+std::vector<std::string> ModelRun(std::vector<std::string> extra) {
+  std::vector<std::string> args = {"run", "--schedule", "1F1B", "--pp", "4", "--microbatches",
+                                   "16", "--platform", "h100-node"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(Cli, Llama3On4H100sFitsWithItsStaticMemory) {
+  const CliResult r = Cli(ModelRun({"--model", "llama3-8b", "--format", "json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  // Llama-3 8B (h 4096, 32 heads, 8 KV heads, FFN 14336, vocab 128256, untied): a layer has
+  // 2h^2 + 2h(h/4) + 3h*ffn + 2h (RMSNorm) = 218,112,000 parameters; rank 0 holds 8 layers and
+  // the embedding (128256 x 4096), at 16 bytes per parameter (mixed-precision Adam).
+  const int64_t layer = 2LL * 4096 * 4096 + 2LL * 4096 * 1024 + 3LL * 4096 * 14336 + 2 * 4096;
+  const int64_t rank0_static = 16 * (8 * layer + 128256LL * 4096);
+  EXPECT_NE(r.out.find("\"static_memory_bytes\": " + std::to_string(rank0_static) + ","),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"oom\": false,"), std::string::npos);
+  EXPECT_NE(r.out.find("\"model\": \"llama3-8b\""), std::string::npos);
+}
+
+TEST(Cli, Llama3_70bOn4H100sIsOutOfMemoryWithTheNumbers) {
+  // 70.6B parameters x 16 bytes / 4 ranks is about 282 GB per rank, far above 80 GiB.
+  const CliResult r = Cli(ModelRun({"--model", "llama3-70b"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("out of memory      4 of 4 ranks"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of 80 GiB  OOM"), std::string::npos) << r.out;
+  const CliResult f = Cli(ModelRun({"--model", "llama3-70b", "--fail-on-oom"}));
+  EXPECT_EQ(f.code, 1);
+  EXPECT_EQ(f.err.rfind("out of memory: 1F1B rank 0 needs ", 0), 0u) << f.err;
+}
+
+TEST(Cli, ModelFlagsRejectBadValuesByName) {
+  ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--tp", "3"})),
+                "--tp: 3 does not divide the 32 heads of llama3-8b");
+  ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--dtype", "fp4"})),
+                "--dtype: unknown value 'fp4'; valid: bf16, fp16, fp8");
+  ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--recompute", "some"})),
+                "--recompute: unknown value 'some'; valid: none, selective, full");
+  ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--layers-per-stage", "8,8,8"})),
+                "--layers-per-stage: 3 entries for 4 stages; give one per stage");
+  ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--flash-attention", "maybe"})),
+                "--flash-attention: invalid value 'maybe'; valid: on, off");
+  ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--zero", "2"})),
+                "--zero: 2 is not supported; valid: 0, 1");
+  ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--efficiency", "1.5"})),
+                "--efficiency: invalid value '1.5'; expected a fraction of peak in (0, 1], e.g. "
+                "0.45");
+  ExpectInvalid(Cli(ModelRun({"--f", "1", "--b", "2", "--tp", "2"})),
+                "--tp: applies with --model only");
+  ExpectInvalid(Cli(ModelRun({"--model", "llama3-9b"})),
+                "--model: unknown model 'llama3-9b'; valid: gpt3-1.5b, gpt3-6.2b, gpt3-14.6b, "
+                "gpt3-28.3b, gpt3-175b, llama3-8b, llama3-8b-128k, llama3-70b, llama3-405b, or a "
+                "model file (.textproto, .json, .yaml)");
+  ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--profile", "p.csv"})),
+                "--profile: give --profile or --model, not both");
+}
+
+TEST(Cli, ModelFileErrorsAreLocated) {
+  const std::string path = WriteFile("m.yaml", "name: tiny\nlayers: 4\nhidden: 512\nheads: 8\n"
+                                               "vocab: 1000\nmlp: SWIGLUE\n");
+  ExpectInvalid(Cli(ModelRun({"--model", path})),
+                path + ":6:6: mlp: unknown value 'SWIGLUE'; valid: GELU, SWIGLU (did you mean "
+                       "SWIGLU?)");
+  const std::string ok = WriteFile("m2.yaml", "name: tiny\nlayers: 4\nhidden: 512\nheads: 8\n"
+                                              "vocab: 1000\nseq_len: 256\n");
+  const CliResult r = Cli(ModelRun({"--model", ok, "--format", "csv"}));
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+TEST(Cli, ModelPrintsPerStageCosts) {
+  const CliResult r = Cli({"model", "--model", "gpt3-175b", "--pp", "8", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // GPT-3 175B with its 50257 vocabulary: 174.6B parameters (Brown et al. 2020, Table 2.1).
+  EXPECT_NE(r.out.find("\"parameters\": 1746"), std::string::npos) << r.out.substr(0, 200);
+  EXPECT_NE(r.out.find("{\"stage\": 7, \"layers\": 12,"), std::string::npos);
 }
 
 }  // namespace

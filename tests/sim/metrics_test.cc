@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "platforms/platform.h"
 #include "schedules/schedule_text.h"
 
 namespace ppsim {
@@ -69,6 +70,48 @@ TEST(ComputeMetrics, DefinitionsOnAHandMadeTimeline) {
   EXPECT_DOUBLE_EQ(m.bubble_over_ideal, (14.0 - 6) / 6);
   EXPECT_DOUBLE_EQ(m.stage_bubble_rate, 4.0 / 7);
   EXPECT_EQ(m.num_transfer_tasks, 2u);
+}
+
+TEST(ComputeMetrics, StaticMemoryOfEveryStageOnTheRankAndTheOomCheck) {
+  // A V on two ranks: rank 0 holds stages 0 and 3, rank 1 stages 1 and 2. F = B = 1 s.
+  Schedule s;
+  ASSERT_TRUE(ParseScheduleText("rank 0: 0F0 0F1 3F0 3B0 3F1 3B1 0B0 0B1\n"
+                                "rank 1: 1F0 1F1 2F0 2B0 2F1 2B1 1B0 1B1\n",
+                                "t", &s)
+                  .ok());
+  CostText text;
+  text.forward = "1";
+  text.backward = "1";
+  text.activation = "10,20,30,40";
+  StageCosts costs;
+  ASSERT_TRUE(BuildStageCosts(text, 4, &costs).ok());
+  costs.static_bytes = {1000, 2000, 3000, 4000};
+  TaskGraph graph;
+  ASSERT_TRUE(CompileTaskGraph(s, costs, &graph).ok());
+  PlatformSpec platform;
+  ASSERT_TRUE(MakePlatform("ideal", PlatformOptions(), 2, &platform).ok());
+  Timeline timeline;
+  ASSERT_TRUE(RunCriticalPath(graph, platform, &timeline).ok());
+  const RunMetrics m = ComputeMetrics(s, costs, graph, timeline, 5100);
+  // Rank 0: static 1000 + 4000; activations 10 + 10 + 40 = 60 at 3F0, whose start is the peak.
+  EXPECT_EQ(m.ranks[0].static_memory_bytes, 5000);
+  EXPECT_EQ(m.ranks[0].peak_activation_bytes, 60);
+  EXPECT_EQ(m.ranks[0].peak_memory_bytes, 5060);
+  EXPECT_FALSE(m.ranks[0].oom);
+  EXPECT_DOUBLE_EQ(m.ranks[0].peak_activation_time_s,
+                   timeline.start_s[graph.ComputeTask(0, 2)]);
+  // Rank 1: static 2000 + 3000; activations 20 + 20 + 30 = 70: 5070 of 5100 fits; at 5050 not.
+  EXPECT_EQ(m.ranks[1].peak_memory_bytes, 5070);
+  EXPECT_EQ(m.ranks[1].memory_capacity_bytes, 5100);
+  EXPECT_FALSE(m.ranks[1].oom);
+  const RunMetrics tight = ComputeMetrics(s, costs, graph, timeline, 5065);
+  EXPECT_FALSE(tight.ranks[0].oom);
+  EXPECT_TRUE(tight.ranks[1].oom);
+  EXPECT_EQ(tight.oom_ranks, 1);
+  // The memory timeline: a sample at every allocation and every free, ending at zero.
+  ASSERT_EQ(m.memory_timeline[0].size(), 16u);
+  EXPECT_EQ(m.memory_timeline[0].back().live_activation_bytes, 0);
+  EXPECT_DOUBLE_EQ(m.memory_timeline[0].back().time_s, m.ranks[0].last_end_s);
 }
 
 }  // namespace

@@ -1,0 +1,119 @@
+// The located document tree the JSON and YAML readers build (config_json.h, config_yaml.h) and
+// config_file.cc turns into a protobuf message. Internal to the configuration reader.
+#ifndef PPSIM_MODELS_CONFIG_TREE_H_
+#define PPSIM_MODELS_CONFIG_TREE_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ppsim::config_internal {
+
+// Deeper documents are rejected rather than risking the stack on hostile input.
+inline constexpr int kMaxNesting = 100;
+
+struct ConfigEntry;
+
+// A value of the document. Scalars keep their text as written (after unquoting): whether "3" is
+// a number or a string is decided by the proto field it lands in, so quoting never matters except
+// that a quoted "null" is the string, not the absence of a value.
+struct ConfigNode {
+  enum class Kind { kNull, kScalar, kList, kMap };
+  Kind kind = Kind::kNull;
+  size_t offset = 0;                 // Byte offset of the value's first character in the text.
+  std::string text;                  // kScalar.
+  std::vector<ConfigNode> items;     // kList.
+  std::vector<ConfigEntry> entries;  // kMap, in document order; duplicates kept.
+};
+
+struct ConfigEntry {
+  std::string key;
+  size_t key_offset = 0;
+  ConfigNode value;
+};
+
+// A problem found at a byte offset; `message` is "FIELD.PATH: what; valid" or just "what".
+struct ConfigError {
+  size_t offset = 0;
+  std::string message;
+};
+
+// Maps byte offsets to 1-based lines and columns. Columns count characters (UTF-8 code points),
+// a tab being one.
+class SourceText {
+ public:
+  explicit SourceText(std::string_view text) : text_(text) {
+    line_starts_.push_back(0);
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '\n') line_starts_.push_back(i + 1);
+    }
+  }
+
+  std::string_view text() const { return text_; }
+
+  std::pair<int, int> LineColumn(size_t offset) const {
+    offset = std::min(offset, text_.size());
+    const size_t line =
+        std::upper_bound(line_starts_.begin(), line_starts_.end(), offset) - line_starts_.begin();
+    int column = 1;
+    for (size_t i = line_starts_[line - 1]; i < offset; ++i) {
+      if ((static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80) ++column;
+    }
+    return {static_cast<int>(line), column};
+  }
+
+  // The offset of a position reported by protobuf's io::Tokenizer: 0-based line, and a 0-based
+  // column in which a tab advances to the next multiple of 8.
+  size_t OffsetOfTokenizerPosition(int line, int column) const {
+    if (line < 0) return 0;
+    if (static_cast<size_t>(line) >= line_starts_.size()) return text_.size();
+    size_t i = line_starts_[line];
+    int at = 0;
+    while (i < text_.size() && text_[i] != '\n' && at < column) {
+      at = text_[i] == '\t' ? at + 8 - at % 8 : at + 1;
+      ++i;
+    }
+    return i;
+  }
+
+ private:
+  std::string_view text_;
+  std::vector<size_t> line_starts_;
+};
+
+// Appends the UTF-8 encoding of `code_point` (at most 0x10FFFF) to `out`.
+inline void AppendUtf8(unsigned long code_point, std::string* out) {
+  if (code_point < 0x80) {
+    out->push_back(static_cast<char>(code_point));
+  } else if (code_point < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (code_point >> 6)));
+    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  } else if (code_point < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (code_point >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (code_point >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  }
+}
+
+// How a character is shown in a syntax error: 'x', or a name for the invisible ones.
+inline std::string DescribeChar(std::string_view text, size_t offset) {
+  if (offset >= text.size()) return "the end of the file";
+  const char c = text[offset];
+  if (c == '\n' || c == '\r') return "the end of the line";
+  if (c == '\t') return "a tab";
+  size_t end = offset + 1;
+  while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+  return "'" + std::string(text.substr(offset, end - offset)) + "'";
+}
+
+}  // namespace ppsim::config_internal
+
+#endif  // PPSIM_MODELS_CONFIG_TREE_H_

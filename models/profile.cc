@@ -1,0 +1,295 @@
+#include "models/profile.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "models/units.h"
+
+namespace ppsim {
+namespace {
+
+enum class Quantity { kTime, kSize };
+
+// A profile field: its name in CSV headers and proto messages and where it goes.
+struct Field {
+  std::string_view csv_name;
+  Quantity quantity;
+  std::vector<double> Profile::*seconds;
+  std::vector<int64_t> Profile::*bytes;
+};
+
+const std::vector<Field>& Fields() {
+  static const std::vector<Field> kFields = {
+      {"f", Quantity::kTime, &Profile::f_s, nullptr},
+      {"i", Quantity::kTime, &Profile::i_s, nullptr},
+      {"w", Quantity::kTime, &Profile::w_s, nullptr},
+      {"b", Quantity::kTime, &Profile::b_s, nullptr},
+      {"overlap", Quantity::kTime, &Profile::overlap_s, nullptr},
+      {"activation", Quantity::kSize, nullptr, &Profile::activation_bytes},
+      {"activation_w", Quantity::kSize, nullptr, &Profile::activation_w_bytes},
+      {"message", Quantity::kSize, nullptr, &Profile::message_bytes},
+      {"params", Quantity::kSize, nullptr, &Profile::param_bytes},
+      {"grads", Quantity::kSize, nullptr, &Profile::grad_bytes},
+      {"optimizer", Quantity::kSize, nullptr, &Profile::optimizer_bytes},
+  };
+  return kFields;
+}
+
+constexpr std::string_view kTimeUnits[] = {"ns", "us", "ms", "s"};
+constexpr std::string_view kSizeUnits[] = {"B",   "bytes", "KB",  "MB",  "GB",
+                                           "TB",  "KiB",   "MiB", "GiB", "TiB"};
+
+std::string ValidColumns() {
+  return "stage, or f, i, w, b, overlap with _ns, _us, _ms or _s, or activation, activation_w, "
+         "message, params, grads, optimizer with _B, _bytes, _KB, _MB, _GB, _TB, _KiB, _MiB, _GiB "
+         "or _TiB";
+}
+
+std::string Where(const std::string& source, size_t line, size_t column) {
+  return source + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
+}
+
+// Splits a CSV line at commas; records each cell's 1-based column.
+void SplitCells(std::string_view line, std::vector<std::string>* cells,
+                std::vector<size_t>* columns) {
+  size_t start = 0;
+  while (true) {
+    size_t end = line.find(',', start);
+    if (end == std::string_view::npos) end = line.size();
+    size_t b = start;
+    size_t e = end;
+    while (b < e && (line[b] == ' ' || line[b] == '\t')) ++b;
+    while (e > b && (line[e - 1] == ' ' || line[e - 1] == '\t' || line[e - 1] == '\r')) --e;
+    cells->emplace_back(line.substr(b, e - b));
+    columns->push_back(b + 1);
+    if (end == line.size()) break;
+    start = end + 1;
+  }
+}
+
+// A column: the field it fills (null for `stage`) and its unit.
+struct Column {
+  const Field* field = nullptr;
+  std::string unit;
+};
+
+bool ParseColumn(const std::string& header, Column* column) {
+  if (header == "stage") return true;
+  for (const Field& f : Fields()) {
+    const std::string prefix = std::string(f.csv_name) + "_";
+    if (header.rfind(prefix, 0) != 0) continue;
+    const std::string unit = header.substr(prefix.size());
+    bool known = false;
+    if (f.quantity == Quantity::kTime) {
+      for (std::string_view u : kTimeUnits) known |= u == unit;
+    } else {
+      for (std::string_view u : kSizeUnits) known |= u == unit;
+    }
+    // "activation_w_MiB" also starts with "activation_": let the longer name claim it.
+    if (!known) continue;
+    column->field = &f;
+    column->unit = unit == "bytes" ? "B" : unit;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status ParseProfileCsv(std::string_view text, const std::string& source, Profile* profile) {
+  *profile = Profile();
+  profile->source = source;
+  std::vector<Column> columns;
+  bool have_header = false;
+  size_t line_number = 0;
+  size_t start = 0;
+  std::string errors;
+  auto error = [&](size_t line, size_t column, const std::string& what) {
+    errors += (errors.empty() ? "" : "\n") + Where(source, line, column) + what;
+  };
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos || line[0] == '#') continue;
+    std::vector<std::string> cells;
+    std::vector<size_t> cell_columns;
+    SplitCells(line, &cells, &cell_columns);
+    if (!have_header) {
+      have_header = true;
+      for (size_t c = 0; c < cells.size(); ++c) {
+        Column column;
+        if (!ParseColumn(cells[c], &column)) {
+          error(line_number, cell_columns[c],
+                "unknown column '" + cells[c] + "'; valid: " + ValidColumns());
+        }
+        for (size_t k = 0; k < columns.size(); ++k) {
+          if (column.field != nullptr && columns[k].field == column.field) {
+            error(line_number, cell_columns[c],
+                  "column '" + cells[c] + "' repeats " + std::string(column.field->csv_name) +
+                      "; give each quantity once");
+          }
+        }
+        columns.push_back(column);
+      }
+      if (!errors.empty()) break;  // The rows cannot be read without their columns.
+      continue;
+    }
+    if (cells.size() != columns.size()) {
+      error(line_number, 1,
+            std::to_string(cells.size()) + " cells for " + std::to_string(columns.size()) +
+                " columns; every row has one value per column");
+      continue;
+    }
+    const int32_t row = profile->num_rows++;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (cells[c].empty()) {
+        error(line_number, cell_columns[c], "empty cell; every row needs a value in every column");
+        continue;
+      }
+      if (columns[c].field == nullptr) {  // stage
+        if (cells[c] != std::to_string(row)) {
+          error(line_number, cell_columns[c],
+                "stage '" + cells[c] + "'; rows must be stages 0, 1, 2, ... in order (expected " +
+                    std::to_string(row) + ")");
+        }
+        continue;
+      }
+      const Field& f = *columns[c].field;
+      const std::string value_with_unit = cells[c] + columns[c].unit;
+      const std::string what = Where(source, line_number, cell_columns[c]).substr(0) +
+                               std::string(f.csv_name) + "_" + columns[c].unit;
+      // The unit parsers produce "<what>: ..." messages; ours are located at the cell.
+      Status status;
+      if (f.quantity == Quantity::kTime) {
+        double seconds = 0;
+        status = ParseDuration(what, value_with_unit, &seconds);
+        if (status.ok()) (profile->*f.seconds).push_back(seconds);
+      } else {
+        int64_t bytes = 0;
+        status = ParseSize(what, value_with_unit, &bytes);
+        if (status.ok()) (profile->*f.bytes).push_back(bytes);
+      }
+      if (!status.ok()) errors += (errors.empty() ? "" : "\n") + status.message();
+    }
+  }
+  if (!have_header) errors = source + ": empty profile; expected a header row and stage rows";
+  if (errors.empty() && profile->num_rows == 0) {
+    errors = source + ": no stage rows after the header";
+  }
+  if (!errors.empty()) return Status::InvalidInput(errors);
+  return Status();
+}
+
+Status ProfileFromProto(const proto::Profile& message, const ConfigLocations& locations,
+                        Profile* profile) {
+  const std::string source = profile->source;
+  *profile = Profile();
+  profile->source = source;
+  profile->num_rows = message.stages_size();
+  if (profile->num_rows == 0) {
+    return Status::InvalidInput(locations.Where("stages") +
+                                ": stages: none; give one entry per virtual stage or one for all");
+  }
+  struct ProtoField {
+    std::string_view name;
+    bool (proto::StageProfile::*has)() const;
+    double (proto::StageProfile::*seconds)() const;
+    int64_t (proto::StageProfile::*bytes)() const;
+    std::vector<double> Profile::*seconds_out;
+    std::vector<int64_t> Profile::*bytes_out;
+  };
+  using SP = proto::StageProfile;
+  const ProtoField fields[] = {
+      {"f_s", &SP::has_f_s, &SP::f_s, nullptr, &Profile::f_s, nullptr},
+      {"i_s", &SP::has_i_s, &SP::i_s, nullptr, &Profile::i_s, nullptr},
+      {"w_s", &SP::has_w_s, &SP::w_s, nullptr, &Profile::w_s, nullptr},
+      {"b_s", &SP::has_b_s, &SP::b_s, nullptr, &Profile::b_s, nullptr},
+      {"overlap_s", &SP::has_overlap_s, &SP::overlap_s, nullptr, &Profile::overlap_s, nullptr},
+      {"activation_bytes", &SP::has_activation_bytes, nullptr, &SP::activation_bytes, nullptr,
+       &Profile::activation_bytes},
+      {"activation_w_bytes", &SP::has_activation_w_bytes, nullptr, &SP::activation_w_bytes,
+       nullptr, &Profile::activation_w_bytes},
+      {"message_bytes", &SP::has_message_bytes, nullptr, &SP::message_bytes, nullptr,
+       &Profile::message_bytes},
+      {"param_bytes", &SP::has_param_bytes, nullptr, &SP::param_bytes, nullptr,
+       &Profile::param_bytes},
+      {"grad_bytes", &SP::has_grad_bytes, nullptr, &SP::grad_bytes, nullptr,
+       &Profile::grad_bytes},
+      {"optimizer_bytes", &SP::has_optimizer_bytes, nullptr, &SP::optimizer_bytes, nullptr,
+       &Profile::optimizer_bytes},
+  };
+  std::string errors;
+  auto error = [&](const std::string& path, const std::string& what) {
+    errors += (errors.empty() ? "" : "\n") + locations.Where(path) + ": " + path + ": " + what;
+  };
+  for (const ProtoField& f : fields) {
+    int given = 0;
+    for (const SP& stage : message.stages()) given += (stage.*f.has)() ? 1 : 0;
+    if (given == 0) continue;
+    for (int k = 0; k < message.stages_size(); ++k) {
+      const SP& stage = message.stages(k);
+      const std::string path = "stages[" + std::to_string(k) + "]." + std::string(f.name);
+      if (!(stage.*f.has)()) {
+        error("stages[" + std::to_string(k) + "]",
+              "no " + std::string(f.name) + ", but other stages give it; give it for every stage "
+              "or none");
+        continue;
+      }
+      if (f.seconds != nullptr) {
+        const double v = (stage.*f.seconds)();
+        if (!(v >= 0) || !std::isfinite(v)) {
+          char text[32];
+          std::snprintf(text, sizeof(text), "%g", v);
+          error(path, std::string(text) + " is negative or not finite; times are >= 0 seconds");
+        }
+        (profile->*f.seconds_out).push_back(v);
+      } else {
+        const int64_t v = (stage.*f.bytes)();
+        if (v < 0) error(path, std::to_string(v) + " is negative; sizes are >= 0 bytes");
+        (profile->*f.bytes_out).push_back(v);
+      }
+    }
+  }
+  if (!errors.empty()) return Status::InvalidInput(errors);
+  return Status();
+}
+
+Profile ProfileFromCosts(const StageCosts& costs, const std::string& source) {
+  Profile p;
+  p.source = source;
+  p.num_rows = costs.num_stages();
+  p.f_s = costs.forward_s;
+  p.i_s = costs.backward_input_s;
+  p.w_s = costs.backward_weight_s;
+  p.b_s = costs.backward_s;
+  p.overlap_s = costs.overlap_s;
+  p.activation_bytes = costs.activation_bytes;
+  p.activation_w_bytes = costs.activation_w_bytes;
+  p.message_bytes = costs.message_bytes;
+  p.static_bytes = costs.static_bytes;
+  return p;
+}
+
+Status ReadProfile(const std::string& path, Profile* profile) {
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Status::InvalidInput(path + ": cannot read the profile");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return ParseProfileCsv(buffer.str(), path, profile);
+  }
+  proto::Profile message;
+  ConfigLocations locations;
+  Status status = ReadConfigFile(path, &message, &locations);
+  if (!status.ok()) return status;
+  profile->source = path;
+  return ProfileFromProto(message, locations, profile);
+}
+
+}  // namespace ppsim

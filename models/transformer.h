@@ -1,0 +1,193 @@
+// The analytic cost model of a dense decoder-only transformer: FLOPs, activation and static memory
+// per virtual stage, for models and GPUs not yet run.
+//
+// Two layer families, told apart by the MLP: GELU is GPT-style (LayerNorm, biases on every linear
+// layer, learned position embeddings, dropout after attention, MLP and embedding); SwiGLU is
+// Llama-style (RMSNorm, no biases, rotary positions, no dropout).
+//
+// Per layer and microbatch (b sequences of length s, hidden h, a heads, FFN f, k KV heads, KV width
+// h_kv = hk/a), only the matmuls, as Narayanan et al. 2021 (arXiv 2104.04473) and the zero-bubble
+// paper (Qi et al. 2024, arXiv 2401.10241, Table 1) count them:
+//   forward FLOPs       QKV 2bsh(h + 2h_kv), output 2bsh^2, MLP 4bshf (GELU) or 6bshf (SwiGLU),
+//                       attention scores and context 4bs^2h (all a query heads, no causal halving).
+//                       A GPT layer (f = 4h, k = a) is 24bsh^2 + 4bs^2h.
+//   backward for inputs the forward's weight matmuls again (gradient w.r.t. inputs) plus twice the
+//                       attention FLOPs (scores and context have no weights).
+//   backward for weights the forward's weight matmuls again (gradient w.r.t. weights).
+//   recompute           full: a whole forward added to the backward for inputs; selective: the
+//                       attention scores and context (4bs^2h) added.
+// Norms, softmax, biases and other element-wise work are not counted, nor flash attention's own
+// recomputation inside its backward. The embedding lookup (and its scatter-add gradient) is counted
+// as 0 FLOPs; the LM head is a matmul of 2bshV forward, the same again for inputs and for weights
+// (the loss itself is element-wise, not counted). Efficiency is not modelled here: the caller turns
+// FLOPs into time at peak x efficiency (StageModelsToCosts).
+//
+// All FLOPs, activations, parameters and messages are per GPU of a tensor-parallel group of t.
+// Activations (bytes of 16-bit tensors, whatever the dtype; Korthikanti et al. 2022, "Reducing
+// Activation Recomputation in Large Transformer Models", arXiv 2205.05198, Sec. 4 and Table 2).
+// For a GPT layer: sbh(34 + 5as/h) without flash attention, 34sbh with it or with selective
+// recompute, 2sbh with full recompute (the layer input only); with tensor parallelism t:
+// sbh(10 + 24/t + 5as/(ht)) without sequence parallelism, everything / t with it. The same
+// breakdown gives other shapes: the replicated part (without sequence parallelism) is the two norm
+// inputs and outputs, 8sbh, plus GPT's two dropout masks, 2sbh; the part divided by t is Q 2sbh,
+// K and V 4sbh_kv, the attention output 2sbh and the MLP, 4sbf (GELU: GeLU input, second matmul
+// input) or 6sbf (SwiGLU: gate and up outputs, their product); the attention scores (without flash
+// attention or selective recompute) are 5as^2b (softmax output, dropout mask and output) for GPT,
+// 2as^2b (softmax output) for Llama. Flash attention's softmax statistics (4abs bytes) are ignored.
+// M_W, the part of M_B kept from I until W (the zero-bubble paper's M_W): each weight matmul's
+// input and its output's gradient, 32sbh for a GPT layer (Qi et al. Table 1). Per GPU, the inputs
+// of QKV and of the MLP and the output gradients of the attention projection and of the MLP, 8sbh,
+// are replicated without sequence parallelism; the rest, 2sb(h + 2h_kv) + 2sbh + 4sbf (GELU) or
+// 6sbf (SwiGLU), is divided by t: a GPT layer needs sbh(8 + 24/t), or 32sbh/t with sequence
+// parallelism. M_W <= M_B; with full recompute M_W is capped at M_B (the layer input), which
+// undercounts what I rematerializes for W.
+// The embedding belongs to the first stage of a pipeline (activation: GPT's dropout mask, sbh), the
+// final norm, LM head and loss to its last (activation: norm and head inputs 4sbh, and the logits
+// in fp32 for the loss, 4sbV/t, Korthikanti et al. Sec. 4.3; M_W: the head's input 2sbh and its
+// output's 16-bit gradient 2sbV/t); the sbh terms are / t with sequence parallelism. A GPU holds a
+// vocabulary shard of ceil(V/t) columns (the vocabulary is not padded).
+#ifndef PPSIM_MODELS_TRANSFORMER_H_
+#define PPSIM_MODELS_TRANSFORMER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/config_file.h"
+#include "models/model.pb.h"
+#include "models/stage_costs.h"
+#include "schedules/status.h"
+
+namespace ppsim {
+
+struct TransformerSpec {
+  std::string name;
+  int32_t layers = 0;
+  int64_t hidden = 0;
+  int64_t ffn_hidden = 0;
+  int32_t heads = 0;
+  int32_t kv_heads = 0;
+  int64_t vocab = 0;
+  bool tied_embeddings = false;
+  bool swiglu = false;  // Llama-style layer (see above); false: GPT-style with GELU.
+  int64_t seq_len = 0;  // The model's default sequence length (GPT: its learned positions).
+
+  // Parameters of one transformer layer (with GPT's biases and LayerNorm weights and biases, or
+  // Llama's RMSNorm weights), of the embedding (vocab x hidden, plus seq_len x hidden learned
+  // positions for GPT), of the LM head (vocab x hidden, 0 when tied), and of the whole model
+  // (layers, embedding, head, final norm).
+  int64_t LayerParameters() const;
+  int64_t EmbeddingParameters() const;
+  int64_t HeadParameters() const;
+  int64_t TotalParameters() const;
+};
+
+// The presets, in the order `ppsim model --list` prints them; FindTransformerPreset matches names
+// case-insensitively and returns null when there is none.
+const std::vector<TransformerSpec>& TransformerPresets();
+const TransformerSpec* FindTransformerPreset(std::string_view name);
+std::string TransformerPresetNames();  // "gpt3-1.5b, ..., llama3-405b, ..." for messages
+
+// A model read from a file (model.proto), with defaults applied (ffn_hidden 4h, kv_heads = heads,
+// GELU; name: locations.Where("name"), the file) and checked: layers, hidden, heads, vocab and
+// seq_len at least 1, ffn_hidden and kv_heads not negative, heads divide hidden, kv_heads divide
+// heads. Every error is reported, one per line, as "FILE:LINE:COL: field: what is wrong", e.g.
+// "m.yaml:3:9: heads: 48 does not divide hidden 4096". On error *spec is unspecified.
+Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLocations& locations,
+                            TransformerSpec* spec);
+
+enum class Dtype { kBf16, kFp16, kFp8 };
+enum class Recompute { kNone, kSelective, kFull };
+
+// "bf16", "fp16", "fp8" / "none", "selective", "full" (any case); messages start with `what`
+// (the flag): "--dtype: unknown value 'fp32'; valid: bf16, fp16, fp8".
+Status ParseDtype(std::string_view what, std::string_view text, Dtype* dtype);
+Status ParseRecompute(std::string_view what, std::string_view text, Recompute* recompute);
+std::string_view DtypeName(Dtype dtype);
+std::string_view RecomputeName(Recompute recompute);
+// Bytes of one element of a tensor passed between stages (2 for bf16/fp16, 1 for fp8).
+int64_t DtypeBytes(Dtype dtype);
+
+struct TrainingSetup {
+  int64_t seq_len = 0;          // s
+  int64_t microbatch_size = 1;  // b
+  Dtype dtype = Dtype::kBf16;
+  int32_t tp = 1;                  // tensor-parallel degree t (divides heads, kv_heads, ffn)
+  bool sequence_parallel = false;  // Megatron's sequence parallelism (with tp > 1)
+  Recompute recompute = Recompute::kNone;
+  bool flash_attention = true;
+  int32_t dp = 1;          // data-parallel degree
+  int32_t zero_stage = 0;  // 0 or 1 (ZeRO-1 shards the optimizer state over dp)
+};
+
+// Checks a setup against a model (positive sizes; tp divides heads, kv_heads and ffn_hidden;
+// zero_stage 0 or 1); messages name the flags (--tp, --seq-len, --microbatch-size, --dp, --zero):
+// "--tp: 3 does not divide the 32 heads of llama3-8b", "--zero: 2 is not supported; valid: 0, 1".
+// The other functions below REQUIRE a setup that passes.
+Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup);
+
+// One transformer layer for one microbatch on one GPU of the tensor-parallel group.
+struct LayerCosts {
+  double forward_flops = 0;
+  double backward_input_flops = 0;
+  double backward_weight_flops = 0;
+  int64_t activation_bytes = 0;    // M_B
+  int64_t activation_w_bytes = 0;  // M_W
+};
+LayerCosts TransformerLayerCosts(const TransformerSpec& spec, const TrainingSetup& setup);
+
+// How layers go to the stages of one pipeline.
+struct LayerSplit {
+  std::vector<int32_t> layers_per_stage;  // Explicit (--layers-per-stage); empty: even split.
+  bool embedding_as_layer = false;        // Megatron's account-for-embedding-in-pipeline-split
+  bool loss_as_layer = false;             // Megatron's account-for-loss-in-pipeline-split
+};
+
+// Layers of each of `num_stages` stages (all virtual stages of one pipeline, in order). An even
+// split gives the first (slots mod stages) stages one slot more, where slots are the layers plus
+// one for each of the embedding and the loss counted as a layer; that layer slot is then taken
+// from the first (embedding) or last (loss) stage, as Megatron's
+// --account-for-{embedding,loss}-in-pipeline-split do (the zero-bubble paper's 22 layers on 8
+// stages: 2, 3, 3, 3, 3, 3, 3, 2).
+// Every stage needs a slot ("--pp: 8 stages for the 6 layers of NAME; each stage needs at least
+// one"). An explicit list must have one entry per stage, each at least 0, and sum to the model's
+// layers ("--layers-per-stage: 3 entries for 4 stages; give one per stage", "--layers-per-stage:
+// the entries sum to 30; the model has 32 layers"); it cannot be combined with the two options.
+Status SplitLayers(const TransformerSpec& spec, int32_t num_stages, const LayerSplit& split,
+                   std::vector<int32_t>* layers_per_stage);
+
+// One virtual stage of one pipeline, per GPU of the tensor-parallel group.
+struct StageModel {
+  int32_t layers = 0;
+  bool embedding = false;  // the pipeline's first stage
+  bool lm_head = false;    // the pipeline's last stage (LM head and loss)
+  // Held by this GPU: its share (/ t, rounded up) of the layers, the embedding, the final norm and
+  // the head. With tied embeddings the last stage of a pipeline of several stages holds its own
+  // copy of the embedding for the head, as Megatron does (kept in sync by an all-reduce).
+  int64_t parameters = 0;
+  double forward_flops = 0;
+  double backward_input_flops = 0;
+  double backward_weight_flops = 0;
+  int64_t activation_bytes = 0;
+  int64_t activation_w_bytes = 0;
+  int64_t message_bytes = 0;  // s * b * h * DtypeBytes (/ t with sequence parallelism), every stage
+  // Mixed-precision Adam, 16 bytes per parameter (Rajbhandari et al. 2020, ZeRO, Sec. 3.1): 16-bit
+  // weights 2 and gradients 2, optimizer state 12 (fp32 master weights, momentum, variance), the
+  // state divided by dp (rounded up) with ZeRO-1. (Megatron's fp32 gradient buffers would add 2.)
+  int64_t static_bytes = 0;
+};
+
+// The stages of one pipeline with `layers_per_stage` layers each: the embedding on the first, the
+// final norm, LM head and loss on the last. REQUIRES: CheckTrainingSetup(spec, setup) is OK.
+std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const TrainingSetup& setup,
+                                         const std::vector<int32_t>& layers_per_stage);
+
+// Durations at `flops_per_s` (the GPU's peak for the dtype times the efficiency, chosen by the
+// caller), activations, messages and static memory, one entry per stage: F, I, W and B = I + W;
+// overlap_s is left empty. REQUIRES: flops_per_s > 0.
+StageCosts StageModelsToCosts(const std::vector<StageModel>& stages, double flops_per_s);
+
+}  // namespace ppsim
+
+#endif  // PPSIM_MODELS_TRANSFORMER_H_

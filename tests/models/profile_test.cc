@@ -1,0 +1,128 @@
+#include "models/profile.h"
+
+#include <gtest/gtest.h>
+
+#include "models/stage_costs.h"
+
+#include <cstdio>
+
+namespace ppsim {
+namespace {
+
+Profile Csv(const std::string& text) {
+  Profile p;
+  const Status status = ParseProfileCsv(text, "p.csv", &p);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return p;
+}
+
+std::string CsvError(const std::string& text) {
+  Profile p;
+  return ParseProfileCsv(text, "p.csv", &p).message();
+}
+
+TEST(ParseProfileCsv, ReadsColumnsWithTheirUnits) {
+  const Profile p = Csv(
+      "stage,f_ms,i_us,w_s,activation_MiB,activation_w_bytes,message_KB,params_GiB\n"
+      "0,1.2,1100,0.0009,1536,1000,32,1\n"
+      "1,2.5,2000,0.001,1024,500,32,2\n");
+  EXPECT_EQ(p.num_rows, 2);
+  EXPECT_EQ(p.f_s, (std::vector<double>{0.0012, 0.0025}));
+  EXPECT_EQ(p.i_s, (std::vector<double>{0.0011, 0.002}));
+  EXPECT_EQ(p.w_s, (std::vector<double>{0.0009, 0.001}));
+  EXPECT_EQ(p.activation_bytes, (std::vector<int64_t>{1536LL << 20, 1024LL << 20}));
+  EXPECT_EQ(p.activation_w_bytes, (std::vector<int64_t>{1000, 500}));
+  EXPECT_EQ(p.message_bytes, (std::vector<int64_t>{32000, 32000}));
+  EXPECT_EQ(p.param_bytes, (std::vector<int64_t>{1LL << 30, 2LL << 30}));
+  EXPECT_TRUE(p.b_s.empty());
+}
+
+TEST(ParseProfileCsv, ReportsEveryProblemWhereItIs) {
+  EXPECT_EQ(CsvError("f_ms,b_min,act_MiB\n1,2,3\n"),
+            "p.csv:1:6: unknown column 'b_min'; valid: stage, or f, i, w, b, overlap with _ns, "
+            "_us, _ms or _s, or activation, activation_w, message, params, grads, optimizer with "
+            "_B, _bytes, _KB, _MB, _GB, _TB, _KiB, _MiB, _GiB or _TiB\n"
+            "p.csv:1:12: unknown column 'act_MiB'; valid: stage, or f, i, w, b, overlap with _ns, "
+            "_us, _ms or _s, or activation, activation_w, message, params, grads, optimizer with "
+            "_B, _bytes, _KB, _MB, _GB, _TB, _KiB, _MiB, _GiB or _TiB");
+  EXPECT_EQ(CsvError("stage,f_ms,b_ms\n0,1,2\n2,-1,\n"),
+            "p.csv:3:1: stage '2'; rows must be stages 0, 1, 2, ... in order (expected 1)\n"
+            "p.csv:3:3: f_ms: negative duration '-1ms'; durations must be >= 0\n"
+            "p.csv:3:6: empty cell; every row needs a value in every column");
+  EXPECT_EQ(CsvError("f_ms,b_ms\n1,2,3\n"),
+            "p.csv:2:1: 3 cells for 2 columns; every row has one value per column");
+  EXPECT_EQ(CsvError("f_ms,f_us\n1,2\n"),
+            "p.csv:1:6: column 'f_us' repeats f; give each quantity once");
+  EXPECT_EQ(CsvError(""), "p.csv: empty profile; expected a header row and stage rows");
+}
+
+TEST(BuildStageCosts, FlagsOverrideSingleFieldsOfTheProfile) {
+  const Profile p = Csv("f_ms,i_ms,w_ms,activation_B,activation_w_B,params_B,grads_B\n"
+                        "1,2,3,100,40,7,9\n");
+  CostText flags;
+  flags.backward_weight = "5ms";
+  flags.activation = "200";
+  StageCosts c;
+  ASSERT_TRUE(BuildStageCosts(flags, &p, 3, &c).ok());
+  EXPECT_EQ(c.forward_s, (std::vector<double>{0.001, 0.001, 0.001}));  // one row for all
+  EXPECT_EQ(c.backward_weight_s, (std::vector<double>{0.005, 0.005, 0.005}));  // the flag
+  EXPECT_EQ(c.backward_s, (std::vector<double>{0.002 + 0.005, 0.002 + 0.005, 0.002 + 0.005}));
+  EXPECT_EQ(c.activation_bytes, (std::vector<int64_t>{200, 200, 200}));
+  EXPECT_EQ(c.activation_w_bytes, (std::vector<int64_t>{40, 40, 40}));
+  EXPECT_EQ(c.static_bytes, (std::vector<int64_t>{16, 16, 16}));
+}
+
+TEST(BuildStageCosts, ProfileRowsMustMatchTheStages) {
+  const Profile p = Csv("f_ms,b_ms\n1,2\n1,2\n1,2\n");
+  StageCosts c;
+  EXPECT_EQ(BuildStageCosts(CostText(), &p, 4, &c).message(),
+            "p.csv: 3 stages in the profile for 4 virtual stages; give one per virtual stage or "
+            "one for all");
+  const Profile no_backward = Csv("f_ms\n1\n");
+  EXPECT_EQ(BuildStageCosts(CostText(), &no_backward, 4, &c).message(),
+            "--b: required; give the full backward time (--b) or its two parts (--i and --w) (or "
+            "in p.csv)");
+}
+
+}  // namespace
+}  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+
+TEST(ReadProfile, YamlGivesTheSameProfileAsCsv) {
+  const std::string yaml = WriteTemp("p.yaml",
+                                     "stages:\n"
+                                     "  - {f_s: 0.001, b_s: 0.002, activation_bytes: 100}\n"
+                                     "  - {f_s: 0.002, b_s: 0.004, activation_bytes: 200}\n");
+  Profile from_yaml;
+  ASSERT_TRUE(ReadProfile(yaml, &from_yaml).ok());
+  const Profile from_csv = Csv("f_ms,b_ms,activation_B\n1,2,100\n2,4,200\n");
+  EXPECT_EQ(from_yaml.num_rows, 2);
+  EXPECT_EQ(from_yaml.f_s, from_csv.f_s);
+  EXPECT_EQ(from_yaml.b_s, from_csv.b_s);
+  EXPECT_EQ(from_yaml.activation_bytes, from_csv.activation_bytes);
+}
+
+TEST(ReadProfile, ProtoValuesAreCheckedWhereTheyStand) {
+  const std::string path = WriteTemp("bad.textproto",
+                                     "stages { f_s: 0.001 b_s: -2 }\n"
+                                     "stages { b_s: 0.002 }\n");
+  Profile p;
+  EXPECT_EQ(ReadProfile(path, &p).message(),
+            path + ":2:8: stages[1]: no f_s, but other stages give it; give it for every stage or "
+                   "none\n" +
+                path + ":1:26: stages[0].b_s: -2 is negative or not finite; times are >= 0 "
+                       "seconds");
+}
+
+}  // namespace
+}  // namespace ppsim

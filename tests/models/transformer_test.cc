@@ -1,0 +1,531 @@
+#include "models/transformer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+// Expected values are closed forms written out from the matmul shapes and the cited formulas
+// (Narayanan et al. 2021; Korthikanti et al. 2022; Qi et al. 2024, Table 1; ZeRO's 16 bytes per
+// parameter) and published parameter counts, never outputs of the code under test.
+
+namespace ppsim {
+namespace {
+
+const TransformerSpec& Preset(std::string_view name) {
+  const TransformerSpec* spec = FindTransformerPreset(name);
+  EXPECT_NE(spec, nullptr) << name;
+  return *spec;
+}
+
+// A small GPT-style model for the formulas.
+TransformerSpec Tiny() {
+  TransformerSpec spec;
+  spec.name = "tiny";
+  spec.layers = 6;
+  spec.hidden = 1024;
+  spec.ffn_hidden = 4096;
+  spec.heads = 16;
+  spec.kv_heads = 16;
+  spec.vocab = 1000;
+  spec.seq_len = 512;
+  return spec;
+}
+
+TrainingSetup Training(int64_t s, int64_t b) {
+  TrainingSetup setup;
+  setup.seq_len = s;
+  setup.microbatch_size = b;
+  return setup;
+}
+
+double RelativeError(double value, double published) {
+  return std::abs(value - published) / published;
+}
+
+TEST(TransformerPresets, Gpt3ParametersFollowNarayanansFormula) {
+  // P = 12Lh^2 + 13Lh + (V + s)h (Narayanan et al. 2021, Sec. 5.1) plus the final LayerNorm 2h.
+  const TransformerSpec& gpt3 = Preset("gpt3-175b");
+  const int64_t L = 96, h = 12288, V = 50257, s = 2048;
+  EXPECT_EQ(gpt3.TotalParameters(), 12 * L * h * h + 13 * L * h + (V + s) * h + 2 * h);
+  EXPECT_LT(RelativeError(static_cast<double>(gpt3.TotalParameters()), 174.6e9), 0.005);
+  EXPECT_EQ(gpt3.LayerParameters(), 12 * h * h + 13 * h);
+  EXPECT_EQ(gpt3.EmbeddingParameters(), (V + s) * h);
+  EXPECT_EQ(gpt3.HeadParameters(), 0);  // tied
+}
+
+TEST(TransformerPresets, ZeroBubblePaperModelsAreGpt3Shaped) {
+  // Qi et al. 2024, Table 3; vocabulary 50257 tied, f = 4h, positions for s = 1024.
+  struct Row {
+    const char* name;
+    int64_t layers, hidden, heads;
+    double label;
+  };
+  for (const Row& row :
+       {Row{"gpt3-1.5b", 22, 2304, 24, 1.5e9}, Row{"gpt3-6.2b", 30, 4096, 32, 6.2e9},
+        Row{"gpt3-14.6b", 46, 5120, 40, 14.6e9}, Row{"gpt3-28.3b", 62, 6144, 48, 28.3e9}}) {
+    const TransformerSpec& spec = Preset(row.name);
+    const int64_t L = row.layers, h = row.hidden;
+    EXPECT_EQ(spec.heads, row.heads);
+    EXPECT_EQ(spec.seq_len, 1024);
+    EXPECT_EQ(spec.TotalParameters(), 12 * L * h * h + 13 * L * h + (50257 + 1024) * h + 2 * h);
+    // The paper's labels are rounded from a count it does not give; they are within 1.5%.
+    EXPECT_LT(RelativeError(static_cast<double>(spec.TotalParameters()), row.label), 0.015)
+        << row.name;
+  }
+}
+
+TEST(TransformerPresets, Llama3ParametersMatchTheModelCards) {
+  // Per layer: Q and O h^2 each, K and V h x 1024 each (8 KV heads of 128), gate, up and down h x
+  // f, two RMSNorm weights; untied embedding and head V x h; final RMSNorm h.
+  struct Row {
+    const char* name;
+    int64_t layers, hidden, ffn;
+    double published;
+  };
+  for (const Row& row :
+       {Row{"llama3-8b", 32, 4096, 14336, 8.03e9}, Row{"llama3-8b-128k", 32, 4096, 14336, 8.03e9},
+        Row{"llama3-70b", 80, 8192, 28672, 70.6e9},
+        Row{"llama3-405b", 126, 16384, 53248, 405.9e9}}) {
+    const TransformerSpec& spec = Preset(row.name);
+    const int64_t L = row.layers, h = row.hidden, f = row.ffn, V = 128256, kv = 1024;
+    EXPECT_EQ(spec.kv_heads, 8);
+    EXPECT_EQ(spec.LayerParameters(), 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h) << row.name;
+    EXPECT_EQ(spec.EmbeddingParameters(), V * h);
+    EXPECT_EQ(spec.HeadParameters(), V * h);
+    EXPECT_EQ(spec.TotalParameters(), L * spec.LayerParameters() + 2 * V * h + h);
+    EXPECT_LT(RelativeError(static_cast<double>(spec.TotalParameters()), row.published), 0.005)
+        << row.name;
+  }
+  EXPECT_EQ(Preset("llama3-8b").seq_len, 8192);
+  EXPECT_EQ(Preset("llama3-8b-128k").seq_len, 131072);
+}
+
+TEST(TransformerPresets, FindsNamesCaseInsensitively) {
+  EXPECT_EQ(FindTransformerPreset("GPT3-175B"), &Preset("gpt3-175b"));
+  EXPECT_EQ(FindTransformerPreset("llama3-7b"), nullptr);
+  EXPECT_EQ(TransformerPresetNames(),
+            "gpt3-1.5b, gpt3-6.2b, gpt3-14.6b, gpt3-28.3b, gpt3-175b, llama3-8b, llama3-8b-128k, "
+            "llama3-70b, llama3-405b");
+}
+
+TEST(TransformerLayerCosts, GptLayerFlopsAre24bsh2Plus4bs2h) {
+  struct Case {
+    const char* model;
+    double b, s;
+  };
+  for (const Case& c : {Case{"gpt3-175b", 1, 2048}, Case{"gpt3-1.5b", 6, 1024},
+                        Case{"gpt3-6.2b", 3, 1024}, Case{"gpt3-28.3b", 2, 4096}}) {
+    const TransformerSpec& spec = Preset(c.model);
+    const double h = static_cast<double>(spec.hidden), b = c.b, s = c.s;
+    const LayerCosts costs =
+        TransformerLayerCosts(spec, Training(static_cast<int64_t>(s), static_cast<int64_t>(b)));
+    // Qi et al. Table 1: F sbh(24h + 4s), B sbh(24h + 8s), W 24sbh^2.
+    EXPECT_DOUBLE_EQ(costs.forward_flops, 24 * b * s * h * h + 4 * b * s * s * h) << c.model;
+    EXPECT_DOUBLE_EQ(costs.backward_input_flops, 24 * b * s * h * h + 8 * b * s * s * h);
+    EXPECT_DOUBLE_EQ(costs.backward_weight_flops, 24 * b * s * h * h);
+  }
+}
+
+TEST(TransformerLayerCosts, SwigluAndGqaFlopsFromTheMatmulShapes) {
+  const TransformerSpec& llama = Preset("llama3-8b");
+  const double b = 2, s = 8192, h = 4096, f = 14336, kv = 1024;
+  const double q = 2 * b * s * h * h, k = 2 * b * s * h * kv, v = 2 * b * s * h * kv;
+  const double o = 2 * b * s * h * h;
+  const double gate = 2 * b * s * h * f, up = 2 * b * s * h * f, down = 2 * b * s * f * h;
+  const double scores = 2 * b * s * s * h, context = 2 * b * s * s * h;
+  const double weights = q + k + v + o + gate + up + down;
+  const LayerCosts costs = TransformerLayerCosts(llama, Training(8192, 2));
+  EXPECT_DOUBLE_EQ(costs.forward_flops, weights + scores + context);
+  EXPECT_DOUBLE_EQ(costs.backward_input_flops, weights + 2 * (scores + context));
+  EXPECT_DOUBLE_EQ(costs.backward_weight_flops, weights);
+}
+
+TEST(TransformerLayerCosts, RecomputeAddsToTheBackwardForInputs) {
+  const TransformerSpec& spec = Preset("gpt3-175b");
+  const double b = 1, s = 2048, h = 12288;
+  TrainingSetup setup = Training(2048, 1);
+  setup.recompute = Recompute::kSelective;
+  LayerCosts costs = TransformerLayerCosts(spec, setup);
+  EXPECT_DOUBLE_EQ(costs.forward_flops, 24 * b * s * h * h + 4 * b * s * s * h);
+  EXPECT_DOUBLE_EQ(costs.backward_input_flops, 24 * b * s * h * h + 12 * b * s * s * h);
+  EXPECT_DOUBLE_EQ(costs.backward_weight_flops, 24 * b * s * h * h);
+  setup.recompute = Recompute::kFull;
+  costs = TransformerLayerCosts(spec, setup);
+  EXPECT_DOUBLE_EQ(costs.backward_input_flops, 48 * b * s * h * h + 12 * b * s * s * h);
+  // Narayanan et al.: with full recompute a layer costs 96bsh^2(1 + s/(6h)) in all.
+  EXPECT_DOUBLE_EQ(costs.forward_flops + costs.backward_input_flops + costs.backward_weight_flops,
+                   96 * b * s * h * h * (1 + s / (6 * h)));
+}
+
+TEST(TransformerLayerCosts, TensorParallelismDividesFlops) {
+  const TransformerSpec& spec = Preset("gpt3-175b");
+  const double b = 1, s = 2048, h = 12288;
+  TrainingSetup setup = Training(2048, 1);
+  setup.tp = 8;
+  const LayerCosts costs = TransformerLayerCosts(spec, setup);
+  EXPECT_DOUBLE_EQ(costs.forward_flops, (24 * b * s * h * h + 4 * b * s * s * h) / 8);
+  EXPECT_DOUBLE_EQ(costs.backward_weight_flops, 24 * b * s * h * h / 8);
+}
+
+TEST(TransformerLayerCosts, GptActivationsFollowKorthikanti) {
+  const TransformerSpec& spec = Preset("gpt3-175b");
+  const int64_t s = 2048, b = 2, h = 12288, a = 96, t = 8;
+  TrainingSetup setup = Training(s, b);
+  setup.flash_attention = false;
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes, s * b * (34 * h + 5 * a * s));
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_w_bytes, 32 * s * b * h);
+  setup.flash_attention = true;
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes, 34 * s * b * h);
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_w_bytes, 32 * s * b * h);
+
+  // Tensor parallelism without sequence parallelism: sbh(10 + 24/t + 5as/(ht)).
+  setup.tp = t;
+  setup.flash_attention = false;
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes,
+            10 * s * b * h + 24 * s * b * h / t + 5 * a * s * s * b / t);
+  // M_W: the replicated QKV and MLP inputs and projection/MLP output gradients, 8sbh, + 24sbh/t.
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_w_bytes,
+            8 * s * b * h + 24 * s * b * h / t);
+  setup.flash_attention = true;
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes,
+            10 * s * b * h + 24 * s * b * h / t);
+
+  // With sequence parallelism everything is divided by t.
+  setup.sequence_parallel = true;
+  setup.flash_attention = false;
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes, s * b * (34 * h + 5 * a * s) / t);
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_w_bytes, 32 * s * b * h / t);
+  setup.flash_attention = true;
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes, 34 * s * b * h / t);
+}
+
+TEST(TransformerLayerCosts, RecomputeShrinksActivations) {
+  const TransformerSpec& spec = Preset("gpt3-175b");
+  const int64_t s = 2048, b = 1, h = 12288, t = 4;
+  TrainingSetup setup = Training(s, b);
+  setup.flash_attention = false;
+  setup.recompute = Recompute::kSelective;  // Korthikanti Table 2: the 5as/h term goes.
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes, 34 * s * b * h);
+  setup.tp = t;
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes,
+            10 * s * b * h + 24 * s * b * h / t);
+  setup.sequence_parallel = true;
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes, 34 * s * b * h / t);
+  setup.recompute = Recompute::kFull;  // the layer input, sharded along the sequence
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes, 2 * s * b * h / t);
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_w_bytes, 2 * s * b * h / t);
+  setup.sequence_parallel = false;
+  setup.tp = 1;
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes, 2 * s * b * h);
+  EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_w_bytes, 2 * s * b * h);
+}
+
+TEST(TransformerLayerCosts, LlamaActivationsFromTheSameBreakdown) {
+  // No dropout: norm inputs and outputs 8sbh; Q 2sbh, K and V 2sb*1024 each, attention output
+  // 2sbh, gate, up and their product 2sbf each; softmax output 2as^2b without flash attention.
+  const TransformerSpec& llama = Preset("llama3-8b");
+  const int64_t s = 8192, b = 1, h = 4096, kv = 1024, f = 14336, a = 32;
+  TrainingSetup setup = Training(s, b);
+  const int64_t flash = 8 * s * b * h + s * b * (2 * h + 4 * kv + 2 * h + 6 * f);
+  EXPECT_EQ(TransformerLayerCosts(llama, setup).activation_bytes, flash);
+  // W: QKV output gradient 2sb(h + 2kv), the projection's input 2sbh, gate and up output
+  // gradients 4sbf, down's input 2sbf, plus the replicated 8sbh.
+  EXPECT_EQ(TransformerLayerCosts(llama, setup).activation_w_bytes,
+            8 * s * b * h + s * b * (2 * (h + 2 * kv) + 2 * h + 4 * f + 2 * f));
+  setup.flash_attention = false;
+  EXPECT_EQ(TransformerLayerCosts(llama, setup).activation_bytes, flash + 2 * a * s * s * b);
+}
+
+TEST(TransformerStageModels, EmbeddingFirstHeadLast) {
+  const TransformerSpec& spec = Preset("gpt3-175b");
+  const int64_t s = 2048, b = 1, h = 12288, V = 50257;
+  const TrainingSetup setup = Training(s, b);
+  const LayerCosts layer = TransformerLayerCosts(spec, setup);
+  const std::vector<StageModel> stages = BuildStageModels(spec, setup, {24, 24, 24, 24});
+  ASSERT_EQ(stages.size(), 4u);
+  EXPECT_TRUE(stages[0].embedding);
+  EXPECT_FALSE(stages[0].lm_head);
+  EXPECT_TRUE(stages[3].lm_head);
+  EXPECT_FALSE(stages[1].embedding || stages[1].lm_head);
+
+  const int64_t layer_params = 12 * h * h + 13 * h;
+  EXPECT_EQ(stages[0].parameters, 24 * layer_params + (V + s) * h);
+  EXPECT_EQ(stages[1].parameters, 24 * layer_params);
+  // Tied: the last stage keeps its own copy of the word embedding for the head (Megatron).
+  EXPECT_EQ(stages[3].parameters, 24 * layer_params + 2 * h + V * h);
+
+  // The lookup has no FLOPs; the head is 2bshV forward, and again for inputs and for weights.
+  const double head = 2.0 * b * s * h * V;
+  EXPECT_DOUBLE_EQ(stages[0].forward_flops, 24 * layer.forward_flops);
+  EXPECT_DOUBLE_EQ(stages[3].forward_flops, 24 * layer.forward_flops + head);
+  EXPECT_DOUBLE_EQ(stages[3].backward_input_flops, 24 * layer.backward_input_flops + head);
+  EXPECT_DOUBLE_EQ(stages[3].backward_weight_flops, 24 * layer.backward_weight_flops + head);
+
+  // Embedding dropout mask sbh; final norm and head inputs 4sbh and fp32 logits 4sbV
+  // (Korthikanti Sec. 4.3); W keeps the head's input 2sbh and the logits' gradient 2sbV.
+  EXPECT_EQ(stages[0].activation_bytes, 24 * 34 * s * b * h + s * b * h);
+  EXPECT_EQ(stages[1].activation_bytes, 24 * 34 * s * b * h);
+  EXPECT_EQ(stages[3].activation_bytes, 24 * 34 * s * b * h + 4 * s * b * h + 4 * s * b * V);
+  EXPECT_EQ(stages[0].activation_w_bytes, 24 * 32 * s * b * h);
+  EXPECT_EQ(stages[3].activation_w_bytes, 24 * 32 * s * b * h + 2 * s * b * h + 2 * s * b * V);
+  for (const StageModel& stage : stages) EXPECT_EQ(stage.message_bytes, s * b * h * 2);
+}
+
+TEST(TransformerStageModels, OneStageHoldsTheWholeModelOnce) {
+  const TransformerSpec& spec = Preset("gpt3-1.5b");
+  const std::vector<StageModel> stages = BuildStageModels(spec, Training(1024, 1), {22});
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_TRUE(stages[0].embedding && stages[0].lm_head);
+  EXPECT_EQ(stages[0].parameters, spec.TotalParameters());
+}
+
+TEST(TransformerStageModels, UntiedHeadAndTensorParallelShares) {
+  const TransformerSpec& llama = Preset("llama3-8b");
+  const int64_t h = 4096, V = 128256, t = 2, s = 4096, b = 1;
+  TrainingSetup setup = Training(s, b);
+  setup.tp = t;
+  const std::vector<StageModel> stages = BuildStageModels(llama, setup, {16, 16});
+  const int64_t layer = 2 * h * h + 2 * h * 1024 + 3 * h * 14336 + 2 * h;
+  EXPECT_EQ(stages[0].parameters, (16 * layer + V * h) / t);
+  EXPECT_EQ(stages[1].parameters, (16 * layer + V * h + h) / t);
+  // Llama has no embedding dropout; the head's vocabulary is split over t.
+  EXPECT_EQ(stages[0].activation_bytes, 16 * TransformerLayerCosts(llama, setup).activation_bytes);
+  EXPECT_EQ(stages[1].activation_bytes, 16 * TransformerLayerCosts(llama, setup).activation_bytes +
+                                            4 * s * b * h + 4 * s * b * V / t);
+  EXPECT_DOUBLE_EQ(stages[1].forward_flops, 16 * TransformerLayerCosts(llama, setup).forward_flops +
+                                                2.0 * b * s * h * V / t);
+}
+
+TEST(TransformerStageModels, StaticMemoryIs16BytesPerParameterAndZeroOneShardsTheOptimizer) {
+  const TransformerSpec& llama = Preset("llama3-8b");
+  TrainingSetup setup = Training(8192, 1);
+  const int64_t p = llama.TotalParameters();
+  std::vector<StageModel> stages = BuildStageModels(llama, setup, {32});
+  EXPECT_EQ(stages[0].static_bytes, 16 * p);
+  setup.dp = 8;
+  stages = BuildStageModels(llama, setup, {32});
+  EXPECT_EQ(stages[0].static_bytes, 16 * p);  // dp alone changes nothing
+  setup.zero_stage = 1;
+  stages = BuildStageModels(llama, setup, {32});
+  EXPECT_EQ(stages[0].static_bytes, 2 * p + 2 * p + 12 * p / 8);
+  setup.tp = 2;
+  stages = BuildStageModels(llama, setup, {32});
+  EXPECT_EQ(stages[0].parameters, p / 2);
+  EXPECT_EQ(stages[0].static_bytes, 4 * (p / 2) + 12 * (p / 2) / 8);
+}
+
+TEST(TransformerStageModels, MessageBytesFollowDtypeAndSequenceParallelism) {
+  const TransformerSpec& spec = Preset("llama3-70b");
+  const int64_t s = 8192, b = 2, h = 8192;
+  TrainingSetup setup = Training(s, b);
+  EXPECT_EQ(BuildStageModels(spec, setup, {80})[0].message_bytes, s * b * h * 2);
+  setup.dtype = Dtype::kFp8;
+  EXPECT_EQ(BuildStageModels(spec, setup, {80})[0].message_bytes, s * b * h);
+  setup.dtype = Dtype::kFp16;
+  setup.tp = 8;
+  setup.sequence_parallel = true;
+  EXPECT_EQ(BuildStageModels(spec, setup, {80})[0].message_bytes, s * b * h * 2 / 8);
+}
+
+TEST(TransformerStageCosts, DividesFlopsByTheRate) {
+  StageModel a;
+  a.forward_flops = 4e12;
+  a.backward_input_flops = 6e12;
+  a.backward_weight_flops = 2e12;
+  a.activation_bytes = 100;
+  a.activation_w_bytes = 40;
+  a.message_bytes = 7;
+  a.static_bytes = 1000;
+  StageModel b = a;
+  b.forward_flops = 8e12;
+  const StageCosts costs = StageModelsToCosts({a, b}, 2e12);
+  EXPECT_EQ(costs.forward_s, (std::vector<double>{2, 4}));
+  EXPECT_EQ(costs.backward_input_s, (std::vector<double>{3, 3}));
+  EXPECT_EQ(costs.backward_weight_s, (std::vector<double>{1, 1}));
+  EXPECT_EQ(costs.backward_s, (std::vector<double>{4, 4}));
+  EXPECT_TRUE(costs.overlap_s.empty());
+  EXPECT_EQ(costs.activation_bytes, (std::vector<int64_t>{100, 100}));
+  EXPECT_EQ(costs.activation_w_bytes, (std::vector<int64_t>{40, 40}));
+  EXPECT_EQ(costs.message_bytes, (std::vector<int64_t>{7, 7}));
+  EXPECT_EQ(costs.static_bytes, (std::vector<int64_t>{1000, 1000}));
+}
+
+TEST(SplitLayers, EvenSplitGivesTheFirstStagesTheRemainder) {
+  std::vector<int32_t> layers;
+  ASSERT_TRUE(SplitLayers(Preset("llama3-8b"), 4, {}, &layers).ok());
+  EXPECT_EQ(layers, (std::vector<int32_t>{8, 8, 8, 8}));
+  ASSERT_TRUE(SplitLayers(Preset("gpt3-1.5b"), 8, {}, &layers).ok());
+  EXPECT_EQ(layers, (std::vector<int32_t>{3, 3, 3, 3, 3, 3, 2, 2}));
+}
+
+TEST(SplitLayers, EmbeddingAndLossTakeALayerSlot) {
+  // The zero-bubble paper's 22 layers on 8 stages: first and last stage one layer fewer.
+  const TransformerSpec& spec = Preset("gpt3-1.5b");
+  std::vector<int32_t> layers;
+  LayerSplit split;
+  split.embedding_as_layer = true;
+  split.loss_as_layer = true;
+  ASSERT_TRUE(SplitLayers(spec, 8, split, &layers).ok());
+  EXPECT_EQ(layers, (std::vector<int32_t>{2, 3, 3, 3, 3, 3, 3, 2}));
+  split.loss_as_layer = false;  // 23 slots: 3 x 7 + 2, then the embedding's slot off stage 0
+  ASSERT_TRUE(SplitLayers(spec, 8, split, &layers).ok());
+  EXPECT_EQ(layers, (std::vector<int32_t>{2, 3, 3, 3, 3, 3, 3, 2}));
+  split.embedding_as_layer = false;
+  split.loss_as_layer = true;
+  ASSERT_TRUE(SplitLayers(spec, 8, split, &layers).ok());
+  EXPECT_EQ(layers, (std::vector<int32_t>{3, 3, 3, 3, 3, 3, 3, 1}));
+}
+
+TEST(SplitLayers, ExplicitListIsCheckedVerbatim) {
+  const TransformerSpec& spec = Preset("llama3-8b");
+  std::vector<int32_t> layers;
+  LayerSplit split;
+  split.layers_per_stage = {7, 9, 9, 7};
+  ASSERT_TRUE(SplitLayers(spec, 4, split, &layers).ok());
+  EXPECT_EQ(layers, (std::vector<int32_t>{7, 9, 9, 7}));
+  split.layers_per_stage = {10, 11, 11};
+  EXPECT_EQ(SplitLayers(spec, 4, split, &layers).message(),
+            "--layers-per-stage: 3 entries for 4 stages; give one per stage");
+  split.layers_per_stage = {8, 8, 7, 7};
+  EXPECT_EQ(SplitLayers(spec, 4, split, &layers).message(),
+            "--layers-per-stage: the entries sum to 30; the model has 32 layers");
+  split.layers_per_stage = {17, 8, -1, 8};
+  EXPECT_EQ(SplitLayers(spec, 4, split, &layers).message(),
+            "--layers-per-stage: stage 2 has -1 layers; must be at least 0");
+  split.layers_per_stage = {8, 8, 8, 8};
+  split.embedding_as_layer = true;
+  EXPECT_EQ(SplitLayers(spec, 4, split, &layers).message(),
+            "--layers-per-stage: an explicit split cannot be combined with counting the "
+            "embedding or the loss as a layer");
+}
+
+TEST(SplitLayers, RejectsMoreStagesThanLayers) {
+  std::vector<int32_t> layers;
+  EXPECT_EQ(SplitLayers(Tiny(), 8, {}, &layers).message(),
+            "--pp: 8 stages for the 6 layers of tiny; each stage needs at least one");
+  LayerSplit split;
+  split.embedding_as_layer = true;
+  split.loss_as_layer = true;
+  EXPECT_EQ(SplitLayers(Tiny(), 9, split, &layers).message(),
+            "--pp: 9 stages for the 6 layers of tiny plus the embedding and the loss; each stage "
+            "needs at least one");
+  // 8 slots on 8 stages: the first and last stage hold only the embedding and the loss.
+  ASSERT_TRUE(SplitLayers(Tiny(), 8, split, &layers).ok());
+  EXPECT_EQ(layers, (std::vector<int32_t>{0, 1, 1, 1, 1, 1, 1, 0}));
+}
+
+TEST(TransformerSetup, MessagesNameTheFlag) {
+  const TransformerSpec& llama = Preset("llama3-8b");
+  TrainingSetup setup = Training(8192, 1);
+  EXPECT_TRUE(CheckTrainingSetup(llama, setup).ok());
+  setup.tp = 3;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(),
+            "--tp: 3 does not divide the 32 heads of llama3-8b");
+  setup.tp = 16;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(),
+            "--tp: 16 does not divide the 8 KV heads of llama3-8b");
+  setup.tp = 0;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(), "--tp: must be at least 1; got 0");
+  setup.tp = 8;
+  EXPECT_TRUE(CheckTrainingSetup(llama, setup).ok());
+  setup.seq_len = 0;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(), "--seq-len: must be at least 1; got 0");
+  setup.seq_len = 8192;
+  setup.microbatch_size = -2;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(),
+            "--microbatch-size: must be at least 1; got -2");
+  setup.microbatch_size = 1;
+  setup.dp = 0;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(), "--dp: must be at least 1; got 0");
+  setup.dp = 4;
+  setup.zero_stage = 2;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(), "--zero: 2 is not supported; valid: 0, 1");
+
+  TransformerSpec odd = Tiny();
+  odd.ffn_hidden = 1000;
+  TrainingSetup tp16 = Training(512, 1);
+  tp16.tp = 16;
+  EXPECT_EQ(CheckTrainingSetup(odd, tp16).message(),
+            "--tp: 16 does not divide the 1000 FFN channels of tiny");
+}
+
+TEST(TransformerDtype, NamesAndErrors) {
+  Dtype dtype = Dtype::kBf16;
+  ASSERT_TRUE(ParseDtype("--dtype", "FP8", &dtype).ok());
+  EXPECT_EQ(dtype, Dtype::kFp8);
+  EXPECT_EQ(DtypeName(dtype), "fp8");
+  EXPECT_EQ(DtypeBytes(Dtype::kFp8), 1);
+  EXPECT_EQ(DtypeBytes(Dtype::kBf16), 2);
+  EXPECT_EQ(DtypeBytes(Dtype::kFp16), 2);
+  EXPECT_EQ(ParseDtype("--dtype", "fp32", &dtype).message(),
+            "--dtype: unknown value 'fp32'; valid: bf16, fp16, fp8");
+  Recompute recompute = Recompute::kNone;
+  ASSERT_TRUE(ParseRecompute("--recompute", "selective", &recompute).ok());
+  EXPECT_EQ(recompute, Recompute::kSelective);
+  EXPECT_EQ(RecomputeName(Recompute::kFull), "full");
+  EXPECT_EQ(ParseRecompute("--recompute", "some", &recompute).message(),
+            "--recompute: unknown value 'some'; valid: none, selective, full");
+}
+
+TEST(TransformerFromProto, AppliesDefaults) {
+  proto::TransformerModel model;
+  model.set_layers(4);
+  model.set_hidden(1024);
+  model.set_heads(16);
+  model.set_vocab(32000);
+  model.set_seq_len(2048);
+  ConfigLocations locations;
+  locations.set_source("m.yaml");
+  TransformerSpec spec;
+  ASSERT_TRUE(TransformerFromProto(model, locations, &spec).ok());
+  EXPECT_EQ(spec.name, "m.yaml");
+  EXPECT_EQ(spec.ffn_hidden, 4096);
+  EXPECT_EQ(spec.kv_heads, 16);
+  EXPECT_FALSE(spec.swiglu);
+  EXPECT_FALSE(spec.tied_embeddings);
+  EXPECT_EQ(spec.seq_len, 2048);
+
+  model.set_name("mine");
+  model.set_mlp(proto::TransformerModel::SWIGLU);
+  model.set_kv_heads(4);
+  model.set_ffn_hidden(2816);
+  model.set_tied_embeddings(true);
+  ASSERT_TRUE(TransformerFromProto(model, locations, &spec).ok());
+  EXPECT_EQ(spec.name, "mine");
+  EXPECT_TRUE(spec.swiglu);
+  EXPECT_EQ(spec.kv_heads, 4);
+  EXPECT_EQ(spec.ffn_hidden, 2816);
+  EXPECT_TRUE(spec.tied_embeddings);
+}
+
+TEST(TransformerFromProto, ReportsEveryErrorWithItsLocation) {
+  proto::TransformerModel model;
+  model.set_layers(32);
+  model.set_hidden(4096);
+  model.set_heads(48);
+  model.set_kv_heads(5);
+  model.set_vocab(32000);
+  model.set_seq_len(4096);
+  ConfigLocations locations;
+  locations.set_source("m.yaml");
+  locations.Set("layers", 1, 9);
+  locations.Set("hidden", 2, 9);  // no position for heads: the message names the file only
+  locations.Set("kv_heads", 5, 11);
+  TransformerSpec spec;
+  EXPECT_EQ(TransformerFromProto(model, locations, &spec).message(),
+            "m.yaml: heads: 48 does not divide hidden 4096\n"
+            "m.yaml:5:11: kv_heads: 5 does not divide heads 48");
+  locations.Set("heads", 3, 9);
+  model.set_kv_heads(0);
+  EXPECT_EQ(TransformerFromProto(model, locations, &spec).message(),
+            "m.yaml:3:9: heads: 48 does not divide hidden 4096");
+  model.set_heads(32);
+  model.set_layers(0);
+  model.set_vocab(-1);
+  EXPECT_EQ(TransformerFromProto(model, locations, &spec).message(),
+            "m.yaml:1:9: layers: must be at least 1; got 0\n"
+            "m.yaml: vocab: must be at least 1; got -1");
+}
+
+}  // namespace
+}  // namespace ppsim
