@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "experiments/report.h"
+#include "schedules/names.h"
 #include "experiments/run.h"
 #include "models/units.h"
 #include "schedules/registry.h"
@@ -52,20 +53,6 @@ int Usage(std::ostream& err, const std::string& message) {
   return kExitInvalidInput;
 }
 
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 // Options whose values we parse ourselves: every value is taken as text so that messages can
 // name the flag and the value exactly.

@@ -20,6 +20,7 @@
 #include "models/config_json.h"
 #include "models/config_tree.h"
 #include "models/config_yaml.h"
+#include "schedules/names.h"
 
 namespace ppsim {
 namespace {
@@ -40,22 +41,6 @@ using google::protobuf::Reflection;
 
 char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
-// Levenshtein distance ignoring ASCII case, so "swiglu" finds SWIGLU.
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min(
-          {row[j] + 1, row[j - 1] + 1, diagonal + (Lower(a[i - 1]) == Lower(b[j - 1]) ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 // The first of `candidates` closest to `given`, if close enough to be a likely typo; else "".
 std::string Closest(std::string_view given, const std::vector<std::string>& candidates) {

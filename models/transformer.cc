@@ -2,22 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <utility>
+
+#include "schedules/names.h"
 
 namespace ppsim {
 namespace {
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -103,7 +93,7 @@ Status ParseEnum(const std::array<std::pair<std::string_view, Enum>, N>& table,
                  std::string_view what, std::string_view text, Enum* value) {
   std::string valid;
   for (const auto& [name, v] : table) {
-    if (EqualsIgnoreCase(name, text)) {
+    if (EqualsIgnoringCase(name, text)) {
       *value = v;
       return Status();
     }
@@ -227,7 +217,7 @@ const std::vector<TransformerSpec>& TransformerPresets() {
 
 const TransformerSpec* FindTransformerPreset(std::string_view name) {
   for (const TransformerSpec& spec : TransformerPresets()) {
-    if (EqualsIgnoreCase(spec.name, name)) return &spec;
+    if (EqualsIgnoringCase(spec.name, name)) return &spec;
   }
   return nullptr;
 }

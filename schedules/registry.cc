@@ -1,22 +1,8 @@
 #include "schedules/registry.h"
 
-#include <cctype>
+#include "schedules/names.h"
 
 namespace ppsim {
-namespace {
-
-bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
 
 const std::vector<ScheduleInfo>& AllSchedules() {
   static const std::vector<ScheduleInfo> kSchedules = {

@@ -1,0 +1,19 @@
+// Matching names the way users type them: case-insensitive lookup and the distance behind
+// "did you mean" suggestions.
+#ifndef PPSIM_SCHEDULES_NAMES_H_
+#define PPSIM_SCHEDULES_NAMES_H_
+
+#include <cstddef>
+#include <string_view>
+
+namespace ppsim {
+
+// ASCII case-insensitive equality.
+bool EqualsIgnoringCase(std::string_view a, std::string_view b);
+
+// Levenshtein distance ignoring ASCII case ("swiglu" is 0 from "SWIGLU").
+size_t EditDistance(std::string_view a, std::string_view b);
+
+}  // namespace ppsim
+
+#endif  // PPSIM_SCHEDULES_NAMES_H_
