@@ -195,7 +195,7 @@ struct Costs {
 constexpr Costs kCosts[] = {{1, 1, 1}, {1, 2, 1}, {2, 3, 1}, {1.5, 1, 0.5}};
 
 TEST_P(ZeroBubbleCases, ZBH1MatchesThePapersClosedForms) {
-  for (const auto [p, m] : {std::pair{2, 4}, std::pair{3, 5}, std::pair{6, 12}, std::pair{8, 8}}) {
+  for (const auto& [p, m] : {std::pair{2, 4}, std::pair{3, 5}, std::pair{6, 12}, std::pair{8, 8}}) {
     for (const Costs& c : kCosts) {
       const RunResult r = RunOk(SplitSpec("ZB-H1", p, m, 1, std::to_string(c.f),
                                           std::to_string(c.i), std::to_string(c.w), GetParam()));
@@ -211,7 +211,7 @@ TEST_P(ZeroBubbleCases, ZBH1MatchesThePapersClosedForms) {
 }
 
 TEST_P(ZeroBubbleCases, ZBH2MatchesThePapersClosedForms) {
-  for (const auto [p, m] : {std::pair{2, 3}, std::pair{3, 8}, std::pair{4, 7}, std::pair{6, 16}}) {
+  for (const auto& [p, m] : {std::pair{2, 3}, std::pair{3, 8}, std::pair{4, 7}, std::pair{6, 16}}) {
     for (const Costs& c : kCosts) {
       const RunResult r = RunOk(SplitSpec("ZB-H2", p, m, 1, std::to_string(c.f),
                                           std::to_string(c.i), std::to_string(c.w), GetParam()));
