@@ -1,0 +1,58 @@
+// What the ppsim commands share: exit codes, error printing, and reading options (every value as
+// text, so that messages name the flag and the value exactly). Used by cli_*.cc only.
+#ifndef PPSIM_EXPERIMENTS_CLI_FLAGS_H_
+#define PPSIM_EXPERIMENTS_CLI_FLAGS_H_
+
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "experiments/run.h"
+#include "schedules/status.h"
+
+namespace ppsim::cli {
+
+namespace po = boost::program_options;
+
+constexpr int kExitOk = 0;
+constexpr int kExitSimulationProblem = 1;  // a deadlock, an engine failure, --fail-on-oom
+constexpr int kExitInvalidInput = 2;
+
+// Prints the status's message as one line; returns 2 for invalid input, else 1.
+int Fail(std::ostream& err, const Status& status);
+// Prints `message`; returns 2.
+int Usage(std::ostream& err, const std::string& message);
+
+// A valued option, read as text.
+void AddValue(po::options_description& d, const char* name, const char* value_name,
+              const char* help);
+// Parses `args` of `ppsim <command>`: "--name value" and "--name=value"; unknown options get "did
+// you mean"; stray words, repeated options and missing values are InvalidInput naming them.
+Status ParseOptions(const std::string& command, const std::vector<std::string>& args,
+                    const po::options_description& d, po::variables_map* vm);
+// The option's text, or "" when it was not given.
+std::string Get(const po::variables_map& vm, const char* name);
+// A whole number >= minimum; messages name `flag`.
+Status ParseCount(const char* flag, const std::string& text, int32_t* value, int32_t minimum = 1);
+std::vector<std::string> SplitCommas(const std::string& text);
+
+// --schedule, --schedule-file, --pp, --microbatches, --stages-per-rank, --microbatch-group-size,
+// --stage-to-rank: added to `d`, and read into `spec` (schedule_name left as the comma list).
+void AddScheduleChoice(po::options_description& d);
+Status ReadScheduleChoice(const po::variables_map& vm, RunSpec* spec);
+
+// --model and the training setup: added to `d`, and read into `spec`.
+void AddModelOptions(po::options_description& d);
+Status ReadModelChoice(const po::variables_map& vm, RunSpec* spec);
+
+// The commands (cli_run.cc, cli_schedule.cc, cli_model.cc); args exclude the command word.
+int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int ScheduleCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int ListSchedules(std::ostream& out);
+int ModelCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace ppsim::cli
+
+#endif  // PPSIM_EXPERIMENTS_CLI_FLAGS_H_

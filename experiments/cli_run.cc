@@ -1,0 +1,149 @@
+// `ppsim run`: describe, compile and execute runs, and report them.
+#include <string>
+#include <vector>
+
+#include "experiments/cli_flags.h"
+#include "experiments/report.h"
+#include "models/units.h"
+
+namespace ppsim::cli {
+namespace {
+
+// `ppsim run` with no options: two schedules compared on one H100 node. The costs are a 1.2 ms
+// forward and 2.4 ms backward per stage, 1.5 GiB of activations per microbatch and stage, and a
+// 32 MiB boundary tensor (sequence 4096 x hidden 4096 x 2 bytes).
+const std::vector<std::string> kDefaultJob = {
+    "--schedule", "1F1B,GPipe", "--pp", "4", "--microbatches", "8", "--f", "1.2ms", "--b",
+    "2.4ms", "--activation", "1.5GiB", "--message-bytes", "32MiB", "--platform", "h100-node"};
+
+po::options_description RunOptions() {
+  po::options_description d("ppsim run options", 100);
+  AddScheduleChoice(d);
+  AddValue(d, "f", "TIME", "forward time per virtual stage: one value or a comma list (e.g. 1.2ms)");
+  AddValue(d, "i", "TIME", "backward-for-inputs time (with --w)");
+  AddValue(d, "w", "TIME", "backward-for-weights time (with --i)");
+  AddValue(d, "b", "TIME", "full backward time (default: I + W)");
+  AddValue(d, "overlap", "TIME", "OVERLAP_F_B time, by the forward's stage (default: F + B)");
+  AddValue(d, "activation", "BYTES", "M_B: activation bytes held from F to the backward (default 0)");
+  AddValue(d, "activation-w", "BYTES", "M_W: the part of M_B held from I until W (default 0)");
+  AddValue(d, "message-bytes", "BYTES", "tensor sent across each stage boundary (default 0)");
+  AddValue(d, "profile", "FILE", "measured per-stage costs: .csv, .textproto, .json or .yaml");
+  AddModelOptions(d);
+  AddValue(d, "memory-limit", "BYTES", "GPU memory for the OOM check (default: the platform GPU's)");
+  d.add_options()("fail-on-oom", "exit 1 when a rank runs out of memory");
+  AddValue(d, "platform", "NAME", "platform preset (default h100-node; see 'ppsim platforms')");
+  AddValue(d, "p2p-latency", "TIME", "ideal platform: latency of every link (default 0)");
+  AddValue(d, "p2p-bandwidth", "RATE", "ideal platform: bandwidth of every link (default inf)");
+  AddValue(d, "engine", "NAME", "simgrid (default) or critical-path");
+  AddValue(d, "format", "NAME", "table (default), json or csv");
+  d.add_options()("help", "show these options");
+  return d;
+}
+
+}  // namespace
+
+int RunCommand(const std::vector<std::string>& given_args, std::ostream& out, std::ostream& err) {
+  const bool default_job = given_args.empty();
+  const std::vector<std::string>& args = default_job ? kDefaultJob : given_args;
+  const po::options_description options = RunOptions();
+  po::variables_map vm;
+  Status status = ParseOptions("run", args, options, &vm);
+  if (!status.ok()) return Fail(err, status);
+  if (vm.count("help")) {
+    out << "usage: ppsim run --schedule NAME --pp P --microbatches M --f T (--b T | --i T --w T)"
+           " [options]\n       ppsim run   (no options: the default job)\n\n"
+        << options;
+    return kExitOk;
+  }
+
+  RunSpec base;
+  status = ReadScheduleChoice(vm, &base);
+  if (!status.ok()) return Fail(err, status);
+  base.costs.forward = Get(vm, "f");
+  base.costs.backward_input = Get(vm, "i");
+  base.costs.backward_weight = Get(vm, "w");
+  base.costs.backward = Get(vm, "b");
+  base.costs.overlap = Get(vm, "overlap");
+  base.costs.activation = Get(vm, "activation");
+  base.costs.activation_w = Get(vm, "activation-w");
+  base.costs.message = Get(vm, "message-bytes");
+  base.profile_file = Get(vm, "profile");
+  status = ReadModelChoice(vm, &base);
+  if (!status.ok()) return Fail(err, status);
+  if (vm.count("memory-limit")) {
+    status = ParseSize("--memory-limit", Get(vm, "memory-limit"), &base.memory_limit_bytes);
+    if (!status.ok()) return Fail(err, status);
+    if (base.memory_limit_bytes == 0) {
+      return Fail(err, Status::InvalidInput("--memory-limit: must be more than 0 bytes"));
+    }
+  }
+  if (vm.count("platform")) base.platform = Get(vm, "platform");
+  if (vm.count("p2p-latency")) {
+    base.platform_options.has_p2p_latency = true;
+    status = ParseDuration("--p2p-latency", Get(vm, "p2p-latency"),
+                           &base.platform_options.p2p_latency_s);
+    if (!status.ok()) return Fail(err, status);
+  }
+  if (vm.count("p2p-bandwidth")) {
+    base.platform_options.has_p2p_bandwidth = true;
+    status = ParseBandwidth("--p2p-bandwidth", Get(vm, "p2p-bandwidth"),
+                            &base.platform_options.p2p_bandwidth_bytes_per_s);
+    if (!status.ok()) return Fail(err, status);
+  }
+  if (vm.count("engine")) {
+    status = ParseEngineKind("--engine", Get(vm, "engine"), &base.engine);
+    if (!status.ok()) return Fail(err, status);
+  }
+  OutputFormat format = OutputFormat::kTable;
+  if (vm.count("format")) {
+    status = ParseOutputFormat("--format", Get(vm, "format"), &format);
+    if (!status.ok()) return Fail(err, status);
+  }
+
+  // Describe and compile every run before any engine starts.
+  std::vector<RunSpec> specs;
+  if (!base.schedule_file.empty()) {
+    specs.push_back(base);
+  } else {
+    for (const std::string& name : SplitCommas(base.schedule_name)) {
+      RunSpec spec = base;
+      spec.schedule_name = name;
+      specs.push_back(spec);
+    }
+  }
+  std::vector<PreparedRun> prepared(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    status = PrepareRun(specs[i], &prepared[i]);
+    if (!status.ok()) return Fail(err, status);
+  }
+  std::vector<RunResult> results(prepared.size());
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    status = ExecuteRun(prepared[i], &results[i]);
+    if (!status.ok()) return Fail(err, status);
+    prepared[i] = PreparedRun();  // Free the task graph before the next run.
+  }
+  if (default_job && format == OutputFormat::kTable) {
+    out << "default job: ppsim run";
+    for (const std::string& a : kDefaultJob) out << " " << a;
+    out << "\n\n";
+  }
+  out << FormatResults(results, format);
+  if (vm.count("fail-on-oom")) {
+    std::string oom;
+    for (const RunResult& r : results) {
+      for (const RankMetrics& k : r.metrics.ranks) {
+        if (!k.oom) continue;
+        oom += std::string(oom.empty() ? "" : "; ") + r.label + " rank " + std::to_string(k.rank) +
+               " needs " + HumanBytes(static_cast<double>(k.peak_memory_bytes)) + " of " +
+               HumanBytes(static_cast<double>(k.memory_capacity_bytes));
+      }
+    }
+    if (!oom.empty()) {
+      err << "out of memory: " << oom << "\n";
+      return kExitSimulationProblem;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace ppsim::cli
