@@ -81,12 +81,8 @@ int ModelCommand(const std::vector<std::string>& args, std::ostream& out, std::o
   TransformerSpec model;
   status = BuildModelStages(spec, shape, &stages, &model);
   if (!status.ok()) return Fail(err, status);
-  const double peak = spec.training.dtype == Dtype::kFp8 ? platform.gpu.dense_fp8_flops_per_s
-                                                         : platform.gpu.dense_bf16_flops_per_s;
-  const double flops_per_s = peak * spec.efficiency;
-  double forward_flops = 0;
-  for (const StageModel& stage : stages) forward_flops += stage.forward_flops;
-  const double iteration_flops = 3 * forward_flops * m * spec.training.tp;
+  const double flops_per_s = PeakFlopsPerS(platform, spec.training.dtype) * spec.efficiency;
+  const double iteration_flops = ModelFlopsPerIteration(stages, shape, spec.training.tp);
   const std::string definition =
       "MFU = model FLOPs / (iteration time x GPUs x peak FLOP/s); model FLOPs = 3 x forward FLOPs "
       "(matmuls and attention) per microbatch and stage, without recompute";

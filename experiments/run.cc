@@ -81,6 +81,30 @@ Status BuildSchedule(const RunSpec& spec, Schedule* schedule, std::string* label
   return GenerateSchedule(info->name, spec.params, schedule);
 }
 
+double PeakFlopsPerS(const PlatformSpec& platform, Dtype dtype) {
+  return dtype == Dtype::kFp8 ? platform.gpu.dense_fp8_flops_per_s
+                              : platform.gpu.dense_bf16_flops_per_s;
+}
+
+double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Schedule& schedule,
+                              int32_t tp) {
+  double flops = 0;
+  for (size_t stage = 0; stage < stages.size(); ++stage) {
+    const Pipeline pipeline = [&] {
+      for (const Pipeline& p : schedule.pipelines) {
+        if (static_cast<int32_t>(stage) >= p.first_stage &&
+            static_cast<int32_t>(stage) <= p.last_stage) {
+          return p;
+        }
+      }
+      return Pipeline{0, schedule.num_stages - 1, 0, schedule.num_microbatches - 1};
+    }();
+    const int32_t microbatches = pipeline.last_microbatch - pipeline.first_microbatch + 1;
+    flops += 3 * stages[stage].forward_flops * microbatches * tp;
+  }
+  return flops;
+}
+
 Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
                         std::vector<StageModel>* stages, TransformerSpec* model) {
   if (const TransformerSpec* preset = FindTransformerPreset(spec.model)) {
@@ -140,24 +164,11 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run) {
     TransformerSpec model;
     status = BuildModelStages(spec, run->schedule, &stages, &model);
     if (!status.ok()) return status;
-    const double peak = spec.training.dtype == Dtype::kFp8 ? run->platform.gpu.dense_fp8_flops_per_s
-                                                           : run->platform.gpu.dense_bf16_flops_per_s;
-    profile = ProfileFromCosts(StageModelsToCosts(stages, peak * spec.efficiency),
-                               "--model " + spec.model);
+    const double flops_per_s = PeakFlopsPerS(run->platform, spec.training.dtype) * spec.efficiency;
+    profile = ProfileFromCosts(StageModelsToCosts(stages, flops_per_s), "--model " + spec.model);
     has_profile = true;
     run->model = model.name;
-    // Model FLOPs count forward and backward without recompute, 3 x the forward, for every
-    // microbatch on every stage of its pipeline, on all tp GPUs of a rank.
-    for (size_t stage = 0; stage < stages.size(); ++stage) {
-      int32_t microbatches = run->schedule.num_microbatches;
-      for (const Pipeline& pipeline : run->schedule.pipelines) {
-        if (static_cast<int32_t>(stage) >= pipeline.first_stage &&
-            static_cast<int32_t>(stage) <= pipeline.last_stage) {
-          microbatches = pipeline.last_microbatch - pipeline.first_microbatch + 1;
-        }
-      }
-      run->model_flops += 3 * stages[stage].forward_flops * microbatches * spec.training.tp;
-    }
+    run->model_flops = ModelFlopsPerIteration(stages, run->schedule, spec.training.tp);
   }
   status = BuildStageCosts(spec.costs, has_profile ? &profile : nullptr,
                            run->schedule.num_stages, &run->costs);
@@ -183,11 +194,9 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result) {
   result->model = run.model;
   result->model_flops = run.model_flops;
   if (run.model_flops > 0 && result->metrics.makespan_s > 0) {
-    const double peak = run.spec.training.dtype == Dtype::kFp8
-                            ? run.platform.gpu.dense_fp8_flops_per_s
-                            : run.platform.gpu.dense_bf16_flops_per_s;
     const double gpus = static_cast<double>(run.schedule.num_ranks) * run.spec.training.tp;
-    result->mfu = run.model_flops / (result->metrics.makespan_s * gpus * peak);
+    result->mfu = run.model_flops / (result->metrics.makespan_s * gpus *
+                                     PeakFlopsPerS(run.platform, run.spec.training.dtype));
   }
   return Status();
 }

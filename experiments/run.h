@@ -76,6 +76,15 @@ Status BuildSchedule(const RunSpec& spec, Schedule* schedule, std::string* label
 Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
                         std::vector<StageModel>* stages, TransformerSpec* model);
 
+// The platform GPU's peak dense FLOP/s for `dtype` (fp8, or bf16/fp16).
+double PeakFlopsPerS(const PlatformSpec& platform, Dtype dtype);
+
+// Model FLOPs of one iteration of `schedule` with `stages` (from BuildModelStages): forward and
+// backward without recompute, 3 x the forward, for every microbatch on every stage of its
+// pipeline, on all `tp` GPUs of a rank. MFU divides it by makespan x GPUs x PeakFlopsPerS.
+double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Schedule& schedule,
+                              int32_t tp);
+
 // Builds the schedule, costs and platform, checks them and compiles the task graph. Returns
 // InvalidInput for bad input and Deadlock for an order that cannot execute; never touches SimGrid.
 Status PrepareRun(const RunSpec& spec, PreparedRun* run);
