@@ -2,6 +2,7 @@
 // DualPipe.step) and the note's check case 8.
 #include <gtest/gtest.h>
 
+#include "tests/support/schedules.h"
 #include "schedules/registry.h"
 #include "schedules/schedule_text.h"
 #include "tests/support/runs.h"
@@ -10,8 +11,7 @@ namespace ppsim {
 namespace {
 
 std::string Rejection(int32_t p, int32_t m, int32_t v) {
-  Schedule s;
-  return GenerateSchedule("DualPipe", ScheduleParams{p, v, m, 0}, &s).message();
+  return GenerateError("DualPipe", ScheduleParams{p, v, m, 0});
 }
 
 TEST(DualPipe, TwoModelCopiesEachWithItsOwnMicrobatches) {

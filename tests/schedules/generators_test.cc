@@ -4,6 +4,7 @@
 // steady one forward one backward, cooldown backwards), written out by hand.
 #include <gtest/gtest.h>
 
+#include "tests/support/schedules.h"
 #include "schedules/registry.h"
 #include "schedules/schedule_text.h"
 
@@ -11,10 +12,7 @@ namespace ppsim {
 namespace {
 
 std::string Generate(const std::string& name, int32_t p, int32_t m, int32_t v = 1) {
-  Schedule s;
-  Status status = GenerateSchedule(name, ScheduleParams{p, v, m}, &s);
-  EXPECT_TRUE(status.ok()) << status.message();
-  return FormatScheduleText(s);
+  return GenerateText(name, ScheduleParams{p, v, m});
 }
 
 TEST(GPipe, MatchesTorchPipelineOrder) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/schedules.h"
 #include "schedules/registry.h"
 #include "schedules/schedule_text.h"
 #include "tests/support/runs.h"
@@ -16,17 +17,11 @@ namespace ppsim {
 namespace {
 
 std::string Generate(const std::string& name, int32_t p, int32_t m, int32_t v) {
-  Schedule s;
-  Status status = GenerateSchedule(name, ScheduleParams{p, v, m}, &s);
-  EXPECT_TRUE(status.ok()) << status.message();
-  return FormatScheduleText(s);
+  return GenerateText(name, ScheduleParams{p, v, m});
 }
 
 std::string Rejection(const std::string& name, int32_t p, int32_t m, int32_t v) {
-  Schedule s;
-  Status status = GenerateSchedule(name, ScheduleParams{p, v, m}, &s);
-  EXPECT_EQ(status.code(), StatusCode::kInvalidInput);
-  return status.message();
+  return GenerateError(name, ScheduleParams{p, v, m});
 }
 
 RunSpec InterleavedSpec(int32_t v, const std::string& f, const std::string& b, EngineKind engine) {

@@ -4,6 +4,7 @@
 // then one forward and one backward, backwards on the mirrored chunk).
 #include <gtest/gtest.h>
 
+#include "tests/support/schedules.h"
 #include "schedules/registry.h"
 #include "schedules/schedule_text.h"
 #include "tests/support/runs.h"
@@ -12,15 +13,11 @@ namespace ppsim {
 namespace {
 
 std::string Generate(int32_t p, int32_t m, int32_t v, int32_t g) {
-  Schedule s;
-  const Status status = GenerateSchedule("Megatron-Interleaved", ScheduleParams{p, v, m, g}, &s);
-  EXPECT_TRUE(status.ok()) << status.message();
-  return FormatScheduleText(s);
+  return GenerateText("Megatron-Interleaved", ScheduleParams{p, v, m, g});
 }
 
 std::string Rejection(int32_t p, int32_t m, int32_t v, int32_t g) {
-  Schedule s;
-  return GenerateSchedule("Megatron-Interleaved", ScheduleParams{p, v, m, g}, &s).message();
+  return GenerateError("Megatron-Interleaved", ScheduleParams{p, v, m, g});
 }
 
 TEST(MegatronInterleaved, FollowsTheScheduleTableWithMirroredBackwardChunks) {

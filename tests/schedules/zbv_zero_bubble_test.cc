@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/schedules.h"
 #include "schedules/generator.h"
 #include "schedules/schedule_text.h"
 #include "tests/support/runs.h"
@@ -15,17 +16,11 @@ namespace ppsim {
 namespace {
 
 std::string Generate(int32_t p, int32_t m, int32_t v = 2) {
-  Schedule s;
-  Status status = GenerateZBVZeroBubble(ScheduleParams{p, v, m}, &s);
-  EXPECT_TRUE(status.ok()) << status.message();
-  status = CheckSchedule(s);
-  EXPECT_TRUE(status.ok()) << status.message();
-  return FormatScheduleText(s);
+  return GenerateText("ZBVZeroBubble", ScheduleParams{p, v, m});
 }
 
 std::string Rejection(int32_t p, int32_t m, int32_t v) {
-  Schedule s;
-  return GenerateZBVZeroBubble(ScheduleParams{p, v, m}, &s).message();
+  return GenerateError("ZBVZeroBubble", ScheduleParams{p, v, m});
 }
 
 TEST(ZBVZeroBubble, PlacesStagesInAV) {

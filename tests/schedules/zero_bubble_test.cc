@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/schedules.h"
 #include "schedules/registry.h"
 #include "schedules/schedule_text.h"
 #include "tests/support/runs.h"
@@ -25,15 +26,11 @@ namespace ppsim {
 namespace {
 
 std::string Generate(const std::string& name, int32_t p, int32_t m, int32_t v = 0) {
-  Schedule s;
-  Status status = GenerateSchedule(name, ScheduleParams{p, v, m}, &s);
-  EXPECT_TRUE(status.ok()) << status.message();
-  return FormatScheduleText(s);
+  return GenerateText(name, ScheduleParams{p, v, m});
 }
 
 std::string Rejection(const std::string& name, int32_t p, int32_t m, int32_t v) {
-  Schedule s;
-  return GenerateSchedule(name, ScheduleParams{p, v, m}, &s).message();
+  return GenerateError(name, ScheduleParams{p, v, m});
 }
 
 TEST(ZBH1, KeepsOneFOneBWarmupAndDelaysWeightsByRank) {
