@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "experiments/cli_flags.h"
-#include "platforms/platform.h"
 
 namespace ppsim {
 namespace {
@@ -23,16 +22,8 @@ constexpr const char* kUsage =
     "  schedule    print a schedule's per-rank order without simulating\n"
     "  schedules   list the schedules\n"
     "  model       the analytic model's per-stage costs ('ppsim model --list' for presets)\n"
-    "  platforms   list the platform presets\n"
+    "  platforms   list the cluster presets ('ppsim platforms NAME' prints one)\n"
     "  help        this text; 'ppsim <command> --help' for a command's options\n";
-
-int ListPlatforms(std::ostream& out) {
-  for (const PlatformPreset& preset : AllPlatformPresets()) {
-    out << preset.name << std::string(preset.name.size() < 11 ? 11 - preset.name.size() : 1, ' ')
-        << preset.summary << "\n";
-  }
-  return kExitOk;
-}
 
 }  // namespace
 
@@ -58,7 +49,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (command == "schedule") return cli::ScheduleCommand(rest, out, err);
   if (command == "model") return cli::ModelCommand(rest, out, err);
   if (command == "schedules") return no_options(&cli::ListSchedules);
-  if (command == "platforms") return no_options(&ListPlatforms);
+  if (command == "platforms") return cli::PlatformsCommand(rest, out, err);
   return Usage(err, "ppsim: unknown command '" + command +
                         "'; valid: run, schedule, schedules, model, platforms, help");
 }

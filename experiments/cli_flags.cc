@@ -72,6 +72,59 @@ void AddValue(po::options_description& d, const char* name, const char* value_na
   d.add_options()(name, po::value<std::string>()->value_name(value_name), help);
 }
 
+void AddRepeated(po::options_description& d, const char* name, const char* value_name,
+                 const char* help) {
+  d.add_options()(name, po::value<std::vector<std::string>>()->composing()->value_name(value_name),
+                  help);
+}
+
+std::vector<std::string> GetAll(const po::variables_map& vm, const char* name) {
+  return vm.count(name) ? vm[name].as<std::vector<std::string>>() : std::vector<std::string>();
+}
+
+void AddPlatformOptions(po::options_description& d) {
+  AddValue(d, "platform", "NAME|FILE",
+           "a preset (default h100-node; see 'ppsim platforms'), a cluster file (.textproto, "
+           ".json, .yaml) or a SimGrid .xml with --hosts");
+  AddValue(d, "nodes", "N", "nodes of the cluster (default: the preset's or file's)");
+  AddRepeated(d, "set", "PATH=VALUE",
+              "override a cluster field, e.g. --set nic.bandwidth=200Gbps (repeatable; 'ppsim "
+              "platforms --keys' lists the paths)");
+  AddValue(d, "placement", "HOW",
+           "rank groups on GPUs: contiguous (default), round-robin over nodes, or the first GPU "
+           "of each group (rank-major), e.g. 0,8,1,9");
+  AddValue(d, "hosts", "LIST", "with an XML platform: the host of every GPU, in order");
+  AddValue(d, "tp", "T", "tensor-parallel degree: GPUs per rank, inside one node (default 1)");
+  AddValue(d, "dp", "D",
+           "data-parallel replicas of the pipeline; gradients are ring-all-reduced (default 1)");
+  AddValue(d, "p2p-latency", "TIME", "ideal platform: latency of every transfer (default 0)");
+  AddValue(d, "p2p-bandwidth", "RATE", "ideal platform: bandwidth of every transfer (default inf)");
+}
+
+Status ReadPlatformChoice(const po::variables_map& vm, RunSpec* spec) {
+  PlatformChoice& choice = spec->platform;
+  if (vm.count("platform")) choice.platform = Get(vm, "platform");
+  Status status;
+  if (vm.count("nodes")) status = ParseCount("--nodes", Get(vm, "nodes"), &choice.nodes);
+  if (!status.ok()) return status;
+  choice.sets = GetAll(vm, "set");
+  if (vm.count("placement")) {
+    status = ParsePlacement("--placement", Get(vm, "placement"), &choice.placement);
+    if (!status.ok()) return status;
+  }
+  if (vm.count("hosts")) choice.hosts = SplitCommas(Get(vm, "hosts"));
+  if (vm.count("hosts") && choice.platform.size() < 4 ||
+      vm.count("hosts") && choice.platform.compare(choice.platform.size() - 4, 4, ".xml") != 0) {
+    return Status::InvalidInput("--hosts: applies to an XML platform (--platform FILE.xml) only");
+  }
+  choice.p2p_latency = Get(vm, "p2p-latency");
+  choice.p2p_bandwidth = Get(vm, "p2p-bandwidth");
+  if (vm.count("tp")) status = ParseCount("--tp", Get(vm, "tp"), &spec->training.tp);
+  if (!status.ok()) return status;
+  if (vm.count("dp")) status = ParseCount("--dp", Get(vm, "dp"), &spec->training.dp);
+  return status;
+}
+
 // The options that choose a schedule, shared by `run` and `schedule`.
 void AddScheduleChoice(po::options_description& d) {
   AddValue(d, "schedule", "NAME", "schedule name (see 'ppsim schedules'); for run, a comma list compares");
@@ -119,12 +172,10 @@ void AddModelOptions(po::options_description& d) {
   AddValue(d, "seq-len", "S", "--model: sequence length (default: the model's)");
   AddValue(d, "microbatch-size", "B", "--model: sequences per microbatch (default 1)");
   AddValue(d, "dtype", "NAME", "--model: bf16 (default), fp16 or fp8");
-  AddValue(d, "tp", "T", "--model: tensor-parallel degree (default 1)");
   d.add_options()("sequence-parallel", "--model: Megatron sequence parallelism with --tp");
   AddValue(d, "recompute", "NAME", "--model: none (default), selective or full");
   AddValue(d, "flash-attention", "on|off", "--model: flash attention (default on)");
-  AddValue(d, "dp", "D", "--model: data-parallel degree, for ZeRO-1 (default 1)");
-  AddValue(d, "zero", "0|1", "--model: ZeRO stage (default 0)");
+  AddValue(d, "zero", "0|1", "--model: ZeRO stage (default 0; 1 shards optimizer state over --dp)");
   AddValue(d, "layers-per-stage", "LIST", "--model: layers of each stage (default: even split)");
   d.add_options()("embedding-as-layer", "--model: count the embedding as a layer in the split");
   d.add_options()("loss-as-layer", "--model: count the LM head and loss as a layer in the split");
@@ -133,8 +184,8 @@ void AddModelOptions(po::options_description& d) {
 
 // Reads the --model options into `spec`.
 Status ReadModelChoice(const po::variables_map& vm, RunSpec* spec) {
-  const char* model_flags[] = {"seq-len", "microbatch-size", "dtype", "tp", "sequence-parallel",
-                               "recompute", "flash-attention", "dp", "zero", "layers-per-stage",
+  const char* model_flags[] = {"seq-len", "microbatch-size", "dtype", "sequence-parallel",
+                               "recompute", "flash-attention", "zero", "layers-per-stage",
                                "embedding-as-layer", "loss-as-layer", "efficiency"};
   if (!vm.count("model")) {
     for (const char* flag : model_flags) {
@@ -155,8 +206,6 @@ Status ReadModelChoice(const po::variables_map& vm, RunSpec* spec) {
   };
   count("seq-len", 1, &t.seq_len);
   count("microbatch-size", 1, &t.microbatch_size);
-  count("tp", 1, &t.tp);
-  count("dp", 1, &t.dp);
   count("zero", 0, &t.zero_stage);
   if (!status.ok()) return status;
   if (vm.count("dtype")) status = ParseDtype("--dtype", Get(vm, "dtype"), &t.dtype);

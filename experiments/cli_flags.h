@@ -32,8 +32,13 @@ void AddValue(po::options_description& d, const char* name, const char* value_na
 // you mean"; stray words, repeated options and missing values are InvalidInput naming them.
 Status ParseOptions(const std::string& command, const std::vector<std::string>& args,
                     const po::options_description& d, po::variables_map* vm);
+// An option that may be given several times (--set), read as text in order.
+void AddRepeated(po::options_description& d, const char* name, const char* value_name,
+                 const char* help);
 // The option's text, or "" when it was not given.
 std::string Get(const po::variables_map& vm, const char* name);
+// Every value of a repeated option, in order.
+std::vector<std::string> GetAll(const po::variables_map& vm, const char* name);
 // A whole number >= minimum; messages name `flag`.
 Status ParseCount(const char* flag, const std::string& text, int32_t* value, int32_t minimum = 1);
 std::vector<std::string> SplitCommas(const std::string& text);
@@ -42,6 +47,11 @@ std::vector<std::string> SplitCommas(const std::string& text);
 // --stage-to-rank: added to `d`, and read into `spec` (schedule_name left as the comma list).
 void AddScheduleChoice(po::options_description& d);
 Status ReadScheduleChoice(const po::variables_map& vm, RunSpec* spec);
+
+// --platform, --nodes, --set, --placement, --hosts, --p2p-latency, --p2p-bandwidth, and the
+// parallelism (--dp, --tp): added to `d`, and read into `spec`.
+void AddPlatformOptions(po::options_description& d);
+Status ReadPlatformChoice(const po::variables_map& vm, RunSpec* spec);
 
 // --model and the training setup: added to `d`, and read into `spec`.
 void AddModelOptions(po::options_description& d);
@@ -52,6 +62,7 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
 int ScheduleCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int ListSchedules(std::ostream& out);
 int ModelCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int PlatformsCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace ppsim::cli
 

@@ -16,7 +16,10 @@ po::options_description ModelOptions() {
   AddValue(d, "pp", "P", "pipeline ranks (default 1)");
   AddValue(d, "stages-per-rank", "V", "virtual stages per rank (default 1)");
   AddValue(d, "microbatches", "M", "microbatches per iteration, for the totals (default 1)");
-  AddValue(d, "platform", "NAME", "platform whose GPU runs it (default h100-node)");
+  AddValue(d, "platform", "NAME|FILE", "platform whose GPU runs it (default h100-node)");
+  AddRepeated(d, "set", "PATH=VALUE", "override a cluster field, e.g. --set gpu.dense_bf16=1PFLOP/s");
+  AddValue(d, "tp", "T", "tensor-parallel degree (default 1)");
+  AddValue(d, "dp", "D", "data-parallel degree, for ZeRO-1 (default 1)");
   AddValue(d, "format", "NAME", "table (default) or json");
   d.add_options()("list", "list the model presets");
   d.add_options()("help", "show these options");
@@ -54,7 +57,8 @@ int ModelCommand(const std::vector<std::string>& args, std::ostream& out, std::o
                                           TransformerPresetNames() + ") or a model file"));
   }
   RunSpec spec;
-  status = ReadModelChoice(vm, &spec);
+  status = ReadPlatformChoice(vm, &spec);
+  if (status.ok()) status = ReadModelChoice(vm, &spec);
   int32_t p = 1, v = 1, m = 1;
   auto count = [&](const char* flag, int32_t* value) {
     if (status.ok() && vm.count(flag)) {
@@ -70,8 +74,8 @@ int ModelCommand(const std::vector<std::string>& args, std::ostream& out, std::o
     return Usage(err, "--format: unknown format '" + format + "'; valid: table, json");
   }
   PlatformSpec platform;
-  status = MakePlatform(vm.count("platform") ? Get(vm, "platform") : "h100-node",
-                        PlatformOptions(), p, &platform);
+  status = LoadCluster(spec.platform, &platform);
+  if (status.ok()) status = CheckDtypeOnGpu(platform, spec.training.dtype);
   if (!status.ok()) return Fail(err, status);
   Schedule shape;  // One pipeline of p * v stages; no order is needed.
   shape.num_ranks = p;
@@ -82,7 +86,7 @@ int ModelCommand(const std::vector<std::string>& args, std::ostream& out, std::o
   status = BuildModelStages(spec, shape, &stages, &model);
   if (!status.ok()) return Fail(err, status);
   const double flops_per_s = PeakFlopsPerS(platform, spec.training.dtype) * spec.efficiency;
-  const double iteration_flops = ModelFlopsPerIteration(stages, shape, spec.training.tp);
+  const double iteration_flops = ModelFlopsPerIteration(stages, shape, spec.training.tp, 1);
   const std::string definition =
       "MFU = model FLOPs / (iteration time x GPUs x peak FLOP/s); model FLOPs = 3 x forward FLOPs "
       "(matmuls and attention) per microbatch and stage, without recompute";

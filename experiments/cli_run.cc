@@ -27,13 +27,12 @@ po::options_description RunOptions() {
   AddValue(d, "activation", "BYTES", "M_B: activation bytes held from F to the backward (default 0)");
   AddValue(d, "activation-w", "BYTES", "M_W: the part of M_B held from I until W (default 0)");
   AddValue(d, "message-bytes", "BYTES", "tensor sent across each stage boundary (default 0)");
+  AddValue(d, "grad-bytes", "BYTES", "gradients per GPU of each stage, all-reduced with --dp (default 0)");
   AddValue(d, "profile", "FILE", "measured per-stage costs: .csv, .textproto, .json or .yaml");
   AddModelOptions(d);
   AddValue(d, "memory-limit", "BYTES", "GPU memory for the OOM check (default: the platform GPU's)");
   d.add_options()("fail-on-oom", "exit 1 when a rank runs out of memory");
-  AddValue(d, "platform", "NAME", "platform preset (default h100-node; see 'ppsim platforms')");
-  AddValue(d, "p2p-latency", "TIME", "ideal platform: latency of every link (default 0)");
-  AddValue(d, "p2p-bandwidth", "RATE", "ideal platform: bandwidth of every link (default inf)");
+  AddPlatformOptions(d);
   AddValue(d, "engine", "NAME", "simgrid (default) or critical-path");
   AddValue(d, "format", "NAME", "table (default), json or csv");
   d.add_options()("help", "show these options");
@@ -67,6 +66,7 @@ int RunCommand(const std::vector<std::string>& given_args, std::ostream& out, st
   base.costs.activation = Get(vm, "activation");
   base.costs.activation_w = Get(vm, "activation-w");
   base.costs.message = Get(vm, "message-bytes");
+  base.costs.gradient = Get(vm, "grad-bytes");
   base.profile_file = Get(vm, "profile");
   status = ReadModelChoice(vm, &base);
   if (!status.ok()) return Fail(err, status);
@@ -77,19 +77,8 @@ int RunCommand(const std::vector<std::string>& given_args, std::ostream& out, st
       return Fail(err, Status::InvalidInput("--memory-limit: must be more than 0 bytes"));
     }
   }
-  if (vm.count("platform")) base.platform = Get(vm, "platform");
-  if (vm.count("p2p-latency")) {
-    base.platform_options.has_p2p_latency = true;
-    status = ParseDuration("--p2p-latency", Get(vm, "p2p-latency"),
-                           &base.platform_options.p2p_latency_s);
-    if (!status.ok()) return Fail(err, status);
-  }
-  if (vm.count("p2p-bandwidth")) {
-    base.platform_options.has_p2p_bandwidth = true;
-    status = ParseBandwidth("--p2p-bandwidth", Get(vm, "p2p-bandwidth"),
-                            &base.platform_options.p2p_bandwidth_bytes_per_s);
-    if (!status.ok()) return Fail(err, status);
-  }
+  status = ReadPlatformChoice(vm, &base);
+  if (!status.ok()) return Fail(err, status);
   if (vm.count("engine")) {
     status = ParseEngineKind("--engine", Get(vm, "engine"), &base.engine);
     if (!status.ok()) return Fail(err, status);

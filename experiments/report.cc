@@ -1,6 +1,7 @@
 #include "experiments/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 #include <cstdio>
 
@@ -18,6 +19,11 @@ constexpr FormatName kFormatNames[] = {
     {OutputFormat::kJson, "json"},
     {OutputFormat::kCsv, "csv"},
 };
+
+// A number, or null for infinity (JSON has none): an unlimited bandwidth.
+std::string JsonNumber(double value) {
+  return std::isfinite(value) ? FormatNumber(value) : "null";
+}
 
 std::string JsonString(std::string_view s) {
   std::string out = "\"";
@@ -85,6 +91,8 @@ std::string JsonObject(const RunResult& r) {
   field("microbatches", std::to_string(r.num_microbatches));
   field("platform", JsonString(r.platform));
   field("engine", JsonString(EngineName(r.spec.engine)));
+  field("dp", std::to_string(r.spec.training.dp));
+  field("tp", std::to_string(r.spec.training.tp));
   field("makespan_s", FormatNumber(m.makespan_s));
   field("bubble_over_makespan", FormatNumber(m.bubble_over_makespan));
   field("bubble_over_ideal", FormatNumber(m.bubble_over_ideal));
@@ -93,6 +101,15 @@ std::string JsonObject(const RunResult& r) {
   field("compute_tasks", std::to_string(m.num_compute_tasks));
   field("transfer_tasks", std::to_string(m.num_transfer_tasks));
   field("transfer_bytes", std::to_string(m.transfer_bytes));
+  field("allreduce_tasks", std::to_string(m.num_allreduce_tasks));
+  field("allreduce_bytes", std::to_string(m.allreduce_bytes));
+  field("allreduce_tail_s", FormatNumber(m.allreduce_tail_s));
+  auto traffic = [](const TrafficMetrics& t) {
+    return "{\"transfers\": " + std::to_string(t.transfers) + ", \"bytes\": " +
+           std::to_string(t.bytes) + ", \"time_s\": " + FormatNumber(t.time_s) + "}";
+  };
+  field("traffic", "{\"intra_node\": " + traffic(m.intra_node) + ", \"inter_node\": " +
+                       traffic(m.inter_node) + "}");
   field("peak_memory_bytes", std::to_string(MaxPeakMemory(m)));
   field("oom", m.oom_ranks > 0 ? "true" : "false");
   field("oom_ranks", std::to_string(m.oom_ranks));
@@ -116,14 +133,25 @@ std::string JsonObject(const RunResult& r) {
          ", \"memory_capacity_bytes\": " + std::to_string(k.memory_capacity_bytes) +
          ", \"oom\": " + (k.oom ? "true" : "false") + "}";
   }
-  o += "\n  ]\n}";
+  o += "\n  ],\n  \"links\": [";
+  for (size_t i = 0; i < m.links.size(); ++i) {
+    const LinkMetrics& l = m.links[i];
+    o += std::string(i == 0 ? "\n" : ",\n") + "    {\"link\": " + JsonString(l.name) +
+         ", \"inter_node\": " + (l.inter_node ? "true" : "false") +
+         ", \"bandwidth_bytes_per_s\": " + JsonNumber(l.bandwidth_bytes_per_s) +
+         ", \"transfers\": " + std::to_string(l.transfers) +
+         ", \"bytes\": " + std::to_string(l.bytes) + ", \"busy_s\": " + FormatNumber(l.busy_s) +
+         ", \"utilization\": " + FormatNumber(l.utilization) + "}";
+  }
+  o += std::string(m.links.empty() ? "" : "\n  ") + "]\n}";
   return o;
 }
 
 const char* kCsvHeader =
     "schedule,pp,stages,microbatches,platform,engine,makespan_s,bubble_over_makespan,"
     "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,transfer_tasks,"
-    "transfer_bytes,peak_memory_bytes,oom_ranks,mfu\n";
+    "transfer_bytes,peak_memory_bytes,oom_ranks,mfu,dp,tp,allreduce_tail_s,intra_node_bytes,"
+    "inter_node_bytes\n";
 
 std::string CsvRow(const RunResult& r) {
   const RunMetrics& m = r.metrics;
@@ -135,7 +163,9 @@ std::string CsvRow(const RunResult& r) {
          std::to_string(MaxPeak(m)) + "," + std::to_string(m.num_compute_tasks) + "," +
          std::to_string(m.num_transfer_tasks) + "," + std::to_string(m.transfer_bytes) + "," +
          std::to_string(MaxPeakMemory(m)) + "," + std::to_string(m.oom_ranks) + "," +
-         FormatNumber(r.mfu) + "\n";
+         FormatNumber(r.mfu) + "," + std::to_string(r.spec.training.dp) + "," +
+         std::to_string(r.spec.training.tp) + "," + FormatNumber(m.allreduce_tail_s) + "," +
+         std::to_string(m.intra_node.bytes) + "," + std::to_string(m.inter_node.bytes) + "\n";
 }
 
 }  // namespace
@@ -179,6 +209,28 @@ std::string SingleTable(const RunResult& r) {
     summary.push_back({"model", r.model + ", " + HumanFlops(r.model_flops) +
                                     " per iteration, MFU " + Percent(r.mfu)});
   }
+  const int32_t dp = r.spec.training.dp;
+  const int32_t tp = r.spec.training.tp;
+  if (dp > 1 || tp > 1) {
+    summary.push_back({"parallelism", "dp " + std::to_string(dp) + " x pp " +
+                                          std::to_string(r.num_ranks) + " x tp " +
+                                          std::to_string(tp) + " = " +
+                                          std::to_string(dp * r.num_ranks * tp) + " GPUs"});
+  }
+  if (m.num_allreduce_tasks > 0) {
+    summary.push_back({"all-reduce", std::to_string(m.num_allreduce_tasks) + " ring steps (" +
+                                         HumanBytes(static_cast<double>(m.allreduce_bytes)) +
+                                         "), ends " + HumanDuration(m.allreduce_tail_s) +
+                                         " after the last compute"});
+  }
+  if (m.intra_node.transfers + m.inter_node.transfers > 0) {
+    auto traffic = [](const TrafficMetrics& t) {
+      return std::to_string(t.transfers) + " transfers, " +
+             HumanBytes(static_cast<double>(t.bytes));
+    };
+    summary.push_back({"traffic", "intra-node " + traffic(m.intra_node) + "; inter-node " +
+                                      traffic(m.inter_node)});
+  }
   if (m.oom_ranks > 0) {
     summary.push_back({"out of memory", std::to_string(m.oom_ranks) + " of " +
                                             std::to_string(m.ranks.size()) + " ranks"});
@@ -192,7 +244,30 @@ std::string SingleTable(const RunResult& r) {
                     HumanBytes(static_cast<double>(k.peak_activation_bytes)),
                     HumanBytes(static_cast<double>(k.static_memory_bytes)), MemoryOf(k)});
   }
-  return out + "\n" + FormatColumns(rows);
+  out += "\n" + FormatColumns(rows);
+  if (!m.links.empty()) {
+    // The busiest links: longest busy time first, then most bytes, then platform order.
+    std::vector<const LinkMetrics*> links;
+    for (const LinkMetrics& l : m.links) links.push_back(&l);
+    std::stable_sort(links.begin(), links.end(), [](const LinkMetrics* a, const LinkMetrics* b) {
+      return a->busy_s != b->busy_s ? a->busy_s > b->busy_s : a->bytes > b->bytes;
+    });
+    constexpr size_t kShown = 5;
+    std::vector<std::vector<std::string>> link_rows = {
+        {"busiest links", "transfers", "bytes", "busy", "busy/makespan", "utilization"}};
+    for (size_t i = 0; i < links.size() && i < kShown; ++i) {
+      const LinkMetrics& l = *links[i];
+      link_rows.push_back({l.name, std::to_string(l.transfers),
+                           HumanBytes(static_cast<double>(l.bytes)), HumanDuration(l.busy_s),
+                           Percent(m.makespan_s > 0 ? l.busy_s / m.makespan_s : 0),
+                           Percent(l.utilization)});
+    }
+    out += "\n" + FormatColumns(link_rows);
+    if (links.size() > kShown) {
+      out += "(" + std::to_string(links.size() - kShown) + " more links in --format json)\n";
+    }
+  }
+  return out;
 }
 
 std::string ComparisonTable(const std::vector<RunResult>& results) {

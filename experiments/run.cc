@@ -86,8 +86,16 @@ double PeakFlopsPerS(const PlatformSpec& platform, Dtype dtype) {
                               : platform.gpu.dense_bf16_flops_per_s;
 }
 
+Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype) {
+  if (PeakFlopsPerS(platform, dtype) > 0) return Status();
+  return Status::InvalidInput("--dtype: " + std::string(DtypeName(dtype)) + " needs a GPU with " +
+                              "that precision; " + platform.gpu.name + " of " + platform.name +
+                              " has no peak for it (gpu.dense_fp8); use bf16 or --set "
+                              "gpu.dense_fp8=...");
+}
+
 double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Schedule& schedule,
-                              int32_t tp) {
+                              int32_t tp, int32_t dp) {
   double flops = 0;
   for (size_t stage = 0; stage < stages.size(); ++stage) {
     const Pipeline pipeline = [&] {
@@ -100,7 +108,7 @@ double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Sched
       return Pipeline{0, schedule.num_stages - 1, 0, schedule.num_microbatches - 1};
     }();
     const int32_t microbatches = pipeline.last_microbatch - pipeline.first_microbatch + 1;
-    flops += 3 * stages[stage].forward_flops * microbatches * tp;
+    flops += 3 * stages[stage].forward_flops * microbatches * tp * dp;
   }
   return flops;
 }
@@ -147,8 +155,8 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run) {
   run->spec = spec;
   Status status = BuildSchedule(spec, &run->schedule, &run->label);
   if (!status.ok()) return status;
-  status = MakePlatform(spec.platform, spec.platform_options, run->schedule.num_ranks,
-                        &run->platform);
+  status = BuildPlatform(spec.platform, run->schedule.num_ranks, spec.training.dp,
+                         spec.training.tp, &run->platform);
   if (!status.ok()) return status;
   if (!spec.model.empty() && !spec.profile_file.empty()) {
     return Status::InvalidInput("--profile: give --profile or --model, not both");
@@ -164,18 +172,31 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run) {
     TransformerSpec model;
     status = BuildModelStages(spec, run->schedule, &stages, &model);
     if (!status.ok()) return status;
+    status = CheckDtypeOnGpu(run->platform, spec.training.dtype);
+    if (!status.ok()) return status;
     const double flops_per_s = PeakFlopsPerS(run->platform, spec.training.dtype) * spec.efficiency;
     profile = ProfileFromCosts(StageModelsToCosts(stages, flops_per_s), "--model " + spec.model);
     has_profile = true;
     run->model = model.name;
-    run->model_flops = ModelFlopsPerIteration(stages, run->schedule, spec.training.tp);
+    run->model_flops =
+        ModelFlopsPerIteration(stages, run->schedule, spec.training.tp, spec.training.dp);
   }
   status = BuildStageCosts(spec.costs, has_profile ? &profile : nullptr,
                            run->schedule.num_stages, &run->costs);
   if (!status.ok()) return status;
   status = CheckCostsCoverSchedule(run->costs, run->schedule);
   if (!status.ok()) return status;
-  return CompileTaskGraph(run->schedule, run->costs, &run->graph);
+  if (spec.training.dp > 1) {
+    bool any = false;
+    for (int64_t bytes : run->costs.gradient_bytes) any = any || bytes > 0;
+    if (!any) {
+      return Status::InvalidInput(
+          "--dp: " + std::to_string(spec.training.dp) + " replicas all-reduce their gradients, "
+          "but no stage has any; give --model, a profile with grad_bytes, or --grad-bytes");
+    }
+  }
+  return CompileTaskGraph(run->schedule, run->costs,
+                          Parallelism{spec.training.dp, spec.training.tp}, &run->graph);
 }
 
 Status ExecuteRun(const PreparedRun& run, RunResult* result) {
@@ -191,10 +212,12 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result) {
   const int64_t capacity =
       run.spec.memory_limit_bytes > 0 ? run.spec.memory_limit_bytes : run.platform.gpu.memory_bytes;
   result->metrics = ComputeMetrics(run.schedule, run.costs, run.graph, timeline, capacity);
+  ComputeLinkMetrics(run.graph, run.platform, timeline, &result->metrics);
   result->model = run.model;
   result->model_flops = run.model_flops;
   if (run.model_flops > 0 && result->metrics.makespan_s > 0) {
-    const double gpus = static_cast<double>(run.schedule.num_ranks) * run.spec.training.tp;
+    const double gpus = static_cast<double>(run.schedule.num_ranks) * run.spec.training.tp *
+                        run.spec.training.dp;
     result->mfu = run.model_flops / (result->metrics.makespan_s * gpus *
                                      PeakFlopsPerS(run.platform, run.spec.training.dtype));
   }

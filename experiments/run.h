@@ -6,6 +6,7 @@
 
 #include "models/stage_costs.h"
 #include "models/transformer.h"
+#include "platforms/cluster.h"
 #include "platforms/platform.h"
 #include "schedules/generator.h"
 #include "schedules/schedule.h"
@@ -35,8 +36,7 @@ struct RunSpec {
   TrainingSetup training;  // seq_len 0: the model's own
   LayerSplit layer_split;
   double efficiency = 0.5;
-  std::string platform = "h100-node";
-  PlatformOptions platform_options;
+  PlatformChoice platform;  // preset or file, --nodes, --set, --placement, --hosts
   int64_t memory_limit_bytes = 0;  // --memory-limit; 0: the platform GPU's memory
   EngineKind engine = EngineKind::kSimGrid;
 };
@@ -78,12 +78,15 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
 
 // The platform GPU's peak dense FLOP/s for `dtype` (fp8, or bf16/fp16).
 double PeakFlopsPerS(const PlatformSpec& platform, Dtype dtype);
+// InvalidInput naming --dtype when the GPU has no peak for `dtype` (fp8 on an A100).
+Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype);
 
 // Model FLOPs of one iteration of `schedule` with `stages` (from BuildModelStages): forward and
 // backward without recompute, 3 x the forward, for every microbatch on every stage of its
-// pipeline, on all `tp` GPUs of a rank. MFU divides it by makespan x GPUs x PeakFlopsPerS.
+// pipeline, on all `tp` GPUs of a rank, in each of `dp` replicas. MFU divides it by makespan x
+// GPUs x PeakFlopsPerS.
 double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Schedule& schedule,
-                              int32_t tp);
+                              int32_t tp, int32_t dp);
 
 // Builds the schedule, costs and platform, checks them and compiles the task graph. Returns
 // InvalidInput for bad input and Deadlock for an order that cannot execute; never touches SimGrid.

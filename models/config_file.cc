@@ -43,20 +43,6 @@ char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + '
 
 
 // The first of `candidates` closest to `given`, if close enough to be a likely typo; else "".
-std::string Closest(std::string_view given, const std::vector<std::string>& candidates) {
-  const size_t limit = std::max<size_t>(1, given.size() / 3);
-  std::string best;
-  size_t best_distance = limit + 1;
-  for (const std::string& candidate : candidates) {
-    const size_t distance = EditDistance(given, candidate);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
-    }
-  }
-  return best;
-}
-
 std::string Join(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
@@ -112,13 +98,14 @@ std::string UnknownField(const Descriptor* type, std::string_view given) {
     if (field->json_name() != field->name()) candidates.push_back(field->json_name());
   }
   if (names.empty()) return "unknown field; this message has no fields";
-  const std::string best = Closest(given, candidates);
+  const std::string best = ClosestName(given, candidates);
   if (!best.empty()) return "unknown field; did you mean " + best + "?";
   return "unknown field; valid: " + Join(names);
 }
 
-// The names a user may write; a zero value named *UNSPECIFIED is only the proto3 default.
-std::vector<std::string> EnumNames(const EnumDescriptor* type) {
+}  // namespace
+
+std::vector<std::string> EnumValueNames(const google::protobuf::EnumDescriptor* type) {
   std::vector<std::string> names;
   for (int i = 0; i < type->value_count(); ++i) {
     const EnumValueDescriptor* value = type->value(i);
@@ -133,9 +120,11 @@ std::vector<std::string> EnumNames(const EnumDescriptor* type) {
   return names;
 }
 
+namespace {
+
 std::string UnknownEnumValue(const EnumDescriptor* type, std::string_view given) {
-  const std::vector<std::string> names = EnumNames(type);
-  const std::string best = Closest(given, names);
+  const std::vector<std::string> names = EnumValueNames(type);
+  const std::string best = ClosestName(given, names);
   return "unknown value " + Quoted(given) + "; valid: " + Join(names) +
          (best.empty() ? "" : " (did you mean " + best + "?)");
 }
@@ -221,7 +210,7 @@ std::string Expected(const FieldDescriptor* field) {
     case FieldDescriptor::CPPTYPE_STRING:
       return "expected a string";
     case FieldDescriptor::CPPTYPE_ENUM:
-      return "expected one of " + Join(EnumNames(field->enum_type()));
+      return "expected one of " + Join(EnumValueNames(field->enum_type()));
     case FieldDescriptor::CPPTYPE_MESSAGE:
       return "expected a map of fields";
   }

@@ -30,6 +30,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "schedules/status.h"
 
@@ -74,6 +75,10 @@ Status ParseConfig(std::string_view text, ConfigFormat format, const std::string
 // ("PATH: cannot read: <strerror>").
 Status ReadConfigFile(const std::string& path, google::protobuf::Message* message,
                       ConfigLocations* locations);
+
+// The names of an enum's values a user may write, in declaration order: every value but a zero
+// value whose name ends in UNSPECIFIED (only the proto3 default).
+std::vector<std::string> EnumValueNames(const google::protobuf::EnumDescriptor* type);
 
 }  // namespace ppsim
 

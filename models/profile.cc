@@ -272,7 +272,13 @@ Profile ProfileFromCosts(const StageCosts& costs, const std::string& source) {
   p.activation_bytes = costs.activation_bytes;
   p.activation_w_bytes = costs.activation_w_bytes;
   p.message_bytes = costs.message_bytes;
+  // Gradients are their own field (the data-parallel all-reduce moves them); the rest of the
+  // static memory stays one number.
+  p.grad_bytes = costs.gradient_bytes;
   p.static_bytes = costs.static_bytes;
+  for (size_t s = 0; s < p.grad_bytes.size() && s < p.static_bytes.size(); ++s) {
+    p.static_bytes[s] -= p.grad_bytes[s];
+  }
   return p;
 }
 

@@ -72,7 +72,7 @@ Status BuildStageCosts(const CostText& text, const Profile* profile, int32_t num
   sizes("--message-bytes", text.message, &Profile::message_bytes, &costs->message_bytes);
   std::vector<int64_t> params, grads, optimizer, other_static;
   sizes("params", "", &Profile::param_bytes, &params);
-  sizes("grads", "", &Profile::grad_bytes, &grads);
+  sizes("--grad-bytes", text.gradient, &Profile::grad_bytes, &grads);
   sizes("optimizer", "", &Profile::optimizer_bytes, &optimizer);
   sizes("static", "", &Profile::static_bytes, &other_static);
   if (!status.ok()) return status;
@@ -98,6 +98,7 @@ Status BuildStageCosts(const CostText& text, const Profile* profile, int32_t num
       costs->backward_s.push_back(costs->backward_input_s[s] + costs->backward_weight_s[s]);
     }
   }
+  costs->gradient_bytes = grads;
   for (int32_t s = 0; s < num_stages; ++s) {
     costs->static_bytes.push_back(params[s] + grads[s] + optimizer[s] + other_static[s]);
     if (costs->activation_w_bytes[s] > costs->activation_bytes[s]) {

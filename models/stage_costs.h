@@ -28,6 +28,9 @@ struct StageCosts {
   std::vector<int64_t> message_bytes;
   // Memory held for the whole iteration: parameters, gradients, optimizer state. Empty: none.
   std::vector<int64_t> static_bytes;
+  // The stage's gradients on each GPU (included in static_bytes): the bytes each GPU all-reduces
+  // over the data-parallel replicas after the stage's last backward. Zeros when not given.
+  std::vector<int64_t> gradient_bytes;
 
   int32_t num_stages() const { return static_cast<int32_t>(forward_s.size()); }
   bool has_split_backward() const { return !backward_input_s.empty(); }
@@ -48,6 +51,7 @@ struct CostText {
   std::string activation;       // --activation. Default: 0.
   std::string activation_w;     // --activation-w. Default: 0.
   std::string message;          // --message-bytes. Default: 0.
+  std::string gradient;         // --grad-bytes. Default: 0.
 };
 
 struct Profile;

@@ -449,7 +449,8 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
     stage.parameters = CeilDiv(parameters, t);
     const int64_t optimizer_shards = setup.zero_stage == 1 ? setup.dp : 1;
     stage.static_bytes = 4 * stage.parameters + CeilDiv(12 * stage.parameters, optimizer_shards);
-    stage.message_bytes = sb * h_per_gpu * DtypeBytes(setup.dtype);
+    stage.message_bytes = sb * spec.hidden * DtypeBytes(setup.dtype);
+    stage.gradient_bytes = 2 * stage.parameters;
     stages.push_back(stage);
   }
   return stages;
@@ -468,6 +469,7 @@ StageCosts StageModelsToCosts(const std::vector<StageModel>& stages, double flop
     costs.activation_w_bytes.push_back(stage.activation_w_bytes);
     costs.message_bytes.push_back(stage.message_bytes);
     costs.static_bytes.push_back(stage.static_bytes);
+    costs.gradient_bytes.push_back(stage.gradient_bytes);
   }
   return costs;
 }

@@ -171,7 +171,13 @@ struct StageModel {
   double backward_weight_flops = 0;
   int64_t activation_bytes = 0;
   int64_t activation_w_bytes = 0;
-  int64_t message_bytes = 0;  // s * b * h * DtypeBytes (/ t with sequence parallelism), every stage
+  // The boundary tensor of the rank, s * b * h * DtypeBytes, every stage. With --tp t the
+  // platform splits it over the group's t GPUs (each sends its sequence-parallel shard, or
+  // Megatron's scatter-gather slice without sequence parallelism).
+  int64_t message_bytes = 0;
+  // This GPU's gradients (2 bytes per parameter, part of static_bytes): what the data-parallel
+  // all-reduce moves.
+  int64_t gradient_bytes = 0;
   // Mixed-precision Adam, 16 bytes per parameter (Rajbhandari et al. 2020, ZeRO, Sec. 3.1): 16-bit
   // weights 2 and gradients 2, optimizer state 12 (fp32 master weights, momentum, variance), the
   // state divided by dp (rounded up) with ZeRO-1. (Megatron's fp32 gradient buffers would add 2.)

@@ -227,6 +227,36 @@ Status ParseBandwidth(std::string_view what, std::string_view text, double* byte
   return invalid;
 }
 
+Status ParseFlopRate(std::string_view what, std::string_view text, double* flops_per_s) {
+  const std::string help =
+      "expected a positive FLOP rate such as 989TFLOP/s or 2.25PFLOPS (a bare number is FLOP/s)";
+  const Status invalid = Status::InvalidInput(std::string(what) + ": invalid FLOP rate " +
+                                              Quote(text) + "; " + help);
+  Decimal d;
+  std::string_view unit;
+  if (text.empty() || text[0] == '-' || !ReadDecimal(text, &d, &unit)) return invalid;
+  int64_t exponent = 0;
+  if (!unit.empty()) {
+    static constexpr std::pair<char, int> kPrefixes[] = {{'K', 3},  {'M', 6},  {'G', 9},
+                                                         {'T', 12}, {'P', 15}, {'E', 18}};
+    for (const auto& [letter, power] : kPrefixes) {
+      if (unit[0] == letter) {
+        exponent = power;
+        unit.remove_prefix(1);
+        break;
+      }
+    }
+    if (unit != "FLOP/s" && unit != "FLOPS") return invalid;
+  }
+  const double value = ToDouble(d, exponent);
+  if (!(value > 0) || !std::isfinite(value)) {
+    return Status::InvalidInput(std::string(what) + ": FLOP rate " + Quote(text) +
+                                " must be positive and finite; " + help);
+  }
+  *flops_per_s = value;
+  return Status();
+}
+
 Status ParseDurationList(std::string_view what, std::string_view text, int32_t count,
                          std::vector<double>* seconds) {
   return ParseList<double>(what, text, count, &ParseDuration, seconds);

@@ -25,6 +25,10 @@ Status ParseSize(std::string_view what, std::string_view text, int64_t* bytes);
 // Strictly positive.
 Status ParseBandwidth(std::string_view what, std::string_view text, double* bytes_per_s);
 
+// "989TFLOP/s", "2.25PFLOPS", "312e12" (bare = FLOP/s); prefixes K, M, G, T, P, E. Strictly
+// positive and finite.
+Status ParseFlopRate(std::string_view what, std::string_view text, double* flops_per_s);
+
 // Comma-separated lists with one value for all `count` entries or exactly `count` values.
 Status ParseDurationList(std::string_view what, std::string_view text, int32_t count,
                          std::vector<double>* seconds);

@@ -1,85 +1,298 @@
 #include "platforms/platform.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
 namespace ppsim {
 namespace {
 
-// H100 SXM5 (NVIDIA H100 Tensor Core GPU datasheet): 989 TFLOP/s dense BF16; NVLink 4 with 18
-// links of 25 GB/s per direction = 450 GB/s per direction (the "900 GB/s" bidirectional figure)
-// into the node's NVSwitches.
-constexpr double kH100DenseBf16FlopsPerS = 989e12;
-// Same datasheet: 1,979 TFLOP/s dense FP8 (3,958 with sparsity); 80 GB of HBM3, i.e. 5 stacks of
-// 16 GiB = 80 GiB (nvidia-smi shows 81,559 MiB of it).
-constexpr double kH100DenseFp8FlopsPerS = 1979e12;
-constexpr int64_t kH100MemoryBytes = 80LL << 30;
-constexpr double kH100NvlinkBytesPerSPerDirection = 450e9;
-// One NVSwitch hop GPU-to-GPU: a few microseconds end to end for small NCCL point-to-point
-// messages (nccl-tests sendrecv on DGX H100 class nodes). Modelled as 1.5 us per port, 3 us per
-// route. An assumption, not a measurement of ours.
-constexpr double kNvswitchPortLatencyS = 1.5e-6;
-constexpr int32_t kGpusPerH100Node = 8;
+int32_t NicsPerNode(const PlatformSpec& p) {
+  return p.nic_attachment == NicAttachment::kPerGpu ? p.gpus_per_node : 1;
+}
+
+int32_t NumIntraLinks(const PlatformSpec& p) {
+  switch (p.intra_node) {
+    case IntraNodeKind::kUnlimited:
+      return 1;
+    case IntraNodeKind::kNvswitch:
+    case IntraNodeKind::kPcie:
+      return 2 * p.gpus_per_node * p.num_nodes;
+    case IntraNodeKind::kNvlink:
+      return p.num_nodes * p.gpus_per_node * (p.gpus_per_node - 1);
+  }
+  return 0;
+}
+
+int32_t NumNicLinks(const PlatformSpec& p) {
+  return p.num_nodes > 1 ? 2 * p.num_nodes * NicsPerNode(p) : 0;
+}
+
+int32_t NumLeafGroups(const PlatformSpec& p) {
+  return (p.num_nodes + p.nodes_per_leaf - 1) / p.nodes_per_leaf;
+}
+
+// The leaf switch of NIC `nic` of `node`; -1 when every NIC hangs off one switch.
+int32_t LeafOf(const PlatformSpec& p, int32_t node, int32_t nic) {
+  if (p.num_nodes <= 1) return -1;
+  switch (p.topology) {
+    case Topology::kSingleSwitch:
+      return -1;
+    case Topology::kFatTree:
+      return node / p.nodes_per_leaf;
+    case Topology::kRailOptimized:
+      return (node / p.nodes_per_leaf) * NicsPerNode(p) + nic;
+  }
+  return -1;
+}
+
+int32_t NumLeaves(const PlatformSpec& p) {
+  if (p.num_nodes <= 1 || p.topology == Topology::kSingleSwitch) return 0;
+  return p.topology == Topology::kFatTree ? NumLeafGroups(p) : NumLeafGroups(p) * NicsPerNode(p);
+}
+
+std::string GpuName(const PlatformSpec& p, int32_t gpu) {
+  return "node" + std::to_string(p.NodeOf(gpu)) + ".gpu" + std::to_string(gpu % p.gpus_per_node);
+}
 
 }  // namespace
 
-double PlatformSpec::RouteLatency(RankIndex src, RankIndex dst) const {
-  return fabric == Fabric::kSwitch ? 2 * link_latency_s : link_latency_s;
+int32_t PlatformSpec::num_gpus() const {
+  return xml_file.empty() ? gpus_per_node * num_nodes : static_cast<int32_t>(xml_hosts.size());
 }
 
-double PlatformSpec::RouteBandwidth(RankIndex src, RankIndex dst) const {
-  return link_bandwidth_bytes_per_s;
+void BuildClusterLinks(PlatformSpec* p) {
+  p->links.clear();
+  auto add = [&](std::string name, double bandwidth, double latency, bool inter_node) {
+    LinkSpec link;
+    link.name = std::move(name);
+    link.bandwidth_bytes_per_s = bandwidth;
+    link.latency_s = latency;
+    link.fatpipe = p->intra_node == IntraNodeKind::kUnlimited && !inter_node;
+    link.inter_node = inter_node;
+    p->links.push_back(std::move(link));
+  };
+  const double bw = p->intra_bandwidth_bytes_per_s;
+  const double lat = p->intra_latency_s;
+  switch (p->intra_node) {
+    case IntraNodeKind::kUnlimited:
+      add("fabric", bw, lat, false);
+      break;
+    case IntraNodeKind::kNvswitch:
+    case IntraNodeKind::kPcie: {
+      const std::string port = p->intra_node == IntraNodeKind::kPcie ? ".pcie" : ".nvlink";
+      for (int32_t g = 0; g < p->num_gpus(); ++g) {
+        add(GpuName(*p, g) + port + ".tx", bw, lat, false);
+        add(GpuName(*p, g) + port + ".rx", bw, lat, false);
+      }
+      break;
+    }
+    case IntraNodeKind::kNvlink:
+      for (int32_t node = 0; node < p->num_nodes; ++node) {
+        for (int32_t a = 0; a < p->gpus_per_node; ++a) {
+          for (int32_t b = 0; b < p->gpus_per_node; ++b) {
+            if (a == b) continue;
+            add("node" + std::to_string(node) + ".gpu" + std::to_string(a) + "->gpu" +
+                    std::to_string(b),
+                bw, lat, false);
+          }
+        }
+      }
+      break;
+  }
+  if (p->num_nodes > 1) {
+    for (int32_t node = 0; node < p->num_nodes; ++node) {
+      for (int32_t nic = 0; nic < NicsPerNode(*p); ++nic) {
+        const std::string name = "node" + std::to_string(node) + ".nic" + std::to_string(nic);
+        add(name + ".tx", p->nic_bandwidth_bytes_per_s, p->nic_latency_s, true);
+        add(name + ".rx", p->nic_bandwidth_bytes_per_s, p->nic_latency_s, true);
+      }
+    }
+    const int32_t nics_per_leaf = p->topology == Topology::kFatTree
+                                      ? p->nodes_per_leaf * NicsPerNode(*p)
+                                      : p->nodes_per_leaf;
+    const double uplink = nics_per_leaf * p->nic_bandwidth_bytes_per_s / p->oversubscription;
+    for (int32_t leaf = 0; leaf < NumLeaves(*p); ++leaf) {
+      add("leaf" + std::to_string(leaf) + ".up", uplink, p->uplink_latency_s, true);
+      add("leaf" + std::to_string(leaf) + ".down", uplink, p->uplink_latency_s, true);
+    }
+  }
 }
 
-double PlatformSpec::UncontendedTransferTime(RankIndex src, RankIndex dst, int64_t bytes) const {
+Route PlatformSpec::RouteBetween(int32_t src, int32_t dst) const {
+  Route route;
+  auto push = [&](int32_t link) { route.links[route.num_links++] = link; };
+  const int32_t src_node = NodeOf(src);
+  const int32_t dst_node = NodeOf(dst);
+  const int32_t src_local = src % gpus_per_node;
+  const int32_t dst_local = dst % gpus_per_node;
+  if (src_node == dst_node) {
+    switch (intra_node) {
+      case IntraNodeKind::kUnlimited:
+        push(0);
+        break;
+      case IntraNodeKind::kNvswitch:
+      case IntraNodeKind::kPcie:
+        push(2 * src);
+        push(2 * dst + 1);
+        break;
+      case IntraNodeKind::kNvlink:
+        push(src_node * gpus_per_node * (gpus_per_node - 1) + src_local * (gpus_per_node - 1) +
+             (dst_local < src_local ? dst_local : dst_local - 1));
+        break;
+    }
+    return route;
+  }
+  const int32_t nics = NicsPerNode(*this);
+  const int32_t src_nic = nics == 1 ? 0 : src_local;
+  const int32_t dst_nic = nics == 1 ? 0 : dst_local;
+  const int32_t nic_base = NumIntraLinks(*this);
+  const int32_t leaf_base = nic_base + NumNicLinks(*this);
+  if (intra_node == IntraNodeKind::kPcie) push(2 * src);
+  push(nic_base + 2 * (src_node * nics + src_nic));
+  const int32_t src_leaf = LeafOf(*this, src_node, src_nic);
+  const int32_t dst_leaf = LeafOf(*this, dst_node, dst_nic);
+  if (src_leaf != dst_leaf) {
+    push(leaf_base + 2 * src_leaf);
+    push(leaf_base + 2 * dst_leaf + 1);
+  }
+  push(nic_base + 2 * (dst_node * nics + dst_nic) + 1);
+  if (intra_node == IntraNodeKind::kPcie) push(2 * dst + 1);
+  return route;
+}
+
+double PlatformSpec::RouteLatency(int32_t src, int32_t dst) const {
+  const Route route = RouteBetween(src, dst);
+  double latency = 0;
+  for (int i = 0; i < route.num_links; ++i) latency += links[route.links[i]].latency_s;
+  return latency;
+}
+
+double PlatformSpec::RouteBandwidth(int32_t src, int32_t dst) const {
+  const Route route = RouteBetween(src, dst);
+  double bandwidth = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < route.num_links; ++i) {
+    bandwidth = std::min(bandwidth, links[route.links[i]].bandwidth_bytes_per_s);
+  }
+  return bandwidth;
+}
+
+double PlatformSpec::UncontendedTransferTime(int32_t src, int32_t dst, int64_t bytes) const {
   return RouteLatency(src, dst) + static_cast<double>(bytes) / RouteBandwidth(src, dst);
 }
 
-const std::vector<PlatformPreset>& AllPlatformPresets() {
-  static const std::vector<PlatformPreset> kPresets = {
-      {"ideal",
-       "one H100 SXM per rank, a dedicated link per pair: latency --p2p-latency (default 0), "
-       "bandwidth --p2p-bandwidth (default inf); nothing contends"},
-      {"h100-node",
-       "8 x H100 SXM (989 TFLOP/s bf16, 80 GiB) on an NVSwitch: 450 GB/s per direction per GPU "
-       "port, 3 us GPU-to-GPU latency"},
-  };
-  return kPresets;
+Status ParsePlacement(std::string_view what, std::string_view text, Placement* placement) {
+  *placement = Placement();
+  if (text == "contiguous") return Status();
+  if (text == "round-robin") {
+    placement->kind = PlacementKind::kRoundRobin;
+    return Status();
+  }
+  placement->kind = PlacementKind::kExplicit;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(',', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view item = text.substr(start, end - start);
+    int32_t gpu = -1;
+    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), gpu);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || gpu < 0) {
+      return Status::InvalidInput(std::string(what) + ": invalid placement '" + std::string(text) +
+                                  "'; valid: contiguous, round-robin, or a comma list of GPU "
+                                  "numbers (the first GPU of each rank's group), e.g. 0,8,1,9");
+    }
+    placement->gpus.push_back(gpu);
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  return Status();
 }
 
-Status MakePlatform(std::string_view preset, const PlatformOptions& options, int32_t num_ranks,
-                    PlatformSpec* spec) {
-  *spec = PlatformSpec();
-  spec->name = std::string(preset);
-  // Every preset here has H100 SXM GPUs; `ideal` idealises only the network.
-  spec->gpu = GpuSpec{"H100 SXM", kH100DenseBf16FlopsPerS, kH100DenseFp8FlopsPerS, kH100MemoryBytes};
-  if (preset == "ideal") {
-    spec->fabric = Fabric::kFullMesh;
-    spec->num_gpus = num_ranks;
-    spec->link_latency_s = options.p2p_latency_s;
-    spec->link_bandwidth_bytes_per_s = options.p2p_bandwidth_bytes_per_s;
-  } else if (preset == "h100-node") {
-    if (options.has_p2p_latency || options.has_p2p_bandwidth) {
-      return Status::InvalidInput(
-          std::string(options.has_p2p_latency ? "--p2p-latency" : "--p2p-bandwidth") +
-          ": applies to --platform ideal only; h100-node has its own NVLink ports");
-    }
-    spec->fabric = Fabric::kSwitch;
-    spec->num_gpus = kGpusPerH100Node;
-    spec->gpu_flops_per_s = kH100DenseBf16FlopsPerS;
-    spec->link_latency_s = kNvswitchPortLatencyS;
-    spec->link_bandwidth_bytes_per_s = kH100NvlinkBytesPerSPerDirection;
-  } else {
-    std::string names;
-    for (const PlatformPreset& p : AllPlatformPresets()) {
-      names += (names.empty() ? "" : ", ") + std::string(p.name);
-    }
-    return Status::InvalidInput("--platform: unknown platform '" + std::string(preset) +
-                                "'; valid: " + names);
+Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& placement,
+                  PlatformSpec* p) {
+  p->num_ranks = num_ranks;
+  p->dp = dp;
+  p->tp = tp;
+  p->group_gpu.clear();
+  const int32_t groups = num_ranks * dp;
+  const int64_t needed = static_cast<int64_t>(groups) * tp;
+  if (p->xml_file.empty() && p->gpus_per_node == 0) {
+    // A cluster sized to the run (the `ideal` preset): one node with every GPU needed.
+    p->gpus_per_node = static_cast<int32_t>(needed);
   }
-  if (num_ranks > spec->num_gpus) {
-    return Status::InvalidInput("--pp: " + std::to_string(num_ranks) + " ranks need " +
-                                std::to_string(num_ranks) + " GPUs; platform " + spec->name +
-                                " has " + std::to_string(spec->num_gpus));
+  const std::string nodes_text =
+      p->xml_file.empty() ? " (" + std::to_string(p->num_nodes) + " node" +
+                                (p->num_nodes == 1 ? "" : "s") + " of " +
+                                std::to_string(p->gpus_per_node) + "; more with --nodes)"
+                          : " (the hosts of --hosts)";
+  if (needed > p->num_gpus()) {
+    std::string need = std::to_string(num_ranks) + " ranks";
+    if (dp > 1 || tp > 1) {
+      need += " x --dp " + std::to_string(dp) + " x --tp " + std::to_string(tp);
+    }
+    return Status::InvalidInput("--pp: " + need + " need " + std::to_string(needed) +
+                                " GPUs; platform " + p->name + " has " +
+                                std::to_string(p->num_gpus()) + nodes_text);
   }
-  for (int32_t rank = 0; rank < num_ranks; ++rank) spec->rank_to_gpu.push_back(rank);
+  const int32_t per_node = p->xml_file.empty() ? p->gpus_per_node : p->num_gpus();
+  if (per_node % tp != 0) {
+    return Status::InvalidInput("--tp: " + std::to_string(tp) + " does not divide the " +
+                                std::to_string(per_node) + " GPUs per node of " + p->name +
+                                "; a tensor-parallel group stays inside one node");
+  }
+  const int32_t nodes = p->xml_file.empty() ? p->num_nodes : 1;
+  // GPU -> group using it, to find overlaps in explicit placements.
+  std::vector<int32_t> owner(static_cast<size_t>(p->num_gpus()), -1);
+  // group_gpu is indexed replica-major (replica × num_ranks + rank); j = rank × dp + replica.
+  p->group_gpu.assign(static_cast<size_t>(groups), 0);
+  if (placement.kind == PlacementKind::kExplicit &&
+      static_cast<int32_t>(placement.gpus.size()) != groups) {
+    return Status::InvalidInput(
+        "--placement: " + std::to_string(placement.gpus.size()) + " GPUs for " +
+        std::to_string(groups) + " rank groups (--pp " + std::to_string(num_ranks) + " x --dp " +
+        std::to_string(dp) + "); give the first GPU of each, rank-major: rank 0 of every "
+        "replica, then rank 1, ...");
+  }
+  for (int32_t j = 0; j < groups; ++j) {
+    const int32_t rank = j / dp;
+    const int32_t replica = j % dp;
+    int32_t gpu = 0;
+    switch (placement.kind) {
+      case PlacementKind::kContiguous:
+        gpu = j * tp;
+        break;
+      case PlacementKind::kRoundRobin:
+        // Fits: groups <= nodes x groups_per_node, so no node gets more than it holds.
+        gpu = (j % nodes) * per_node + (j / nodes) * tp;
+        break;
+      case PlacementKind::kExplicit: {
+        gpu = placement.gpus[j];
+        const std::string where = "--placement: entry " + std::to_string(j) + " (rank " +
+                                  std::to_string(rank) + ", replica " + std::to_string(replica) +
+                                  "): GPU " + std::to_string(gpu);
+        if (gpu + tp > p->num_gpus()) {
+          return Status::InvalidInput(where + " is out of range; platform " + p->name + " has " +
+                                      "GPUs 0.." + std::to_string(p->num_gpus() - 1) +
+                                      (tp > 1 ? " and a group takes " + std::to_string(tp) : ""));
+        }
+        if (gpu / per_node != (gpu + tp - 1) / per_node) {
+          return Status::InvalidInput(where + ": the group of --tp " + std::to_string(tp) +
+                                      " GPUs would cross a node boundary; a node has " +
+                                      std::to_string(per_node) + " GPUs");
+        }
+        break;
+      }
+    }
+    for (int32_t g = gpu; g < gpu + tp; ++g) {
+      if (owner[g] >= 0) {
+        return Status::InvalidInput("--placement: GPU " + std::to_string(g) +
+                                    " is given to rank groups " + std::to_string(owner[g]) +
+                                    " and " + std::to_string(j) + "; each GPU runs one rank");
+      }
+      owner[g] = j;
+    }
+    p->group_gpu[static_cast<size_t>(replica) * num_ranks + rank] = gpu;
+  }
   return Status();
 }
 

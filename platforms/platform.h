@@ -1,7 +1,9 @@
-// Platform descriptions: the GPUs the pipeline ranks run on and the links between them.
+// Platforms: the GPUs a run's ranks are placed on and the links between them.
 //
-// Pure description (no SimGrid): sim/ builds the SimGrid platform from a PlatformSpec, and the
-// critical-path engine reads uncontended transfer times from it directly.
+// Pure description (no SimGrid): sim/ builds the SimGrid platform from a PlatformSpec, the
+// critical-path engine reads uncontended transfer times from it, and the link metrics follow its
+// routes. A PlatformSpec comes from a cluster (platforms/cluster.h: a preset or a file, with
+// overrides) plus a placement of the run's ranks, or from a SimGrid XML file.
 #ifndef PPSIM_PLATFORMS_PLATFORM_H_
 #define PPSIM_PLATFORMS_PLATFORM_H_
 
@@ -11,73 +13,125 @@
 #include <string_view>
 #include <vector>
 
-#include "schedules/index.h"
 #include "schedules/status.h"
 
 namespace ppsim {
-
-enum class Fabric {
-  // Every pair of GPUs has its own dedicated link, used by any number of transfers in either
-  // direction at full bandwidth: nothing ever contends.
-  kFullMesh,
-  // A non-blocking switch (NVSwitch): each GPU has one full-duplex port into it. A transfer from
-  // GPU a to b crosses a's port upward and b's port downward, so transfers leaving (or entering)
-  // the same GPU share that port's bandwidth.
-  kSwitch,
-};
 
 // What the cost model and the memory check need from a GPU.
 struct GpuSpec {
   std::string name;
   double dense_bf16_flops_per_s = 0;  // peak dense FLOP/s at bf16/fp16
-  double dense_fp8_flops_per_s = 0;   // peak dense FLOP/s at fp8
+  double dense_fp8_flops_per_s = 0;   // peak dense FLOP/s at fp8; 0: no fp8
   int64_t memory_bytes = 0;           // HBM capacity
+  double memory_bandwidth_bytes_per_s = 0;  // HBM bandwidth (listed, not simulated)
+};
+
+enum class IntraNodeKind { kNvswitch, kNvlink, kPcie, kUnlimited };
+enum class NicAttachment { kPerGpu, kPerNode };
+enum class Topology { kSingleSwitch, kFatTree, kRailOptimized };
+
+// One direction of a link (or the whole of a fat pipe).
+struct LinkSpec {
+  std::string name;  // "node0.gpu3.nvlink.tx", "node1.nic0.rx", "leaf2.up", "fabric"
+  double bandwidth_bytes_per_s = 0;  // may be infinite
+  double latency_s = 0;
+  // A fat pipe gives every transfer the full bandwidth; other links share it among the transfers
+  // crossing them.
+  bool fatpipe = false;
+  bool inter_node = false;  // a NIC or uplink: carries traffic between nodes only
+};
+
+// The links of a route, in order (at most: PCIe port, NIC, uplink, uplink, NIC, PCIe port).
+struct Route {
+  static constexpr int kMaxLinks = 6;
+  int32_t links[kMaxLinks] = {};
+  int32_t num_links = 0;
+};
+
+// How the (replica, rank) groups of a run are placed on GPUs.
+enum class PlacementKind {
+  // Megatron's order: tensor-parallel GPUs innermost, then data-parallel replicas, then pipeline
+  // ranks. Group j = rank × dp + replica takes GPUs j·tp .. j·tp + tp − 1.
+  kContiguous,
+  // Groups (in the same order j) dealt over the nodes: group j on node j mod nodes.
+  kRoundRobin,
+  // The first GPU of every group, in order j.
+  kExplicit,
+};
+
+struct Placement {
+  PlacementKind kind = PlacementKind::kContiguous;
+  std::vector<int32_t> gpus;  // kExplicit only
 };
 
 struct PlatformSpec {
-  std::string name;
-  Fabric fabric = Fabric::kFullMesh;
-  int32_t num_gpus = 0;
-  // The GPU of every rank.
+  std::string name;  // the preset, or the file
+  std::string description;
   GpuSpec gpu;
-  // Compute speed of one GPU's SimGrid host in FLOP/s. Costs given as durations run as
+  // Compute speed of a GPU's SimGrid host in FLOP/s. Costs are durations and run as
   // duration × this many FLOPs, so the speed does not change a run's times.
   double gpu_flops_per_s = 1e15;
-  // kFullMesh: latency of a pair's link. kSwitch: latency of one port (a route crosses two).
-  double link_latency_s = 0;
-  // Per direction. Infinity means a transfer's size does not matter.
-  double link_bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
-  // GPU of each pipeline rank.
-  std::vector<int32_t> rank_to_gpu;
 
-  // Latency and bandwidth of the route from one rank's GPU to another's.
-  double RouteLatency(RankIndex src, RankIndex dst) const;
-  double RouteBandwidth(RankIndex src, RankIndex dst) const;
+  // The cluster (empty links with an XML file).
+  int32_t gpus_per_node = 0;
+  int32_t num_nodes = 0;
+  IntraNodeKind intra_node = IntraNodeKind::kUnlimited;
+  NicAttachment nic_attachment = NicAttachment::kPerGpu;
+  Topology topology = Topology::kSingleSwitch;
+  int32_t nodes_per_leaf = 0;          // kFatTree, kRailOptimized
+  double intra_bandwidth_bytes_per_s = 0;  // per GPU port, pair link or fat pipe, per direction
+  double intra_latency_s = 0;              // per link crossed
+  double nic_bandwidth_bytes_per_s = 0;    // per NIC, per direction
+  double nic_latency_s = 0;                // per NIC crossed
+  double oversubscription = 1;             // leaf: NIC bandwidth below / uplink bandwidth
+  double uplink_latency_s = 0;             // per leaf uplink crossed
+  // Every link, built by BuildClusterLinks() from the fields above.
+  std::vector<LinkSpec> links;
+
+  // A SimGrid XML platform: the file and the host of every GPU (GPU g is xml_hosts[g]). The
+  // routes are SimGrid's; only the SimGrid engine can run it.
+  std::string xml_file;
+  std::vector<std::string> xml_hosts;
+
+  // The run placed on it: `num_ranks` pipeline ranks, `dp` replicas of the pipeline, each rank a
+  // tensor-parallel group of `tp` GPUs in one node, starting at group_gpu[replica × num_ranks +
+  // rank].
+  int32_t num_ranks = 0;
+  int32_t dp = 1;
+  int32_t tp = 1;
+  std::vector<int32_t> group_gpu;
+
+  int32_t num_gpus() const;
+  int32_t NodeOf(int32_t gpu) const { return gpu / gpus_per_node; }
+  // The GPU of TP shard `shard` of `rank` in `replica`.
+  int32_t GpuOf(int32_t replica, int32_t rank, int32_t shard) const {
+    return group_gpu[static_cast<size_t>(replica) * num_ranks + rank] + shard;
+  }
+  // The links from GPU `src` to GPU `dst` (src != dst). Not for XML platforms.
+  Route RouteBetween(int32_t src, int32_t dst) const;
+  // Sum of the route's latencies; the smallest bandwidth on it.
+  double RouteLatency(int32_t src, int32_t dst) const;
+  double RouteBandwidth(int32_t src, int32_t dst) const;
   // latency + bytes / bandwidth: the time of a transfer that shares no link.
-  double UncontendedTransferTime(RankIndex src, RankIndex dst, int64_t bytes) const;
+  double UncontendedTransferTime(int32_t src, int32_t dst, int64_t bytes) const;
 };
 
-// Overrides for the `ideal` preset (--p2p-latency, --p2p-bandwidth). Other presets have their own
-// links and reject these.
-struct PlatformOptions {
-  bool has_p2p_latency = false;
-  double p2p_latency_s = 0;
-  bool has_p2p_bandwidth = false;
-  double p2p_bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
-};
+// Fills `links` from the cluster fields (gpus_per_node, num_nodes, intra_node, nic_attachment,
+// topology, nodes_per_leaf and the bandwidths and latencies). Index layout, in this order:
+//   kUnlimited: one fat pipe "fabric";  kNvswitch/kPcie: per GPU g, tx and rx of its port;
+//   kNvlink: per node, per ordered pair (a, b) of its GPUs, a != b, one link;
+//   with more than one node: per node, per NIC, tx and rx; per leaf (kFatTree, kRailOptimized),
+//   up and down of its uplink to the spine (bandwidth = the NICs under it / oversubscription).
+void BuildClusterLinks(PlatformSpec* platform);
 
-struct PlatformPreset {
-  std::string_view name;
-  std::string_view summary;  // One line for `ppsim platforms`.
-};
+// Places `num_ranks` ranks × `dp` replicas × `tp` GPUs on `platform` (which has its cluster set),
+// filling num_ranks, dp, tp and group_gpu. Errors name the flag (--pp, --dp, --tp, --placement,
+// --nodes).
+Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& placement,
+                  PlatformSpec* platform);
 
-// The presets, in the order `ppsim platforms` lists them.
-const std::vector<PlatformPreset>& AllPlatformPresets();
-
-// Builds the named preset for `num_ranks` pipeline ranks, rank r on GPU r. Errors name the flag
-// (--platform, --pp, --p2p-latency, --p2p-bandwidth).
-Status MakePlatform(std::string_view preset, const PlatformOptions& options, int32_t num_ranks,
-                    PlatformSpec* spec);
+// "contiguous", "round-robin" or a comma list of GPUs; errors start with `what`.
+Status ParsePlacement(std::string_view what, std::string_view text, Placement* placement);
 
 }  // namespace ppsim
 

@@ -34,4 +34,18 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+std::string ClosestName(std::string_view given, const std::vector<std::string>& candidates) {
+  const size_t limit = std::max<size_t>(1, given.size() / 3);
+  std::string best;
+  size_t best_distance = limit + 1;
+  for (const std::string& candidate : candidates) {
+    const size_t distance = EditDistance(given, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
 }  // namespace ppsim

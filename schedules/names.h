@@ -4,7 +4,9 @@
 #define PPSIM_SCHEDULES_NAMES_H_
 
 #include <cstddef>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace ppsim {
 
@@ -13,6 +15,10 @@ bool EqualsIgnoringCase(std::string_view a, std::string_view b);
 
 // Levenshtein distance ignoring ASCII case ("swiglu" is 0 from "SWIGLU").
 size_t EditDistance(std::string_view a, std::string_view b);
+
+// The candidate closest to `given` when it is within max(1, |given| / 3) edits (first of equals),
+// else "": what a "did you mean" names.
+std::string ClosestName(std::string_view given, const std::vector<std::string>& candidates);
 
 }  // namespace ppsim
 

@@ -13,11 +13,11 @@ Status RunCriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Tim
   std::vector<double>& start = timeline->start_s;
   for (TaskId t : graph.topological_order) {
     const Task& task = graph.tasks[t];
-    const double duration =
-        task.kind == TaskKind::kCompute
-            ? task.duration_s
-            : platform.UncontendedTransferTime(RankIndex(task.rank), RankIndex(task.peer),
-                                               task.bytes);
+    double duration = task.duration_s;
+    if (task.kind != TaskKind::kCompute) {
+      const TaskGpus gpus = GpusOf(task, platform);
+      duration = platform.UncontendedTransferTime(gpus.src, gpus.dst, task.bytes);
+    }
     const double end = start[t] + duration;
     timeline->end_s[t] = end;
     for (TaskId next : boost::make_iterator_range(boost::adjacent_vertices(t, graph.dag))) {

@@ -36,6 +36,11 @@ Status ParseEngineKind(std::string_view what, std::string_view text, EngineKind*
 
 Status Execute(EngineKind kind, const TaskGraph& graph, const PlatformSpec& platform,
                Timeline* timeline) {
+  if (kind == EngineKind::kCriticalPath && !platform.xml_file.empty()) {
+    return Status::InvalidInput("--engine: critical-path needs a cluster (a preset or a cluster "
+                                "file); the routes of the XML platform " + platform.xml_file +
+                                " are known to SimGrid only; use --engine simgrid");
+  }
   switch (kind) {
     case EngineKind::kSimGrid: return RunSimGrid(graph, platform, timeline);
     case EngineKind::kCriticalPath: return RunCriticalPath(graph, platform, timeline);

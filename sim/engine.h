@@ -35,6 +35,20 @@ std::string_view EngineName(EngineKind kind);
 // Case-sensitive lookup; the message names `what` (e.g. "--engine") and the valid names.
 Status ParseEngineKind(std::string_view what, std::string_view text, EngineKind* kind);
 
+// The GPU a compute task runs on (as both), or the sending and receiving GPUs of a transfer.
+struct TaskGpus {
+  int32_t src = 0;
+  int32_t dst = 0;
+};
+inline TaskGpus GpusOf(const Task& task, const PlatformSpec& platform) {
+  if (task.kind == TaskKind::kCompute) {
+    const int32_t gpu = platform.GpuOf(task.replica, task.rank, 0);
+    return {gpu, gpu};
+  }
+  return {platform.GpuOf(task.replica, task.rank, task.shard),
+          platform.GpuOf(task.peer_replica, task.peer, task.shard)};
+}
+
 // Runs `graph` (from CompileTaskGraph) on `platform` with the chosen engine.
 Status Execute(EngineKind kind, const TaskGraph& graph, const PlatformSpec& platform,
                Timeline* timeline);

@@ -1,6 +1,7 @@
 #include "sim/metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace ppsim {
@@ -55,15 +56,29 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
                           int64_t memory_capacity_bytes) {
   RunMetrics m;
   m.num_compute_tasks = graph.num_compute_tasks();
-  m.num_transfer_tasks = graph.num_tasks() - graph.num_compute_tasks();
   double earliest = std::numeric_limits<double>::infinity();
   double latest = 0;
+  double latest_compute = 0;
   for (size_t t = 0; t < graph.num_tasks(); ++t) {
     earliest = std::min(earliest, timeline.start_s[t]);
     latest = std::max(latest, timeline.end_s[t]);
-    if (graph.tasks[t].kind == TaskKind::kTransfer) m.transfer_bytes += graph.tasks[t].bytes;
+    const Task& task = graph.tasks[t];
+    switch (task.kind) {
+      case TaskKind::kCompute:
+        latest_compute = std::max(latest_compute, timeline.end_s[t]);
+        break;
+      case TaskKind::kTransfer:
+        ++m.num_transfer_tasks;
+        m.transfer_bytes += task.bytes;
+        break;
+      case TaskKind::kAllReduce:
+        ++m.num_allreduce_tasks;
+        m.allreduce_bytes += task.bytes;
+        break;
+    }
   }
   m.makespan_s = graph.num_tasks() == 0 ? 0 : latest - earliest;
+  m.allreduce_tail_s = std::max(0.0, latest - latest_compute);
 
   std::vector<int64_t> static_bytes(schedule.num_ranks, 0);
   for (int32_t stage = 0; stage < static_cast<int32_t>(costs.static_bytes.size()); ++stage) {
@@ -117,6 +132,67 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
     m.stage_bubble_rate = (longest->span_s - longest->busy_s) / longest->span_s;
   }
   return m;
+}
+
+void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
+                        const Timeline& timeline, RunMetrics* metrics) {
+  metrics->links.clear();
+  metrics->intra_node = TrafficMetrics();
+  metrics->inter_node = TrafficMetrics();
+  if (!platform.xml_file.empty() || platform.links.empty()) return;
+  struct Use {
+    int32_t link;
+    double start_s;
+    double end_s;
+    int64_t bytes;
+  };
+  std::vector<Use> uses;
+  for (size_t t = graph.num_compute_tasks(); t < graph.num_tasks(); ++t) {
+    const Task& task = graph.tasks[t];
+    const TaskGpus gpus = GpusOf(task, platform);
+    const double start = timeline.start_s[t];
+    const double end = timeline.end_s[t];
+    TrafficMetrics& traffic = platform.NodeOf(gpus.src) == platform.NodeOf(gpus.dst)
+                                  ? metrics->intra_node
+                                  : metrics->inter_node;
+    ++traffic.transfers;
+    traffic.bytes += task.bytes;
+    traffic.time_s += end - start;
+    const Route route = platform.RouteBetween(gpus.src, gpus.dst);
+    for (int i = 0; i < route.num_links; ++i) {
+      uses.push_back({route.links[i], start, end, task.bytes});
+    }
+  }
+  std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {
+    return a.link != b.link ? a.link < b.link : a.start_s < b.start_s;
+  });
+  for (size_t i = 0; i < uses.size();) {
+    const LinkSpec& spec = platform.links[uses[i].link];
+    LinkMetrics link;
+    link.name = spec.name;
+    link.inter_node = spec.inter_node;
+    link.bandwidth_bytes_per_s = spec.bandwidth_bytes_per_s;
+    // Union of the intervals: they come sorted by start.
+    double open_start = uses[i].start_s;
+    double open_end = uses[i].end_s;
+    size_t j = i;
+    for (; j < uses.size() && uses[j].link == uses[i].link; ++j) {
+      ++link.transfers;
+      link.bytes += uses[j].bytes;
+      if (uses[j].start_s > open_end) {
+        link.busy_s += open_end - open_start;
+        open_start = uses[j].start_s;
+      }
+      open_end = std::max(open_end, uses[j].end_s);
+    }
+    link.busy_s += open_end - open_start;
+    const double capacity = spec.bandwidth_bytes_per_s * metrics->makespan_s;
+    link.utilization = capacity > 0 && std::isfinite(capacity)
+                           ? static_cast<double>(link.bytes) / capacity
+                           : 0;
+    metrics->links.push_back(std::move(link));
+    i = j;
+  }
 }
 
 }  // namespace ppsim

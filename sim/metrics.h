@@ -12,10 +12,18 @@
 //                         when it starts; I frees M_B - M_W, W frees M_W, B frees M_B when they end.
 //   static memory(r)      sum of the static bytes (parameters, gradients, optimizer state) of r's
 //                         stages; peak memory = static + peak activation; oom = peak > capacity.
+// With data parallelism the per-rank figures are replica 0's (every replica runs the same
+// computation); the makespan covers every task of every replica, the all-reduces included.
+//
+// Links (from the platform's routes; none for XML platforms), per direction:
+//   bytes                 bytes of every transfer whose route crosses the link
+//   busy                  time during which at least one transfer crosses it
+//   utilization           bytes / (bandwidth x makespan): the share of its capacity used
 #ifndef PPSIM_SIM_METRICS_H_
 #define PPSIM_SIM_METRICS_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "models/stage_costs.h"
@@ -46,14 +54,38 @@ struct MemorySample {
   int64_t live_activation_bytes = 0;
 };
 
+struct LinkMetrics {
+  std::string name;
+  bool inter_node = false;
+  double bandwidth_bytes_per_s = 0;
+  size_t transfers = 0;
+  int64_t bytes = 0;
+  double busy_s = 0;
+  double utilization = 0;
+};
+
+// Transfers (stage-boundary and all-reduce) that stay in a node, or cross nodes.
+struct TrafficMetrics {
+  size_t transfers = 0;
+  int64_t bytes = 0;
+  double time_s = 0;  // sum of the transfers' durations
+};
+
 struct RunMetrics {
   double makespan_s = 0;
   double bubble_over_makespan = 0;
   double bubble_over_ideal = 0;
   double stage_bubble_rate = 0;
   size_t num_compute_tasks = 0;
-  size_t num_transfer_tasks = 0;
+  size_t num_transfer_tasks = 0;   // stage-boundary transfers
   int64_t transfer_bytes = 0;
+  size_t num_allreduce_tasks = 0;  // steps of data-parallel all-reduces, per GPU
+  int64_t allreduce_bytes = 0;
+  double allreduce_tail_s = 0;     // from the last compute end to the end of the iteration
+  // Set by ComputeLinkMetrics: every link that carried bytes, in platform order.
+  std::vector<LinkMetrics> links;
+  TrafficMetrics intra_node;
+  TrafficMetrics inter_node;
   std::vector<RankMetrics> ranks;
   int32_t oom_ranks = 0;
   // Per rank, every change of live activation bytes in time order (for traces and plots).
@@ -64,6 +96,11 @@ struct RunMetrics {
 RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
                           const TaskGraph& graph, const Timeline& timeline,
                           int64_t memory_capacity_bytes = 0);
+
+// Fills `metrics->links`, intra_node and inter_node from the transfers' routes on `platform`
+// (nothing for an XML platform). Uses metrics->makespan_s.
+void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
+                        const Timeline& timeline, RunMetrics* metrics);
 
 // Peak live activation bytes of each rank, from its order alone (a rank runs one op at a time).
 std::vector<int64_t> PeakActivationBytes(const Schedule& schedule, const StageCosts& costs);

@@ -31,15 +31,16 @@ namespace {
 
 namespace s4u = simgrid::s4u;
 
-constexpr uint64_t kMagic = 0x7070'7369'6d54'4c31ULL;  // "ppsimTL1"
+constexpr uint64_t kMagic = 0x7070'7369'6d54'4c31ULL;       // "ppsimTL1": a timeline follows
+constexpr uint64_t kInputError = 0x7070'7369'6d45'5231ULL;  // "ppsimER1": a message follows
 
 // The (source, destination) GPU pairs the graph's transfers use.
 std::vector<std::pair<int32_t, int32_t>> UsedRoutes(const TaskGraph& graph,
                                                     const PlatformSpec& platform) {
   std::set<std::pair<int32_t, int32_t>> routes;
   for (size_t t = graph.num_compute_tasks(); t < graph.num_tasks(); ++t) {
-    const Task& task = graph.tasks[t];
-    routes.emplace(platform.rank_to_gpu[task.rank], platform.rank_to_gpu[task.peer]);
+    const TaskGpus gpus = GpusOf(graph.tasks[t], platform);
+    routes.emplace(gpus.src, gpus.dst);
   }
   return {routes.begin(), routes.end()};
 }
@@ -48,10 +49,10 @@ std::vector<std::pair<int32_t, int32_t>> UsedRoutes(const TaskGraph& graph,
 class JustInTimeRunner {
  public:
   JustInTimeRunner(const TaskGraph& graph, const PlatformSpec& platform,
-                   std::vector<s4u::Host*> rank_hosts, Timeline* timeline)
+                   std::vector<s4u::Host*> gpus, Timeline* timeline)
       : graph_(graph),
         platform_(platform),
-        rank_hosts_(std::move(rank_hosts)),
+        gpus_(std::move(gpus)),
         timeline_(timeline),
         remaining_(graph.num_predecessors),
         running_(graph.num_tasks()) {
@@ -72,15 +73,17 @@ class JustInTimeRunner {
   void Launch(TaskId t) {
     const Task& task = graph_.tasks[t];
     void* data = reinterpret_cast<void*>(static_cast<uintptr_t>(t));
+    const TaskGpus gpus = GpusOf(task, platform_);
     if (task.kind == TaskKind::kCompute) {
+      s4u::Host* host = gpus_[gpus.src];
       s4u::ExecPtr exec = s4u::Exec::init();
-      exec->set_flops_amount(task.duration_s * platform_.gpu_flops_per_s);
-      exec->set_host(rank_hosts_[task.rank]);
+      exec->set_flops_amount(task.duration_s * host->get_speed());
+      exec->set_host(host);
       exec->set_data(data);
       running_[t] = exec;
       exec->start();
     } else {
-      s4u::CommPtr comm = s4u::Comm::sendto_init(rank_hosts_[task.rank], rank_hosts_[task.peer]);
+      s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_[gpus.src], gpus_[gpus.dst]);
       comm->set_payload_size(static_cast<uint64_t>(task.bytes));
       comm->set_data(data);
       running_[t] = comm;
@@ -109,7 +112,7 @@ class JustInTimeRunner {
 
   const TaskGraph& graph_;
   const PlatformSpec& platform_;
-  std::vector<s4u::Host*> rank_hosts_;
+  std::vector<s4u::Host*> gpus_;
   Timeline* timeline_;
   std::vector<TaskId> remaining_;
   std::vector<s4u::ActivityPtr> running_;
@@ -142,7 +145,9 @@ bool ReadAll(int fd, void* data, size_t size) {
   return true;
 }
 
-// Runs in the child: simulates and writes magic, task count, starts, ends. Returns the exit code.
+// Runs in the child: simulates and writes magic, task count, starts, ends; or, when the input is
+// wrong (an XML host that does not exist), kInputError, the message length and the message.
+// Returns the exit code.
 int SimulateAndSend(const TaskGraph& graph, const PlatformSpec& platform, int fd) {
   int argc = 1;
   char name[] = "ppsim";
@@ -153,10 +158,18 @@ int SimulateAndSend(const TaskGraph& graph, const PlatformSpec& platform, int fd
   engine->set_config("network/model:CM02");
   engine->set_config("network/crosstraffic:0");
   engine->set_config("network/TCP-gamma:0");
-  std::vector<s4u::Host*> hosts = BuildSimGridPlatform(platform, UsedRoutes(graph, platform));
+  std::vector<s4u::Host*> gpus;
+  const Status status = BuildSimGridPlatform(platform, UsedRoutes(graph, platform), &gpus);
+  if (!status.ok()) {
+    const std::string& message = status.message();
+    const uint64_t header[2] = {kInputError, message.size()};
+    return WriteAll(fd, header, sizeof(header)) && WriteAll(fd, message.data(), message.size())
+               ? 0
+               : 4;
+  }
 
   Timeline timeline;
-  JustInTimeRunner runner(graph, platform, std::move(hosts), &timeline);
+  JustInTimeRunner runner(graph, platform, std::move(gpus), &timeline);
   runner.Start();
   engine->run();
   if (runner.completed() != graph.num_tasks()) return 3;
@@ -194,10 +207,16 @@ Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline
   const size_t n = graph.num_tasks();
   timeline->start_s.assign(n, 0.0);
   timeline->end_s.assign(n, 0.0);
-  const bool received = ReadAll(fds[0], header, sizeof(header)) && header[0] == kMagic &&
-                        header[1] == n &&
-                        ReadAll(fds[0], timeline->start_s.data(), n * sizeof(double)) &&
-                        ReadAll(fds[0], timeline->end_s.data(), n * sizeof(double));
+  bool received = ReadAll(fds[0], header, sizeof(header));
+  std::string input_error;
+  if (received && header[0] == kInputError && header[1] < (1u << 20)) {
+    input_error.resize(header[1]);
+    received = ReadAll(fds[0], input_error.data(), input_error.size());
+  } else {
+    received = received && header[0] == kMagic && header[1] == n &&
+               ReadAll(fds[0], timeline->start_s.data(), n * sizeof(double)) &&
+               ReadAll(fds[0], timeline->end_s.data(), n * sizeof(double));
+  }
   close(fds[0]);
   int wait_status = 0;
   while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
@@ -207,6 +226,7 @@ Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline
                             std::to_string(WTERMSIG(wait_status)) + " (" +
                             strsignal(WTERMSIG(wait_status)) + ")");
   }
+  if (received && !input_error.empty()) return Status::InvalidInput(input_error);
   if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0 || !received) {
     const int code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
     return Status::Internal("simgrid: the simulation process failed (exit " +

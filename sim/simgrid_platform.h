@@ -7,15 +7,19 @@
 #include <vector>
 
 #include "platforms/platform.h"
+#include "schedules/status.h"
 
 namespace ppsim {
 
-// Creates the platform's zone, hosts and links in the current SimGrid engine and seals it.
-// `routes` lists the (source GPU, destination GPU) pairs transfers use; a full mesh only creates
-// the links those need. Returns the host of each rank.
+// Creates the platform in the current SimGrid engine and seals it, and sets `gpus` to the host of
+// every GPU. A cluster becomes one zone holding a host per GPU and a link per LinkSpec (shared or
+// fat pipe), with a route for each (source GPU, destination GPU) pair in `routes` listing the
+// links PlatformSpec::RouteBetween gives. An XML platform is loaded from its file and its hosts
+// looked up by name (InvalidInput naming --hosts when one is missing).
 // REQUIRES: the engine exists, its network model is configured, and no zone was created yet.
-std::vector<simgrid::s4u::Host*> BuildSimGridPlatform(
-    const PlatformSpec& platform, const std::vector<std::pair<int32_t, int32_t>>& routes);
+Status BuildSimGridPlatform(const PlatformSpec& platform,
+                            const std::vector<std::pair<int32_t, int32_t>>& routes,
+                            std::vector<simgrid::s4u::Host*>* gpus);
 
 }  // namespace ppsim
 

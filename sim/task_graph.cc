@@ -122,14 +122,93 @@ std::string DescribeDeadlock(const Schedule& schedule, const TaskGraph& graph,
   return message;
 }
 
+// Part `index` of `bytes` split into `parts` as evenly as whole bytes allow.
+int64_t SplitBytes(int64_t bytes, int32_t parts, int32_t index) {
+  return bytes / parts + (index < bytes % parts ? 1 : 0);
+}
+
+Task ComputeTaskOf(int32_t rank, size_t position, double duration_s) {
+  Task task;
+  task.kind = TaskKind::kCompute;
+  task.rank = rank;
+  task.peer = rank;
+  task.position = static_cast<uint32_t>(position);
+  task.duration_s = duration_s;
+  return task;
+}
+
+Task TransferTaskOf(TaskKind kind, int32_t replica, int32_t peer_replica, int32_t shard,
+                    int32_t rank, int32_t peer, int32_t position, int64_t bytes) {
+  Task task;
+  task.kind = kind;
+  task.replica = static_cast<uint16_t>(replica);
+  task.peer_replica = static_cast<uint16_t>(peer_replica);
+  task.shard = static_cast<uint16_t>(shard);
+  task.rank = rank;
+  task.peer = peer;
+  task.position = static_cast<uint32_t>(position);
+  task.bytes = bytes;
+  return task;
+}
+
+// The ring all-reduces of every stage's gradients over the replicas (see task_graph.h).
+void AddAllReduces(const Schedule& schedule, const StageCosts& costs, const Parallelism& par,
+                   TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges) {
+  const int32_t dp = par.dp;
+  // The position of each stage's last backward (B or W; a W always follows its I) on its rank.
+  std::vector<int64_t> last_backward(schedule.num_stages, -1);
+  for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+    const auto& order = schedule.orders[rank];
+    for (size_t position = 0; position < order.size(); ++position) {
+      for (int k = 0; k < order[position].num_ops(); ++k) {
+        const Op& op = order[position].op(k);
+        if (op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardWeight) {
+          last_backward[op.stage.value()] = static_cast<int64_t>(position);
+        }
+      }
+    }
+  }
+  std::vector<TaskId> previous(dp), current(dp);
+  for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
+    const int64_t bytes = costs.gradient_bytes.empty() ? 0 : costs.gradient_bytes[stage];
+    if (bytes == 0 || last_backward[stage] < 0) continue;
+    const int32_t rank = schedule.stage_to_rank[stage].value();
+    for (int32_t shard = 0; shard < par.tp; ++shard) {
+      for (int32_t step = 0; step < 2 * (dp - 1); ++step) {
+        for (int32_t replica = 0; replica < dp; ++replica) {
+          // Replica i sends chunk (i - step) mod dp: reduce-scatter for dp - 1 steps, then the
+          // reduced chunks go round once more.
+          const int32_t chunk = ((replica - step) % dp + dp) % dp;
+          current[replica] = static_cast<TaskId>(graph->tasks.size());
+          graph->tasks.push_back(TransferTaskOf(TaskKind::kAllReduce, replica, (replica + 1) % dp,
+                                                shard, rank, rank, stage,
+                                                SplitBytes(bytes, dp, chunk)));
+          if (step == 0) {
+            edges->emplace_back(
+                graph->ComputeTask(rank, static_cast<size_t>(last_backward[stage]), replica),
+                current[replica]);
+          } else {
+            edges->emplace_back(previous[replica], current[replica]);
+            edges->emplace_back(previous[(replica + dp - 1) % dp], current[replica]);
+          }
+        }
+        previous.swap(current);
+      }
+    }
+  }
+}
+
 }  // namespace
 
-Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs, TaskGraph* graph) {
+Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
+                        const Parallelism& parallelism, TaskGraph* graph) {
   *graph = TaskGraph();
   std::vector<Task>& tasks = graph->tasks;
+  const int32_t dp = parallelism.dp;
+  const int32_t tp = parallelism.tp;
   const size_t num_actions = schedule.NumActions();
   // 1F1B-like schedules have about one transfer per compute task.
-  tasks.reserve(2 * num_actions);
+  tasks.reserve(2 * num_actions * dp);
 
   Producers producers(schedule);
   graph->compute_begin.reserve(schedule.num_ranks + 1);
@@ -140,39 +219,55 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs, TaskG
       const Action& action = order[position];
       const TaskId id = static_cast<TaskId>(tasks.size());
       for (int k = 0; k < action.num_ops(); ++k) producers.Add(action.op(k), id);
-      tasks.push_back(Task{TaskKind::kCompute, rank, rank, static_cast<uint32_t>(position),
-                           costs.ActionDuration(action), 0});
+      tasks.push_back(ComputeTaskOf(rank, position, costs.ActionDuration(action)));
     }
   }
   graph->compute_begin.push_back(static_cast<TaskId>(tasks.size()));
+  graph->compute_per_replica = static_cast<TaskId>(tasks.size());
+  graph->num_replicas = dp;
+  for (int32_t replica = 1; replica < dp; ++replica) {
+    for (TaskId t = 0; t < graph->compute_per_replica; ++t) {
+      Task task = tasks[t];
+      task.replica = task.peer_replica = static_cast<uint16_t>(replica);
+      tasks.push_back(task);
+    }
+  }
 
   std::vector<std::pair<TaskId, TaskId>> edges;
-  edges.reserve(3 * num_actions);
-  for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
-    const auto& order = schedule.orders[rank];
-    for (size_t position = 0; position < order.size(); ++position) {
-      const TaskId consumer = graph->ComputeTask(rank, position);
-      if (position > 0) edges.emplace_back(consumer - 1, consumer);
-      const Action& action = order[position];
-      for (int k = 0; k < action.num_ops(); ++k) {
-        Need need;
-        if (NeedsOf(action.op(k), schedule, &need) == 0) continue;
-        const TaskId producer = producers.Of(need);
-        const int32_t from = tasks[producer].rank;
-        if (from == rank) {
-          edges.emplace_back(producer, consumer);
-          continue;
+  edges.reserve(3 * num_actions * dp);
+  for (int32_t replica = 0; replica < dp; ++replica) {
+    const TaskId offset = static_cast<TaskId>(replica) * graph->compute_per_replica;
+    for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+      const auto& order = schedule.orders[rank];
+      for (size_t position = 0; position < order.size(); ++position) {
+        const TaskId consumer = graph->ComputeTask(rank, position, replica);
+        if (position > 0) edges.emplace_back(consumer - 1, consumer);
+        const Action& action = order[position];
+        for (int k = 0; k < action.num_ops(); ++k) {
+          Need need;
+          if (NeedsOf(action.op(k), schedule, &need) == 0) continue;
+          const TaskId producer = producers.Of(need) + offset;
+          const int32_t from = tasks[producer].rank;
+          if (from == rank) {
+            edges.emplace_back(producer, consumer);
+            continue;
+          }
+          // The boundary crossed is between stages b and b + 1.
+          const int32_t boundary =
+              need.output == Output::kActivation ? need.stage : need.stage - 1;
+          for (int32_t shard = 0; shard < tp; ++shard) {
+            const TaskId transfer = static_cast<TaskId>(tasks.size());
+            tasks.push_back(TransferTaskOf(TaskKind::kTransfer, replica, replica, shard, from,
+                                           rank, boundary,
+                                           SplitBytes(costs.message_bytes[boundary], tp, shard)));
+            edges.emplace_back(producer, transfer);
+            edges.emplace_back(transfer, consumer);
+          }
         }
-        // The boundary crossed is between stages b and b + 1.
-        const int32_t boundary = need.output == Output::kActivation ? need.stage : need.stage - 1;
-        const TaskId transfer = static_cast<TaskId>(tasks.size());
-        tasks.push_back(Task{TaskKind::kTransfer, from, rank, 0, 0,
-                             costs.message_bytes[boundary]});
-        edges.emplace_back(producer, transfer);
-        edges.emplace_back(transfer, consumer);
       }
     }
   }
+  if (dp > 1) AddAllReduces(schedule, costs, parallelism, graph, &edges);
 
   const size_t n = tasks.size();
   graph->num_predecessors.assign(n, 0);

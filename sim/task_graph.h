@@ -5,6 +5,14 @@
 // a rank's actions in schedule order (its compute stream runs one task at a time), data
 // dependencies (through the transfer task when the producer is on another rank), and W after its
 // I. Transfers overlap compute.
+//
+// With data parallelism (dp > 1) the pipeline is replicated dp times, and after the last backward
+// of each stage every replica joins a ring all-reduce of the stage's gradients: 2(dp - 1) steps,
+// in each of which every replica sends one of dp chunks to the next replica, once it has received
+// the previous step's chunk. With tensor parallelism (tp > 1) a rank is a group of tp GPUs: a
+// boundary message is split into tp transfers (GPU k of the group to GPU k of the next, bytes
+// divided as evenly as whole bytes allow, the first ones one byte larger), all of which the
+// consumer waits for, and each of the tp GPUs runs its own all-reduce ring of its gradients.
 #ifndef PPSIM_SIM_TASK_GRAPH_H_
 #define PPSIM_SIM_TASK_GRAPH_H_
 
@@ -21,15 +29,30 @@ namespace ppsim {
 
 using TaskId = uint32_t;
 
-enum class TaskKind : uint8_t { kCompute, kTransfer };
+enum class TaskKind : uint8_t {
+  kCompute,    // an action of the schedule
+  kTransfer,   // part of a stage-boundary message (an activation or a gradient)
+  kAllReduce,  // one step of one GPU in a data-parallel gradient all-reduce
+};
 
 struct Task {
   TaskKind kind = TaskKind::kCompute;
-  int32_t rank = 0;       // Compute: the rank running it. Transfer: the sending rank.
-  int32_t peer = 0;       // Transfer: the receiving rank. Compute: same as rank.
-  uint32_t position = 0;  // Compute: index in the rank's order. Transfer: unused.
-  double duration_s = 0;  // Compute: the action's duration. Transfer: 0 (the platform decides).
-  int64_t bytes = 0;      // Transfer: message size. Compute: 0.
+  uint16_t replica = 0;       // The data-parallel replica running it (transfers: the sender's).
+  uint16_t peer_replica = 0;  // Transfers: the receiver's replica. Compute: same as replica.
+  uint16_t shard = 0;         // Transfers: the GPU of the tensor-parallel group. Compute: 0.
+  int32_t rank = 0;           // Compute: the rank running it. Transfers: the sending rank.
+  int32_t peer = 0;           // Transfers: the receiving rank. Compute: same as rank.
+  // Compute: index in the rank's order. kTransfer: the boundary (between stages b and b + 1).
+  // kAllReduce: the stage whose gradients move.
+  uint32_t position = 0;
+  double duration_s = 0;  // Compute: the action's duration. Transfers: 0 (the platform decides).
+  int64_t bytes = 0;      // Transfers: bytes moved. Compute: 0.
+};
+
+// How many pipeline replicas run side by side, and how many GPUs make one rank.
+struct Parallelism {
+  int32_t dp = 1;
+  int32_t tp = 1;
 };
 
 using TaskDag = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property,
@@ -37,18 +60,24 @@ using TaskDag = boost::compressed_sparse_row_graph<boost::directedS, boost::no_p
                                                    TaskId, TaskId>;
 
 struct TaskGraph {
-  // Compute tasks come first, rank by rank in schedule order: the task of action `position` on
-  // `rank` is compute_begin[rank] + position. Transfer tasks follow.
+  // Compute tasks come first, replica by replica, and within a replica rank by rank in schedule
+  // order: the task of action `position` on `rank` of `replica` is
+  // replica * compute_per_replica + compute_begin[rank] + position. Transfers follow.
   std::vector<Task> tasks;
   std::vector<TaskId> compute_begin;  // num_ranks + 1 entries.
+  TaskId compute_per_replica = 0;
+  int32_t num_replicas = 1;
   TaskDag dag;
   std::vector<TaskId> num_predecessors;    // In-degree of every task (parallel edges counted).
   std::vector<TaskId> topological_order;   // Every task, each after all its predecessors.
 
   size_t num_tasks() const { return tasks.size(); }
-  size_t num_compute_tasks() const { return compute_begin.back(); }
-  TaskId ComputeTask(int32_t rank, size_t position) const {
-    return compute_begin[rank] + static_cast<TaskId>(position);
+  size_t num_compute_tasks() const {
+    return static_cast<size_t>(compute_per_replica) * num_replicas;
+  }
+  TaskId ComputeTask(int32_t rank, size_t position, int32_t replica = 0) const {
+    return static_cast<TaskId>(replica) * compute_per_replica + compute_begin[rank] +
+           static_cast<TaskId>(position);
   }
 };
 
@@ -56,7 +85,12 @@ struct TaskGraph {
 // accepted, into `graph`. Returns Deadlock when the order cannot execute, naming every stuck rank,
 // the action it waits at and the ops it waits for:
 //   "deadlock: rank 1 waits at 1B0 for 2B0; rank 2 waits at 2F3 for 1F3"
-Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs, TaskGraph* graph);
+Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
+                        const Parallelism& parallelism, TaskGraph* graph);
+inline Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
+                               TaskGraph* graph) {
+  return CompileTaskGraph(schedule, costs, Parallelism(), graph);
+}
 
 }  // namespace ppsim
 

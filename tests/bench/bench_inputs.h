@@ -6,6 +6,7 @@
 #include "models/stage_costs.h"
 #include "platforms/platform.h"
 #include "schedules/registry.h"
+#include "tests/support/platforms.h"
 
 namespace ppsim {
 
@@ -22,10 +23,7 @@ inline BenchInputs MakeBenchInputs(int32_t p, int32_t m) {
   text.forward = "1ms";
   text.backward = "2ms";
   BuildStageCosts(text, p, &in.costs);
-  PlatformOptions options;
-  options.has_p2p_latency = true;
-  options.p2p_latency_s = 5e-6;
-  MakePlatform("ideal", options, p, &in.platform);
+  in.platform = IdealPlatform(p, 5e-6);
   return in;
 }
 

@@ -314,7 +314,7 @@ TEST(TransformerStageModels, StaticMemoryIs16BytesPerParameterAndZeroOneShardsTh
   EXPECT_EQ(stages[0].static_bytes, 4 * (p / 2) + 12 * (p / 2) / 8);
 }
 
-TEST(TransformerStageModels, MessageBytesFollowDtypeAndSequenceParallelism) {
+TEST(TransformerStageModels, MessageBytesAreTheRanksWholeBoundaryTensor) {
   const TransformerSpec& spec = Preset("llama3-70b");
   const int64_t s = 8192, b = 2, h = 8192;
   TrainingSetup setup = Training(s, b);
@@ -324,7 +324,8 @@ TEST(TransformerStageModels, MessageBytesFollowDtypeAndSequenceParallelism) {
   setup.dtype = Dtype::kFp16;
   setup.tp = 8;
   setup.sequence_parallel = true;
-  EXPECT_EQ(BuildStageModels(spec, setup, {80})[0].message_bytes, s * b * h * 2 / 8);
+  // The rank's whole tensor: the platform splits it over the 8 GPUs of the group.
+  EXPECT_EQ(BuildStageModels(spec, setup, {80})[0].message_bytes, s * b * h * 2);
 }
 
 TEST(TransformerStageCosts, DividesFlopsByTheRate) {

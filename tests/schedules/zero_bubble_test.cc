@@ -139,7 +139,7 @@ RunSpec SplitSpec(const std::string& schedule, int32_t p, int32_t m, int32_t v,
   spec.costs.backward_weight = w;
   spec.costs.activation = "2";
   spec.costs.activation_w = "1";
-  spec.platform = "ideal";
+  spec.platform.platform = "ideal";
   spec.engine = engine;
   return spec;
 }

@@ -11,6 +11,7 @@
 #include "sim/metrics.h"
 #include "sim/task_graph.h"
 #include "tests/support/random_schedule.h"
+#include "tests/support/platforms.h"
 
 namespace ppsim {
 namespace {
@@ -47,12 +48,10 @@ TEST(EnginesAgree, OnRandomContentionFreeRuns) {
                                     [](const Action& a) { return a.is_overlap(); });
     }
     const StageCosts costs = RandomCosts(rng, s);
-    PlatformOptions options;
-    options.p2p_latency_s = std::uniform_real_distribution<double>(0, 0.2)(rng);
-    options.p2p_bandwidth_bytes_per_s =
+    const double latency_s = std::uniform_real_distribution<double>(0, 0.2)(rng);
+    const double bandwidth =
         round % 4 == 0 ? INFINITY : std::uniform_real_distribution<double>(1e9, 1e11)(rng);
-    PlatformSpec platform;
-    ASSERT_TRUE(MakePlatform("ideal", options, p, &platform).ok());
+    const PlatformSpec platform = IdealPlatform(p, latency_s, bandwidth);
 
     TaskGraph graph;
     ASSERT_TRUE(CompileTaskGraph(schedule, costs, &graph).ok());

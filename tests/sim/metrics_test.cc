@@ -6,6 +6,7 @@
 
 #include "platforms/platform.h"
 #include "schedules/schedule_text.h"
+#include "tests/support/platforms.h"
 
 namespace ppsim {
 namespace {
@@ -53,10 +54,7 @@ TEST(ComputeMetrics, DefinitionsOnAHandMadeTimeline) {
   ASSERT_TRUE(BuildStageCosts(text, 2, &costs).ok());
   TaskGraph graph;
   ASSERT_TRUE(CompileTaskGraph(s, costs, &graph).ok());
-  PlatformOptions options;
-  options.p2p_latency_s = 0.5;
-  PlatformSpec platform;
-  ASSERT_TRUE(MakePlatform("ideal", options, 2, &platform).ok());
+  const PlatformSpec platform = IdealPlatform(2, 0.5);
   Timeline timeline;
   ASSERT_TRUE(RunCriticalPath(graph, platform, &timeline).ok());
   const RunMetrics m = ComputeMetrics(s, costs, graph, timeline);
@@ -89,7 +87,7 @@ TEST(ComputeMetrics, StaticMemoryOfEveryStageOnTheRankAndTheOomCheck) {
   TaskGraph graph;
   ASSERT_TRUE(CompileTaskGraph(s, costs, &graph).ok());
   PlatformSpec platform;
-  ASSERT_TRUE(MakePlatform("ideal", PlatformOptions(), 2, &platform).ok());
+  platform = IdealPlatform(2);
   Timeline timeline;
   ASSERT_TRUE(RunCriticalPath(graph, platform, &timeline).ok());
   const RunMetrics m = ComputeMetrics(s, costs, graph, timeline, 5100);

@@ -1,76 +1,231 @@
-// Transfers through SimGrid: an uncontended transfer takes latency + bytes / bandwidth; two
-// transfers leaving one GPU through its NVSwitch port share the port's bandwidth.
+// Transfers through SimGrid on cluster platforms: each expected time is a closed form from the
+// links' latencies and bandwidths (one transfer: latency + bytes / bandwidth; n transfers sharing a
+// link: each at bandwidth / n).
 #include <gtest/gtest.h>
 
+#include "schedules/registry.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
-#include "schedules/schedule_text.h"
+#include "tests/support/platforms.h"
+#include "tests/support/runs.h"
 
 namespace ppsim {
 namespace {
 
-struct Result {
-  double simgrid_s;
-  double critical_path_s;
+struct Flow {
+  int32_t src_gpu;
+  int32_t dst_gpu;
+  int64_t bytes;
 };
 
-// Runs `text` with zero compute time and `message` bytes on every boundary.
-Result Makespans(const std::string& text, const std::string& platform_name,
-                 const PlatformOptions& options, const std::string& message) {
-  Schedule s;
-  EXPECT_TRUE(ParseScheduleText(text, "t", &s).ok());
-  CostText cost_text;
-  cost_text.forward = "0";
-  cost_text.backward = "0";
-  cost_text.message = message;
-  StageCosts costs;
-  EXPECT_TRUE(BuildStageCosts(cost_text, s.num_stages, &costs).ok());
-  TaskGraph graph;
-  EXPECT_TRUE(CompileTaskGraph(s, costs, &graph).ok());
+// Every flow starts at time 0; returns when each ends. Rank r is GPU r (contiguous placement of
+// one rank per GPU, every GPU a rank).
+std::vector<double> FlowEnds(const PlatformChoice& choice, const std::vector<Flow>& flows,
+                             RunMetrics* metrics = nullptr) {
   PlatformSpec platform;
-  EXPECT_TRUE(MakePlatform(platform_name, options, s.num_ranks, &platform).ok());
-  Timeline simgrid;
-  Timeline oracle;
-  EXPECT_TRUE(RunSimGrid(graph, platform, &simgrid).ok());
-  EXPECT_TRUE(RunCriticalPath(graph, platform, &oracle).ok());
-  return {ComputeMetrics(s, costs, graph, simgrid).makespan_s,
-          ComputeMetrics(s, costs, graph, oracle).makespan_s};
+  {
+    PlatformSpec cluster;
+    EXPECT_TRUE(LoadCluster(choice, &cluster).ok());
+    // `ideal` has as many GPUs as the run needs: the flows' GPUs.
+    int32_t gpus = cluster.num_gpus();
+    for (const Flow& flow : flows) gpus = std::max({gpus, flow.src_gpu + 1, flow.dst_gpu + 1});
+    platform = PlatformOrDie(choice, gpus);
+  }
+  TaskGraph graph;
+  graph.compute_begin.assign(static_cast<size_t>(platform.num_ranks) + 1, 0);
+  for (const Flow& flow : flows) {
+    Task task;
+    task.kind = TaskKind::kTransfer;
+    task.rank = flow.src_gpu;
+    task.peer = flow.dst_gpu;
+    task.bytes = flow.bytes;
+    graph.tasks.push_back(task);
+  }
+  const TaskId n = static_cast<TaskId>(flows.size());
+  graph.num_predecessors.assign(n, 0);
+  for (TaskId t = 0; t < n; ++t) graph.topological_order.push_back(t);
+  const std::vector<std::pair<TaskId, TaskId>> no_edges;
+  graph.dag = TaskDag(boost::edges_are_unsorted_multi_pass, no_edges.begin(), no_edges.end(), n);
+  Timeline timeline;
+  const Status status = RunSimGrid(graph, platform, &timeline);
+  EXPECT_TRUE(status.ok()) << status.message();
+  if (metrics != nullptr) {
+    metrics->makespan_s = *std::max_element(timeline.end_s.begin(), timeline.end_s.end());
+    ComputeLinkMetrics(graph, platform, timeline, metrics);
+  }
+  return timeline.end_s;
 }
 
-constexpr const char* kOneMicrobatch = "rank 0: 0F0 0B0\nrank 1: 1F0 1B0\n";
-constexpr const char* kTwoMicrobatchesAtOnce = "rank 0: 0F0 0F1 0B0 0B1\nrank 1: 1F0 1F1 1B0 1B1\n";
+constexpr double kTolerance = 1e-12;
 
-TEST(Network, IdealTransferTakesLatencyPlusBytesOverBandwidth) {
-  PlatformOptions options;
-  options.p2p_latency_s = 5e-6;
-  options.p2p_bandwidth_bytes_per_s = 100e9;
-  // An activation there and a gradient back: 2 x (5 us + 1 GB / 100 GB/s).
-  const Result r = Makespans(kOneMicrobatch, "ideal", options, "1GB");
-  EXPECT_NEAR(r.simgrid_s, 2 * (5e-6 + 0.01), 1e-15);
-  EXPECT_NEAR(r.critical_path_s, 2 * (5e-6 + 0.01), 1e-15);
+TEST(Network, OneTransferTakesLatencyPlusBytesOverBandwidth) {
+  const PlatformChoice dgx = PresetChoice("dgx-h100", {}, 2);
+  const std::vector<double> ends =
+      FlowEnds(dgx, {{0, 1, 450'000'000}, {2, 10, 1'000'000'000}, {3, 12, 1'000'000'000}});
+  EXPECT_NEAR(ends[0], 3e-6 + 1e-3, kTolerance);   // NVSwitch: 2 ports of 1.5 us, 450 GB/s
+  EXPECT_NEAR(ends[1], 5e-6 + 0.02, kTolerance);   // same rail: 2 NICs of 2.5 us, 50 GB/s
+  EXPECT_NEAR(ends[2], 6e-6 + 0.02, kTolerance);   // across rails: + 2 uplinks of 0.5 us
+  const std::vector<double> ideal = FlowEnds(IdealChoice(7e-6, 100e9), {{0, 1, 1'000'000'000}});
+  EXPECT_NEAR(ideal[0], 7e-6 + 0.01, kTolerance);
 }
 
-TEST(Network, IdealLinksNeverContend) {
-  PlatformOptions options;
-  options.p2p_bandwidth_bytes_per_s = 100e9;
-  // Both activations leave at time 0 and travel at full bandwidth each.
-  const Result r = Makespans(kTwoMicrobatchesAtOnce, "ideal", options, "1GB");
-  EXPECT_NEAR(r.simgrid_s, 2 * 0.01, 1e-15);
+TEST(Network, TwoTransfersThroughOneSharedNicTakeTwiceAsLong) {
+  // One NIC per node: GPU 0 -> 8 and GPU 1 -> 9 share node 0's NIC out and node 1's NIC in.
+  const PlatformChoice shared = PresetChoice(
+      "dgx-h100", {"nic.attachment=PER_NODE", "network.topology=SINGLE_SWITCH"}, 2);
+  RunMetrics m;
+  const std::vector<double> ends =
+      FlowEnds(shared, {{0, 8, 1'000'000'000}, {1, 9, 1'000'000'000}}, &m);
+  EXPECT_NEAR(ends[0], 5e-6 + 2 * 0.02, kTolerance);
+  EXPECT_NEAR(ends[1], 5e-6 + 2 * 0.02, kTolerance);
+  // The NIC carried both: 2 GB, busy the whole time, at full capacity after the latency.
+  ASSERT_EQ(m.links.size(), 2u);
+  EXPECT_EQ(m.links[0].name, "node0.nic0.tx");
+  EXPECT_EQ(m.links[0].transfers, 2u);
+  EXPECT_EQ(m.links[0].bytes, 2'000'000'000);
+  EXPECT_NEAR(m.links[0].busy_s, 5e-6 + 0.04, kTolerance);
+  EXPECT_NEAR(m.links[0].utilization, 2e9 / (50e9 * (5e-6 + 0.04)), kTolerance);
+  EXPECT_EQ(m.links[1].name, "node1.nic0.rx");
+  EXPECT_EQ(m.inter_node.transfers, 2u);
+  EXPECT_EQ(m.inter_node.bytes, 2'000'000'000);
+  EXPECT_EQ(m.intra_node.transfers, 0u);
+  // A NIC per GPU (the preset's rails): the same two transfers do not meet.
+  const std::vector<double> rails =
+      FlowEnds(PresetChoice("dgx-h100", {}, 2), {{0, 8, 1'000'000'000}, {1, 9, 1'000'000'000}});
+  EXPECT_NEAR(rails[0], 5e-6 + 0.02, kTolerance);
+  EXPECT_NEAR(rails[1], 5e-6 + 0.02, kTolerance);
 }
 
-TEST(Network, H100NodeTransferCrossesTwoPorts) {
-  // 3 us GPU to GPU, 450 GB/s per direction: 450 MB takes 1 ms.
-  const Result r = Makespans(kOneMicrobatch, "h100-node", PlatformOptions(), "450MB");
-  EXPECT_NEAR(r.simgrid_s, 2 * (3e-6 + 1e-3), 1e-12);
-  EXPECT_NEAR(r.critical_path_s, 2 * (3e-6 + 1e-3), 1e-12);
+TEST(Network, NvlinkPairsInARingDoNotInterfere) {
+  std::vector<Flow> ring;
+  for (int32_t g = 0; g < 8; ++g) ring.push_back({g, (g + 1) % 8, 450'000'000});
+  for (double end : FlowEnds(PresetChoice("h100-node"), ring)) {
+    EXPECT_NEAR(end, 3e-6 + 1e-3, kTolerance);
+  }
+  // One GPU sending to two others shares its port: each at half the bandwidth.
+  for (double end :
+       FlowEnds(PresetChoice("h100-node"), {{0, 1, 450'000'000}, {0, 2, 450'000'000}})) {
+    EXPECT_NEAR(end, 3e-6 + 2e-3, kTolerance);
+  }
 }
 
-TEST(Network, TwoTransfersLeavingOneGpuShareItsNvlinkPort) {
-  // Both activations leave GPU 0 at once (zero-time forwards) and share port 0 upward, so each
-  // takes 2 ms; then both gradients share port 1 upward. The critical path ignores contention.
-  const Result r = Makespans(kTwoMicrobatchesAtOnce, "h100-node", PlatformOptions(), "450MB");
-  EXPECT_NEAR(r.simgrid_s, 2 * (3e-6 + 2e-3), 1e-12);
-  EXPECT_NEAR(r.critical_path_s, 2 * (3e-6 + 1e-3), 1e-12);
+TEST(Network, OversubscribedUplinksSlowTrafficBetweenLeaves) {
+  // 2 nodes per leaf, one 25 GB/s NIC each, 2:1: the uplink carries 25 GB/s. Both NICs of leaf 0
+  // send to leaf 1 at once and share it.
+  const PlatformChoice choice = PresetChoice(
+      "pcie-l40s", {"network.topology=FAT_TREE", "network.nodes_per_leaf=2",
+                    "network.oversubscription=2", "intra_node.bandwidth=inf"},
+      4);
+  const std::vector<double> ends =
+      FlowEnds(choice, {{0, 16, 1'000'000'000}, {8, 24, 1'000'000'000}});
+  // PCIe ports (1 us each way, infinite here), 2 NICs (2.5 us), 2 uplinks (no latency set).
+  EXPECT_NEAR(ends[0], 7e-6 + 2 * 0.04, kTolerance);
+  EXPECT_NEAR(ends[1], 7e-6 + 2 * 0.04, kTolerance);
+}
+
+// GPipe with one microbatch on 2 ranks: F, transfer, F, B, transfer back, B.
+RunSpec TwoRanks(const std::string& placement, const std::string& message) {
+  RunSpec spec = IdealSpec("GPipe", 2, 1, "1ms", "2ms", EngineKind::kSimGrid);
+  spec.platform = PresetChoice("dgx-h100", {}, 2);
+  EXPECT_TRUE(ParsePlacement("--placement", placement, &spec.platform.placement).ok());
+  spec.costs.message = message;
+  return spec;
+}
+
+TEST(Network, RanksSplitOverTwoNodesAreSlowerByWhatInfinibandPredicts) {
+  for (EngineKind engine : kBothEngines) {
+    RunSpec one_node = TwoRanks("0,1", "1GB");
+    RunSpec two_nodes = TwoRanks("0,8", "1GB");
+    one_node.engine = two_nodes.engine = engine;
+    const double t1 = RunOk(one_node).metrics.makespan_s;
+    const double t2 = RunOk(two_nodes).metrics.makespan_s;
+    // Two 1 GB messages (activation, gradient) over NVSwitch or over the rail's NICs.
+    const double nvlink = 3e-6 + 1e9 / 450e9;
+    const double infiniband = 5e-6 + 1e9 / 50e9;
+    EXPECT_NEAR(t1, 2 * 1e-3 + 2 * 2e-3 + 2 * nvlink, kTolerance);
+    EXPECT_NEAR(t2 - t1, 2 * (infiniband - nvlink), kTolerance);
+  }
+}
+
+TEST(Network, TensorParallelGroupsSplitAMessageOverTheirGpus) {
+  // tp 2: ranks on GPUs {0, 1} and {2, 3}; each half of 900 MB goes through its own ports.
+  RunSpec spec = IdealSpec("GPipe", 2, 1, "0", "0", EngineKind::kSimGrid);
+  spec.platform = PresetChoice("h100-node");
+  spec.training.tp = 2;
+  spec.costs.message = "900MB";
+  for (EngineKind engine : kBothEngines) {
+    spec.engine = engine;
+    const RunResult r = RunOk(spec);
+    EXPECT_NEAR(r.metrics.makespan_s, 2 * (3e-6 + 1e-3), kTolerance);
+    EXPECT_EQ(r.metrics.num_transfer_tasks, 4u);
+    EXPECT_EQ(r.metrics.intra_node.bytes, 1'800'000'000);
+  }
+}
+
+// Zero compute, one rank, dp replicas: the iteration is the all-reduce of `bytes` gradients.
+RunSpec AllReduceOnly(const PlatformChoice& platform, int32_t dp, int32_t tp,
+                      const std::string& bytes) {
+  RunSpec spec = IdealSpec("GPipe", 1, 1, "0", "0", EngineKind::kSimGrid);
+  spec.platform = platform;
+  spec.training.dp = dp;
+  spec.training.tp = tp;
+  spec.costs.gradient = bytes;
+  return spec;
+}
+
+// 2(N - 1) latency + 2(N - 1)/N x S / bandwidth.
+double RingAllReduce(int32_t n, double latency_s, double bytes, double bandwidth) {
+  return 2 * (n - 1) * latency_s + 2.0 * (n - 1) / n * bytes / bandwidth;
+}
+
+TEST(Network, RingAllReduceTakesTheClosedForm) {
+  for (EngineKind engine : kBothEngines) {
+    SCOPED_TRACE(std::string(EngineName(engine)));
+    RunSpec ideal = AllReduceOnly(IdealChoice(4e-6, 100e9), 5, 1, "1GB");
+    ideal.engine = engine;
+    RunResult r = RunOk(ideal);
+    EXPECT_NEAR(r.metrics.makespan_s, RingAllReduce(5, 4e-6, 1e9, 100e9), kTolerance);
+    EXPECT_EQ(r.metrics.num_allreduce_tasks, 2u * 4 * 5);
+    EXPECT_EQ(r.metrics.allreduce_bytes, 2 * 4 * 1'000'000'000LL);
+    // A ring over the 8 NVSwitch ports of a node: each step every port sends one chunk and
+    // receives one, so nothing contends.
+    RunSpec node = AllReduceOnly(PresetChoice("h100-node"), 8, 1, "8GB");
+    node.engine = engine;
+    r = RunOk(node);
+    EXPECT_NEAR(r.metrics.makespan_s, RingAllReduce(8, 3e-6, 8e9, 450e9), kTolerance);
+    // tp 2: two rings of 4 GPUs side by side, one per tensor-parallel shard.
+    RunSpec shards = AllReduceOnly(PresetChoice("h100-node"), 4, 2, "4GB");
+    shards.engine = engine;
+    r = RunOk(shards);
+    EXPECT_NEAR(r.metrics.makespan_s, RingAllReduce(4, 3e-6, 4e9, 450e9), kTolerance);
+  }
+}
+
+TEST(Network, DataParallelReplicasShareTheFabric) {
+  // Rank 0 of both replicas on node 0 (GPUs 0, 1), rank 1 on node 1 (GPUs 8, 9): the replicas'
+  // boundary messages cross at the same time. With one NIC per node they share it.
+  Schedule schedule;
+  ASSERT_TRUE(GenerateSchedule("GPipe", ScheduleParams{2, 1, 1}, &schedule).ok());
+  CostText text;
+  text.forward = "0";
+  text.backward = "0";
+  text.message = "1GB";
+  StageCosts costs;
+  ASSERT_TRUE(BuildStageCosts(text, 2, &costs).ok());
+  TaskGraph graph;
+  ASSERT_TRUE(CompileTaskGraph(schedule, costs, Parallelism{2, 1}, &graph).ok());
+  for (const bool shared : {true, false}) {
+    PlatformChoice choice =
+        shared ? PresetChoice("dgx-h100",
+                              {"nic.attachment=PER_NODE", "network.topology=SINGLE_SWITCH"}, 2)
+               : PresetChoice("dgx-h100", {}, 2);
+    ASSERT_TRUE(ParsePlacement("--placement", "0,1,8,9", &choice.placement).ok());
+    const PlatformSpec platform = PlatformOrDie(choice, 2, 2, 1);
+    Timeline timeline;
+    ASSERT_TRUE(RunSimGrid(graph, platform, &timeline).ok());
+    const RunMetrics m = ComputeMetrics(schedule, costs, graph, timeline);
+    EXPECT_NEAR(m.makespan_s, 2 * (5e-6 + (shared ? 2 : 1) * 0.02), kTolerance);
+  }
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "sim/task_graph.h"
+#include "tests/support/platforms.h"
 
 namespace ppsim {
 namespace {
@@ -85,11 +86,7 @@ RunMetrics Simulate(const Schedule& s, const StageCosts& costs) {
   TaskGraph graph;
   const Status status = CompileTaskGraph(s, costs, &graph);
   EXPECT_TRUE(status.ok()) << status.message();
-  PlatformOptions options;
-  options.p2p_latency_s = 0.01;
-  options.p2p_bandwidth_bytes_per_s = 1e6;
-  PlatformSpec platform;
-  EXPECT_TRUE(MakePlatform("ideal", options, s.num_ranks, &platform).ok());
+  const PlatformSpec platform = IdealPlatform(s.num_ranks, 0.01, 1e6);
   Timeline timeline;
   EXPECT_TRUE(RunCriticalPath(graph, platform, &timeline).ok());
   return ComputeMetrics(s, costs, graph, timeline);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "experiments/run.h"
+#include "tests/support/platforms.h"
 
 namespace ppsim {
 
@@ -19,14 +20,13 @@ inline RunSpec IdealSpec(const std::string& schedule, int32_t p, int32_t m, cons
   spec.params = ScheduleParams{p, 1, m};
   spec.costs.forward = f;
   spec.costs.backward = b;
-  spec.platform = "ideal";
+  spec.platform.platform = "ideal";
   spec.engine = engine;
   return spec;
 }
 
 inline RunSpec WithLatency(RunSpec spec, double latency_s) {
-  spec.platform_options.has_p2p_latency = true;
-  spec.platform_options.p2p_latency_s = latency_s;
+  spec.platform.p2p_latency = ExactText(latency_s);
   return spec;
 }
 
