@@ -22,6 +22,7 @@ constexpr const char* kUsage =
     "  schedule    print a schedule's per-rank order without simulating\n"
     "  schedules   list the schedules\n"
     "  model       the analytic model's per-stage costs ('ppsim model --list' for presets)\n"
+    "  report      an HTML report with charts from a sweep's results CSV\n"
     "  platforms   list the cluster presets ('ppsim platforms NAME' prints one)\n"
     "  help        this text; 'ppsim <command> --help' for a command's options\n";
 
@@ -50,8 +51,9 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (command == "model") return cli::ModelCommand(rest, out, err);
   if (command == "schedules") return no_options(&cli::ListSchedules);
   if (command == "platforms") return cli::PlatformsCommand(rest, out, err);
+  if (command == "report") return cli::ReportCommand(rest, out, err);
   return Usage(err, "ppsim: unknown command '" + command +
-                        "'; valid: run, schedule, schedules, model, platforms, help");
+                        "'; valid: run, schedule, schedules, model, platforms, report, help");
 }
 
 }  // namespace ppsim

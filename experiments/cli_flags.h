@@ -62,6 +62,7 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
 int ScheduleCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int ListSchedules(std::ostream& out);
 int ModelCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int ReportCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int PlatformsCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace ppsim::cli

@@ -155,12 +155,20 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run) {
   run->spec = spec;
   Status status = BuildSchedule(spec, &run->schedule, &run->label);
   if (!status.ok()) return status;
-  status = BuildPlatform(spec.platform, run->schedule.num_ranks, spec.training.dp,
-                         spec.training.tp, &run->platform);
-  if (!status.ok()) return status;
   if (!spec.model.empty() && !spec.profile_file.empty()) {
     return Status::InvalidInput("--profile: give --profile or --model, not both");
   }
+  // The model's own checks (--tp divides the heads, ...) come before the platform's (--tp fits
+  // in a node).
+  std::vector<StageModel> stages;
+  TransformerSpec model;
+  if (!spec.model.empty()) {
+    status = BuildModelStages(spec, run->schedule, &stages, &model);
+    if (!status.ok()) return status;
+  }
+  status = BuildPlatform(spec.platform, run->schedule.num_ranks, spec.training.dp,
+                         spec.training.tp, &run->platform);
+  if (!status.ok()) return status;
   Profile profile;
   bool has_profile = false;
   if (!spec.profile_file.empty()) {
@@ -168,10 +176,6 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run) {
     if (!status.ok()) return status;
     has_profile = true;
   } else if (!spec.model.empty()) {
-    std::vector<StageModel> stages;
-    TransformerSpec model;
-    status = BuildModelStages(spec, run->schedule, &stages, &model);
-    if (!status.ok()) return status;
     status = CheckDtypeOnGpu(run->platform, spec.training.dtype);
     if (!status.ok()) return status;
     const double flops_per_s = PeakFlopsPerS(run->platform, spec.training.dtype) * spec.efficiency;

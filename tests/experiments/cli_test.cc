@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/json.h"
+
 namespace ppsim {
 namespace {
 
@@ -79,7 +81,8 @@ TEST(Cli, CsvHasAHeaderAndOneRowPerSchedule) {
   EXPECT_EQ(header,
             "schedule,pp,stages,microbatches,platform,engine,makespan_s,bubble_over_makespan,"
             "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,"
-            "transfer_tasks,transfer_bytes,peak_memory_bytes,oom_ranks,mfu");
+            "transfer_tasks,transfer_bytes,peak_memory_bytes,oom_ranks,mfu,dp,tp,allreduce_tail_s,"
+            "intra_node_bytes,inter_node_bytes");
   // Check case 3. Busy = 8 x (3 + 3 + 6 + 3) = 120 s in all; rank 0 is busy 24 s and has the
   // longest span: GPipe 57 s (0..57), 1F1B 55 s.
   struct Want {
@@ -89,7 +92,7 @@ TEST(Cli, CsvHasAHeaderAndOneRowPerSchedule) {
   };
   for (const Want& w : {Want{gpipe, "GPipe", 57}, Want{one_f_one_b, "1F1B", 55}}) {
     const std::vector<std::string> f = SplitLine(w.row);
-    ASSERT_EQ(f.size(), 17u) << w.row;
+    ASSERT_EQ(f.size(), 22u) << w.row;
     EXPECT_EQ(f[0], w.name);
     EXPECT_EQ(std::vector<std::string>(f.begin() + 1, f.begin() + 6),
               (std::vector<std::string>{"4", "4", "8", "ideal", "critical-path"}));
@@ -98,7 +101,8 @@ TEST(Cli, CsvHasAHeaderAndOneRowPerSchedule) {
     EXPECT_NEAR(std::stod(f[8]), (4 * w.makespan - 120) / 120, 1e-12);
     EXPECT_NEAR(std::stod(f[9]), (w.makespan - 24) / w.makespan, 1e-12);
     EXPECT_EQ(std::vector<std::string>(f.begin() + 10, f.end()),
-              (std::vector<std::string>{"0", "64", "48", "0", "0", "0", "0"}));
+              (std::vector<std::string>{"0", "64", "48", "0", "0", "0", "0", "1", "1", "0", "0",
+                                        "0"}));
   }
 }
 
@@ -170,7 +174,8 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
                 "--microbatches: must be at least 1; got 0");
   ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "9", "--microbatches", "8", "--f", "1",
                      "--b", "2"}),
-                "--pp: 9 ranks need 9 GPUs; platform h100-node has 8");
+                "--pp: 9 ranks need 9 GPUs; platform h100-node has 8 (1 node of 8; more with "
+                "--nodes)");
   ExpectInvalid(RunIdeal({"--engine", "ns3"}), "--engine: unknown engine 'ns3'; valid: simgrid, "
                                           "critical-path");
   ExpectInvalid(RunIdeal({"--format", "xml"}), "--format: unknown format 'xml'; valid: table, json, csv");
@@ -185,7 +190,7 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
                 "--b: required; give the full backward time (--b) or its two parts (--i and --w)");
   ExpectInvalid(Cli({"frobnicate"}),
                 "ppsim: unknown command 'frobnicate'; valid: run, schedule, schedules, model, "
-                "platforms, help");
+                "platforms, report, help");
 }
 
 TEST(Cli, MalformedScheduleFileNamesFileLineAndColumn) {
@@ -402,8 +407,8 @@ TEST(Cli, ModelFlagsRejectBadValuesByName) {
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--efficiency", "1.5"})),
                 "--efficiency: invalid value '1.5'; expected a fraction of peak in (0, 1], e.g. "
                 "0.45");
-  ExpectInvalid(Cli(ModelRun({"--f", "1", "--b", "2", "--tp", "2"})),
-                "--tp: applies with --model only");
+  ExpectInvalid(Cli(ModelRun({"--f", "1", "--b", "2", "--seq-len", "2"})),
+                "--seq-len: applies with --model only");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-9b"})),
                 "--model: unknown model 'llama3-9b'; valid: gpt3-1.5b, gpt3-6.2b, gpt3-14.6b, "
                 "gpt3-28.3b, gpt3-175b, llama3-8b, llama3-8b-128k, llama3-70b, llama3-405b, or a "
@@ -430,6 +435,148 @@ TEST(Cli, ModelPrintsPerStageCosts) {
   // GPT-3 175B with its 50257 vocabulary: 174.6B parameters (Brown et al. 2020, Table 2.1).
   EXPECT_NE(r.out.find("\"parameters\": 1746"), std::string::npos) << r.out.substr(0, 200);
   EXPECT_NE(r.out.find("{\"stage\": 7, \"layers\": 12,"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+TEST(CliPlatforms, ListsThePresetsWithTheirKeyNumbers) {
+  const CliResult r = Cli({"platforms"});
+  EXPECT_EQ(r.code, 0);
+  std::istringstream lines(r.out);
+  std::vector<std::string> names;
+  for (std::string line; std::getline(lines, line) && !line.empty();) {
+    names.push_back(line.substr(0, line.find(' ')));
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"ideal", "h100-node", "dgx-a100", "dgx-h100",
+                                             "hgx-h200", "dgx-b200", "gb200-nvl72",
+                                             "pcie-l40s"}));
+  EXPECT_NE(r.out.find("dgx-b200    8 GPUs per node (B200: 2.25 PFLOP/s bf16, 167.6 GiB); "
+                       "NVSwitch 900 GB/s per GPU port; NIC 50 GB/s per GPU, rail-optimized 32 "
+                       "nodes/leaf\n"),
+            std::string::npos)
+      << r.out;
+  // A printed preset is a cluster file.
+  const CliResult text = Cli({"platforms", "dgx-h100"});
+  EXPECT_EQ(text.code, 0);
+  const std::string path = WriteFile("dgx.textproto", text.out);
+  const CliResult run = Cli({"run", "--schedule", "1F1B", "--pp", "16", "--microbatches", "16",
+                             "--f", "1", "--b", "2", "--platform", path, "--nodes", "2"});
+  EXPECT_EQ(run.code, 0) << run.err;
+  ExpectInvalid(Cli({"platforms", "dgx"}),
+                "ppsim platforms: unknown preset 'dgx'; valid: ideal, h100-node, dgx-a100, "
+                "dgx-h100, hgx-h200, dgx-b200, gb200-nvl72, pcie-l40s");
+}
+
+double Makespan(const CliResult& r) {
+  EXPECT_EQ(r.code, 0) << r.err;
+  return ppsim::testing::JsonReader(r.out).Read()["makespan_s"].number;
+}
+
+TEST(CliPlatforms, Llama70bOnTwoDgxH100NodesIsSlowerWithSlowerNics) {
+  const std::vector<std::string> run = {
+      "run",       "--schedule", "1F1B",     "--pp",      "16",   "--microbatches", "32",
+      "--model",   "llama3-70b", "--platform", "dgx-h100", "--nodes", "2",          "--format",
+      "json"};
+  std::vector<std::string> slow = run;
+  slow.insert(slow.end(), {"--set", "nic.bandwidth=100Gbps"});
+  const CliResult fast_result = Cli(run);
+  const ppsim::testing::Json fast = ppsim::testing::JsonReader(fast_result.out).Read();
+  // Ranks 0-7 on node 0, 8-15 on node 1: 32 activations and 32 gradients of s x b x h x 2 =
+  // 8192 x 8192 x 2 bytes cross between GPU 7 and GPU 8 (rail 7 to rail 0, through the spine).
+  EXPECT_EQ(fast["traffic"]["inter_node"]["transfers"].integer(), 64);
+  EXPECT_EQ(fast["traffic"]["inter_node"]["bytes"].number, 64.0 * 8192 * 8192 * 2);
+  EXPECT_GT(Makespan(Cli(slow)), Makespan(fast_result));
+}
+
+TEST(CliPlatforms, JsonListsTheLinksWithBytesAndBusyTime) {
+  // GPipe, one microbatch on GPUs 0 and 8 of two dgx-h100 nodes: one 1 GB activation out of
+  // node 0's NIC 0 (5 us + 20 ms), one gradient back.
+  const CliResult r = Cli({"run", "--schedule", "GPipe", "--pp", "2", "--microbatches", "1",
+                           "--f", "1ms", "--b", "2ms", "--message-bytes", "1GB", "--platform",
+                           "dgx-h100", "--nodes", "2", "--placement", "0,8", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const ppsim::testing::Json j = ppsim::testing::JsonReader(r.out).Read();
+  const ppsim::testing::Json& links = j["links"];
+  ASSERT_EQ(links.array.size(), 4u);
+  EXPECT_EQ(links.array[0]["link"].string, "node0.nic0.tx");
+  EXPECT_EQ(links.array[0]["inter_node"].boolean, true);
+  EXPECT_EQ(links.array[0]["bandwidth_bytes_per_s"].number, 50e9);
+  EXPECT_EQ(links.array[0]["bytes"].number, 1e9);
+  EXPECT_NEAR(links.array[0]["busy_s"].number, 5e-6 + 0.02, 1e-12);
+  const double makespan = 3 * 2e-3 + 2 * (5e-6 + 0.02);
+  EXPECT_NEAR(j["makespan_s"].number, makespan, 1e-12);
+  EXPECT_NEAR(links.array[0]["utilization"].number, 1e9 / (50e9 * makespan), 1e-12);
+  EXPECT_EQ(links.array[1]["link"].string, "node0.nic0.rx");
+  EXPECT_EQ(j["traffic"]["intra_node"]["transfers"].integer(), 0);
+}
+
+TEST(CliPlatforms, BadClustersAndSettingsExitTwoWithTheLocation) {
+  const std::string bad = WriteFile("bad.json", "{\"gpu\": {\"dense_bf16\": \"fast\"}}");
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f", "1",
+                     "--b", "2", "--platform", bad}),
+                bad + ":1:24: gpu.dense_bf16: invalid FLOP rate 'fast'; expected a positive FLOP "
+                      "rate such as 989TFLOP/s or 2.25PFLOPS (a bare number is FLOP/s)\n" +
+                    bad + ": gpu.memory: required; e.g. 80GiB\n" + bad +
+                    ": gpus_per_node: required; e.g. 8\n" + bad +
+                    ": intra_node.kind: required; valid: NVSWITCH, NVLINK, PCIE, UNLIMITED\n" +
+                    bad + ": intra_node.bandwidth: required; e.g. 450GB/s");
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f", "1",
+                     "--b", "2", "--platform", "dgx-h100", "--set", "nic.speed=1Gbps"}),
+                "--set nic.speed: unknown key; valid: name, description, gpu.name, "
+                "gpu.dense_bf16, gpu.dense_fp8, gpu.memory, gpu.memory_bandwidth, gpus_per_node, "
+                "nodes, intra_node.kind, intra_node.bandwidth, intra_node.latency, "
+                "nic.attachment, nic.bandwidth, nic.latency, network.topology, "
+                "network.nodes_per_leaf, network.oversubscription, network.uplink_latency");
+  ExpectInvalid(RunIdeal({"--nodes", "0"}), "--nodes: must be at least 1; got 0");
+  ExpectInvalid(RunIdeal({"--hosts", "a,b"}),
+                "--hosts: applies to an XML platform (--platform FILE.xml) only");
+  ExpectInvalid(RunIdeal({"--dp", "2"}),
+                "--dp: 2 replicas all-reduce their gradients, but no stage has any; give "
+                "--model, a profile with grad_bytes, or --grad-bytes");
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--model",
+                     "llama3-8b", "--dtype", "fp8", "--platform", "dgx-a100"}),
+                "--dtype: fp8 needs a GPU with that precision; A100 SXM4 80GB of dgx-a100 has no "
+                "peak for it (gpu.dense_fp8); use bf16 or --set gpu.dense_fp8=...");
+}
+
+constexpr const char* kTwoHostXml = R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="lab" routing="Full">
+    <host id="a" speed="1Gf"/>
+    <host id="b" speed="2Gf"/>
+    <link id="wire" bandwidth="10GBps" latency="5us"/>
+    <route src="a" dst="b"><link_ctn id="wire"/></route>
+  </zone>
+</platform>
+)";
+
+TEST(CliPlatforms, SimGridXmlPlatformsRunWithAHostPerGpu) {
+  const std::string xml = WriteFile("lab.xml", kTwoHostXml);
+  const std::vector<std::string> run = {"run", "--schedule", "GPipe", "--pp", "2",
+                                        "--microbatches", "1", "--f", "1ms", "--b", "2ms",
+                                        "--message-bytes", "1GB", "--platform", xml,
+                                        "--format", "json"};
+  std::vector<std::string> args = run;
+  args.insert(args.end(), {"--hosts", "a,b"});
+  // Durations hold whatever the host's speed: 2 x 1 ms + 2 x 2 ms + 2 x (5 us + 1 GB / 10 GB/s).
+  EXPECT_NEAR(Makespan(Cli(args)), 6e-3 + 2 * (5e-6 + 0.1), 1e-12);
+  args = run;
+  args.insert(args.end(), {"--hosts", "a,c"});
+  ExpectInvalid(Cli(args), "--hosts: 'c' not in " + xml + "; its hosts: a, b");
+  args = run;
+  args.insert(args.end(), {"--hosts", "a,b", "--engine", "critical-path"});
+  ExpectInvalid(Cli(args), "--engine: critical-path needs a cluster (a preset or a cluster file); "
+                           "the routes of the XML platform " + xml +
+                               " are known to SimGrid only; use --engine simgrid");
+  args = run;
+  args.insert(args.end(), {"--hosts", "a"});
+  ExpectInvalid(Cli(args), "--pp: 2 ranks need 2 GPUs; platform " + xml +
+                               " has 1 (the hosts of --hosts)");
 }
 
 }  // namespace

@@ -45,6 +45,59 @@ TEST(CompileTaskGraph, OneTransferPerCrossRankDependency) {
   EXPECT_EQ(graph.topological_order.size(), graph.num_tasks());
 }
 
+TEST(CompileTaskGraph, ReplicatesForDataParallelismAndSplitsForTensorParallelism) {
+  // GPipe, p = 2, m = 2 (rank 0: F0 F1 B0 B1): per replica 8 compute tasks and 4 cross-rank
+  // dependencies. dp 2, tp 2: 2 x 8 compute; 2 x 4 x 2 transfers of a 5-byte message split 3 + 2;
+  // per stage and shard a ring of 2 (dp - 1) = 2 steps x 2 replicas sending 10 / 2 = 5 bytes.
+  Schedule s;
+  ASSERT_TRUE(GenerateSchedule("GPipe", ScheduleParams{2, 1, 2}, &s).ok());
+  CostText text;
+  text.forward = "1";
+  text.backward = "2";
+  text.message = "5";
+  text.gradient = "10";
+  StageCosts costs;
+  ASSERT_TRUE(BuildStageCosts(text, 2, &costs).ok());
+  TaskGraph graph;
+  ASSERT_TRUE(CompileTaskGraph(s, costs, Parallelism{2, 2}, &graph).ok());
+  EXPECT_EQ(graph.num_compute_tasks(), 16u);
+  EXPECT_EQ(graph.num_tasks(), 16u + 16u + 16u);
+  int transfers = 0, all_reduces = 0;
+  std::vector<int64_t> transfer_bytes;
+  for (size_t t = graph.num_compute_tasks(); t < graph.num_tasks(); ++t) {
+    const Task& task = graph.tasks[t];
+    if (task.kind == TaskKind::kTransfer) {
+      ++transfers;
+      EXPECT_EQ(task.replica, task.peer_replica);
+      EXPECT_EQ(task.bytes, task.shard == 0 ? 3 : 2);
+    } else {
+      ASSERT_EQ(task.kind, TaskKind::kAllReduce);
+      ++all_reduces;
+      EXPECT_EQ(task.rank, task.peer);
+      EXPECT_EQ(task.peer_replica, (task.replica + 1) % 2);
+      EXPECT_EQ(task.bytes, 5);
+    }
+  }
+  EXPECT_EQ(transfers, 16);
+  EXPECT_EQ(all_reduces, 16);
+  // Replica 1's 1F0 waits for both shards of its activation.
+  EXPECT_EQ(graph.tasks[graph.ComputeTask(1, 0, 1)].replica, 1);
+  EXPECT_EQ(graph.num_predecessors[graph.ComputeTask(1, 0, 1)], 2u);
+  // The first ring step of stage 0 starts after rank 0's last backward (0B1, position 3); the
+  // second after the first step's own send and the one it receives.
+  const TaskId step0 = 32;  // transfers end at 16 + 16
+  EXPECT_EQ(graph.tasks[step0].position, 0u);
+  EXPECT_EQ(graph.num_predecessors[step0], 1u);
+  bool after_last_backward = false;
+  for (TaskId next : boost::make_iterator_range(
+           boost::adjacent_vertices(graph.ComputeTask(0, 3, 0), graph.dag))) {
+    after_last_backward = after_last_backward || next == step0;
+  }
+  EXPECT_TRUE(after_last_backward);
+  EXPECT_EQ(graph.num_predecessors[step0 + 2], 2u);
+  EXPECT_EQ(graph.topological_order.size(), graph.num_tasks());
+}
+
 TEST(CompileTaskGraph, SameRankDependenciesNeedNoTransfer) {
   // A V shape on one rank: stages 0 and 1 both on rank 0.
   Schedule s;

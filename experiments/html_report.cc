@@ -1,0 +1,1 @@
+// Placeholder: written by the html-report helper.
