@@ -123,6 +123,19 @@ TEST(Network, OversubscribedUplinksSlowTrafficBetweenLeaves) {
   EXPECT_NEAR(ends[1], 7e-6 + 2 * 0.04, kTolerance);
 }
 
+TEST(Network, SharedLinksSplitBandwidthInInverseProportionToRouteLatency) {
+  // SimGrid's CM02 weights each flow on a bottleneck by its route's latency. On pcie-l40s, GPU 0
+  // sends 1 GB to GPU 1 (route latency 2 us) and 1 GB to GPU 8 on the next node (7 us); both
+  // leave through GPU 0's 31.5 GB/s PCIe port, which gives them 7/9 and 2/9 of it: 24.5 and
+  // 7 GB/s. The first ends after ~1 GB / 24.5 GB/s; the second then runs at its NIC's 25 GB/s.
+  const std::vector<double> ends = FlowEnds(PresetChoice("pcie-l40s", {}, 2),
+                                            {{0, 1, 1'000'000'000}, {0, 8, 1'000'000'000}});
+  const double first = 1e9 / 24.5e9;
+  EXPECT_NEAR(ends[0], first, 1e-4 * first);
+  const double second = first + (1e9 - 7e9 * first) / 25e9;
+  EXPECT_NEAR(ends[1], second, 1e-4 * second);
+}
+
 // GPipe with one microbatch on 2 ranks: F, transfer, F, B, transfer back, B.
 RunSpec TwoRanks(const std::string& placement, const std::string& message) {
   RunSpec spec = IdealSpec("GPipe", 2, 1, "1ms", "2ms", EngineKind::kSimGrid);
