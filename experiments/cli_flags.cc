@@ -113,8 +113,9 @@ Status ReadPlatformChoice(const po::variables_map& vm, RunSpec* spec) {
     if (!status.ok()) return status;
   }
   if (vm.count("hosts")) choice.hosts = SplitCommas(Get(vm, "hosts"));
-  if (vm.count("hosts") && choice.platform.size() < 4 ||
-      vm.count("hosts") && choice.platform.compare(choice.platform.size() - 4, 4, ".xml") != 0) {
+  const std::string& name = choice.platform;
+  const bool xml = name.size() >= 4 && name.compare(name.size() - 4, 4, ".xml") == 0;
+  if (vm.count("hosts") && !xml) {
     return Status::InvalidInput("--hosts: applies to an XML platform (--platform FILE.xml) only");
   }
   choice.p2p_latency = Get(vm, "p2p-latency");

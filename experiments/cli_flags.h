@@ -5,10 +5,12 @@
 
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "experiments/report.h"
 #include "experiments/run.h"
 #include "schedules/status.h"
 
@@ -57,11 +59,30 @@ Status ReadPlatformChoice(const po::variables_map& vm, RunSpec* spec);
 void AddModelOptions(po::options_description& d);
 Status ReadModelChoice(const po::variables_map& vm, RunSpec* spec);
 
+// The parsed `ppsim run` command line: one spec per schedule of a comma list.
+struct RunRequest {
+  std::vector<RunSpec> specs;
+  OutputFormat format = OutputFormat::kTable;
+  bool fail_on_oom = false;
+  bool help = false;
+};
+// Parses `ppsim run` arguments (not the default job); InvalidInput names the flag.
+Status ParseRunRequest(const std::vector<std::string>& args, RunRequest* request);
+// Prepares and executes the request's runs and prints them; `locate` (may be empty) rewrites
+// error messages (an experiment points them at its file). Returns the exit code.
+int ExecuteRequest(const RunRequest& request,
+                   const std::function<std::string(const std::string&)>& locate,
+                   std::ostream& out, std::ostream& err);
+// `ppsim run FILE`: the experiment's base run (cli_sweep.cc).
+int RunExperimentBase(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 // The commands (cli_run.cc, cli_schedule.cc, cli_model.cc); args exclude the command word.
 int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int ScheduleCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int ListSchedules(std::ostream& out);
 int ModelCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int SweepCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int MergeCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int ReportCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int PlatformsCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

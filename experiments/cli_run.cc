@@ -41,23 +41,18 @@ po::options_description RunOptions() {
 
 }  // namespace
 
-int RunCommand(const std::vector<std::string>& given_args, std::ostream& out, std::ostream& err) {
-  const bool default_job = given_args.empty();
-  const std::vector<std::string>& args = default_job ? kDefaultJob : given_args;
+Status ParseRunRequest(const std::vector<std::string>& args, RunRequest* request) {
+  *request = RunRequest();
   const po::options_description options = RunOptions();
   po::variables_map vm;
   Status status = ParseOptions("run", args, options, &vm);
-  if (!status.ok()) return Fail(err, status);
-  if (vm.count("help")) {
-    out << "usage: ppsim run --schedule NAME --pp P --microbatches M --f T (--b T | --i T --w T)"
-           " [options]\n       ppsim run   (no options: the default job)\n\n"
-        << options;
-    return kExitOk;
-  }
+  if (!status.ok()) return status;
+  request->help = vm.count("help") > 0;
+  if (request->help) return Status();
 
   RunSpec base;
   status = ReadScheduleChoice(vm, &base);
-  if (!status.ok()) return Fail(err, status);
+  if (!status.ok()) return status;
   base.costs.forward = Get(vm, "f");
   base.costs.backward_input = Get(vm, "i");
   base.costs.backward_weight = Get(vm, "w");
@@ -69,55 +64,82 @@ int RunCommand(const std::vector<std::string>& given_args, std::ostream& out, st
   base.costs.gradient = Get(vm, "grad-bytes");
   base.profile_file = Get(vm, "profile");
   status = ReadModelChoice(vm, &base);
-  if (!status.ok()) return Fail(err, status);
+  if (!status.ok()) return status;
   if (vm.count("memory-limit")) {
     status = ParseSize("--memory-limit", Get(vm, "memory-limit"), &base.memory_limit_bytes);
-    if (!status.ok()) return Fail(err, status);
+    if (!status.ok()) return status;
     if (base.memory_limit_bytes == 0) {
-      return Fail(err, Status::InvalidInput("--memory-limit: must be more than 0 bytes"));
+      return Status::InvalidInput("--memory-limit: must be more than 0 bytes");
     }
   }
   status = ReadPlatformChoice(vm, &base);
-  if (!status.ok()) return Fail(err, status);
+  if (!status.ok()) return status;
   if (vm.count("engine")) {
     status = ParseEngineKind("--engine", Get(vm, "engine"), &base.engine);
-    if (!status.ok()) return Fail(err, status);
+    if (!status.ok()) return status;
   }
-  OutputFormat format = OutputFormat::kTable;
   if (vm.count("format")) {
-    status = ParseOutputFormat("--format", Get(vm, "format"), &format);
-    if (!status.ok()) return Fail(err, status);
+    status = ParseOutputFormat("--format", Get(vm, "format"), &request->format);
+    if (!status.ok()) return status;
   }
-
-  // Describe and compile every run before any engine starts.
-  std::vector<RunSpec> specs;
+  request->fail_on_oom = vm.count("fail-on-oom") > 0;
   if (!base.schedule_file.empty()) {
-    specs.push_back(base);
+    request->specs.push_back(base);
   } else {
     for (const std::string& name : SplitCommas(base.schedule_name)) {
       RunSpec spec = base;
       spec.schedule_name = name;
-      specs.push_back(spec);
+      request->specs.push_back(spec);
     }
   }
-  std::vector<PreparedRun> prepared(specs.size());
-  for (size_t i = 0; i < specs.size(); ++i) {
-    status = PrepareRun(specs[i], &prepared[i]);
-    if (!status.ok()) return Fail(err, status);
+  return Status();
+}
+
+int RunCommand(const std::vector<std::string>& given_args, std::ostream& out, std::ostream& err) {
+  const bool default_job = given_args.empty();
+  if (!default_job && given_args[0].rfind("--", 0) != 0) {
+    return RunExperimentBase(given_args, out, err);
   }
-  std::vector<RunResult> results(prepared.size());
-  for (size_t i = 0; i < prepared.size(); ++i) {
-    status = ExecuteRun(prepared[i], &results[i]);
-    if (!status.ok()) return Fail(err, status);
-    prepared[i] = PreparedRun();  // Free the task graph before the next run.
+  const std::vector<std::string>& args = default_job ? kDefaultJob : given_args;
+  RunRequest request;
+  Status status = ParseRunRequest(args, &request);
+  if (!status.ok()) return Fail(err, status);
+  if (request.help) {
+    out << "usage: ppsim run --schedule NAME --pp P --microbatches M --f T (--b T | --i T --w T)"
+           " [options]\n       ppsim run FILE   (an experiment's base run)\n"
+           "       ppsim run        (no options: the default job)\n\n"
+        << RunOptions();
+    return kExitOk;
   }
-  if (default_job && format == OutputFormat::kTable) {
+  if (default_job && request.format == OutputFormat::kTable) {
     out << "default job: ppsim run";
     for (const std::string& a : kDefaultJob) out << " " << a;
     out << "\n\n";
   }
-  out << FormatResults(results, format);
-  if (vm.count("fail-on-oom")) {
+  return ExecuteRequest(request, nullptr, out, err);
+}
+
+int ExecuteRequest(const RunRequest& request,
+                   const std::function<std::string(const std::string&)>& locate,
+                   std::ostream& out, std::ostream& err) {
+  auto fail = [&](const Status& status) {
+    return Fail(err, locate ? status.WithMessage(locate(status.message())) : status);
+  };
+  const std::vector<RunSpec>& specs = request.specs;
+  // Describe and compile every run before any engine starts.
+  std::vector<PreparedRun> prepared(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const Status status = PrepareRun(specs[i], &prepared[i]);
+    if (!status.ok()) return fail(status);
+  }
+  std::vector<RunResult> results(prepared.size());
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    const Status status = ExecuteRun(prepared[i], &results[i]);
+    if (!status.ok()) return fail(status);
+    prepared[i] = PreparedRun();  // Free the task graph before the next run.
+  }
+  out << FormatResults(results, request.format);
+  if (request.fail_on_oom) {
     std::string oom;
     for (const RunResult& r : results) {
       for (const RankMetrics& k : r.metrics.ranks) {

@@ -20,38 +20,6 @@ constexpr FormatName kFormatNames[] = {
     {OutputFormat::kCsv, "csv"},
 };
 
-// A number, or null for infinity (JSON has none): an unlimited bandwidth.
-std::string JsonNumber(double value) {
-  return std::isfinite(value) ? FormatNumber(value) : "null";
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
-      out += buffer;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string CsvField(std::string_view s) {
-  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string Percent(double fraction) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.2f%%", 100 * fraction);
@@ -325,6 +293,53 @@ std::string FormatResults(const std::vector<RunResult>& results, OutputFormat fo
     }
   }
   return "";
+}
+
+// A number, or null for infinity (JSON has none): an unlimited bandwidth.
+std::string JsonNumber(double value) {
+  return std::isfinite(value) ? FormatNumber(value) : "null";
+}
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+      out += buffer;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string CsvField(std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string FormatResultJsonLine(const RunResult& result) {
+  // The pretty object has no line breaks inside strings (they are escaped): drop each line break
+  // and the indentation after it.
+  const std::string pretty = JsonObject(result);
+  std::string line;
+  for (size_t i = 0; i < pretty.size(); ++i) {
+    if (pretty[i] != '\n') {
+      line += pretty[i];
+      continue;
+    }
+    while (i + 1 < pretty.size() && pretty[i + 1] == ' ') ++i;
+  }
+  return line;
 }
 
 }  // namespace ppsim

@@ -27,6 +27,14 @@ std::string FormatColumns(const std::vector<std::vector<std::string>>& rows);
 // Shortest decimal text that reads back as exactly `value`.
 std::string FormatNumber(double value);
 
+// A JSON string literal; a JSON number, or null for infinity.
+std::string JsonString(std::string_view s);
+std::string JsonNumber(double value);
+// A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break.
+std::string CsvField(std::string_view s);
+// One run as a JSON object on a single line (the --format json object, compacted).
+std::string FormatResultJsonLine(const RunResult& result);
+
 }  // namespace ppsim
 
 #endif  // PPSIM_EXPERIMENTS_REPORT_H_

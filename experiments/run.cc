@@ -151,7 +151,7 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
   return Status();
 }
 
-Status PrepareRun(const RunSpec& spec, PreparedRun* run) {
+Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
   run->spec = spec;
   Status status = BuildSchedule(spec, &run->schedule, &run->label);
   if (!status.ok()) return status;
@@ -199,6 +199,7 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run) {
           "but no stage has any; give --model, a profile with grad_bytes, or --grad-bytes");
     }
   }
+  if (!compile) return Status();
   return CompileTaskGraph(run->schedule, run->costs,
                           Parallelism{spec.training.dp, spec.training.tp}, &run->graph);
 }

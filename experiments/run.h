@@ -88,9 +88,10 @@ Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype);
 double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Schedule& schedule,
                               int32_t tp, int32_t dp);
 
-// Builds the schedule, costs and platform, checks them and compiles the task graph. Returns
-// InvalidInput for bad input and Deadlock for an order that cannot execute; never touches SimGrid.
-Status PrepareRun(const RunSpec& spec, PreparedRun* run);
+// Builds the schedule, costs and platform, checks them and (with `compile`) compiles the task
+// graph. Returns InvalidInput for bad input and Deadlock for an order that cannot execute; never
+// touches SimGrid. Without `compile` it only validates (a sweep checks every point first).
+Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile = true);
 
 // Executes a prepared run with its engine and computes its metrics.
 Status ExecuteRun(const PreparedRun& run, RunResult* result);

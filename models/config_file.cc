@@ -2,6 +2,8 @@
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/message.h>
+#include <google/protobuf/reflection.h>
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
@@ -1037,6 +1039,117 @@ Status ReadConfigFile(const std::string& path, google::protobuf::Message* messag
   std::fclose(file);
   if (failed) return Status::InvalidInput(path + ": cannot read: " + std::strerror(error));
   return ParseConfig(text, format, path, message, locations);
+}
+
+namespace {
+
+void CollectScalarPaths(const Descriptor* type, const std::string& prefix,
+                        std::vector<std::string>* paths) {
+  for (int i = 0; i < type->field_count(); ++i) {
+    const FieldDescriptor* field = type->field(i);
+    if (field->type() == FieldDescriptor::TYPE_MESSAGE) {
+      if (!field->is_repeated()) {
+        CollectScalarPaths(field->message_type(), prefix + field->name() + ".", paths);
+      }
+    } else {
+      paths->push_back(prefix + field->name());
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> ScalarFieldPaths(const Descriptor* type) {
+  std::vector<std::string> paths;
+  CollectScalarPaths(type, "", &paths);
+  return paths;
+}
+
+Status SetFieldFromText(std::string_view path, std::string_view value, const std::string& where,
+                        Message* message) {
+  // Resolve the whole path before changing anything.
+  std::vector<const FieldDescriptor*> fields;
+  const Descriptor* type = message->GetDescriptor();
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string part(path.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    const FieldDescriptor* field = type == nullptr ? nullptr : type->FindFieldByName(part);
+    const bool last = dot == std::string_view::npos;
+    const bool nested = field != nullptr && field->type() == FieldDescriptor::TYPE_MESSAGE;
+    if (field == nullptr || last == nested || (nested && field->is_repeated())) {
+      const std::vector<std::string> paths = ScalarFieldPaths(message->GetDescriptor());
+      const std::string best = ClosestName(path, paths);
+      return Status::InvalidInput(where + ": unknown key; valid: " + Join(paths) +
+                                  (best.empty() ? "" : " (did you mean " + best + "?)"));
+    }
+    fields.push_back(field);
+    if (last) break;
+    type = field->message_type();
+    start = dot + 1;
+  }
+  for (size_t i = 0; i + 1 < fields.size(); ++i) {
+    message = message->GetReflection()->MutableMessage(message, fields[i]);
+  }
+  const FieldDescriptor* field = fields.back();
+  const google::protobuf::Reflection* reflection = message->GetReflection();
+  const std::string text(value);
+  const bool repeated = field->is_repeated();
+  auto invalid = [&](const char* kind, const std::string& help) {
+    return Status::InvalidInput(where + ": invalid " + kind + " '" + text + "'; " + help);
+  };
+  switch (field->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_STRING:
+      repeated ? reflection->AddString(message, field, text)
+               : reflection->SetString(message, field, text);
+      return Status();
+    case FieldDescriptor::CPPTYPE_INT32:
+    case FieldDescriptor::CPPTYPE_INT64: {
+      int64_t n = 0;
+      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+      const bool is32 = field->cpp_type() == FieldDescriptor::CPPTYPE_INT32;
+      if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() ||
+          (is32 && (n < INT32_MIN || n > INT32_MAX))) {
+        return invalid("integer", "give a whole number, e.g. " + std::string(path) + "=4");
+      }
+      if (is32) {
+        repeated ? reflection->AddInt32(message, field, static_cast<int32_t>(n))
+                 : reflection->SetInt32(message, field, static_cast<int32_t>(n));
+      } else {
+        repeated ? reflection->AddInt64(message, field, n) : reflection->SetInt64(message, field, n);
+      }
+      return Status();
+    }
+    case FieldDescriptor::CPPTYPE_DOUBLE: {
+      char* end = nullptr;
+      const double x = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(x)) {
+        return invalid("number", "give a finite number, e.g. " + std::string(path) + "=2");
+      }
+      repeated ? reflection->AddDouble(message, field, x) : reflection->SetDouble(message, field, x);
+      return Status();
+    }
+    case FieldDescriptor::CPPTYPE_BOOL: {
+      if (text != "true" && text != "false") return invalid("bool", "valid: true, false");
+      repeated ? reflection->AddBool(message, field, text == "true")
+               : reflection->SetBool(message, field, text == "true");
+      return Status();
+    }
+    case FieldDescriptor::CPPTYPE_ENUM: {
+      const std::vector<std::string> names = EnumValueNames(field->enum_type());
+      const EnumValueDescriptor* e = field->enum_type()->FindValueByName(text);
+      if (e == nullptr || std::find(names.begin(), names.end(), text) == names.end()) {
+        const std::string best = ClosestName(text, names);
+        return Status::InvalidInput(where + ": unknown value '" + text + "'; valid: " +
+                                    Join(names) +
+                                    (best.empty() ? "" : " (did you mean " + best + "?)"));
+      }
+      repeated ? reflection->AddEnum(message, field, e) : reflection->SetEnum(message, field, e);
+      return Status();
+    }
+    default:
+      return Status::Internal(where + ": fields of this type cannot be set from text");
+  }
 }
 
 }  // namespace ppsim

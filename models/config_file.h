@@ -76,6 +76,18 @@ Status ParseConfig(std::string_view text, ConfigFormat format, const std::string
 Status ReadConfigFile(const std::string& path, google::protobuf::Message* message,
                       ConfigLocations* locations);
 
+// Every scalar field path of `type` ("gpu.memory", "nic.bandwidth", ...), nested messages joined
+// with '.', in schema order. Repeated scalar fields are included; repeated messages are not.
+std::vector<std::string> ScalarFieldPaths(const google::protobuf::Descriptor* type);
+
+// Sets the scalar field at `path` (dot-separated, see ScalarFieldPaths) of `message` from `value`
+// written as on a command line: strings as they are, integers in decimal, floating point numbers
+// finite, bools true/false, enums by name; a repeated field gets `value` appended. Messages start
+// with `where` (e.g. "--set nic.bandwidth"): "unknown key; valid: ... (did you mean ...?)",
+// "invalid integer 'x'; ...", "unknown value 'X'; valid: ...".
+Status SetFieldFromText(std::string_view path, std::string_view value, const std::string& where,
+                        google::protobuf::Message* message);
+
 // The names of an enum's values a user may write, in declaration order: every value but a zero
 // value whose name ends in UNSPECIFIED (only the proto3 default).
 std::vector<std::string> EnumValueNames(const google::protobuf::EnumDescriptor* type);

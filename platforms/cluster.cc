@@ -183,24 +183,8 @@ std::string Join(const std::vector<std::string>& items) {
   return out;
 }
 
-void CollectPaths(const pb::Descriptor* type, const std::string& prefix,
-                  std::vector<std::string>* paths) {
-  for (int i = 0; i < type->field_count(); ++i) {
-    const pb::FieldDescriptor* field = type->field(i);
-    if (field->type() == pb::FieldDescriptor::TYPE_MESSAGE) {
-      CollectPaths(field->message_type(), prefix + field->name() + ".", paths);
-    } else {
-      paths->push_back(prefix + field->name());
-    }
-  }
-}
-
 const std::vector<std::string>& SettingPaths() {
-  static const std::vector<std::string> kPaths = [] {
-    std::vector<std::string> paths;
-    CollectPaths(proto::Cluster::descriptor(), "", &paths);
-    return paths;
-  }();
+  static const std::vector<std::string> kPaths = ScalarFieldPaths(proto::Cluster::descriptor());
   return kPaths;
 }
 
@@ -410,66 +394,9 @@ Status ApplyClusterSetting(std::string_view assignment, proto::Cluster* cluster)
     return Status::InvalidInput("--set " + std::string(assignment) +
                                 ": expected PATH=VALUE, e.g. --set nic.bandwidth=200Gbps");
   }
-  const std::string path(assignment.substr(0, equals));
-  const std::string value(assignment.substr(equals + 1));
-  const std::string where = "--set " + path;
-  pb::Message* message = cluster;
-  const pb::FieldDescriptor* field = nullptr;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = path.find('.', start);
-    const std::string part = path.substr(start, dot == std::string::npos ? dot : dot - start);
-    field = message->GetDescriptor()->FindFieldByName(part);
-    const bool last = dot == std::string::npos;
-    if (field == nullptr || last != (field->type() != pb::FieldDescriptor::TYPE_MESSAGE)) {
-      const std::string best = ClosestName(path, SettingPaths());
-      return Status::InvalidInput(where + ": unknown key; valid: " + ClusterSettingPaths() +
-                                  (best.empty() ? "" : " (did you mean " + best + "?)"));
-    }
-    if (last) break;
-    message = message->GetReflection()->MutableMessage(message, field);
-    start = dot + 1;
-  }
-  const pb::Reflection* reflection = message->GetReflection();
-  switch (field->cpp_type()) {
-    case pb::FieldDescriptor::CPPTYPE_STRING:
-      reflection->SetString(message, field, value);
-      return Status();
-    case pb::FieldDescriptor::CPPTYPE_INT32: {
-      int32_t n = 0;
-      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
-        return Status::InvalidInput(where + ": invalid integer '" + value +
-                                    "'; give a whole number, e.g. " + path + "=4");
-      }
-      reflection->SetInt32(message, field, n);
-      return Status();
-    }
-    case pb::FieldDescriptor::CPPTYPE_DOUBLE: {
-      char* end = nullptr;
-      const double x = std::strtod(value.c_str(), &end);
-      if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(x)) {
-        return Status::InvalidInput(where + ": invalid number '" + value +
-                                    "'; give a finite number, e.g. " + path + "=2");
-      }
-      reflection->SetDouble(message, field, x);
-      return Status();
-    }
-    case pb::FieldDescriptor::CPPTYPE_ENUM: {
-      const pb::EnumValueDescriptor* e = field->enum_type()->FindValueByName(value);
-      const std::vector<std::string> names = EnumValueNames(field->enum_type());
-      if (e == nullptr || std::find(names.begin(), names.end(), value) == names.end()) {
-        const std::string best = ClosestName(value, names);
-        return Status::InvalidInput(where + ": unknown value '" + value + "'; valid: " +
-                                    Join(names) +
-                                    (best.empty() ? "" : " (did you mean " + best + "?)"));
-      }
-      reflection->SetEnum(message, field, e);
-      return Status();
-    }
-    default:
-      return Status::Internal(where + ": fields of this type cannot be set");
-  }
+  const std::string_view path = assignment.substr(0, equals);
+  return SetFieldFromText(path, assignment.substr(equals + 1), "--set " + std::string(path),
+                          cluster);
 }
 
 Status LoadCluster(const PlatformChoice& choice, PlatformSpec* platform) {

@@ -34,6 +34,8 @@ class Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The same code with another message (a message moved to where its input was written).
+  Status WithMessage(std::string message) const { return Status(code_, std::move(message)); }
 
  private:
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}

@@ -189,8 +189,8 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
                      "1"}),
                 "--b: required; give the full backward time (--b) or its two parts (--i and --w)");
   ExpectInvalid(Cli({"frobnicate"}),
-                "ppsim: unknown command 'frobnicate'; valid: run, schedule, schedules, model, "
-                "platforms, report, help");
+                "ppsim: unknown command 'frobnicate'; valid: run, sweep, merge, report, schedule, "
+                "schedules, model, platforms, help");
 }
 
 TEST(Cli, MalformedScheduleFileNamesFileLineAndColumn) {

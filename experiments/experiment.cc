@@ -1,0 +1,322 @@
+#include "experiments/experiment.h"
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/reflection.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "platforms/cluster.h"
+#include "schedules/names.h"
+
+namespace ppsim {
+namespace {
+
+namespace pb = google::protobuf;
+
+constexpr std::string_view kSetPrefix = "set.";
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// The fields an axis or condition may name: RunConfig's scalar fields but `set`, and set.PATH.
+const std::vector<std::string>& SweepableFields() {
+  static const std::vector<std::string> kFields = [] {
+    std::vector<std::string> fields;
+    for (const std::string& f : ScalarFieldPaths(proto::RunConfig::descriptor())) {
+      if (f != "set") fields.push_back(f);
+    }
+    return fields;
+  }();
+  return kFields;
+}
+
+bool IsClusterPath(std::string_view path) {
+  static const std::vector<std::string> kPaths = ScalarFieldPaths(proto::Cluster::descriptor());
+  return std::find(kPaths.begin(), kPaths.end(), path) != kPaths.end();
+}
+
+// "" when `field` may be swept, else what is wrong with it.
+std::string CheckField(const std::string& field) {
+  if (field.rfind(kSetPrefix, 0) == 0) {
+    if (IsClusterPath(field.substr(kSetPrefix.size()))) return "";
+    return "unknown cluster field '" + field.substr(kSetPrefix.size()) + "'; valid: " +
+           ClusterSettingPaths();
+  }
+  const std::vector<std::string>& fields = SweepableFields();
+  if (std::find(fields.begin(), fields.end(), field) != fields.end()) return "";
+  const std::string best = ClosestName(field, fields);
+  return "unknown field '" + field + "'; valid: " + Join(fields) + ", set.PATH" +
+         (best.empty() ? "" : " (did you mean " + best + "?)");
+}
+
+// Applies one value of a swept field to `config`; the message starts with `where`.
+Status ApplyValue(const std::string& field, const std::string& value, const std::string& where,
+                  proto::RunConfig* config) {
+  if (field.rfind(kSetPrefix, 0) == 0) {
+    config->add_set(field.substr(kSetPrefix.size()) + "=" + value);
+    return Status();
+  }
+  return SetFieldFromText(field, value, where, config);
+}
+
+// The value of `field` in `config` as text ("" when unset).
+std::string ValueText(const proto::RunConfig& config, const std::string& field) {
+  if (field.rfind(kSetPrefix, 0) == 0) {
+    const std::string prefix = field.substr(kSetPrefix.size()) + "=";
+    std::string value;
+    for (const std::string& s : config.set()) {
+      if (s.rfind(prefix, 0) == 0) value = s.substr(prefix.size());
+    }
+    return value;
+  }
+  const pb::FieldDescriptor* f = config.GetDescriptor()->FindFieldByName(field);
+  const pb::Reflection* r = config.GetReflection();
+  if (f == nullptr || (f->has_presence() && !r->HasField(config, f))) return "";
+  switch (f->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_STRING: return r->GetString(config, f);
+    case pb::FieldDescriptor::CPPTYPE_INT32: return std::to_string(r->GetInt32(config, f));
+    case pb::FieldDescriptor::CPPTYPE_BOOL: return r->GetBool(config, f) ? "true" : "false";
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE: {
+      char buffer[32];
+      std::snprintf(buffer, sizeof(buffer), "%.17g", r->GetDouble(config, f));
+      return buffer;
+    }
+    default: return "";
+  }
+}
+
+struct Column {
+  std::string field;
+  std::string path;  // "axes[0]" or "axes[0].with[1]"
+  const proto::Axis* axis;
+};
+
+bool LooksLikeFile(const std::string& value) {
+  return value.find('/') != std::string::npos || value.find('.') != std::string::npos;
+}
+
+}  // namespace
+
+Status LoadExperiment(const std::string& path, ExperimentPlan* plan) {
+  *plan = ExperimentPlan();
+  plan->source = path;
+  const size_t slash = path.rfind('/');
+  plan->directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  Status status = ReadConfigFile(path, &plan->experiment, &plan->locations);
+  if (!status.ok()) return status;
+  const proto::Experiment& e = plan->experiment;
+  std::vector<std::string> errors;
+  auto where = [&](const std::string& field_path) {
+    return plan->locations.Where(field_path) + ": " + field_path;
+  };
+
+  // The columns: each axis, then the fields zipped with it.
+  std::vector<Column> columns;
+  std::vector<size_t> dimension_sizes;
+  for (int a = 0; a < e.axes_size(); ++a) {
+    const proto::Axis& axis = e.axes(a);
+    const std::string axis_path = "axes[" + std::to_string(a) + "]";
+    if (axis.values_size() == 0) {
+      errors.push_back(where(axis_path) + ": no values; an axis needs at least one");
+    }
+    dimension_sizes.push_back(static_cast<size_t>(axis.values_size()));
+    columns.push_back({axis.field(), axis_path, &axis});
+    for (int w = 0; w < axis.with_size(); ++w) {
+      const proto::Axis& with = axis.with(w);
+      const std::string with_path = axis_path + ".with[" + std::to_string(w) + "]";
+      if (with.values_size() != axis.values_size()) {
+        errors.push_back(where(with_path + ".values") + ": " +
+                         std::to_string(with.values_size()) + " values zipped with the " +
+                         std::to_string(axis.values_size()) + " of " + axis.field() +
+                         "; give exactly one per value of the axis");
+      }
+      if (with.with_size() > 0) {
+        errors.push_back(where(with_path + ".with") +
+                         ": a zipped field has no zipped fields of its own; list them all in the "
+                         "axis's with");
+      }
+      columns.push_back({with.field(), with_path, &with});
+    }
+  }
+  std::set<std::string> seen;
+  for (const Column& c : columns) {
+    const std::string problem = CheckField(c.field);
+    if (!problem.empty()) {
+      errors.push_back(where(c.path + ".field") + ": " + problem);
+    } else if (!seen.insert(c.field).second) {
+      errors.push_back(where(c.path + ".field") + ": " + c.field +
+                       " is swept twice; sweep a field in one axis (zip fields that vary "
+                       "together with `with`)");
+    }
+    plan->columns.push_back(c.field);
+  }
+  for (int k = 0; k < e.skip_size(); ++k) {
+    for (int c = 0; c < e.skip(k).when_size(); ++c) {
+      const std::string problem = CheckField(e.skip(k).when(c).field());
+      if (!problem.empty()) {
+        errors.push_back(where("skip[" + std::to_string(k) + "].when[" + std::to_string(c) +
+                               "].field") +
+                         ": " + problem);
+      }
+    }
+  }
+  // Every value must suit its field (checked once per value, on a scratch config).
+  for (const Column& c : columns) {
+    if (!CheckField(c.field).empty()) continue;
+    for (int v = 0; v < c.axis->values_size(); ++v) {
+      proto::RunConfig scratch;
+      const std::string value_path = c.path + ".values[" + std::to_string(v) + "]";
+      status = ApplyValue(c.field, c.axis->values(v), where(value_path), &scratch);
+      if (!status.ok()) errors.push_back(status.message());
+    }
+  }
+  if (!errors.empty()) {
+    std::string message;
+    for (const std::string& error : errors) message += (message.empty() ? "" : "\n") + error;
+    return Status::InvalidInput(message);
+  }
+
+  // The points: a mixed-radix count over the dimensions, the first varying slowest.
+  size_t count = 1;
+  for (size_t size : dimension_sizes) count *= size;
+  for (size_t index = 0; index < count; ++index) {
+    SweepPoint point;
+    point.index = static_cast<int64_t>(index);
+    point.config = e.base();
+    std::vector<size_t> choice(dimension_sizes.size());
+    size_t rest = index;
+    for (size_t d = dimension_sizes.size(); d-- > 0;) {
+      choice[d] = rest % dimension_sizes[d];
+      rest /= dimension_sizes[d];
+    }
+    size_t column = 0;
+    for (size_t d = 0; d < dimension_sizes.size(); ++d) {
+      const proto::Axis& axis = e.axes(static_cast<int>(d));
+      for (int w = -1; w < axis.with_size(); ++w, ++column) {
+        const proto::Axis& a = w < 0 ? axis : axis.with(w);
+        const std::string& value = a.values(static_cast<int>(choice[d]));
+        const std::string value_path =
+            columns[column].path + ".values[" + std::to_string(choice[d]) + "]";
+        point.values.push_back(value);
+        point.value_locations.push_back(where(value_path));
+        ApplyValue(a.field(), value, "", &point.config);  // checked above
+      }
+    }
+    for (const proto::Skip& skip : e.skip()) {
+      bool all = true;
+      for (const proto::Condition& c : skip.when()) {
+        const std::string value = ValueText(point.config, c.field());
+        const bool in_equals = c.equals_size() == 0 ||
+                               std::find(c.equals().begin(), c.equals().end(), value) !=
+                                   c.equals().end();
+        const bool in_not_equals = std::find(c.not_equals().begin(), c.not_equals().end(),
+                                             value) != c.not_equals().end();
+        all = all && in_equals && !in_not_equals;
+      }
+      if (all && skip.when_size() > 0) {
+        point.skipped = true;
+        point.reason = skip.reason().empty() ? "skipped by a skip rule" : skip.reason();
+        break;
+      }
+    }
+    plan->points.push_back(std::move(point));
+  }
+  return Status();
+}
+
+RunArgs RunArgsOf(const ExperimentPlan& plan, const proto::RunConfig& config,
+                  const SweepPoint* point) {
+  RunArgs out;
+  const pb::Descriptor* type = config.GetDescriptor();
+  const pb::Reflection* r = config.GetReflection();
+  // Where a field's value was written: the point's column if it swept it, else the base.
+  auto location = [&](const std::string& field, const std::string& base_path) {
+    if (point != nullptr) {
+      for (size_t c = 0; c < plan.columns.size(); ++c) {
+        if (plan.columns[c] == field) return point->value_locations[c];
+      }
+    }
+    return plan.locations.Where(base_path) + ": " + base_path;
+  };
+  for (int i = 0; i < type->field_count(); ++i) {
+    const pb::FieldDescriptor* f = type->field(i);
+    std::string flag = "--" + f->name();
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (f->is_repeated()) {
+      for (int k = 0; k < r->FieldSize(config, f); ++k) {
+        const std::string value = r->GetRepeatedString(config, f, k);
+        out.args.push_back(flag + "=" + value);
+        const std::string key = value.substr(0, value.find('='));
+        // A swept set.PATH value, or the base's set[k].
+        std::string where;
+        if (point != nullptr) {
+          for (size_t c = 0; c < plan.columns.size(); ++c) {
+            if (plan.columns[c] == std::string(kSetPrefix) + key) where = point->value_locations[c];
+          }
+        }
+        if (where.empty()) {
+          const std::string path = "base.set[" + std::to_string(k) + "]";
+          where = plan.locations.Where(path) + ": " + path;
+        }
+        out.flag_locations.emplace_back(flag + " " + key, where);
+      }
+      continue;
+    }
+    std::string value = ValueText(config, f->name());
+    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_BOOL) {
+      if (value != "true") continue;
+      out.args.push_back(flag);
+    } else {
+      if (value.empty()) continue;
+      const bool file_field = f->name() == "schedule_file" || f->name() == "profile" ||
+                              ((f->name() == "platform" || f->name() == "model") &&
+                               LooksLikeFile(value));
+      if (file_field && !value.empty() && value[0] != '/') value = plan.directory + value;
+      out.args.push_back(flag + "=" + value);
+    }
+    out.flag_locations.emplace_back(flag, location(f->name(), "base." + f->name()));
+  }
+  return out;
+}
+
+std::string LocateRunMessage(const ExperimentPlan& plan, const RunArgs& args,
+                             const std::string& message) {
+  // The longest matching flag wins ("--set nic.bandwidth" over "--set").
+  const std::pair<std::string, std::string>* best = nullptr;
+  for (const auto& entry : args.flag_locations) {
+    const std::string& flag = entry.first;
+    if (message.size() > flag.size() && message.compare(0, flag.size(), flag) == 0 &&
+        (message[flag.size()] == ':' || message[flag.size()] == ' ') &&
+        (best == nullptr || flag.size() > best->first.size())) {
+      best = &entry;
+    }
+  }
+  if (best == nullptr) {
+    // A required flag the file does not set: name the field.
+    if (message.rfind("--", 0) == 0) {
+      const size_t end = message.find_first_of(": ");
+      std::string field = message.substr(2, end - 2);
+      std::replace(field.begin(), field.end(), '-', '_');
+      if (proto::RunConfig::descriptor()->FindFieldByName(field) != nullptr) {
+        return plan.source + ": base." + field + message.substr(end);
+      }
+    }
+    return plan.source + ": " + message;
+  }
+  return best->second + message.substr(best->first.size());
+}
+
+std::string DescribePoint(const ExperimentPlan& plan, const SweepPoint& point) {
+  std::string out;
+  for (size_t c = 0; c < plan.columns.size(); ++c) {
+    out += (c == 0 ? "" : ", ") + plan.columns[c] + "=" + point.values[c];
+  }
+  return out.empty() ? "the base run" : out;
+}
+
+}  // namespace ppsim

@@ -1,0 +1,73 @@
+// Sweeps: every point of an experiment in its own process, N at a time, with results that are
+// never lost — a journal written as points finish, resumable, and the final files written whole.
+//
+// Files, for `-o results.csv`:
+//   results.csv     one row per point in point order: point, the swept columns, makespan_s,
+//                   bubble_over_makespan, stage_bubble_rate, throughput_microbatches_per_s,
+//                   peak_memory_bytes, static_memory_bytes, oom, status, error, wall_s
+//   results.jsonl   the same points as JSON lines, each with the run's full metrics ("result")
+//   results.csv.partial, results.jsonl.partial
+//                   the journal: a header, then a line per point as it finishes (each written
+//                   with one write()); the final files replace them (written to .tmp, renamed).
+// status is ok, failed (the run's error, e.g. a deadlock), skipped (a Skip rule, or a point
+// ppsim rejects with skip_invalid), timeout (--point-timeout) or crashed (the process died).
+// The same experiment gives byte-identical files for any -j, wall_s aside.
+#ifndef PPSIM_EXPERIMENTS_SWEEP_H_
+#define PPSIM_EXPERIMENTS_SWEEP_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "experiments/experiment.h"
+#include "experiments/run.h"
+#include "schedules/status.h"
+
+namespace ppsim {
+
+// A point ready to run: its spec, or why it does not run.
+struct PointJob {
+  const SweepPoint* point = nullptr;
+  RunSpec spec;       // when runnable
+  bool skipped = false;
+  std::string reason;  // when skipped
+};
+
+struct SweepOptions {
+  std::string output;        // the results CSV (required)
+  int32_t jobs = 1;          // processes at a time
+  bool resume = false;       // keep the points the journal (or a finished output) already has
+  int32_t shard_index = 0;   // run the points with index % shard_count == shard_index
+  int32_t shard_count = 1;
+  double point_timeout_s = 0;  // 0: none
+  bool terminal = false;       // progress as one updating line (else a line per point)
+};
+
+struct SweepSummary {
+  size_t points = 0;   // in this shard
+  size_t resumed = 0;  // taken from a previous journal or output
+  size_t ok = 0;
+  size_t skipped = 0;
+  size_t failed = 0;   // failed, timeout or crashed
+  double wall_s = 0;
+};
+
+// The JSON lines file beside a results CSV: "r.csv" -> "r.jsonl", anything else + ".jsonl".
+std::string JsonLinesPath(const std::string& csv_path);
+
+// Runs `jobs` (one per point of `plan`, in point order) and writes the files above. Progress goes
+// to `progress`. Returns InvalidInput for an unusable output or journal (a journal without
+// --resume, or one from a different experiment), else OK whatever the points' outcomes.
+//
+// Test hooks (environment): PPSIM_SWEEP_CRASH_POINT=k makes point k's process die of SIGSEGV;
+// PPSIM_SWEEP_KILL_AFTER=k makes the sweep itself die of SIGKILL once k points are journaled.
+Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
+                const SweepOptions& options, std::ostream& progress, SweepSummary* summary);
+
+// Joins the results of shards (CSV files, or JSON lines files) into the file an unsharded run
+// writes: same header, rows in point order, every point 0..n-1 exactly once.
+Status MergeResults(const std::vector<std::string>& inputs, const std::string& output);
+
+}  // namespace ppsim
+
+#endif  // PPSIM_EXPERIMENTS_SWEEP_H_
