@@ -122,7 +122,7 @@ Status LoadExperiment(const std::string& path, ExperimentPlan* plan) {
     const proto::Axis& axis = e.axes(a);
     const std::string axis_path = "axes[" + std::to_string(a) + "]";
     if (axis.values_size() == 0) {
-      errors.push_back(where(axis_path) + ": no values; an axis needs at least one");
+      errors.push_back(where(axis_path + ".values") + ": no values; an axis needs at least one");
     }
     dimension_sizes.push_back(static_cast<size_t>(axis.values_size()));
     columns.push_back({axis.field(), axis_path, &axis});

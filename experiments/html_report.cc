@@ -606,6 +606,27 @@ struct Plan {
   int64_t missing_x = 0;  // ok rows without a value on the x axis
 };
 
+// Whether a line over `x_axis` would join anything: some combination of the other varying axes has
+// ok points at two x values. When none does (the numeric axis only moves together with the others,
+// as stages_per_rank with schedule), bars show the points better.
+bool SomeLineHasTwoPoints(const Results& results, const std::vector<Axis>& axes,
+                          const std::vector<int>& varying, int x_axis) {
+  std::map<std::vector<double>, double> x_of_series;
+  bool any_ok = false;
+  for (size_t r = 0; r < results.rows.size(); ++r) {
+    const double x = axes[x_axis].key[r];
+    if (results.rows[r].status != kOk || !std::isfinite(x)) continue;
+    any_ok = true;
+    std::vector<double> key;
+    for (int a : varying) {
+      if (a != x_axis) key.push_back(axes[a].key[r]);
+    }
+    const auto [it, inserted] = x_of_series.emplace(key, x);
+    if (!inserted && it->second != x) return true;
+  }
+  return !any_ok;
+}
+
 Plan MakePlan(const Results& results, const std::vector<Axis>& axes) {
   Plan plan;
   std::vector<int> varying;
@@ -617,6 +638,9 @@ Plan MakePlan(const Results& results, const std::vector<Axis>& axes) {
       plan.x_axis = a;
       break;
     }
+  }
+  if (plan.x_axis >= 0 && !SomeLineHasTwoPoints(results, axes, varying, plan.x_axis)) {
+    plan.x_axis = -1;
   }
   plan.bars = plan.x_axis < 0;
   if (plan.bars && !varying.empty()) plan.group_axis = varying[0];
@@ -766,8 +790,8 @@ struct Ticks {
   std::string Label(int i) const { return FormatFixed(At(i), decimals); }
 };
 
-// The smallest step giving at most `max_ticks` (>= 3) ticks.
-Ticks NiceTicks(double lo, double hi, int max_ticks) {
+// The smallest step of at least `min_step` giving at most `max_ticks` (>= 3) ticks.
+Ticks NiceTicks(double lo, double hi, int max_ticks, double min_step = 0) {
   if (!(hi > lo)) {
     if (lo == 0) {
       hi = 1;
@@ -782,6 +806,7 @@ Ticks NiceTicks(double lo, double hi, int max_ticks) {
   for (int attempt = 0; attempt < 60; ++exponent, ++attempt) {
     for (int m : {1, 2, 5}) {
       ticks.step = m * std::pow(10.0, exponent);
+      if (ticks.step < min_step) continue;
       ticks.first = static_cast<int64_t>(std::floor(lo / ticks.step + 1e-9));
       const int64_t last = static_cast<int64_t>(std::ceil(hi / ticks.step - 1e-9));
       ticks.count = static_cast<int>(last - ticks.first + 1);
@@ -798,11 +823,12 @@ double MaxLabelWidth(const Ticks& ticks) {
   return width;
 }
 
-// x ticks whose labels leave at least 10px between them.
-Ticks FittingXTicks(double lo, double hi, double plot_width) {
+// x ticks whose labels leave at least 10px between them; whole steps when `whole` (microbatches
+// have no 1.5).
+Ticks FittingXTicks(double lo, double hi, double plot_width, bool whole) {
   Ticks ticks;
   for (int max_ticks = kMaxTicks; max_ticks >= 3; --max_ticks) {
-    ticks = NiceTicks(lo, hi, max_ticks);
+    ticks = NiceTicks(lo, hi, max_ticks, whole ? 1 : 0);
     const double spacing = plot_width * ticks.step / (ticks.Hi() - ticks.Lo());
     if (MaxLabelWidth(ticks) + 10 <= spacing) break;
   }
@@ -961,11 +987,13 @@ std::string LineChart(const Results& results, const std::vector<Axis>& axes, con
   const Axis& x_axis = axes[plan.x_axis];
   double x_lo = std::numeric_limits<double>::infinity();
   double x_hi = -x_lo;
+  bool whole = true;
   for (const PlotPoint& p : plan.points) {
     x_lo = std::min(x_lo, p.x);
     x_hi = std::max(x_hi, p.x);
+    whole = whole && p.x == std::floor(p.x);
   }
-  const Ticks x_ticks = FittingXTicks(x_lo, x_hi, kLinePlotWidth);
+  const Ticks x_ticks = FittingXTicks(x_lo, x_hi, kLinePlotWidth, whole);
   const std::string x_title = AxisTitle(x_axis.name, x_axis.unit);
   const bool legend = HasLegend(plan);
   const Frame f = PlaceFrame(chart.title, MaxLabelWidth(y_ticks), kLinePlotWidth, 44,
@@ -1173,7 +1201,7 @@ std::string AxisSummary(const Axis& axis) {
   for (const auto& [key, text] : axis.text_of_key) values.push_back(text.empty() ? "(empty)" : text);
   std::string out = "<li><b>" + Escape(axis.name) + "</b>: ";
   if (!axis.varies) return out + "constant, " + Escape(values.empty() ? "(no rows)" : values[0]) + "</li>\n";
-  out += IsNumeric(axis) ? std::string(KindName(axis.kind)) + ", " : "";
+  out += std::string(KindName(axis.kind)) + ", ";
   out += Plural(static_cast<int64_t>(values.size()), "value") + ": ";
   for (size_t i = 0; i < values.size() && i < 12; ++i) out += (i == 0 ? "" : ", ") + Escape(values[i]);
   if (values.size() > 12) out += ", \u2026";

@@ -22,9 +22,11 @@
 // finite; otherwise it is categorical. An axis varies when it has more than one distinct value
 // (numeric axes compare values, so "1KiB" and "1024" are one value). The x axis is the first numeric
 // axis that varies; every combination of the other varying axes is a series, drawn as a line with
-// markers in increasing x. With no such axis the charts are grouped bar charts: one bar per ok
-// point, grouped by the first varying axis and coloured by the combination of the others. A series
-// has the same colour in every chart.
+// markers in increasing x. With no such axis, or when no series would have ok points at two x
+// values (the numeric axis only moves with the others, as stages_per_rank with schedule), the
+// charts are grouped bar charts: one bar per ok point, grouped by the first varying axis and
+// coloured by the combination of the others. A series has the same colour in every chart. Axes are
+// linear, with ticks at 1, 2 or 5 × 10^k steps (whole steps when every x is whole), at most 8.
 //
 // The output is deterministic: the same CSV text and source give byte-identical HTML.
 #ifndef PPSIM_EXPERIMENTS_HTML_REPORT_H_

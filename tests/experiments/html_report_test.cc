@@ -350,6 +350,27 @@ TEST(HtmlReport, AxisWithANonNumberIsCategorical) {
   EXPECT_EQ(Count(charts[0], "<rect class=\"bar\""), 2);
 }
 
+TEST(HtmlReport, NumericAxisThatOnlyMovesWithTheScheduleGivesBars) {
+  // stages_per_rank is 1 for 1F1B and 2 for Interleaved1F1B: a line would join nothing.
+  const std::string csv = Header("schedule,stages_per_rank") + OkRow(0, "1F1B,1", "0.1") +
+                          OkRow(1, "Interleaved1F1B,2", "0.2") + OkRow(2, "ZB-H1,1", "0.3");
+  const std::vector<std::string> charts = Charts(Render(csv));
+  ASSERT_EQ(charts.size(), 3u);
+  EXPECT_EQ(Count(charts[0], "<rect class=\"bar\""), 3);
+  EXPECT_EQ(Count(charts[0], "<polyline"), 0);
+  EXPECT_EQ(Count(charts[0], "data-series=\"stages_per_rank=1\""), 2);
+}
+
+TEST(HtmlReport, WholeNumberAxisHasWholeTicks) {
+  // 1..2 would get steps of 0.2; microbatches take whole steps.
+  const std::string csv = Header("microbatches") + OkRow(0, "1", "0.1") + OkRow(1, "2", "0.2");
+  const std::string svg = Charts(Render(csv))[0];
+  EXPECT_NE(svg.find(">1</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">2</text>"), std::string::npos);
+  EXPECT_EQ(svg.find(".5</text>"), std::string::npos);
+  EXPECT_EQ(svg.find(".2</text>"), std::string::npos);
+}
+
 TEST(HtmlReport, YTicksUseOneTwoFiveSteps) {
   // Bubbles up to 27 %: steps of 1 or 2 give more than 8 ticks, 5 gives 0..30.
   const std::string csv =
@@ -405,7 +426,7 @@ TEST(HtmlReport, FailedRowsAreInTheTableButNotInTheCharts) {
   const std::string csv = Header("schedule,microbatches") + OkRow(0, "1F1B,8", "0.1") +
                           OkRow(1, "1F1B,16", "0.2") + OkRow(2, "GPipe,8", "0.15") +
                           FailedRow(3, "GPipe,16", "deadlock: rank 0 waits at 0B0 for 1B0") +
-                          "4,GPipe,32,,,,,,,skipped,not run,\n";
+                          "4,GPipe,32,,,,,,,,skipped,not run,\n";
   HtmlReportSummary summary;
   const std::string html = Render(csv, &summary);
   EXPECT_EQ(summary.points, 5);

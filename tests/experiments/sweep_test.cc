@@ -1,0 +1,401 @@
+// Experiment files and sweeps: parsing, expansion, skips, verbatim errors, and the guarantees of
+// `ppsim sweep` (order and bytes for any -j, resume after a kill, crashes, shards).
+#include "experiments/sweep.h"
+
+#include <google/protobuf/util/message_differencer.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "experiments/cli.h"
+#include "experiments/experiment.h"
+
+namespace ppsim {
+namespace {
+
+std::string Dir() { return ::testing::TempDir(); }
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = Dir() + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+struct CliResult {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CliResult Cli(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = RunCli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// The results without the wall time (the last CSV column, and the JSON lines' own wall_s).
+std::string WithoutWallTime(const std::string& text) {
+  static const std::regex kCsvWall(",[0-9.e+-]+\n");
+  static const std::regex kJsonWall(", \"wall_s\": [0-9.e+-]+");
+  return std::regex_replace(std::regex_replace(text, kJsonWall, ""), kCsvWall, ",\n");
+}
+
+constexpr const char* kTextProto = R"(name: "grid"
+base { pp: 4 f: "1ms" b: "2ms" message_bytes: "16MiB" platform: "h100-node" }
+axes {
+  field: "schedule" values: "1F1B" values: "GPipe" values: "Interleaved1F1B"
+  with { field: "stages_per_rank" values: "1" values: "1" values: "2" }
+}
+axes { field: "microbatches" values: "4" values: "8" }
+skip {
+  when { field: "schedule" equals: "GPipe" }
+  when { field: "microbatches" not_equals: "4" }
+  reason: "GPipe only at 4"
+}
+)";
+
+constexpr const char* kJson = R"({"name": "grid",
+  "base": {"pp": 4, "f": "1ms", "b": "2ms", "messageBytes": "16MiB", "platform": "h100-node"},
+  "axes": [
+    {"field": "schedule", "values": ["1F1B", "GPipe", "Interleaved1F1B"],
+     "with": [{"field": "stages_per_rank", "values": ["1", "1", "2"]}]},
+    {"field": "microbatches", "values": ["4", "8"]}],
+  "skip": [{"when": [{"field": "schedule", "equals": ["GPipe"]},
+                     {"field": "microbatches", "not_equals": ["4"]}],
+            "reason": "GPipe only at 4"}]}
+)";
+
+constexpr const char* kYaml = R"(name: grid
+base: {pp: 4, f: 1ms, b: 2ms, message_bytes: 16MiB, platform: h100-node}
+axes:
+  - field: schedule
+    values: [1F1B, GPipe, Interleaved1F1B]
+    with:
+      - {field: stages_per_rank, values: ["1", "1", "2"]}
+  - field: microbatches
+    values: [4, 8]
+skip:
+  - when:
+      - {field: schedule, equals: [GPipe]}
+      - {field: microbatches, not_equals: ["4"]}
+    reason: GPipe only at 4
+)";
+
+TEST(Experiment, TheThreeFormatsReadAsTheSameExperiment) {
+  ExperimentPlan text, json, yaml;
+  ASSERT_TRUE(LoadExperiment(WriteFile("grid.textproto", kTextProto), &text).ok());
+  const Status status = LoadExperiment(WriteFile("grid.json", kJson), &json);
+  ASSERT_TRUE(status.ok()) << status.message();
+  ASSERT_TRUE(LoadExperiment(WriteFile("grid.yaml", kYaml), &yaml).ok());
+  using google::protobuf::util::MessageDifferencer;
+  EXPECT_TRUE(MessageDifferencer::Equals(text.experiment, json.experiment));
+  EXPECT_TRUE(MessageDifferencer::Equals(text.experiment, yaml.experiment));
+}
+
+TEST(Experiment, ExpandsTheProductFirstAxisSlowestWithZippedFields) {
+  ExperimentPlan plan;
+  ASSERT_TRUE(LoadExperiment(WriteFile("grid.yaml", kYaml), &plan).ok());
+  EXPECT_EQ(plan.columns,
+            (std::vector<std::string>{"schedule", "stages_per_rank", "microbatches"}));
+  ASSERT_EQ(plan.points.size(), 6u);  // 3 (schedule, zipped) x 2
+  const std::vector<std::vector<std::string>> expected = {
+      {"1F1B", "1", "4"},  {"1F1B", "1", "8"},  {"GPipe", "1", "4"},
+      {"GPipe", "1", "8"}, {"Interleaved1F1B", "2", "4"}, {"Interleaved1F1B", "2", "8"}};
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    EXPECT_EQ(plan.points[i].index, static_cast<int64_t>(i));
+    EXPECT_EQ(plan.points[i].values, expected[i]);
+  }
+  EXPECT_EQ(plan.points[5].config.stages_per_rank(), 2);
+  EXPECT_EQ(plan.points[5].config.microbatches(), 8);
+  EXPECT_EQ(plan.points[5].config.pp(), 4);  // from the base
+  // The skip rule: GPipe at 8 only.
+  for (const SweepPoint& p : plan.points) {
+    EXPECT_EQ(p.skipped, p.index == 3) << p.index;
+  }
+  EXPECT_EQ(plan.points[3].reason, "GPipe only at 4");
+}
+
+TEST(Experiment, ReportsEveryProblemInTheFileVerbatim) {
+  const std::string path = WriteFile("bad.yaml", R"(base: {pp: 4}
+axes:
+  - field: microbatch
+    values: [8]
+  - field: schedule
+    values: [1F1B, GPipe]
+    with:
+      - {field: stages_per_rank, values: ["1"]}
+  - field: pp
+    values: [two]
+  - field: set.nic.speed
+    values: [1Gbps]
+  - field: schedule
+    values: []
+skip:
+  - when: [{field: platfrom, equals: [ideal]}]
+)");
+  ExperimentPlan plan;
+  EXPECT_EQ(LoadExperiment(path, &plan).message(),
+            path + ":8:42: axes[1].with[0].values: 1 values zipped with the 2 of schedule; give "
+                   "exactly one per value of the axis\n" +
+            path + ":14:13: axes[4].values: no values; an axis needs at least one\n" +
+            path + ":3:12: axes[0].field: unknown field 'microbatch'; valid: schedule, "
+                   "schedule_file, pp, microbatches, stages_per_rank, microbatch_group_size, "
+                   "stage_to_rank, f, i, w, b, overlap, activation, activation_w, message_bytes, "
+                   "grad_bytes, profile, memory_limit, fail_on_oom, model, seq_len, "
+                   "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
+                   "layers_per_stage, embedding_as_layer, loss_as_layer, efficiency, platform, "
+                   "nodes, placement, hosts, tp, dp, p2p_latency, p2p_bandwidth, engine, format, "
+                   "set.PATH (did you mean microbatches?)\n" +
+            path + ":11:12: axes[3].field: unknown cluster field 'nic.speed'; valid: name, "
+                   "description, gpu.name, gpu.dense_bf16, gpu.dense_fp8, gpu.memory, "
+                   "gpu.memory_bandwidth, gpus_per_node, nodes, intra_node.kind, "
+                   "intra_node.bandwidth, intra_node.latency, nic.attachment, nic.bandwidth, "
+                   "nic.latency, network.topology, network.nodes_per_leaf, "
+                   "network.oversubscription, network.uplink_latency\n" +
+            path + ":13:12: axes[4].field: schedule is swept twice; sweep a field in one axis "
+                   "(zip fields that vary together with `with`)\n" +
+            path + ":16:20: skip[0].when[0].field: unknown field 'platfrom'; valid: schedule, "
+                   "schedule_file, pp, microbatches, stages_per_rank, microbatch_group_size, "
+                   "stage_to_rank, f, i, w, b, overlap, activation, activation_w, message_bytes, "
+                   "grad_bytes, profile, memory_limit, fail_on_oom, model, seq_len, "
+                   "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
+                   "layers_per_stage, embedding_as_layer, loss_as_layer, efficiency, platform, "
+                   "nodes, placement, hosts, tp, dp, p2p_latency, p2p_bandwidth, engine, format, "
+                   "set.PATH (did you mean platform?)\n" +
+            path + ":10:14: axes[2].values[0]: invalid integer 'two'; give a whole number, e.g. "
+                   "pp=4");
+}
+
+// A small grid: 2 schedules x 3 microbatch counts, on ideal with latency (6 points).
+std::string Grid(const std::string& name, const std::string& extra = "") {
+  return WriteFile(name, R"(base: {pp: 4, f: 1ms, b: 2ms, platform: ideal, p2p_latency: 10us}
+axes:
+  - {field: schedule, values: [1F1B, GPipe]}
+  - {field: microbatches, values: ["4", "8", "12"]}
+)" + extra);
+}
+
+TEST(Sweep, PointsWhichAreNotValidRunsStopTheSweepBeforeAnythingRuns) {
+  const std::string path = Grid("invalid.yaml", "  - {field: stages_per_rank, values: [\"0\"]}\n");
+  const std::string out = Dir() + "invalid.csv";
+  std::remove(out.c_str());
+  const CliResult r = Cli({"sweep", path, "-o", out, "-j", "1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, path + ":5:39: axes[2].values[0]: must be at least 1; got 0 (point 0: "
+                          "schedule=1F1B, microbatches=4, stages_per_rank=0; and 5 more)\n"
+                          "nothing ran; fix these points, or set skip_invalid: true to record "
+                          "them as skipped\n");
+  EXPECT_FALSE(Exists(out));
+  // With skip_invalid they become skipped rows with the message.
+  const std::string skipping = Grid("skipping.yaml",
+                                    "  - {field: stages_per_rank, values: [\"0\"]}\n"
+                                    "skip_invalid: true\n");
+  const CliResult s = Cli({"sweep", skipping, "-o", out, "-j", "1"});
+  EXPECT_EQ(s.code, 0) << s.err;
+  const std::string csv = ReadFile(out);
+  EXPECT_NE(csv.find("\n0,1F1B,4,0,,,,,,,,skipped," + skipping +
+                     ":5:39: axes[2].values[0]: must be at least 1; got 0,0\n"),
+            std::string::npos)
+      << csv;
+}
+
+TEST(Sweep, RowsAreInPointOrderAndTheSameForAnyNumberOfJobs) {
+  const std::string path = Grid("order.yaml");
+  ASSERT_EQ(Cli({"sweep", path, "-o", Dir() + "j1.csv", "-j", "1"}).code, 0);
+  const CliResult r = Cli({"sweep", path, "-o", Dir() + "j2.csv", "-j", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string j1 = ReadFile(Dir() + "j1.csv");
+  EXPECT_EQ(WithoutWallTime(j1), WithoutWallTime(ReadFile(Dir() + "j2.csv")));
+  EXPECT_EQ(WithoutWallTime(ReadFile(Dir() + "j1.jsonl")),
+            WithoutWallTime(ReadFile(Dir() + "j2.jsonl")));
+  std::istringstream lines(j1);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line,
+            "point,schedule,microbatches,makespan_s,bubble_over_makespan,stage_bubble_rate,"
+            "throughput_microbatches_per_s,peak_memory_bytes,static_memory_bytes,oom,status,"
+            "error,wall_s");
+  for (int point = 0; point < 6; ++point) {
+    ASSERT_TRUE(std::getline(lines, line));
+    EXPECT_EQ(line.substr(0, line.find(',')), std::to_string(point));
+  }
+  EXPECT_FALSE(Exists(Dir() + "j2.csv.partial"));
+  // GPipe, m = 4 on 4 ranks (point 3): (m + p - 1) F + m B + (p - 1) B + 2 (p - 1) latency =
+  // 7 + 8 + 6 ms + 60 us.
+  const size_t row = j1.find("\n3,GPipe,4,");
+  ASSERT_NE(row, std::string::npos) << j1;
+  EXPECT_NEAR(std::stod(j1.substr(row + 11)), 0.021 + 6 * 10e-6, 1e-12);
+}
+
+TEST(Sweep, AKilledSweepResumesIntoTheFileAnUninterruptedOneWrites) {
+  const std::string path = Grid("resume.yaml");
+  const std::string full = Dir() + "full.csv";
+  ASSERT_EQ(Cli({"sweep", path, "-o", full, "-j", "2"}).code, 0);
+  const std::string out = Dir() + "killed.csv";
+  std::remove(out.c_str());
+  std::remove((out + ".partial").c_str());
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("PPSIM_SWEEP_KILL_AFTER", "3", 1);
+    Cli({"sweep", path, "-o", out, "-j", "2"});
+    _exit(0);
+  }
+  int wait_status = 0;
+  ASSERT_EQ(waitpid(pid, &wait_status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(wait_status));
+  EXPECT_EQ(WTERMSIG(wait_status), SIGKILL);
+  // What it finished is in the journal; no results file was half written.
+  EXPECT_FALSE(Exists(out));
+  const std::string journal = ReadFile(out + ".partial");
+  EXPECT_EQ(std::count(journal.begin(), journal.end(), '\n'), 4);  // header + 3 points
+  const CliResult again = Cli({"sweep", path, "-o", out, "-j", "2"});
+  EXPECT_EQ(again.code, 2);
+  EXPECT_EQ(again.err, out + ".partial: an interrupted sweep's results; add --resume to continue "
+                             "it, or delete it to start over\n");
+  const CliResult resumed = Cli({"sweep", path, "-o", out, "-j", "2", "--resume"});
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("3 resumed"), std::string::npos) << resumed.out;
+  EXPECT_EQ(WithoutWallTime(ReadFile(out)), WithoutWallTime(ReadFile(full)));
+  EXPECT_EQ(WithoutWallTime(ReadFile(Dir() + "killed.jsonl")),
+            WithoutWallTime(ReadFile(Dir() + "full.jsonl")));
+  EXPECT_FALSE(Exists(out + ".partial"));
+  // Resuming a finished sweep runs nothing and rewrites the same file.
+  const CliResult finished = Cli({"sweep", path, "-o", out, "--resume"});
+  EXPECT_NE(finished.out.find("6 resumed"), std::string::npos) << finished.out;
+  EXPECT_EQ(WithoutWallTime(ReadFile(out)), WithoutWallTime(ReadFile(full)));
+}
+
+TEST(Sweep, APointThatCrashesOrTimesOutIsARowAndTheOthersGoOn) {
+  const std::string path = Grid("crash.yaml");
+  const std::string out = Dir() + "crash.csv";
+  setenv("PPSIM_SWEEP_CRASH_POINT", "4", 1);
+  const CliResult r = Cli({"sweep", path, "-o", out, "-j", "2"});
+  unsetenv("PPSIM_SWEEP_CRASH_POINT");
+  EXPECT_EQ(r.code, 1);
+  const std::string csv = ReadFile(out);
+  EXPECT_NE(csv.find("\n4,GPipe,8,,,,,,,,crashed,the point's process died of signal 11 "
+                     "(Segmentation fault),"),
+            std::string::npos)
+      << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);
+  size_t ok = 0;
+  for (size_t at = csv.find(",ok,"); at != std::string::npos; at = csv.find(",ok,", at + 1)) ++ok;
+  EXPECT_EQ(ok, 5u);
+  const CliResult slow = Cli({"sweep", path, "-o", out, "-j", "2", "--point-timeout", "1us"});
+  EXPECT_EQ(slow.code, 1);
+  const std::string timed_out = ReadFile(out);
+  EXPECT_NE(timed_out.find("\n0,1F1B,4,,,,,,,,timeout,exceeded --point-timeout 1 us,"),
+            std::string::npos)
+      << timed_out;
+}
+
+TEST(Sweep, ShardsMergeIntoTheUnshardedResults) {
+  const std::string path = Grid("shards.yaml");
+  ASSERT_EQ(Cli({"sweep", path, "-o", Dir() + "all.csv", "-j", "2"}).code, 0);
+  ASSERT_EQ(Cli({"sweep", path, "-o", Dir() + "s0.csv", "--shard", "0/2", "-j", "1"}).code, 0);
+  ASSERT_EQ(Cli({"sweep", path, "-o", Dir() + "s1.csv", "--shard", "1/2", "-j", "1"}).code, 0);
+  const CliResult merged =
+      Cli({"merge", Dir() + "s1.csv", Dir() + "s0.csv", "-o", Dir() + "merged.csv"});
+  ASSERT_EQ(merged.code, 0) << merged.err;
+  EXPECT_EQ(WithoutWallTime(ReadFile(Dir() + "merged.csv")),
+            WithoutWallTime(ReadFile(Dir() + "all.csv")));
+  EXPECT_EQ(WithoutWallTime(ReadFile(Dir() + "merged.jsonl")),
+            WithoutWallTime(ReadFile(Dir() + "all.jsonl")));
+  const CliResult missing = Cli({"merge", Dir() + "s0.csv", "-o", Dir() + "half.csv"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.err, "ppsim merge: points 1, 3 missing; give every shard's output\n");
+  const CliResult twice =
+      Cli({"merge", Dir() + "s0.csv", Dir() + "s0.csv", "-o", Dir() + "twice.csv"});
+  EXPECT_EQ(twice.err, Dir() + "s0.csv:2: point 0 is also in " + Dir() + "s0.csv\n");
+}
+
+TEST(Sweep, FlagsAreCheckedWithOneLineMessages) {
+  const std::string path = Grid("flags.yaml");
+  auto err = [](std::vector<std::string> args) { return Cli(args).err; };
+  EXPECT_EQ(err({"sweep", path}), "-o: required; give the results CSV, e.g. -o results.csv\n");
+  EXPECT_EQ(err({"sweep", path, "-o", "x.csv", "--shard", "2/2"}),
+            "--shard: invalid shard '2/2'; give I/N with 0 <= I < N, e.g. --shard 0/4\n");
+  EXPECT_EQ(err({"sweep", path, "-o", "x.csv", "-j", "0"}), "-j: must be at least 1; got 0\n");
+  EXPECT_EQ(err({"sweep", path, "-o", "x.csv", "--fast"}),
+            "--fast: unknown option; usage: ppsim sweep FILE -o RESULTS.csv [-j N] [--resume] "
+            "[--shard I/N] [--point-timeout TIME]\n");
+  EXPECT_EQ(err({"sweep", Dir() + "none.yaml", "-o", "x.csv"}).rfind(Dir() + "none.yaml: cannot "
+                                                                        "read", 0),
+            0u);
+}
+
+TEST(RunFile, RunsTheBaseRunWithMessagesAtTheFile) {
+  const std::string path = WriteFile("base.yaml", R"(base:
+  schedule: GPipe
+  pp: 2
+  microbatches: 1
+  f: 1ms
+  b: 2ms
+  platform: ideal
+  format: csv
+)");
+  const CliResult r = Cli({"run", path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The same run from flags prints the same.
+  EXPECT_EQ(r.out, Cli({"run", "--schedule", "GPipe", "--pp", "2", "--microbatches", "1", "--f",
+                        "1ms", "--b", "2ms", "--platform", "ideal", "--format", "csv"})
+                       .out);
+  const std::string bad = WriteFile("badbase.yaml", "base: {schedule: GPipe, pp: 2, "
+                                                    "microbatches: 1, f: -1ms, b: 2ms}\n");
+  EXPECT_EQ(Cli({"run", bad}).err,
+            bad + ":1:52: base.f: negative duration '-1ms'; durations must be >= 0\n");
+  const std::string missing = WriteFile("nopp.yaml", "base: {schedule: GPipe, f: 1ms}\n");
+  EXPECT_EQ(Cli({"run", missing}).err,
+            missing + ": base.pp: required; give the number of pipeline ranks, e.g. --pp 4\n");
+  EXPECT_EQ(Cli({"run", path, "--pp", "3"}).err,
+            "ppsim run " + path + ": unexpected argument '--pp'; ppsim run FILE takes no "
+            "options, put them in the file\n");
+}
+
+// Every example in experiments/examples runs (small enough for CI).
+TEST(Examples, EveryExampleExperimentSweepsWithoutFailures) {
+  const std::string dir = std::string(PPSIM_SOURCE_DIR) + "/experiments/examples/";
+  struct Example {
+    const char* file;
+    size_t points;
+    size_t skipped;
+  };
+  for (const Example& e : {Example{"quickstart.textproto", 2, 0},
+                           Example{"schedules-h100-node.yaml", 7, 0},
+                           Example{"microbatch-sweep.json", 10, 1},
+                           Example{"cluster-study.yaml", 4, 0}}) {
+    SCOPED_TRACE(e.file);
+    const std::string out = Dir() + std::string(e.file) + ".csv";
+    const CliResult r = Cli({"sweep", dir + e.file, "-o", out, "-j", "2"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find(std::to_string(e.points) + " points (" +
+                         std::to_string(e.points - e.skipped) + " ok, " +
+                         std::to_string(e.skipped) + " skipped, 0 failed)"),
+              std::string::npos)
+        << r.out;
+  }
+  // The quickstart's base run is the default job.
+  const CliResult base = Cli({"run", dir + "quickstart.textproto"});
+  const CliResult job = Cli({"run"});
+  EXPECT_EQ(job.out.substr(job.out.find("\n\n") + 2), base.out);
+}
+
+}  // namespace
+}  // namespace ppsim
