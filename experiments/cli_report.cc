@@ -19,7 +19,7 @@ constexpr const char* kReportHelp =
     "Writes one self-contained HTML page (no network references) from a sweep's results CSV: the\n"
     "swept axes, charts of makespan, bubble over makespan and peak memory (lines over the first\n"
     "numeric axis that varies, one per combination of the other varying axes; bar charts when no\n"
-    "numeric axis varies), and the whole results table.\n"
+    "numeric axis varies or no line would join two points), and the whole results table.\n"
     "\n"
     "options:\n"
     "  -o, --output REPORT.html   where to write the page (required)\n"
@@ -44,7 +44,7 @@ Status WriteAtomically(const std::string& path, const std::string& text) {
   const std::string temporary = path + ".tmp";
   std::FILE* file = std::fopen(temporary.c_str(), "wb");
   if (file == nullptr) {
-    return Status::InvalidInput(temporary + ": cannot write: " + std::strerror(errno));
+    return Status::InvalidInput(path + ": cannot write: " + std::strerror(errno));
   }
   int error = 0;
   if (std::fwrite(text.data(), 1, text.size(), file) != text.size()) error = errno;
@@ -56,7 +56,7 @@ Status WriteAtomically(const std::string& path, const std::string& text) {
   }
   if (error != 0) {
     std::remove(temporary.c_str());
-    return Status::InvalidInput(temporary + ": cannot write: " + std::strerror(error));
+    return Status::InvalidInput(path + ": cannot write: " + std::strerror(error));
   }
   return Status();
 }
@@ -85,7 +85,8 @@ int ReportCommand(const std::vector<std::string>& args, std::ostream& out, std::
       output = args[++i];
       have_output = true;
     } else if (a.rfind("--output=", 0) == 0) {
-      if (have_output) return Usage(err, "ppsim report: --output given twice; " + std::string(kReportUsage));
+      if (have_output)
+        return Usage(err, "ppsim report: --output given twice; " + std::string(kReportUsage));
       output = a.substr(9);
       if (output.empty()) {
         return Usage(err, "ppsim report: --output needs a file name; " + std::string(kReportUsage));
@@ -95,13 +96,16 @@ int ReportCommand(const std::vector<std::string>& args, std::ostream& out, std::
       return Usage(err, "ppsim report: unknown option '" + a + "'; " + kReportUsage);
     } else if (input.empty()) {
       input = a;
-      if (input.empty()) return Usage(err, std::string("ppsim report: empty file name; ") + kReportUsage);
+      if (input.empty())
+        return Usage(err, std::string("ppsim report: empty file name; ") + kReportUsage);
     } else {
       return Usage(err, "ppsim report: unexpected argument '" + a + "'; " + kReportUsage);
     }
   }
-  if (input.empty()) return Usage(err, std::string("ppsim report: missing RESULTS.csv; ") + kReportUsage);
-  if (!have_output) return Usage(err, std::string("ppsim report: missing -o REPORT.html; ") + kReportUsage);
+  if (input.empty())
+    return Usage(err, std::string("ppsim report: missing RESULTS.csv; ") + kReportUsage);
+  if (!have_output)
+    return Usage(err, std::string("ppsim report: missing -o REPORT.html; ") + kReportUsage);
 
   std::string csv;
   Status status = ReadWholeFile(input, &csv);

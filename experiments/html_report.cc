@@ -15,11 +15,16 @@ namespace ppsim {
 namespace {
 
 // The columns after the axes, in this order.
-constexpr std::string_view kMetricColumns[] = {
-    "makespan_s",        "bubble_over_makespan", "stage_bubble_rate",
-    "throughput_microbatches_per_s", "peak_memory_bytes",    "static_memory_bytes",
-    "oom",               "status",               "error",
-    "wall_s"};
+constexpr std::string_view kMetricColumns[] = {"makespan_s",
+                                               "bubble_over_makespan",
+                                               "stage_bubble_rate",
+                                               "throughput_microbatches_per_s",
+                                               "peak_memory_bytes",
+                                               "static_memory_bytes",
+                                               "oom",
+                                               "status",
+                                               "error",
+                                               "wall_s"};
 constexpr int kMetricColumnCount = 10;
 // Indexes into kMetricColumns. The first kNumericMetrics columns hold numbers on ok rows.
 constexpr int kMakespan = 0;
@@ -43,8 +48,8 @@ constexpr int kStatusCount = 5;
 constexpr int kMaxErrors = 20;
 
 // Layout, in SVG pixels. Text widths are estimated conservatively per character.
-constexpr double kCharPx = 7;        // 12px text
-constexpr double kTitleCharPx = 9;   // 14px bold titles
+constexpr double kCharPx = 7;       // 12px text
+constexpr double kTitleCharPx = 9;  // 14px bold titles
 constexpr double kPlotHeight = 300;
 constexpr double kLinePlotWidth = 520;
 constexpr double kPlotTop = 44;
@@ -59,19 +64,26 @@ constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", 
                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 constexpr int kPaletteSize = 10;
 
-// ---------------------------------------------------------------------------------------------
-// Text.
-
 std::string Escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
         // Control characters are not allowed in HTML text; they can only come from a broken file.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
@@ -132,9 +144,6 @@ std::string Plural(int64_t count, const char* noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
-// ---------------------------------------------------------------------------------------------
-// Numbers.
-
 // The whole text is a finite decimal number (as the sweep prints them, e.g. "1.2e-05").
 bool ParseNumber(std::string_view text, double* value) {
   if (text.empty()) return false;
@@ -149,9 +158,6 @@ bool ParseWhole(std::string_view text, int64_t* value) {
   const auto [stop, ec] = std::from_chars(text.data(), end, *value);
   return ec == std::errc() && stop == end;
 }
-
-// ---------------------------------------------------------------------------------------------
-// CSV (RFC 4180).
 
 struct Record {
   int64_t line = 0;  // where the record starts
@@ -226,9 +232,6 @@ Status ReadCsv(std::string_view text, const std::string& source, std::vector<Rec
   return Status();
 }
 
-// ---------------------------------------------------------------------------------------------
-// The results table.
-
 struct Row {
   int64_t line = 0;
   int64_t point = 0;
@@ -270,12 +273,12 @@ Status CheckHeader(const Record& header, const std::string& source, int* axis_co
                                   "'" + valid);
     }
     return Status::InvalidInput(where + "column " + std::to_string(column + 1) + " is '" +
-                                f[column] + "', expected '" + std::string(kMetricColumns[m]) +
-                                "'" + valid);
+                                f[column] + "', expected '" + std::string(kMetricColumns[m]) + "'" +
+                                valid);
   }
   if (f.size() > first_metric + kMetricColumnCount) {
-    return Status::InvalidInput(where + "unexpected column '" + f[first_metric + kMetricColumnCount] +
-                                "' after wall_s" + valid);
+    return Status::InvalidInput(where + "unexpected column '" +
+                                f[first_metric + kMetricColumnCount] + "' after wall_s" + valid);
   }
   for (size_t a = 1; a < first_metric; ++a) {
     if (f[a].empty()) {
@@ -317,7 +320,8 @@ std::string CheckRow(const Results& results, const Record& record, const std::st
     if (status == kStatuses[s]) row->status = s;
   }
   if (row->status < 0) {
-    return where + "status '" + status + "' is not valid; valid: ok, failed, skipped, timeout, "
+    return where + "status '" + status +
+           "' is not valid; valid: ok, failed, skipped, timeout, "
            "crashed";
   }
   const std::string& wall = results.Cell(*row, kWall);
@@ -387,9 +391,6 @@ Status ParseResults(std::string_view text, const std::string& source, Results* r
   return Status();
 }
 
-// ---------------------------------------------------------------------------------------------
-// Axes.
-
 enum class AxisKind { kCategorical, kNumber, kBandwidth, kSize, kDuration, kFlopRate };
 
 constexpr AxisKind kNumericKinds[] = {AxisKind::kNumber, AxisKind::kBandwidth, AxisKind::kSize,
@@ -397,12 +398,18 @@ constexpr AxisKind kNumericKinds[] = {AxisKind::kNumber, AxisKind::kBandwidth, A
 
 const char* KindName(AxisKind kind) {
   switch (kind) {
-    case AxisKind::kCategorical: return "categorical";
-    case AxisKind::kNumber: return "number";
-    case AxisKind::kBandwidth: return "bandwidth";
-    case AxisKind::kSize: return "size";
-    case AxisKind::kDuration: return "duration";
-    case AxisKind::kFlopRate: return "FLOP rate";
+    case AxisKind::kCategorical:
+      return "categorical";
+    case AxisKind::kNumber:
+      return "number";
+    case AxisKind::kBandwidth:
+      return "bandwidth";
+    case AxisKind::kSize:
+      return "size";
+    case AxisKind::kDuration:
+      return "duration";
+    case AxisKind::kFlopRate:
+      return "FLOP rate";
   }
   return "";
 }
@@ -438,9 +445,8 @@ struct Unit {
   const char* name;
 };
 constexpr Unit kDurationUnits[] = {{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}};
-constexpr Unit kSizeUnits[] = {{1099511627776.0, "TiB"}, {1073741824.0, "GiB"},
-                               {1048576.0, "MiB"},       {1024.0, "KiB"},
-                               {1, "B"}};
+constexpr Unit kSizeUnits[] = {
+    {1099511627776.0, "TiB"}, {1073741824.0, "GiB"}, {1048576.0, "MiB"}, {1024.0, "KiB"}, {1, "B"}};
 constexpr Unit kBandwidthUnits[] = {
     {1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}, {1, "B/s"}};
 constexpr Unit kFlopRateUnits[] = {{1e18, "EFLOP/s"}, {1e15, "PFLOP/s"}, {1e12, "TFLOP/s"},
@@ -479,7 +485,19 @@ std::string_view UnitSuffix(std::string_view text) {
 
 // Shows the axis in the unit every value was written in, else the base unit with a prefix.
 void ChooseDisplayUnit(const Results& results, int a, Axis* axis) {
-  if (axis->kind == AxisKind::kNumber) return;
+  if (axis->kind == AxisKind::kNumber) {
+    // Plain numbers of a million and more are shown in a power of 1000, so ticks stay short.
+    double largest = 0;
+    for (double key : axis->key) {
+      if (std::isfinite(key)) largest = std::max(largest, std::fabs(key));
+    }
+    if (largest >= 1e6) {
+      const int exponent = 3 * static_cast<int>(std::floor(std::log10(largest) / 3));
+      axis->scale = std::pow(10.0, exponent);
+      axis->unit = "\u00d71e" + std::to_string(exponent);
+    }
+    return;
+  }
   std::string common;
   bool same = true;
   bool first = true;
@@ -505,11 +523,20 @@ void ChooseDisplayUnit(const Results& results, int a, Axis* axis) {
   }
   Unit unit{1, ""};
   switch (axis->kind) {
-    case AxisKind::kBandwidth: unit = PickUnit(kBandwidthUnits, largest); break;
-    case AxisKind::kSize: unit = PickUnit(kSizeUnits, largest); break;
-    case AxisKind::kDuration: unit = PickUnit(kDurationUnits, largest); break;
-    case AxisKind::kFlopRate: unit = PickUnit(kFlopRateUnits, largest); break;
-    default: break;
+    case AxisKind::kBandwidth:
+      unit = PickUnit(kBandwidthUnits, largest);
+      break;
+    case AxisKind::kSize:
+      unit = PickUnit(kSizeUnits, largest);
+      break;
+    case AxisKind::kDuration:
+      unit = PickUnit(kDurationUnits, largest);
+      break;
+    case AxisKind::kFlopRate:
+      unit = PickUnit(kFlopRateUnits, largest);
+      break;
+    default:
+      break;
   }
   axis->scale = unit.scale;
   axis->unit = unit.name;
@@ -563,8 +590,8 @@ std::vector<Axis> ClassifyAxes(const Results& results) {
 std::string AxisTitle(const std::string& name, const std::string& unit) {
   if (name.find('.') == std::string::npos) return unit.empty() ? name : name + " (" + unit + ")";
   static const std::map<std::string, std::string> kWords = {
-      {"nic", "NIC"}, {"gpu", "GPU"},   {"nvlink", "NVLink"}, {"pcie", "PCIe"}, {"p2p", "P2P"},
-      {"hbm", "HBM"}, {"tp", "TP"},     {"pp", "PP"},         {"dp", "DP"},     {"cpu", "CPU"}};
+      {"nic", "NIC"}, {"gpu", "GPU"}, {"nvlink", "NVLink"}, {"pcie", "PCIe"}, {"p2p", "P2P"},
+      {"hbm", "HBM"}, {"tp", "TP"},   {"pp", "PP"},         {"dp", "DP"},     {"cpu", "CPU"}};
   std::vector<std::string> words;
   std::string word;
   for (char c : name + ".") {
@@ -583,9 +610,6 @@ std::string AxisTitle(const std::string& name, const std::string& unit) {
   }
   return description + " (" + name + (unit.empty() ? "" : ", " + unit) + ")";
 }
-
-// ---------------------------------------------------------------------------------------------
-// What the charts show.
 
 struct PlotPoint {
   size_t row;
@@ -683,17 +707,17 @@ Plan MakePlan(const Results& results, const std::vector<Axis>& axes) {
     const size_t r = series_first_row[key];
     std::string label;
     for (int a : plan.series_axes) {
-      label += (label.empty() ? "" : ", ") + axes[a].name + "=" +
-               results.AxisText(results.rows[r], a);
+      label +=
+          (label.empty() ? "" : ", ") + axes[a].name + "=" + results.AxisText(results.rows[r], a);
     }
     plan.series_labels.push_back(label);
   }
   for (auto& [key, index] : groups) {
     index = static_cast<int>(plan.group_labels.size());
     const Row& row = results.rows[group_first_row[key]];
-    plan.group_labels.push_back(plan.group_axis >= 0
-                                    ? results.AxisText(row, plan.group_axis)
-                                    : "point " + std::to_string(row.point));
+    std::string label = plan.group_axis >= 0 ? results.AxisText(row, plan.group_axis)
+                                             : "point " + std::to_string(row.point);
+    plan.group_labels.push_back(label.empty() ? "(empty)" : label);
   }
   for (size_t r : plotted) {
     PlotPoint p{r, series[series_key(r)], groups[group_key(r)], 0};
@@ -720,9 +744,6 @@ std::string PointName(const Results& results, const std::vector<Axis>& axes, con
   return "point " + std::to_string(row.point) + (values.empty() ? "" : " (" + values + ")");
 }
 
-// ---------------------------------------------------------------------------------------------
-// Charts.
-
 struct ChartMetric {
   int metric;
   const char* title;
@@ -737,9 +758,9 @@ constexpr ChartMetric kCharts[] = {
 // Values of one metric, in a display unit.
 struct YAxis {
   std::string title;
-  double scale = 1;                  // metric units per display unit
-  std::vector<double> values;        // per plan point, in display units
-  std::vector<std::string> labels;   // per plan point, for tooltips
+  double scale = 1;                 // metric units per display unit
+  std::vector<double> values;       // per plan point, in display units
+  std::vector<std::string> labels;  // per plan point, for tooltips
 };
 
 YAxis MakeYAxis(const Results& results, const Plan& plan, const ChartMetric& chart) {
@@ -945,8 +966,8 @@ Frame PlaceFrame(const std::string& title, double y_label_width, double plot_wid
 
 std::string SvgOpen(const Frame& f, const ChartMetric& chart, const char* kind) {
   return "<svg class=\"chart " + std::string(kind) + "\" data-metric=\"" +
-         std::string(kMetricColumns[chart.metric]) + "\" width=\"" + Px(f.width) +
-         "\" height=\"" + Px(f.height) + "\" viewBox=\"0 0 " + Px(f.width) + " " + Px(f.height) +
+         std::string(kMetricColumns[chart.metric]) + "\" width=\"" + Px(f.width) + "\" height=\"" +
+         Px(f.height) + "\" viewBox=\"0 0 " + Px(f.width) + " " + Px(f.height) +
          "\" role=\"img\" aria-label=\"" + Escape(chart.title) +
          "\" font-family=\"sans-serif\" font-size=\"12\">\n" +
          Text(12, 22, "start", chart.title, " font-size=\"14\" font-weight=\"bold\"");
@@ -962,8 +983,7 @@ std::string YAxisMarkup(const Frame& f, const Ticks& y, const std::string& title
     out += Text(f.plot_left - 6, py + 4, "end", y.Label(i));
   }
   const double middle = kPlotTop + kPlotHeight / 2;
-  out += Text(16, middle, "middle", title,
-              " transform=\"rotate(-90 16 " + Px(middle) + ")\"");
+  out += Text(16, middle, "middle", title, " transform=\"rotate(-90 16 " + Px(middle) + ")\"");
   out += "<rect x=\"" + Px(f.plot_left) + "\" y=\"" + Px(kPlotTop) + "\" width=\"" +
          Px(f.plot_width) + "\" height=\"" + Px(kPlotHeight) +
          "\" fill=\"none\" stroke=\"#888\"/>\n";
@@ -996,10 +1016,9 @@ std::string LineChart(const Results& results, const std::vector<Axis>& axes, con
   const Ticks x_ticks = FittingXTicks(x_lo, x_hi, kLinePlotWidth, whole);
   const std::string x_title = AxisTitle(x_axis.name, x_axis.unit);
   const bool legend = HasLegend(plan);
-  const Frame f = PlaceFrame(chart.title, MaxLabelWidth(y_ticks), kLinePlotWidth, 44,
-                             MaxLabelWidth(x_ticks) / 2, TextWidth(x_title),
-                             LegendWidth(plan.series_labels),
-                             legend ? plan.series_labels.size() : 0);
+  const Frame f = PlaceFrame(
+      chart.title, MaxLabelWidth(y_ticks), kLinePlotWidth, 44, MaxLabelWidth(x_ticks) / 2,
+      TextWidth(x_title), LegendWidth(plan.series_labels), legend ? plan.series_labels.size() : 0);
   const double bottom = kPlotTop + kPlotHeight;
   auto px = [&](double x) {
     return f.plot_left + (x - x_ticks.Lo()) / (x_ticks.Hi() - x_ticks.Lo()) * f.plot_width;
@@ -1100,28 +1119,31 @@ std::string BarChart(const Results& results, const std::vector<Axis>& axes, cons
   const double zero = py(0);
   for (size_t i = 0; i < plan.points.size(); ++i) {
     const PlotPoint& p = plan.points[i];
-    const double left = f.plot_left + group_left[p.group] + placed[p.group]++ * (kBarWidth + kBarGap);
+    const double left =
+        f.plot_left + group_left[p.group] + placed[p.group]++ * (kBarWidth + kBarGap);
     const double top = std::min(zero, py(y.values[i]));
     const double height = std::fabs(py(y.values[i]) - zero);
     const Row& row = results.rows[p.row];
-    out += "<rect class=\"bar\" data-series=\"" + Escape(plan.series_labels[p.series]) +
-           "\" x=\"" + Px(left) + "\" y=\"" + Px(top) + "\" width=\"" + Px(kBarWidth) +
-           "\" height=\"" + Px(height) + "\" fill=\"" + Colour(p.series) + "\"><title>" +
+    out += "<rect class=\"bar\" data-series=\"" + Escape(plan.series_labels[p.series]) + "\" x=\"" +
+           Px(left) + "\" y=\"" + Px(top) + "\" width=\"" + Px(kBarWidth) + "\" height=\"" +
+           Px(height) + "\" fill=\"" + Colour(p.series) + "\"><title>" +
            Escape(PointName(results, axes, row) + ": " + y.labels[i]) + "</title></rect>\n";
   }
   for (size_t g = 0; g < plan.group_labels.size(); ++g) {
     const double width = bars_in_group[g] * (kBarWidth + kBarGap) - kBarGap;
     const double centre = f.plot_left + group_left[g] + width / 2;
-    const std::string tooltip =
-        shown[g] == plan.group_labels[g] ? "" : "<title>" + Escape(plan.group_labels[g]) + "</title>";
+    const std::string tooltip = shown[g] == plan.group_labels[g]
+                                    ? ""
+                                    : "<title>" + Escape(plan.group_labels[g]) + "</title>";
     if (horizontal) {
       out += "<text x=\"" + Px(centre) + "\" y=\"" + Px(bottom + 17) +
              "\" text-anchor=\"middle\">" + tooltip + Escape(shown[g]) + "</text>\n";
     } else {
       const double ax = centre + 4;
       const double ay = bottom + 8;
-      out += "<text x=\"" + Px(ax) + "\" y=\"" + Px(ay) + "\" text-anchor=\"end\" transform=\"rotate(-90 " +
-             Px(ax) + " " + Px(ay) + ")\">" + tooltip + Escape(shown[g]) + "</text>\n";
+      out += "<text x=\"" + Px(ax) + "\" y=\"" + Px(ay) +
+             "\" text-anchor=\"end\" transform=\"rotate(-90 " + Px(ax) + " " + Px(ay) + ")\">" +
+             tooltip + Escape(shown[g]) + "</text>\n";
     }
   }
   out += Text(f.plot_left + f.plot_width / 2, bottom + label_band + 15, "middle", x_title);
@@ -1139,10 +1161,8 @@ std::string BarChart(const Results& results, const std::vector<Axis>& axes, cons
   return out + "</svg>\n";
 }
 
-// ---------------------------------------------------------------------------------------------
-// The page.
-
-constexpr std::string_view kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px;color:#222;line-height:1.4}
+constexpr std::string_view kStyle =
+    R"(body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px;color:#222;line-height:1.4}
 h1{font-size:22px;margin:0 0 6px}
 h2{font-size:18px;margin:28px 0 8px}
 code{font-size:13px;background:#f4f4f4;padding:1px 4px}
@@ -1198,12 +1218,15 @@ constexpr std::string_view kScript = R"((function () {
 
 std::string AxisSummary(const Axis& axis) {
   std::vector<std::string> values;
-  for (const auto& [key, text] : axis.text_of_key) values.push_back(text.empty() ? "(empty)" : text);
+  for (const auto& [key, text] : axis.text_of_key)
+    values.push_back(text.empty() ? "(empty)" : text);
   std::string out = "<li><b>" + Escape(axis.name) + "</b>: ";
-  if (!axis.varies) return out + "constant, " + Escape(values.empty() ? "(no rows)" : values[0]) + "</li>\n";
+  if (!axis.varies)
+    return out + "constant, " + Escape(values.empty() ? "(no rows)" : values[0]) + "</li>\n";
   out += std::string(KindName(axis.kind)) + ", ";
   out += Plural(static_cast<int64_t>(values.size()), "value") + ": ";
-  for (size_t i = 0; i < values.size() && i < 12; ++i) out += (i == 0 ? "" : ", ") + Escape(values[i]);
+  for (size_t i = 0; i < values.size() && i < 12; ++i)
+    out += (i == 0 ? "" : ", ") + Escape(values[i]);
   if (values.size() > 12) out += ", \u2026";
   return out + "</li>\n";
 }
@@ -1219,11 +1242,13 @@ std::string ChartsIntro(const std::vector<Axis>& axes, const Plan& plan) {
   std::string out = "<p>";
   if (!plan.bars) {
     out += "x axis: <b>" + Escape(axes[plan.x_axis].name) + "</b>";
-    out += plan.series_axes.empty() ? "." : "; one line per combination of " +
-                                                names(plan.series_axes) + ".";
+    out += plan.series_axes.empty()
+               ? "."
+               : "; one line per combination of " + names(plan.series_axes) + ".";
   } else if (plan.group_axis >= 0) {
-    out += "No numeric axis varies, so the charts are bar charts: one bar per point, grouped by <b>" +
-           Escape(axes[plan.group_axis].name) + "</b>";
+    out +=
+        "No numeric axis varies, so the charts are bar charts: one bar per point, grouped by <b>" +
+        Escape(axes[plan.group_axis].name) + "</b>";
     out += plan.series_axes.empty() ? "." : ", coloured by " + names(plan.series_axes) + ".";
   } else {
     out += "No axis varies, so the charts are bar charts with one bar per point.";
@@ -1259,7 +1284,8 @@ std::string ResultsTable(const Results& results, const std::vector<Axis>& axes) 
   numeric[1 + results.axis_count + kWall] = true;
   const int error_column = 1 + results.axis_count + kError;
 
-  std::string out = "<div class=\"table-wrap\">\n<table class=\"results\" id=\"results\">\n<thead><tr>";
+  std::string out =
+      "<div class=\"table-wrap\">\n<table class=\"results\" id=\"results\">\n<thead><tr>";
   for (const std::string& name : results.header) {
     out += "<th title=\"sort by " + Escape(name) + "\">" + Escape(name) + "</th>";
   }
@@ -1323,8 +1349,9 @@ std::string Page(const Results& results, const std::vector<Axis>& axes, const Pl
   }
   out += NotPlottedNote(plan);
   out += "<h2>Results</h2>\n";
-  out += "<p class=\"note\">Every row of the file; not-ok rows are shaded. Click a column heading "
-         "to sort (needs JavaScript).</p>\n";
+  out +=
+      "<p class=\"note\">Every row of the file; not-ok rows are shaded. Click a column heading "
+      "to sort (needs JavaScript).</p>\n";
   out += ResultsTable(results, axes);
   out += "<script>\n" + std::string(kScript) + "</script>\n</body>\n</html>\n";
   return out;

@@ -31,7 +31,8 @@ std::string Header(const std::string& axes) {
 
 // An ok row: `axes` is the comma-joined axis values.
 std::string OkRow(int point, const std::string& axes, const std::string& makespan_s,
-                  const std::string& bubble = "0.25", const std::string& peak_bytes = "1073741824") {
+                  const std::string& bubble = "0.25",
+                  const std::string& peak_bytes = "1073741824") {
   return std::to_string(point) + "," + (axes.empty() ? "" : axes + ",") + makespan_s + "," +
          bubble + ",0.1,100," + peak_bytes + ",536870912,false,ok,,0.5\n";
 }
@@ -319,10 +320,17 @@ TEST(HtmlReport, BandwidthAxisIsNumericAndSortedByValue) {
 
 TEST(HtmlReport, AxisWithMixedUnitsUsesAPrefixedBaseUnit) {
   // 500ns and 2us are durations; the largest, 2 us, picks microseconds.
-  const std::string csv = Header("set.nic.latency") + OkRow(0, "500ns", "0.03") +
-                          OkRow(1, "2us", "0.04");
+  const std::string csv =
+      Header("set.nic.latency") + OkRow(0, "500ns", "0.03") + OkRow(1, "2us", "0.04");
   const std::string svg = Charts(Render(csv))[0];
   EXPECT_NE(svg.find(">NIC latency (set.nic.latency, us)</text>"), std::string::npos);
+}
+
+TEST(HtmlReport, LargePlainNumbersAreShownInAPowerOfAThousand) {
+  const std::string csv =
+      Header("set.gpu.flops") + OkRow(0, "989e12", "0.03") + OkRow(1, "2000000000000000", "0.02");
+  const std::string svg = Charts(Render(csv))[0];
+  EXPECT_NE(svg.find(">GPU flops (set.gpu.flops, \u00d71e15)</text>"), std::string::npos);
 }
 
 TEST(HtmlReport, CategoricalOnlySweepDrawsBarCharts) {
@@ -414,9 +422,9 @@ TEST(HtmlReport, EscapesTheSourceName) {
 }
 
 TEST(HtmlReport, RendersDeterministically) {
-  const std::string csv = Header("schedule,microbatches,set.nic.bandwidth") +
-                          OkRow(0, "1F1B,8,200Gbps", "0.0408") +
-                          OkRow(1, "GPipe,8,400Gbps", "1.2e-05") + FailedRow(2, "ZB-H1,8,200Gbps", "x");
+  const std::string csv =
+      Header("schedule,microbatches,set.nic.bandwidth") + OkRow(0, "1F1B,8,200Gbps", "0.0408") +
+      OkRow(1, "GPipe,8,400Gbps", "1.2e-05") + FailedRow(2, "ZB-H1,8,200Gbps", "x");
   const std::string first = Render(csv);
   EXPECT_EQ(Render(csv), first);
   EXPECT_EQ(Render(std::string(csv)), first);
@@ -484,9 +492,9 @@ TEST(HtmlReportCommand, WritesTheReportAndSaysSo) {
   std::ifstream file(output);
   const std::string html((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   std::string expected;
-  ASSERT_TRUE(RenderHtmlReport(Header("pp") + OkRow(0, "4", "0.1") + OkRow(1, "8", "0.2"), input,
-                               &expected)
-                  .ok());
+  ASSERT_TRUE(
+      RenderHtmlReport(Header("pp") + OkRow(0, "4", "0.1") + OkRow(1, "8", "0.2"), input, &expected)
+          .ok());
   EXPECT_EQ(html, expected);
   EXPECT_FALSE(Exists(output + ".tmp"));
 }
@@ -518,6 +526,16 @@ TEST(HtmlReportCommand, BadCsvExitsTwoAndWritesNothing) {
   EXPECT_EQ(r.err, input + ":1: missing column 'makespan_s'; " + kValid + "\n");
   EXPECT_FALSE(Exists(output));
   EXPECT_FALSE(Exists(output + ".tmp"));
+}
+
+TEST(HtmlReportCommand, UnwritableOutputExitsTwo) {
+  const std::string input = TempPath("report_unwritable.csv");
+  const std::string output = TempPath("no_such_dir/report.html");
+  std::ofstream(input) << Header("pp");
+  const CliResult r = Report({input, "-o", output});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, output + ": cannot write: No such file or directory\n");
+  EXPECT_EQ(r.out, "");
 }
 
 TEST(HtmlReportCommand, MissingOutputIsAUsageError) {
