@@ -17,12 +17,6 @@ namespace pb = google::protobuf;
 
 constexpr std::string_view kSetPrefix = "set.";
 
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
 // The fields an axis or condition may name: RunConfig's scalar fields but `set`, and set.PATH.
 const std::vector<std::string>& SweepableFields() {
   static const std::vector<std::string> kFields = [] {
@@ -50,7 +44,7 @@ std::string CheckField(const std::string& field) {
   const std::vector<std::string>& fields = SweepableFields();
   if (std::find(fields.begin(), fields.end(), field) != fields.end()) return "";
   const std::string best = ClosestName(field, fields);
-  return "unknown field '" + field + "'; valid: " + Join(fields) + ", set.PATH" +
+  return "unknown field '" + field + "'; valid: " + JoinNames(fields) + ", set.PATH" +
          (best.empty() ? "" : " (did you mean " + best + "?)");
 }
 

@@ -9,23 +9,16 @@
 #include <utility>
 #include <vector>
 
+#include "experiments/sweep.h"
 #include "models/units.h"
 
 namespace ppsim {
 namespace {
 
-// The columns after the axes, in this order.
-constexpr std::string_view kMetricColumns[] = {"makespan_s",
-                                               "bubble_over_makespan",
-                                               "stage_bubble_rate",
-                                               "throughput_microbatches_per_s",
-                                               "peak_memory_bytes",
-                                               "static_memory_bytes",
-                                               "oom",
-                                               "status",
-                                               "error",
-                                               "wall_s"};
-constexpr int kMetricColumnCount = 10;
+// The columns after the axes (experiments/sweep.h), and indexes into them.
+constexpr const auto& kMetricColumns = kResultMetricColumns;
+constexpr int kMetricColumnCount =
+    static_cast<int>(sizeof(kResultMetricColumns) / sizeof(kResultMetricColumns[0]));
 // Indexes into kMetricColumns. The first kNumericMetrics columns hold numbers on ok rows.
 constexpr int kMakespan = 0;
 constexpr int kBubble = 1;

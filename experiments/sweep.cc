@@ -24,16 +24,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kMetricColumns =
-    "makespan_s,bubble_over_makespan,stage_bubble_rate,throughput_microbatches_per_s,"
-    "peak_memory_bytes,static_memory_bytes,oom,status,error,wall_s";
-
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 std::string Header(const ExperimentPlan& plan) {
   std::string header = "point";
   for (const std::string& column : plan.columns) header += "," + CsvField(column);
-  return header + "," + kMetricColumns;
+  for (std::string_view column : kResultMetricColumns) header += "," + std::string(column);
+  return header;
 }
 
 // One line: line breaks in a message become "; ".

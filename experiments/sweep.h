@@ -17,6 +17,7 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "experiments/experiment.h"
@@ -24,6 +25,13 @@
 #include "schedules/status.h"
 
 namespace ppsim {
+
+// The columns of a results CSV after `point` and the swept columns, in order.
+inline constexpr std::string_view kResultMetricColumns[] = {
+    "makespan_s",        "bubble_over_makespan", "stage_bubble_rate",
+    "throughput_microbatches_per_s", "peak_memory_bytes", "static_memory_bytes",
+    "oom",               "status",               "error",
+    "wall_s"};
 
 // A point ready to run: its spec, or why it does not run.
 struct PointJob {

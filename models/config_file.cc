@@ -44,13 +44,6 @@ using google::protobuf::Reflection;
 char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 
-// The first of `candidates` closest to `given`, if close enough to be a likely typo; else "".
-std::string Join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
-}
-
 std::string FieldPath(const std::string& parent, std::string_view name) {
   return parent.empty() ? std::string(name) : parent + "." + std::string(name);
 }
@@ -102,7 +95,7 @@ std::string UnknownField(const Descriptor* type, std::string_view given) {
   if (names.empty()) return "unknown field; this message has no fields";
   const std::string best = ClosestName(given, candidates);
   if (!best.empty()) return "unknown field; did you mean " + best + "?";
-  return "unknown field; valid: " + Join(names);
+  return "unknown field; valid: " + JoinNames(names);
 }
 
 }  // namespace
@@ -127,7 +120,7 @@ namespace {
 std::string UnknownEnumValue(const EnumDescriptor* type, std::string_view given) {
   const std::vector<std::string> names = EnumValueNames(type);
   const std::string best = ClosestName(given, names);
-  return "unknown value " + Quoted(given) + "; valid: " + Join(names) +
+  return "unknown value " + Quoted(given) + "; valid: " + JoinNames(names) +
          (best.empty() ? "" : " (did you mean " + best + "?)");
 }
 
@@ -212,7 +205,7 @@ std::string Expected(const FieldDescriptor* field) {
     case FieldDescriptor::CPPTYPE_STRING:
       return "expected a string";
     case FieldDescriptor::CPPTYPE_ENUM:
-      return "expected one of " + Join(EnumValueNames(field->enum_type()));
+      return "expected one of " + JoinNames(EnumValueNames(field->enum_type()));
     case FieldDescriptor::CPPTYPE_MESSAGE:
       return "expected a map of fields";
   }
@@ -445,7 +438,7 @@ class TreeFiller {
           std::vector<std::string> members;
           for (int i = 0; i < oneof->field_count(); ++i) members.push_back(oneof->field(i)->name());
           Complain(entry.key_offset, field_path,
-                   "only one of " + Join(members) + " may be set; " + it->second->name() +
+                   "only one of " + JoinNames(members) + " may be set; " + it->second->name() +
                        " is set at " + LineColumn(seen[it->second]));
           continue;
         }
@@ -1080,7 +1073,7 @@ Status SetFieldFromText(std::string_view path, std::string_view value, const std
     if (field == nullptr || last == nested || (nested && field->is_repeated())) {
       const std::vector<std::string> paths = ScalarFieldPaths(message->GetDescriptor());
       const std::string best = ClosestName(path, paths);
-      return Status::InvalidInput(where + ": unknown key; valid: " + Join(paths) +
+      return Status::InvalidInput(where + ": unknown key; valid: " + JoinNames(paths) +
                                   (best.empty() ? "" : " (did you mean " + best + "?)"));
     }
     fields.push_back(field);
@@ -1139,10 +1132,7 @@ Status SetFieldFromText(std::string_view path, std::string_view value, const std
       const std::vector<std::string> names = EnumValueNames(field->enum_type());
       const EnumValueDescriptor* e = field->enum_type()->FindValueByName(text);
       if (e == nullptr || std::find(names.begin(), names.end(), text) == names.end()) {
-        const std::string best = ClosestName(text, names);
-        return Status::InvalidInput(where + ": unknown value '" + text + "'; valid: " +
-                                    Join(names) +
-                                    (best.empty() ? "" : " (did you mean " + best + "?)"));
+        return Status::InvalidInput(where + ": " + UnknownEnumValue(field->enum_type(), text));
       }
       repeated ? reflection->AddEnum(message, field, e) : reflection->SetEnum(message, field, e);
       return Status();

@@ -177,12 +177,6 @@ network { topology: SINGLE_SWITCH }
   return kPresets;
 }
 
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
 const std::vector<std::string>& SettingPaths() {
   static const std::vector<std::string> kPaths = ScalarFieldPaths(proto::Cluster::descriptor());
   return kPaths;
@@ -215,7 +209,7 @@ class FieldSource {
   std::map<std::string, std::string> overrides_;
 };
 
-std::string KindNames(const pb::EnumDescriptor* type) { return Join(EnumValueNames(type)); }
+std::string KindNames(const pb::EnumDescriptor* type) { return JoinNames(EnumValueNames(type)); }
 
 std::string ShortestText(double value) {
   char buffer[64];
@@ -376,7 +370,7 @@ const std::vector<ClusterPreset>& AllClusterPresets() { return Presets(); }
 std::string ClusterPresetNames() {
   std::vector<std::string> names;
   for (const ClusterPreset& preset : Presets()) names.emplace_back(preset.name);
-  return Join(names);
+  return JoinNames(names);
 }
 
 const ClusterPreset* FindClusterPreset(std::string_view name) {
@@ -386,7 +380,7 @@ const ClusterPreset* FindClusterPreset(std::string_view name) {
   return nullptr;
 }
 
-std::string ClusterSettingPaths() { return Join(SettingPaths()); }
+std::string ClusterSettingPaths() { return JoinNames(SettingPaths()); }
 
 Status ApplyClusterSetting(std::string_view assignment, proto::Cluster* cluster) {
   const size_t equals = assignment.find('=');

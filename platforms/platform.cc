@@ -161,24 +161,37 @@ Route PlatformSpec::RouteBetween(int32_t src, int32_t dst) const {
   return route;
 }
 
+namespace {
+
+// Sum of latencies and smallest bandwidth along a route.
+struct RouteFigures {
+  double latency_s = 0;
+  double bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+};
+
+RouteFigures FiguresOf(const PlatformSpec& p, const Route& route) {
+  RouteFigures f;
+  for (int i = 0; i < route.num_links; ++i) {
+    const LinkSpec& link = p.links[route.links[i]];
+    f.latency_s += link.latency_s;
+    f.bandwidth_bytes_per_s = std::min(f.bandwidth_bytes_per_s, link.bandwidth_bytes_per_s);
+  }
+  return f;
+}
+
+}  // namespace
+
 double PlatformSpec::RouteLatency(int32_t src, int32_t dst) const {
-  const Route route = RouteBetween(src, dst);
-  double latency = 0;
-  for (int i = 0; i < route.num_links; ++i) latency += links[route.links[i]].latency_s;
-  return latency;
+  return FiguresOf(*this, RouteBetween(src, dst)).latency_s;
 }
 
 double PlatformSpec::RouteBandwidth(int32_t src, int32_t dst) const {
-  const Route route = RouteBetween(src, dst);
-  double bandwidth = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < route.num_links; ++i) {
-    bandwidth = std::min(bandwidth, links[route.links[i]].bandwidth_bytes_per_s);
-  }
-  return bandwidth;
+  return FiguresOf(*this, RouteBetween(src, dst)).bandwidth_bytes_per_s;
 }
 
 double PlatformSpec::UncontendedTransferTime(int32_t src, int32_t dst, int64_t bytes) const {
-  return RouteLatency(src, dst) + static_cast<double>(bytes) / RouteBandwidth(src, dst);
+  const RouteFigures f = FiguresOf(*this, RouteBetween(src, dst));
+  return f.latency_s + static_cast<double>(bytes) / f.bandwidth_bytes_per_s;
 }
 
 Status ParsePlacement(std::string_view what, std::string_view text, Placement* placement) {

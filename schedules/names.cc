@@ -34,6 +34,12 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
 std::string ClosestName(std::string_view given, const std::vector<std::string>& candidates) {
   const size_t limit = std::max<size_t>(1, given.size() / 3);
   std::string best;

@@ -16,6 +16,9 @@ bool EqualsIgnoringCase(std::string_view a, std::string_view b);
 // Levenshtein distance ignoring ASCII case ("swiglu" is 0 from "SWIGLU").
 size_t EditDistance(std::string_view a, std::string_view b);
 
+// "a, b, c": the names a message lists as valid.
+std::string JoinNames(const std::vector<std::string>& names);
+
 // The candidate closest to `given` when it is within max(1, |given| / 3) edits (first of equals),
 // else "": what a "did you mean" names.
 std::string ClosestName(std::string_view given, const std::vector<std::string>& candidates);

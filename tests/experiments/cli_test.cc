@@ -6,23 +6,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/cli.h"
 #include "tests/support/json.h"
 
 namespace ppsim {
 namespace {
-
-struct CliResult {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliResult Cli(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 // `ppsim run` of 1F1B on 4 ranks with 8 microbatches on the ideal platform, plus `extra`.
 CliResult RunIdeal(std::vector<std::string> extra) {
@@ -31,12 +19,6 @@ CliResult RunIdeal(std::vector<std::string> extra) {
                                    "ideal"};
   args.insert(args.end(), extra.begin(), extra.end());
   return Cli(args);
-}
-
-std::string WriteFile(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
 }
 
 void ExpectInvalid(const CliResult& r, const std::string& message) {

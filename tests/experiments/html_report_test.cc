@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "experiments/cli.h"
+#include "tests/support/cli.h"
 
 namespace ppsim {
 namespace {
@@ -461,24 +462,13 @@ TEST(HtmlReport, NoOkPointsMeansNoCharts) {
   EXPECT_NE(html.find("1 point is not plotted (1 failed)"), std::string::npos);
 }
 
-struct CliResult {
-  int code;
-  std::string out;
-  std::string err;
-};
-
 CliResult Report(const std::vector<std::string>& args) {
   std::vector<std::string> all = {"report"};
   all.insert(all.end(), args.begin(), args.end());
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = RunCli(all, out, err);
-  return {code, out.str(), err.str()};
+  return Cli(all);
 }
 
 std::string TempPath(const std::string& name) { return ::testing::TempDir() + name; }
-
-bool Exists(const std::string& path) { return std::ifstream(path).good(); }
 
 TEST(HtmlReportCommand, WritesTheReportAndSaysSo) {
   const std::string input = TempPath("report_ok.csv");

@@ -15,39 +15,12 @@
 
 #include "experiments/cli.h"
 #include "experiments/experiment.h"
+#include "tests/support/cli.h"
 
 namespace ppsim {
 namespace {
 
 std::string Dir() { return ::testing::TempDir(); }
-
-std::string WriteFile(const std::string& name, const std::string& text) {
-  const std::string path = Dir() + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
-
-struct CliResult {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliResult Cli(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 // The results without the wall time (the last CSV column, and the JSON lines' own wall_s).
 std::string WithoutWallTime(const std::string& text) {

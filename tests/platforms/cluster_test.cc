@@ -5,16 +5,11 @@
 
 #include <fstream>
 
+#include "tests/support/cli.h"
 #include "tests/support/platforms.h"
 
 namespace ppsim {
 namespace {
-
-std::string WriteFile(const std::string& name, const std::string& text) {
-  const std::string path = testing::TempDir() + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
 
 Status Load(const PlatformChoice& choice, PlatformSpec* platform) {
   return LoadCluster(choice, platform);
