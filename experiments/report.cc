@@ -300,23 +300,6 @@ std::string JsonNumber(double value) {
   return std::isfinite(value) ? FormatNumber(value) : "null";
 }
 
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
-      out += buffer;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 std::string CsvField(std::string_view s) {
   if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
   std::string out = "\"";

@@ -26,18 +26,29 @@ void WalkActivations(const std::vector<Action>& order, const StageCosts& costs,
                      Allocated allocated, Freed freed) {
   int64_t live = 0;
   for (size_t index = 0; index < order.size(); ++index) {
-    const Action& action = order[index];
-    for (int k = 0; k < action.num_ops(); ++k) {
-      const Op& op = action.op(k);
-      if (op.kind == OpKind::kForward) live += costs.activation_bytes[op.stage.value()];
-    }
+    live += ActivationAllocatedAtStart(order[index], costs);
     allocated(index, live);
-    for (int k = 0; k < action.num_ops(); ++k) live -= FreedAtEnd(action.op(k), costs);
+    live -= ActivationFreedAtEnd(order[index], costs);
     freed(index, live);
   }
 }
 
 }  // namespace
+
+int64_t ActivationAllocatedAtStart(const Action& action, const StageCosts& costs) {
+  int64_t bytes = 0;
+  for (int k = 0; k < action.num_ops(); ++k) {
+    const Op& op = action.op(k);
+    if (op.kind == OpKind::kForward) bytes += costs.activation_bytes[op.stage.value()];
+  }
+  return bytes;
+}
+
+int64_t ActivationFreedAtEnd(const Action& action, const StageCosts& costs) {
+  int64_t bytes = 0;
+  for (int k = 0; k < action.num_ops(); ++k) bytes += FreedAtEnd(action.op(k), costs);
+  return bytes;
+}
 
 std::vector<int64_t> PeakActivationBytes(const Schedule& schedule, const StageCosts& costs) {
   std::vector<int64_t> peaks;

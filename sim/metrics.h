@@ -102,6 +102,11 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
 void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
                         const Timeline& timeline, RunMetrics* metrics);
 
+// The activation memory rule (see the top of this file) for one action: the bytes its forwards
+// allocate when it starts, and the bytes its backwards free when it ends.
+int64_t ActivationAllocatedAtStart(const Action& action, const StageCosts& costs);
+int64_t ActivationFreedAtEnd(const Action& action, const StageCosts& costs);
+
 // Peak live activation bytes of each rank, from its order alone (a rank runs one op at a time).
 std::vector<int64_t> PeakActivationBytes(const Schedule& schedule, const StageCosts& costs);
 

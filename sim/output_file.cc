@@ -1,0 +1,59 @@
+#include "sim/output_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace ppsim {
+
+OutputFile::~OutputFile() {
+  if (fd_ < 0) return;
+  coded_.reset();
+  gzip_.reset();
+  file_.reset();
+  ::close(fd_);
+  std::remove(temporary_.c_str());
+}
+
+Status OutputFile::Open(std::string_view what, const std::string& path) {
+  what_ = std::string(what);
+  path_ = path;
+  temporary_ = path + ".tmp";
+  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    return Status::InvalidInput(what_ + ": cannot write '" + path + "': " + std::strerror(errno));
+  }
+  file_ = std::make_unique<google::protobuf::io::FileOutputStream>(fd_);
+  google::protobuf::io::ZeroCopyOutputStream* stream = file_.get();
+  if (Gzipped(path)) {
+    google::protobuf::io::GzipOutputStream::Options options;
+    options.format = google::protobuf::io::GzipOutputStream::GZIP;
+    // Level 1: a trace compresses about 7 to 1 at 3 times the speed of the default level.
+    options.compression_level = 1;
+    gzip_ = std::make_unique<google::protobuf::io::GzipOutputStream>(file_.get(), options);
+    stream = gzip_.get();
+  }
+  coded_ = std::make_unique<google::protobuf::io::CodedOutputStream>(stream);
+  return Status();
+}
+
+Status OutputFile::Commit() {
+  bool ok = !coded_->HadError();
+  coded_.reset();
+  if (gzip_ != nullptr) ok = gzip_->Close() && ok;
+  gzip_.reset();
+  ok = file_->Flush() && ok;
+  const int error = file_->GetErrno();
+  file_.reset();
+  ok = ::close(fd_) == 0 && ok;
+  fd_ = -1;
+  if (ok && std::rename(temporary_.c_str(), path_.c_str()) == 0) return Status();
+  const std::string reason = std::strerror(error != 0 ? error : errno);
+  std::remove(temporary_.c_str());
+  return Status::InvalidInput(what_ + ": cannot write '" + path_ + "': " + reason);
+}
+
+}  // namespace ppsim

@@ -1,0 +1,169 @@
+// Traces loaded into Perfetto's own trace processor (../shared/tools/trace-check, WebAssembly
+// under node): the counts it imports must be the closed forms, with no import errors. Skipped,
+// with a message, when node or npm is missing.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "experiments/run.h"
+#include "sim/chrome_trace.h"
+#include "sim/perfetto_trace.h"
+#include "sim/trace.h"
+#include "tests/support/cli.h"
+
+namespace ppsim {
+namespace {
+
+const char kTraceCheck[] = PPSIM_SHARED_DIR "/tools/trace-check/trace-check";
+
+bool HasCommand(const std::string& name) {
+  return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+// Runs trace-check on `path` with `queries`, each a "select count(*) ..." with one number;
+// returns the numbers, or fails.
+std::vector<int64_t> Counts(const std::string& path, const std::vector<std::string>& queries) {
+  std::string command = std::string(kTraceCheck) + " '" + path + "'";
+  for (const std::string& q : queries) command += " \"" + q + "\"";
+  command += " 2>&1";
+  std::string output;
+  FILE* pipe = popen(command.c_str(), "r");
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
+  const int status = pclose(pipe);
+  EXPECT_EQ(status, 0) << output;
+  // "> QUERY", a header line, then the value.
+  std::vector<int64_t> counts;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("> ", 0) != 0) continue;
+    std::string header, value;
+    std::getline(lines, header);
+    std::getline(lines, value);
+    counts.push_back(value == "null" || value.empty() ? -1 : std::stoll(value));
+  }
+  EXPECT_EQ(counts.size(), queries.size()) << output;
+  counts.resize(queries.size(), -1);
+  return counts;
+}
+
+struct Case {
+  const char* name;
+  RunSpec spec;
+  size_t slices;       // compute actions + transfers + all-reduce steps
+  size_t flows;        // dependency edges with a transfer or ring step at one end
+  size_t counters;     // one per compute stream, and the total
+};
+
+RunSpec Spec(const std::string& schedule, int32_t p, int32_t m, const std::string& platform,
+             bool split_backward) {
+  RunSpec spec;
+  spec.schedule_name = schedule;
+  spec.params = ScheduleParams{p, 0, m};
+  spec.costs.forward = "1ms";
+  if (split_backward) {
+    spec.costs.backward_input = "1ms";
+    spec.costs.backward_weight = "1ms";
+  } else {
+    spec.costs.backward = "2ms";
+  }
+  spec.costs.activation = "1GiB";
+  spec.costs.message = "32MiB";
+  spec.platform.platform = platform;
+  return spec;
+}
+
+constexpr size_t kNumCases = 5;
+
+std::vector<Case> Cases() {
+  const int32_t p = 4, m = 8;
+  std::vector<Case> cases;
+  // 1F1B: 2pm actions, 2m(p - 1) transfers, two flows each.
+  cases.push_back({"1f1b", Spec("1F1B", p, m, "h100-node", false), 2 * p * m + 2 * m * (p - 1),
+                   4 * m * (p - 1), p + 1});
+  // Interleaved 1F1B, 2 stages per rank: every one of the 2p - 1 boundaries crosses ranks.
+  cases.push_back({"interleaved", Spec("Interleaved1F1B", p, m, "ideal", false),
+                   2 * 2 * p * m + 2 * m * (2 * p - 1), 4 * m * (2 * p - 1), p + 1});
+  // ZB-H1: F, I and W per stage and microbatch.
+  cases.push_back({"zb-h1", Spec("ZB-H1", p, m, "h100-node", true), 3 * p * m + 2 * m * (p - 1),
+                   4 * m * (p - 1), p + 1});
+  // DualPipeV: the V's turn (stages p - 1 and p, both on the last rank) needs no transfer; its
+  // action count (F&B pairs merge two ops) is the schedule's, conformance-checked against torch.
+  Case dual{"dualpipev", Spec("DualPipeV", p, m, "ideal", true), 0, 4 * m * (2 * p - 2), p + 1};
+  {
+    PreparedRun prepared;
+    EXPECT_TRUE(PrepareRun(dual.spec, &prepared, /*compile=*/false).ok());
+    dual.slices = prepared.schedule.NumActions() + 2 * m * (2 * p - 2);
+  }
+  cases.push_back(dual);
+  // ZB-H1 with dp = 2 and tp = 2 on two DGX H100 nodes: messages split over 2 GPUs, and per stage
+  // and shard a ring of 2(dp - 1) steps on each of dp replicas.
+  Case parallel{"dp2-tp2", Spec("ZB-H1", p, m, "dgx-h100", true), 0, 0, 2 * p + 1};
+  parallel.spec.costs.gradient = "1GiB";
+  parallel.spec.platform.nodes = 2;
+  parallel.spec.training.dp = 2;
+  parallel.spec.training.tp = 2;
+  const size_t transfers = 2 * m * (p - 1) * 2 * 2;
+  const size_t steps = p * 2 * 2 * 2;
+  parallel.slices = 2 * 3 * p * m + transfers + steps;
+  parallel.flows = 2 * transfers + (p * 2 * 2) * (1 + 2);
+  cases.push_back(parallel);
+  EXPECT_EQ(cases.size(), kNumCases);
+  return cases;
+}
+
+class TraceCheck : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(TraceCheck, PerfettoTraceProcessorImportsTheTraceWhole) {
+  if (!HasCommand("node") || !HasCommand("npm")) {
+    GTEST_SKIP() << "node or npm not found: Perfetto's trace processor (trace-check) cannot run";
+  }
+  const std::vector<std::string> queries = {
+      "select count(*) from slice", "select count(*) from flow",
+      "select count(distinct track_id) from counter",
+      "select count(*) from slice where dur < 0",
+      "select count(*) from stats where value > 0 and severity in ('error', 'data_loss')"};
+  {
+    const Case c = Cases()[GetParam()];
+    SCOPED_TRACE(c.name);
+    PreparedRun prepared;
+    Status status = PrepareRun(c.spec, &prepared);
+    ASSERT_TRUE(status.ok()) << status.message();
+    RunResult result;
+    Timeline timeline;
+    status = ExecuteRun(prepared, &result, &timeline);
+    ASSERT_TRUE(status.ok()) << status.message();
+    TraceRun run{&prepared.schedule, &prepared.costs,    &prepared.graph, &timeline,
+                 &prepared.platform, &result.metrics, {{"case", c.name}}};
+    const std::string base = ::testing::TempDir() + "/trace_check_" + c.name;
+    ASSERT_TRUE(WritePerfettoTrace(run, TraceWindow(), "--trace", base + ".pftrace").ok());
+    ASSERT_TRUE(WriteChromeTrace(run, TraceWindow(), "--chrome-trace", base + ".json").ok());
+    const std::vector<int64_t> expected = {static_cast<int64_t>(c.slices),
+                                           static_cast<int64_t>(c.flows),
+                                           static_cast<int64_t>(c.counters), 0, 0};
+    for (const char* extension : {".pftrace", ".json"}) {
+      SCOPED_TRACE(extension);
+      EXPECT_EQ(Counts(base + extension, queries), expected);
+    }
+  }
+}
+
+// One test per case, so that ctest runs them side by side.
+INSTANTIATE_TEST_SUITE_P(Schedules, TraceCheck, ::testing::Range(size_t{0}, kNumCases),
+                         [](const auto& info) {
+                           std::string name = Cases()[info.param].name;
+                           for (char& c : name) {
+                             if (c == '-') c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace ppsim
