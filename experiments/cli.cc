@@ -11,7 +11,7 @@ namespace {
 using cli::kExitOk;
 using cli::Usage;
 
-constexpr const char* kVersion = "0.1.0";
+constexpr const char* kVersion = PPSIM_VERSION;
 
 constexpr const char* kUsage =
     "usage: ppsim <command> [options]\n"

@@ -12,6 +12,7 @@
 
 #include "experiments/report.h"
 #include "experiments/run.h"
+#include "experiments/trace_outputs.h"
 #include "schedules/status.h"
 
 namespace ppsim::cli {
@@ -62,6 +63,8 @@ Status ReadModelChoice(const po::variables_map& vm, RunSpec* spec);
 // The parsed `ppsim run` command line: one spec per schedule of a comma list.
 struct RunRequest {
   std::vector<RunSpec> specs;
+  TraceOutputs outputs;  // --trace, --chrome-trace, --timeline, --trace-microbatches
+  std::string command;   // "ppsim run ...", recorded in traces
   OutputFormat format = OutputFormat::kTable;
   bool fail_on_oom = false;
   bool help = false;

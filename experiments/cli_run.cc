@@ -35,6 +35,11 @@ po::options_description RunOptions() {
   AddPlatformOptions(d);
   AddValue(d, "engine", "NAME", "simgrid (default) or critical-path");
   AddValue(d, "format", "NAME", "table (default), json or csv");
+  AddValue(d, "trace", "FILE", "write a Perfetto trace: .pftrace or .pftrace.gz");
+  AddValue(d, "chrome-trace", "FILE", "write a Chrome JSON trace: .json or .json.gz");
+  AddValue(d, "timeline", "FILE", "write a timeline picture: .svg, or .html (hover and zoom)");
+  AddValue(d, "trace-microbatches", "A:B",
+           "trace and draw only microbatches A to B-1 (default: all)");
   d.add_options()("help", "show these options");
   return d;
 }
@@ -83,6 +88,23 @@ Status ParseRunRequest(const std::vector<std::string>& args, RunRequest* request
     if (!status.ok()) return status;
   }
   request->fail_on_oom = vm.count("fail-on-oom") > 0;
+  request->outputs.perfetto_path = Get(vm, "trace");
+  request->outputs.chrome_path = Get(vm, "chrome-trace");
+  request->outputs.timeline_path = Get(vm, "timeline");
+  if (vm.count("trace-microbatches")) {
+    if (!request->outputs.any()) {
+      return Status::InvalidInput(
+          "--trace-microbatches: limits a trace or timeline; add --trace, --chrome-trace or "
+          "--timeline");
+    }
+    status = ParseTraceWindow("--trace-microbatches", Get(vm, "trace-microbatches"),
+                              &request->outputs.window);
+    if (!status.ok()) return status;
+  }
+  status = CheckTraceOutputs(request->outputs);
+  if (!status.ok()) return status;
+  request->command = "ppsim run";
+  for (const std::string& a : args) request->command += " " + a;
   if (!base.schedule_file.empty()) {
     request->specs.push_back(base);
   } else {
@@ -129,12 +151,23 @@ int ExecuteRequest(const RunRequest& request,
   // Describe and compile every run before any engine starts.
   std::vector<PreparedRun> prepared(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
-    const Status status = PrepareRun(specs[i], &prepared[i]);
+    Status status = PrepareRun(specs[i], &prepared[i]);
+    if (status.ok() && request.outputs.any()) {
+      status = CheckTraceWindow("--trace-microbatches", request.outputs.window,
+                                prepared[i].schedule.num_microbatches);
+    }
     if (!status.ok()) return fail(status);
   }
   std::vector<RunResult> results(prepared.size());
   for (size_t i = 0; i < prepared.size(); ++i) {
-    const Status status = ExecuteRun(prepared[i], &results[i]);
+    Timeline timeline;
+    Status status = ExecuteRun(prepared[i], &results[i], &timeline);
+    if (status.ok() && request.outputs.any()) {
+      const TraceOutputs outputs = prepared.size() == 1
+                                       ? request.outputs
+                                       : OutputsOfRun(request.outputs, results[i].label);
+      status = WriteTraceOutputs(outputs, prepared[i], results[i], timeline, request.command);
+    }
     if (!status.ok()) return fail(status);
     prepared[i] = PreparedRun();  // Free the task graph before the next run.
   }

@@ -1,5 +1,9 @@
 // `ppsim sweep`, `ppsim merge` and `ppsim run FILE`: experiments from files.
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <iostream>
 #include <map>
@@ -17,11 +21,14 @@ namespace {
 constexpr const char* kSweepUsage =
     "usage: ppsim sweep FILE -o RESULTS.csv [-j N] [--resume] [--shard I/N] "
     "[--point-timeout TIME]\n"
+    "       [--timelines DIR [--timeline-format html|svg]]\n"
     "  -o, --output FILE     the results CSV (JSON lines beside it, .jsonl)\n"
     "  -j, --jobs N          points at a time, each in its own process (default: the cores)\n"
     "  --resume              keep the points an interrupted run (or a finished one) wrote\n"
     "  --shard I/N           run only the points whose index mod N is I (join with ppsim merge)\n"
-    "  --point-timeout TIME  stop a point that runs longer (e.g. 10s; default: none)\n";
+    "  --point-timeout TIME  stop a point that runs longer (e.g. 10s; default: none)\n"
+    "  --timelines DIR       write each point's timeline picture, DIR/point-0007.html\n"
+    "  --timeline-format F   html (default; hover and zoom) or svg\n";
 
 // The run of one point, checked: its spec, or the located message of what is wrong with it.
 Status CheckPoint(const ExperimentPlan& plan, const SweepPoint& point, RunSpec* spec) {
@@ -50,7 +57,7 @@ struct SweepFlags {
 
 constexpr const char* kSweepSynopsis =
     "usage: ppsim sweep FILE -o RESULTS.csv [-j N] [--resume] [--shard I/N] "
-    "[--point-timeout TIME]";
+    "[--point-timeout TIME] [--timelines DIR]";
 
 Status ParseSweepFlags(const std::vector<std::string>& given, SweepFlags* flags, bool* help) {
   // "-j2" and "--jobs=2" are "-j 2" and "--jobs 2".
@@ -106,6 +113,15 @@ Status ParseSweepFlags(const std::vector<std::string>& given, SweepFlags* flags,
     } else if (a == "--point-timeout") {
       status = value(&text);
       if (status.ok()) status = ParseDuration("--point-timeout", text, &flags->options.point_timeout_s);
+    } else if (a == "--timelines") {
+      status = value(&flags->options.timelines_dir);
+    } else if (a == "--timeline-format") {
+      status = value(&text);
+      if (status.ok() && text != "html" && text != "svg") {
+        status = Status::InvalidInput("--timeline-format: unknown format '" + text +
+                                      "'; valid: html, svg");
+      }
+      flags->options.timeline_extension = "." + text;
     } else if (a.rfind("-", 0) == 0) {
       status = Status::InvalidInput(a + ": unknown option; " + std::string(kSweepSynopsis));
     } else if (flags->file.empty()) {
@@ -122,6 +138,13 @@ Status ParseSweepFlags(const std::vector<std::string>& given, SweepFlags* flags,
   }
   if (flags->options.output.empty()) {
     return Status::InvalidInput("-o: required; give the results CSV, e.g. -o results.csv");
+  }
+  const std::string& dir = flags->options.timelines_dir;
+  struct stat info;
+  if (!dir.empty() && (stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) &&
+      mkdir(dir.c_str(), 0755) != 0) {
+    return Status::InvalidInput("--timelines: cannot create folder '" + dir + "': " +
+                                std::strerror(errno));
   }
   return Status();
 }

@@ -204,8 +204,9 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
                           Parallelism{spec.training.dp, spec.training.tp}, &run->graph);
 }
 
-Status ExecuteRun(const PreparedRun& run, RunResult* result) {
-  Timeline timeline;
+Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_out) {
+  Timeline own;
+  Timeline& timeline = timeline_out != nullptr ? *timeline_out : own;
   Status status = Execute(run.spec.engine, run.graph, run.platform, &timeline);
   if (!status.ok()) return status;
   result->spec = run.spec;

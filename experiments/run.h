@@ -93,8 +93,9 @@ double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Sched
 // touches SimGrid. Without `compile` it only validates (a sweep checks every point first).
 Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile = true);
 
-// Executes a prepared run with its engine and computes its metrics.
-Status ExecuteRun(const PreparedRun& run, RunResult* result);
+// Executes a prepared run with its engine and computes its metrics; the executed timeline goes
+// to `timeline` when it is not null (for traces and pictures).
+Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline = nullptr);
 
 }  // namespace ppsim
 

@@ -1,5 +1,7 @@
 #include "experiments/sweep.h"
 
+#include "experiments/trace_outputs.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -113,7 +115,7 @@ bool Deserialize(const std::string& text, Outcome* o) {
 }
 
 // Runs in the child: simulates one point.
-Outcome RunPoint(const PointJob& job) {
+Outcome RunPoint(const PointJob& job, const SweepOptions& options) {
   const char* crash = std::getenv("PPSIM_SWEEP_CRASH_POINT");
   if (crash != nullptr && std::to_string(job.point->index) == crash) std::raise(SIGSEGV);
   Outcome o;
@@ -121,7 +123,12 @@ Outcome RunPoint(const PointJob& job) {
   PreparedRun prepared;
   Status status = PrepareRun(job.spec, &prepared);
   RunResult result;
-  if (status.ok()) status = ExecuteRun(prepared, &result);
+  Timeline timeline;
+  if (status.ok()) status = ExecuteRun(prepared, &result, &timeline);
+  if (status.ok() && !options.timelines_dir.empty()) {
+    status = WriteTimelinePicture(PointTimelinePath(options, job.point->index), prepared, result,
+                                  timeline);
+  }
   o.wall_s = Seconds(Clock::now() - start);
   if (!status.ok()) {
     o.status = "failed";
@@ -230,6 +237,12 @@ std::string SignalText(int signal) {
 }
 
 }  // namespace
+
+std::string PointTimelinePath(const SweepOptions& options, size_t index) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "/point-%04zu", index);
+  return options.timelines_dir + name + options.timeline_extension;
+}
 
 std::string JsonLinesPath(const std::string& csv_path) {
   const std::string suffix = ".csv";
@@ -389,7 +402,7 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
         setpgid(0, 0);
         close(fds[0]);
         for (const Child& c : running) close(c.fd);
-        const bool sent = WriteAll(fds[1], Serialize(RunPoint(jobs[j])));
+        const bool sent = WriteAll(fds[1], Serialize(RunPoint(jobs[j], options)));
         _exit(sent ? 0 : 4);
       }
       setpgid(pid, pid);

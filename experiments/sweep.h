@@ -49,7 +49,14 @@ struct SweepOptions {
   int32_t shard_count = 1;
   double point_timeout_s = 0;  // 0: none
   bool terminal = false;       // progress as one updating line (else a line per point)
+  // A folder (which exists) to write each point's timeline picture into, as
+  // "point-0007.html" (or .svg with timeline_extension ".svg"); empty: none.
+  std::string timelines_dir;
+  std::string timeline_extension = ".html";
 };
+
+// The timeline picture file of point `index`: DIR/point-0007.html.
+std::string PointTimelinePath(const SweepOptions& options, size_t index);
 
 struct SweepSummary {
   size_t points = 0;   // in this shard

@@ -563,3 +563,74 @@ TEST(CliPlatforms, SimGridXmlPlatformsRunWithAHostPerGpu) {
 
 }  // namespace
 }  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+std::vector<std::string> TracedRun(const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"run",  "--schedule", "1F1B",  "--pp",          "4",
+                                   "--microbatches", "8", "--f", "1ms", "--b", "2ms",
+                                   "--activation", "1GiB", "--message-bytes", "32MiB"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(CliTraces, WritesEachOutputIdenticallyOnEveryRun) {
+  // The same command twice (the command line is recorded in the traces).
+  const std::string dir = ::testing::TempDir();
+  std::map<std::string, std::string> first;
+  for (int k = 0; k < 2; ++k) {
+    const CliResult r = Cli(TracedRun({"--trace", dir + "t.pftrace", "--chrome-trace",
+                                       dir + "t.json.gz", "--timeline", dir + "t.html"}));
+    ASSERT_EQ(r.code, 0) << r.err;
+    for (const char* extension : {".pftrace", ".json.gz", ".html"}) {
+      const std::string bytes = ReadFile(dir + "t" + extension);
+      EXPECT_FALSE(Exists(dir + "t" + extension + ".tmp"));
+      if (k == 0) {
+        EXPECT_GT(bytes.size(), 1000u) << extension;
+        first[extension] = bytes;
+      } else {
+        EXPECT_TRUE(bytes == first[extension]) << extension << " differs between runs";
+      }
+    }
+  }
+}
+
+TEST(CliTraces, SeveralSchedulesGetOneFileEach) {
+  const std::string dir = ::testing::TempDir();
+  std::vector<std::string> args = TracedRun({"--trace", dir + "both.pftrace"});
+  args[2] = "1F1B,GPipe";
+  const CliResult r = Cli(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Exists(dir + "both.1F1B.pftrace"));
+  EXPECT_TRUE(Exists(dir + "both.GPipe.pftrace"));
+  EXPECT_FALSE(Exists(dir + "both.pftrace"));
+}
+
+TEST(CliTraces, BadOutputsAndWindowsExitTwoBeforeRunning) {
+  const std::string dir = ::testing::TempDir();
+  auto err = [](const std::vector<std::string>& extra) {
+    const CliResult r = Cli(TracedRun(extra));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.out, "");
+    return r.err;
+  };
+  EXPECT_EQ(err({"--trace", "t.json"}),
+            "--trace: 't.json' must end in .pftrace or .pftrace.gz; for JSON use --chrome-trace\n");
+  EXPECT_EQ(err({"--chrome-trace", "t.pftrace"}),
+            "--chrome-trace: 't.pftrace' must end in .json or .json.gz\n");
+  EXPECT_EQ(err({"--timeline", "t.png"}), "--timeline: 't.png' must end in .svg or .html\n");
+  EXPECT_EQ(err({"--timeline", dir + "no/such/t.svg"}),
+            "--timeline: cannot write '" + dir + "no/such/t.svg': folder '" + dir +
+                "no/such/' does not exist\n");
+  EXPECT_EQ(err({"--trace-microbatches", "0:4"}),
+            "--trace-microbatches: limits a trace or timeline; add --trace, --chrome-trace or "
+            "--timeline\n");
+  EXPECT_EQ(err({"--trace", dir + "w.pftrace", "--trace-microbatches", "6:10"}),
+            "--trace-microbatches: microbatches 6:10 are not all in the run; it has microbatches "
+            "0 to 7 (window 0:8)\n");
+  EXPECT_FALSE(Exists(dir + "w.pftrace"));
+}
+
+}  // namespace
+}  // namespace ppsim

@@ -216,6 +216,33 @@ TEST(Sweep, RowsAreInPointOrderAndTheSameForAnyNumberOfJobs) {
   EXPECT_NEAR(std::stod(j1.substr(row + 11)), 0.021 + 6 * 10e-6, 1e-12);
 }
 
+TEST(Sweep, WritesATimelinePicturePerPointOnRequest) {
+  const std::string path = Grid("timelines.yaml");
+  const std::string dir = Dir() + "timelines";
+  const CliResult r = Cli({"sweep", path, "-o", Dir() + "timelines.csv", "-j", "2",
+                           "--timelines", dir, "--timeline-format", "svg"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // Points 0-2: 1F1B with m = 4, 8, 12; points 3-5 GPipe: 2pm boxes each.
+  const int32_t ms[] = {4, 8, 12, 4, 8, 12};
+  for (int point = 0; point < 6; ++point) {
+    const std::string file = dir + "/point-000" + std::to_string(point) + ".svg";
+    ASSERT_TRUE(Exists(file)) << file;
+    const std::string svg = ReadFile(file);
+    size_t boxes = 0;
+    for (size_t at = svg.find("class=\"box\""); at != std::string::npos;
+         at = svg.find("class=\"box\"", at + 1)) {
+      ++boxes;
+    }
+    EXPECT_EQ(boxes, size_t{2 * 4} * ms[point]) << file;
+    EXPECT_NE(svg.find(point < 3 ? "1F1B · pp 4" : "GPipe · pp 4"), std::string::npos);
+  }
+  EXPECT_EQ(Cli({"sweep", path, "-o", Dir() + "t.csv", "--timeline-format", "png"}).err,
+            "--timeline-format: unknown format 'png'; valid: html, svg\n");
+  EXPECT_EQ(Cli({"sweep", path, "-o", Dir() + "t.csv", "--timelines", Dir() + "no/such"}).err,
+            "--timelines: cannot create folder '" + Dir() +
+                "no/such': No such file or directory\n");
+}
+
 TEST(Sweep, AKilledSweepResumesIntoTheFileAnUninterruptedOneWrites) {
   const std::string path = Grid("resume.yaml");
   const std::string full = Dir() + "full.csv";
@@ -308,7 +335,7 @@ TEST(Sweep, FlagsAreCheckedWithOneLineMessages) {
   EXPECT_EQ(err({"sweep", path, "-o", "x.csv", "-j", "0"}), "-j: must be at least 1; got 0\n");
   EXPECT_EQ(err({"sweep", path, "-o", "x.csv", "--fast"}),
             "--fast: unknown option; usage: ppsim sweep FILE -o RESULTS.csv [-j N] [--resume] "
-            "[--shard I/N] [--point-timeout TIME]\n");
+            "[--shard I/N] [--point-timeout TIME] [--timelines DIR]\n");
   EXPECT_EQ(err({"sweep", Dir() + "none.yaml", "-o", "x.csv"}).rfind(Dir() + "none.yaml: cannot "
                                                                         "read", 0),
             0u);

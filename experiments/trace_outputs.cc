@@ -1,0 +1,191 @@
+#include "experiments/trace_outputs.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "models/units.h"
+#include "sim/chrome_trace.h"
+#include "sim/output_file.h"
+#include "sim/perfetto_trace.h"
+#include "sim/timeline_picture.h"
+
+namespace ppsim {
+namespace {
+
+// The part of a path after its folder.
+size_t NameStart(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? 0 : slash + 1;
+}
+
+// The extension, the ".gz" of a compressed file included: "t.pftrace.gz" -> ".pftrace.gz".
+std::string Extension(const std::string& path) {
+  const std::string name = path.substr(NameStart(path));
+  const std::string base = OutputFile::Gzipped(name) ? name.substr(0, name.size() - 3) : name;
+  const size_t dot = base.rfind('.');
+  if (dot == std::string::npos || dot == 0) return "";
+  return name.substr(dot);
+}
+
+Status CheckPath(const char* flag, const std::string& path,
+                 const std::vector<std::string>& extensions, const std::string& hint) {
+  if (path.empty()) return Status();
+  const std::string extension = Extension(path);
+  bool fits = false;
+  for (const std::string& e : extensions) fits = fits || extension == e;
+  if (!fits) {
+    std::string valid;
+    for (size_t i = 0; i < extensions.size(); ++i) {
+      valid += (i == 0 ? "" : i + 1 == extensions.size() ? " or " : ", ") + extensions[i];
+    }
+    return Status::InvalidInput(std::string(flag) + ": '" + path + "' must end in " + valid +
+                                hint);
+  }
+  const size_t start = NameStart(path);
+  const std::string folder = start == 0 ? "." : path.substr(0, start);
+  struct stat info;
+  if (stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return Status::InvalidInput(std::string(flag) + ": cannot write '" + path + "': folder '" +
+                                folder + "' does not exist");
+  }
+  return Status();
+}
+
+std::string InsertLabel(const std::string& path, const std::string& label) {
+  if (path.empty()) return path;
+  const std::string extension = Extension(path);
+  std::string safe = label;
+  for (char& c : safe) {
+    if (c == '/' || c == ' ') c = '_';
+  }
+  return path.substr(0, path.size() - extension.size()) + "." + safe + extension;
+}
+
+TraceRun TraceRunOf(const PreparedRun& run, const RunResult& result, const Timeline& timeline) {
+  TraceRun trace;
+  trace.schedule = &run.schedule;
+  trace.costs = &run.costs;
+  trace.graph = &run.graph;
+  trace.timeline = &timeline;
+  trace.platform = &run.platform;
+  trace.metrics = &result.metrics;
+  return trace;
+}
+
+std::string Percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f%%", 100 * fraction);
+  return text;
+}
+
+TimelinePicture PictureOf(const PreparedRun& run, const RunResult& result,
+                          const Timeline& timeline, const TraceWindow& window) {
+  const RunMetrics& m = result.metrics;
+  std::string title = result.label + " · pp " + std::to_string(result.num_ranks) + " · " +
+                      std::to_string(result.num_microbatches) + " microbatches";
+  if (result.num_stages != result.num_ranks) {
+    title += " · " + std::to_string(result.num_stages) + " stages";
+  }
+  if (run.platform.dp > 1) title += " · dp " + std::to_string(run.platform.dp);
+  if (run.platform.tp > 1) title += " · tp " + std::to_string(run.platform.tp);
+  title += " · " + result.platform;
+  if (!result.model.empty()) title += " · " + result.model;
+  int64_t peak = 0;
+  int32_t peak_rank = 0;
+  for (const RankMetrics& r : m.ranks) {
+    if (r.peak_memory_bytes > peak) {
+      peak = r.peak_memory_bytes;
+      peak_rank = r.rank;
+    }
+  }
+  std::vector<std::string> subtitle = {
+      "makespan " + HumanDuration(m.makespan_s) + " · bubble " +
+      Percent(m.bubble_over_makespan) + " of ranks × makespan · peak memory " +
+      HumanBytes(static_cast<double>(peak)) + " (rank " + std::to_string(peak_rank) + ")"};
+  if (!window.all()) {
+    subtitle.push_back("microbatches " + std::to_string(window.first_microbatch) + " to " +
+                       (window.end_microbatch < 0 ? std::to_string(result.num_microbatches - 1)
+                                                  : std::to_string(window.end_microbatch - 1)) +
+                       " only");
+  }
+  TimelinePicture picture = BuildTimelinePicture(TraceRunOf(run, result, timeline), window,
+                                                 std::move(title), std::move(subtitle));
+  // The axis runs to the end of the iteration, all-reduces included.
+  if (window.all()) picture.end_ns = std::max(picture.end_ns, TraceNs(m.makespan_s));
+  return picture;
+}
+
+Status WritePicture(const char* flag, const std::string& path, const TimelinePicture& picture) {
+  OutputFile file;
+  Status status = file.Open(flag, path);
+  if (!status.ok()) return status;
+  const std::string text =
+      Extension(path) == ".svg" ? TimelineSvg(picture) : TimelineHtml(picture);
+  file.out()->WriteRaw(text.data(), static_cast<int>(text.size()));
+  return file.Commit();
+}
+
+}  // namespace
+
+Status CheckTraceOutputs(const TraceOutputs& outputs) {
+  Status status = CheckPath("--trace", outputs.perfetto_path, {".pftrace", ".pftrace.gz"},
+                            "; for JSON use --chrome-trace");
+  if (status.ok()) {
+    status = CheckPath("--chrome-trace", outputs.chrome_path, {".json", ".json.gz"}, "");
+  }
+  if (status.ok()) {
+    status = CheckPath("--timeline", outputs.timeline_path, {".svg", ".html"}, "");
+  }
+  return status;
+}
+
+TraceOutputs OutputsOfRun(const TraceOutputs& outputs, const std::string& label) {
+  TraceOutputs o = outputs;
+  o.perfetto_path = InsertLabel(o.perfetto_path, label);
+  o.chrome_path = InsertLabel(o.chrome_path, label);
+  o.timeline_path = InsertLabel(o.timeline_path, label);
+  return o;
+}
+
+Status WriteTraceOutputs(const TraceOutputs& outputs, const PreparedRun& run,
+                         const RunResult& result, const Timeline& timeline,
+                         const std::string& command) {
+  Status status =
+      CheckTraceWindow("--trace-microbatches", outputs.window, run.schedule.num_microbatches);
+  if (!status.ok()) return status;
+  TraceRun trace = TraceRunOf(run, result, timeline);
+  trace.attributes = {{"ppsim_version", PPSIM_VERSION},
+                      {"command", command},
+                      {"schedule", result.label},
+                      {"ranks", std::to_string(result.num_ranks)},
+                      {"stages", std::to_string(result.num_stages)},
+                      {"microbatches", std::to_string(result.num_microbatches)},
+                      {"dp", std::to_string(run.platform.dp)},
+                      {"tp", std::to_string(run.platform.tp)},
+                      {"platform", result.platform},
+                      {"engine", std::string(EngineName(run.spec.engine))},
+                      {"makespan_ns", std::to_string(TraceNs(result.metrics.makespan_s))}};
+  if (!result.model.empty()) trace.attributes.push_back({"model", result.model});
+  if (!outputs.perfetto_path.empty()) {
+    status = WritePerfettoTrace(trace, outputs.window, "--trace", outputs.perfetto_path);
+    if (!status.ok()) return status;
+  }
+  if (!outputs.chrome_path.empty()) {
+    status = WriteChromeTrace(trace, outputs.window, "--chrome-trace", outputs.chrome_path);
+    if (!status.ok()) return status;
+  }
+  if (!outputs.timeline_path.empty()) {
+    status = WritePicture("--timeline", outputs.timeline_path,
+                          PictureOf(run, result, timeline, outputs.window));
+  }
+  return status;
+}
+
+Status WriteTimelinePicture(const std::string& path, const PreparedRun& run,
+                            const RunResult& result, const Timeline& timeline) {
+  return WritePicture("--timelines", path, PictureOf(run, result, timeline, TraceWindow()));
+}
+
+}  // namespace ppsim
