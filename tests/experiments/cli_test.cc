@@ -598,6 +598,9 @@ TEST(CliTraces, WritesEachOutputIdenticallyOnEveryRun) {
 
 TEST(CliTraces, SeveralSchedulesGetOneFileEach) {
   const std::string dir = ::testing::TempDir();
+  for (const char* name : {"both.1F1B.pftrace", "both.GPipe.pftrace", "both.pftrace"}) {
+    std::remove((dir + name).c_str());
+  }
   std::vector<std::string> args = TracedRun({"--trace", dir + "both.pftrace"});
   args[2] = "1F1B,GPipe";
   const CliResult r = Cli(args);
@@ -626,10 +629,12 @@ TEST(CliTraces, BadOutputsAndWindowsExitTwoBeforeRunning) {
   EXPECT_EQ(err({"--trace-microbatches", "0:4"}),
             "--trace-microbatches: limits a trace or timeline; add --trace, --chrome-trace or "
             "--timeline\n");
-  EXPECT_EQ(err({"--trace", dir + "w.pftrace", "--trace-microbatches", "6:10"}),
+  const std::string never = dir + "cli_traces_never_written.pftrace";
+  std::remove(never.c_str());
+  EXPECT_EQ(err({"--trace", never, "--trace-microbatches", "6:10"}),
             "--trace-microbatches: microbatches 6:10 are not all in the run; it has microbatches "
             "0 to 7 (window 0:8)\n");
-  EXPECT_FALSE(Exists(dir + "w.pftrace"));
+  EXPECT_FALSE(Exists(never));
 }
 
 }  // namespace
