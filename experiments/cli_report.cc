@@ -7,6 +7,7 @@
 
 #include "experiments/cli_flags.h"
 #include "experiments/html_report.h"
+#include "sim/output_file.h"
 
 namespace ppsim::cli {
 namespace {
@@ -36,28 +37,6 @@ Status ReadWholeFile(const std::string& path, std::string* text) {
   const int error = std::ferror(file) ? errno : 0;
   std::fclose(file);
   if (error != 0) return Status::InvalidInput(path + ": cannot read: " + std::strerror(error));
-  return Status();
-}
-
-// Writes PATH.tmp and renames it over PATH, so a reader never sees half a report.
-Status WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  std::FILE* file = std::fopen(temporary.c_str(), "wb");
-  if (file == nullptr) {
-    return Status::InvalidInput(path + ": cannot write: " + std::strerror(errno));
-  }
-  int error = 0;
-  if (std::fwrite(text.data(), 1, text.size(), file) != text.size()) error = errno;
-  if (std::fclose(file) != 0 && error == 0) error = errno;
-  if (error == 0 && std::rename(temporary.c_str(), path.c_str()) != 0) {
-    error = errno;
-    std::remove(temporary.c_str());
-    return Status::InvalidInput(path + ": cannot write: " + std::strerror(error));
-  }
-  if (error != 0) {
-    std::remove(temporary.c_str());
-    return Status::InvalidInput(path + ": cannot write: " + std::strerror(error));
-  }
   return Status();
 }
 
@@ -114,7 +93,7 @@ int ReportCommand(const std::vector<std::string>& args, std::ostream& out, std::
   HtmlReportSummary summary;
   status = RenderHtmlReport(csv, input, &html, &summary);
   if (!status.ok()) return Fail(err, status);
-  status = WriteAtomically(output, html);
+  status = WriteWholeFile("", output, html);
   if (!status.ok()) return Fail(err, status);
   out << "wrote " << output << " (" << Plural(summary.points, "point") << ", "
       << Plural(summary.charts, "chart") << ")\n";

@@ -11,6 +11,7 @@
 
 #include "experiments/sweep.h"
 #include "models/units.h"
+#include "sim/escape.h"
 
 namespace ppsim {
 namespace {
@@ -56,38 +57,6 @@ constexpr int kMaxTicks = 8;
 constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 constexpr int kPaletteSize = 10;
-
-std::string Escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        // Control characters are not allowed in HTML text; they can only come from a broken file.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-          out += ' ';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
 bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
@@ -883,13 +852,13 @@ std::string Marker(int series, double x, double y, const char* css_class,
   }
   out += " fill=\"" + fill + "\"";
   if (tooltip.empty()) return out + "/>";
-  return out + "><title>" + Escape(tooltip) + "</title></" + tag + ">";
+  return out + "><title>" + MarkupEscape(tooltip) + "</title></" + tag + ">";
 }
 
 std::string Text(double x, double y, const char* anchor, const std::string& text,
                  const std::string& extra = "") {
   return "<text x=\"" + Px(x) + "\" y=\"" + Px(y) + "\" text-anchor=\"" + anchor + "\"" + extra +
-         ">" + Escape(text) + "</text>\n";
+         ">" + MarkupEscape(text) + "</text>\n";
 }
 
 std::string Line(double x1, double y1, double x2, double y2, const char* stroke,
@@ -903,7 +872,7 @@ std::string LegendText(double x, double y, const std::string& label) {
   const std::string shown = Truncate(label, kMaxLabelChars);
   if (shown == label) return Text(x, y, "start", label);
   return "<text x=\"" + Px(x) + "\" y=\"" + Px(y) + "\" text-anchor=\"start\"><title>" +
-         Escape(label) + "</title>" + Escape(shown) + "</text>\n";
+         MarkupEscape(label) + "</title>" + MarkupEscape(shown) + "</text>\n";
 }
 
 double LegendWidth(const std::vector<std::string>& labels) {
@@ -961,7 +930,7 @@ std::string SvgOpen(const Frame& f, const ChartMetric& chart, const char* kind) 
   return "<svg class=\"chart " + std::string(kind) + "\" data-metric=\"" +
          std::string(kMetricColumns[chart.metric]) + "\" width=\"" + Px(f.width) + "\" height=\"" +
          Px(f.height) + "\" viewBox=\"0 0 " + Px(f.width) + " " + Px(f.height) +
-         "\" role=\"img\" aria-label=\"" + Escape(chart.title) +
+         "\" role=\"img\" aria-label=\"" + MarkupEscape(chart.title) +
          "\" font-family=\"sans-serif\" font-size=\"12\">\n" +
          Text(12, 22, "start", chart.title, " font-size=\"14\" font-weight=\"bold\"");
 }
@@ -1037,7 +1006,7 @@ std::string LineChart(const Results& results, const std::vector<Axis>& axes, con
     for (size_t i = begin; i < end; ++i) {
       coordinates += (i == begin ? "" : " ") + Px(px(plan.points[i].x)) + "," + Px(py(y.values[i]));
     }
-    out += "<g class=\"series\" data-series=\"" + Escape(plan.series_labels[series]) + "\">\n";
+    out += "<g class=\"series\" data-series=\"" + MarkupEscape(plan.series_labels[series]) + "\">\n";
     out += "<polyline class=\"line\" points=\"" + coordinates + "\" fill=\"none\" stroke=\"" +
            Colour(series) + "\" stroke-width=\"2\"/>\n";
     for (size_t i = begin; i < end; ++i) {
@@ -1117,26 +1086,26 @@ std::string BarChart(const Results& results, const std::vector<Axis>& axes, cons
     const double top = std::min(zero, py(y.values[i]));
     const double height = std::fabs(py(y.values[i]) - zero);
     const Row& row = results.rows[p.row];
-    out += "<rect class=\"bar\" data-series=\"" + Escape(plan.series_labels[p.series]) + "\" x=\"" +
+    out += "<rect class=\"bar\" data-series=\"" + MarkupEscape(plan.series_labels[p.series]) + "\" x=\"" +
            Px(left) + "\" y=\"" + Px(top) + "\" width=\"" + Px(kBarWidth) + "\" height=\"" +
            Px(height) + "\" fill=\"" + Colour(p.series) + "\"><title>" +
-           Escape(PointName(results, axes, row) + ": " + y.labels[i]) + "</title></rect>\n";
+           MarkupEscape(PointName(results, axes, row) + ": " + y.labels[i]) + "</title></rect>\n";
   }
   for (size_t g = 0; g < plan.group_labels.size(); ++g) {
     const double width = bars_in_group[g] * (kBarWidth + kBarGap) - kBarGap;
     const double centre = f.plot_left + group_left[g] + width / 2;
     const std::string tooltip = shown[g] == plan.group_labels[g]
                                     ? ""
-                                    : "<title>" + Escape(plan.group_labels[g]) + "</title>";
+                                    : "<title>" + MarkupEscape(plan.group_labels[g]) + "</title>";
     if (horizontal) {
       out += "<text x=\"" + Px(centre) + "\" y=\"" + Px(bottom + 17) +
-             "\" text-anchor=\"middle\">" + tooltip + Escape(shown[g]) + "</text>\n";
+             "\" text-anchor=\"middle\">" + tooltip + MarkupEscape(shown[g]) + "</text>\n";
     } else {
       const double ax = centre + 4;
       const double ay = bottom + 8;
       out += "<text x=\"" + Px(ax) + "\" y=\"" + Px(ay) +
              "\" text-anchor=\"end\" transform=\"rotate(-90 " + Px(ax) + " " + Px(ay) + ")\">" +
-             tooltip + Escape(shown[g]) + "</text>\n";
+             tooltip + MarkupEscape(shown[g]) + "</text>\n";
     }
   }
   out += Text(f.plot_left + f.plot_width / 2, bottom + label_band + 15, "middle", x_title);
@@ -1213,13 +1182,13 @@ std::string AxisSummary(const Axis& axis) {
   std::vector<std::string> values;
   for (const auto& [key, text] : axis.text_of_key)
     values.push_back(text.empty() ? "(empty)" : text);
-  std::string out = "<li><b>" + Escape(axis.name) + "</b>: ";
+  std::string out = "<li><b>" + MarkupEscape(axis.name) + "</b>: ";
   if (!axis.varies)
-    return out + "constant, " + Escape(values.empty() ? "(no rows)" : values[0]) + "</li>\n";
+    return out + "constant, " + MarkupEscape(values.empty() ? "(no rows)" : values[0]) + "</li>\n";
   out += std::string(KindName(axis.kind)) + ", ";
   out += Plural(static_cast<int64_t>(values.size()), "value") + ": ";
   for (size_t i = 0; i < values.size() && i < 12; ++i)
-    out += (i == 0 ? "" : ", ") + Escape(values[i]);
+    out += (i == 0 ? "" : ", ") + MarkupEscape(values[i]);
   if (values.size() > 12) out += ", \u2026";
   return out + "</li>\n";
 }
@@ -1228,20 +1197,20 @@ std::string ChartsIntro(const std::vector<Axis>& axes, const Plan& plan) {
   auto names = [&](const std::vector<int>& list) {
     std::string out;
     for (size_t i = 0; i < list.size(); ++i) {
-      out += (i == 0 ? "" : ", ") + std::string("<b>") + Escape(axes[list[i]].name) + "</b>";
+      out += (i == 0 ? "" : ", ") + std::string("<b>") + MarkupEscape(axes[list[i]].name) + "</b>";
     }
     return out;
   };
   std::string out = "<p>";
   if (!plan.bars) {
-    out += "x axis: <b>" + Escape(axes[plan.x_axis].name) + "</b>";
+    out += "x axis: <b>" + MarkupEscape(axes[plan.x_axis].name) + "</b>";
     out += plan.series_axes.empty()
                ? "."
                : "; one line per combination of " + names(plan.series_axes) + ".";
   } else if (plan.group_axis >= 0) {
     out +=
         "No numeric axis varies, so the charts are bar charts: one bar per point, grouped by <b>" +
-        Escape(axes[plan.group_axis].name) + "</b>";
+        MarkupEscape(axes[plan.group_axis].name) + "</b>";
     out += plan.series_axes.empty() ? "." : ", coloured by " + names(plan.series_axes) + ".";
   } else {
     out += "No axis varies, so the charts are bar charts with one bar per point.";
@@ -1280,7 +1249,7 @@ std::string ResultsTable(const Results& results, const std::vector<Axis>& axes) 
   std::string out =
       "<div class=\"table-wrap\">\n<table class=\"results\" id=\"results\">\n<thead><tr>";
   for (const std::string& name : results.header) {
-    out += "<th title=\"sort by " + Escape(name) + "\">" + Escape(name) + "</th>";
+    out += "<th title=\"sort by " + MarkupEscape(name) + "\">" + MarkupEscape(name) + "</th>";
   }
   out += "</tr></thead>\n<tbody>\n";
   for (const Row& row : results.rows) {
@@ -1296,8 +1265,8 @@ std::string ResultsTable(const Results& results, const std::vector<Axis>& axes) 
       out += "<td";
       if (numeric[c]) out += " class=\"num\"";
       if (c == error_column) out += " class=\"error\"";
-      if (!title.empty()) out += " title=\"" + Escape(title) + "\"";
-      out += ">" + Escape(cell) + "</td>";
+      if (!title.empty()) out += " title=\"" + MarkupEscape(title) + "\"";
+      out += ">" + MarkupEscape(cell) + "</td>";
     }
     out += "</tr>\n";
   }
@@ -1310,9 +1279,9 @@ std::string Page(const Results& results, const std::vector<Axis>& axes, const Pl
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>ppsim "
       "report: " +
-      Escape(source) + "</title>\n<style>\n" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+      MarkupEscape(source) + "</title>\n<style>\n" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
   out += "<h1>ppsim sweep report</h1>\n";
-  out += "<p>Results from <code>" + Escape(source) + "</code>: ";
+  out += "<p>Results from <code>" + MarkupEscape(source) + "</code>: ";
   if (results.rows.empty()) {
     out += "no points (the file has a header and no rows).</p>\n";
   } else {

@@ -9,7 +9,7 @@
 
 #include "experiments/run.h"
 #include "schedules/status.h"
-#include "sim/json_text.h"  // JsonString
+#include "sim/escape.h"  // JsonString
 
 namespace ppsim {
 
@@ -28,7 +28,7 @@ std::string FormatColumns(const std::vector<std::vector<std::string>>& rows);
 // Shortest decimal text that reads back as exactly `value`.
 std::string FormatNumber(double value);
 
-// A JSON number, or null for infinity (JsonString is in sim/json_text.h).
+// A JSON number, or null for infinity (JsonString is in sim/escape.h).
 std::string JsonNumber(double value);
 // A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break.
 std::string CsvField(std::string_view s);

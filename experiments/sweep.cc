@@ -1,7 +1,5 @@
 #include "experiments/sweep.h"
 
-#include "experiments/trace_outputs.h"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -19,7 +17,9 @@
 #include <sstream>
 
 #include "experiments/report.h"
+#include "experiments/trace_outputs.h"
 #include "models/units.h"
+#include "sim/output_file.h"
 
 namespace ppsim {
 namespace {
@@ -174,20 +174,6 @@ class Journal {
 };
 
 // Writes `text` to `path` whole: to path.tmp, then renamed over it.
-Status WriteWhole(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return Status::InvalidInput(path + ": cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::InvalidInput(path + ": cannot replace: " + strerror(errno));
-  }
-  return Status();
-}
-
 bool ReadLines(const std::string& path, std::vector<std::string>* lines) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
@@ -312,8 +298,8 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
     std::string json_text;
     for (const auto& [point, row] : csv_rows) csv_text += row + "\n";
     for (const auto& [point, line] : json_rows) json_text += line + "\n";
-    Status status = WriteWhole(json_journal, json_text);
-    if (status.ok()) status = WriteWhole(csv_journal, csv_text);
+    Status status = WriteWholeFile("", json_journal, json_text);
+    if (status.ok()) status = WriteWholeFile("", csv_journal, csv_text);
     if (!status.ok()) return status;
   }
   Journal csv_out;
@@ -480,8 +466,8 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
     csv_text += row + "\n";
     json_text += json_rows[point] + "\n";
   }
-  status = WriteWhole(csv_path, csv_text);
-  if (status.ok()) status = WriteWhole(json_path, json_text);
+  status = WriteWholeFile("", csv_path, csv_text);
+  if (status.ok()) status = WriteWholeFile("", json_path, json_text);
   if (!status.ok()) return status;
   std::remove(csv_journal.c_str());
   std::remove(json_journal.c_str());
@@ -541,7 +527,7 @@ Status MergeResults(const std::vector<std::string>& inputs, const std::string& o
   }
   std::string text = json ? "" : header + "\n";
   for (const auto& [point, row] : rows) text += row + "\n";
-  return WriteWhole(output, text);
+  return WriteWholeFile("", output, text);
 }
 
 }  // namespace ppsim

@@ -118,13 +118,8 @@ TimelinePicture PictureOf(const PreparedRun& run, const RunResult& result,
 }
 
 Status WritePicture(const char* flag, const std::string& path, const TimelinePicture& picture) {
-  OutputFile file;
-  Status status = file.Open(flag, path);
-  if (!status.ok()) return status;
-  const std::string text =
-      Extension(path) == ".svg" ? TimelineSvg(picture) : TimelineHtml(picture);
-  file.out()->WriteRaw(text.data(), static_cast<int>(text.size()));
-  return file.Commit();
+  return WriteWholeFile(flag, path,
+                        Extension(path) == ".svg" ? TimelineSvg(picture) : TimelineHtml(picture));
 }
 
 }  // namespace

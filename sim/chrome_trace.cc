@@ -3,7 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "sim/json_text.h"
+#include "sim/escape.h"
 #include "sim/output_file.h"
 
 namespace ppsim {

@@ -18,17 +18,21 @@ OutputFile::~OutputFile() {
   std::remove(temporary_.c_str());
 }
 
-Status OutputFile::Open(std::string_view what, const std::string& path) {
+Status OutputFile::Error(const char* reason) const {
+  if (what_.empty()) return Status::InvalidInput(path_ + ": cannot write: " + reason);
+  return Status::InvalidInput(what_ + ": cannot write '" + path_ + "': " + reason);
+}
+
+Status OutputFile::Open(std::string_view what, const std::string& path,
+                        Compression compression) {
   what_ = std::string(what);
   path_ = path;
   temporary_ = path + ".tmp";
   fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) {
-    return Status::InvalidInput(what_ + ": cannot write '" + path + "': " + std::strerror(errno));
-  }
+  if (fd_ < 0) return Error(std::strerror(errno));
   file_ = std::make_unique<google::protobuf::io::FileOutputStream>(fd_);
   google::protobuf::io::ZeroCopyOutputStream* stream = file_.get();
-  if (Gzipped(path)) {
+  if (compression == Compression::kByName && Gzipped(path)) {
     google::protobuf::io::GzipOutputStream::Options options;
     options.format = google::protobuf::io::GzipOutputStream::GZIP;
     // Level 1: a trace compresses about 7 to 1 at 3 times the speed of the default level.
@@ -51,9 +55,17 @@ Status OutputFile::Commit() {
   ok = ::close(fd_) == 0 && ok;
   fd_ = -1;
   if (ok && std::rename(temporary_.c_str(), path_.c_str()) == 0) return Status();
-  const std::string reason = std::strerror(error != 0 ? error : errno);
+  const char* reason = std::strerror(error != 0 ? error : errno);
   std::remove(temporary_.c_str());
-  return Status::InvalidInput(what_ + ": cannot write '" + path_ + "': " + reason);
+  return Error(reason);
+}
+
+Status WriteWholeFile(std::string_view what, const std::string& path, std::string_view text) {
+  OutputFile file;
+  Status status = file.Open(what, path, OutputFile::Compression::kNone);
+  if (!status.ok()) return status;
+  file.out()->WriteRaw(text.data(), static_cast<int>(text.size()));
+  return file.Commit();
 }
 
 }  // namespace ppsim

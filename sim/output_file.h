@@ -1,6 +1,6 @@
-// A file written whole or not at all: bytes go to "PATH.tmp", which Commit() renames to PATH.
-// Compressed with gzip when PATH ends in ".gz". Gzip output carries no time stamp, so equal bytes
-// in give equal files.
+// A file written whole or not at all: bytes go to "PATH.tmp", which Commit() renames to PATH, so
+// a reader never sees half a file. Trace files are compressed with gzip when PATH ends in ".gz";
+// gzip output carries no time stamp, so equal bytes in give equal files.
 #ifndef PPSIM_SIM_OUTPUT_FILE_H_
 #define PPSIM_SIM_OUTPUT_FILE_H_
 
@@ -24,8 +24,12 @@ class OutputFile {
   // Removes the temporary file unless Commit() succeeded.
   ~OutputFile();
 
-  // Creates PATH.tmp. InvalidInput naming `what` (a flag) when it cannot be created.
-  Status Open(std::string_view what, const std::string& path);
+  enum class Compression { kByName, kNone };
+  // Creates PATH.tmp; gzip when `compression` is kByName and PATH ends in ".gz". InvalidInput
+  // when it cannot be created: "WHAT: cannot write 'PATH': REASON" with `what` (a flag), or
+  // "PATH: cannot write: REASON" when `what` is empty.
+  Status Open(std::string_view what, const std::string& path,
+              Compression compression = Compression::kByName);
   // The stream to write to. REQUIRES: Open() succeeded, Commit() not called.
   google::protobuf::io::CodedOutputStream* out() { return coded_.get(); }
   // Flushes, closes and renames to PATH. InvalidInput naming `what` on a write error.
@@ -34,6 +38,8 @@ class OutputFile {
   static bool Gzipped(std::string_view path) { return path.ends_with(".gz"); }
 
  private:
+  Status Error(const char* reason) const;
+
   std::string what_;
   std::string path_;
   std::string temporary_;
@@ -42,6 +48,9 @@ class OutputFile {
   std::unique_ptr<google::protobuf::io::GzipOutputStream> gzip_;
   std::unique_ptr<google::protobuf::io::CodedOutputStream> coded_;
 };
+
+// Writes `text` to `path` whole (through PATH.tmp), uncompressed. Messages as OutputFile::Open.
+Status WriteWholeFile(std::string_view what, const std::string& path, std::string_view text);
 
 }  // namespace ppsim
 

@@ -7,6 +7,8 @@
 #include <tuple>
 #include <utility>
 
+#include "sim/escape.h"
+
 namespace ppsim {
 namespace {
 
@@ -111,38 +113,6 @@ const char* TextColourOn(Rgb fill) {
   const double on_white = 1.05 / (l + 0.05);
   const double on_dark = (l + 0.05) / (Luminance(kDarkTextRgb) + 0.05);
   return on_dark >= on_white ? kDarkText : "#ffffff";
-}
-
-std::string Escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        // XML 1.0 forbids the other control characters.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') {
-          out += ' ';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
 }
 
 std::string Fixed(double value, int decimals) {
@@ -412,7 +382,7 @@ std::string LegendSvg(const Layout& layout) {
         break;
     }
     out += "<text" + Attr("x", item.x + kSwatch + 5) + Attr("y", item.y + 14) + ">" +
-           Escape(item.text) + "</text></g>\n";
+           MarkupEscape(item.text) + "</text></g>\n";
   }
   return out + "</g>\n";
 }
@@ -470,7 +440,7 @@ std::string MemorySvg(const TimelinePicture& picture, const Layout& layout, size
   return "<path class=\"mem\" d=\"" + d +
          "\" fill=\"#4a5560\" fill-opacity=\"0.2\" stroke=\"#4a5560\" stroke-width=\"1\" "
          "vector-effect=\"non-scaling-stroke\"><title>" +
-         Escape(row.name + "\nlive activation memory, " + layout.peak_labels[r] + " at " +
+         MarkupEscape(row.name + "\nlive activation memory, " + layout.peak_labels[r] + " at " +
                 FormatTime(std::max<int64_t>(0, peak_at))) +
          "</title></path>\n";
 }
@@ -494,10 +464,10 @@ std::string Svg(const TimelinePicture& picture, bool all_labels) {
          Attr("height", layout.plot_bottom - layout.plot_top) + "/></clipPath></defs>\n";
   out += "<rect class=\"background\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   out += "<text class=\"title\"" + Attr("x", kMargin) + Attr("y", layout.title_y) +
-         " font-size=\"16\" font-weight=\"bold\">" + Escape(picture.title) + "</text>\n";
+         " font-size=\"16\" font-weight=\"bold\">" + MarkupEscape(picture.title) + "</text>\n";
   for (size_t i = 0; i < picture.subtitle.size(); ++i) {
     out += "<text class=\"subtitle\"" + Attr("x", kMargin) + Attr("y", layout.subtitle_y[i]) +
-           " fill=\"#444\">" + Escape(picture.subtitle[i]) + "</text>\n";
+           " fill=\"#444\">" + MarkupEscape(picture.subtitle[i]) + "</text>\n";
   }
   out += LegendSvg(layout);
   out += GridSvg(layout);
@@ -522,8 +492,8 @@ std::string Svg(const TimelinePicture& picture, bool all_labels) {
                         FormatBytes(row.static_bytes);
     if (!row.memory.empty()) hover += "\nlive activation memory " + layout.peak_labels[r];
     out += "<text class=\"row-name\"" + Attr("x", layout.plot_x - kNameGap) +
-           Attr("y", top + kBoxHeight / 2 + 4) + " text-anchor=\"end\">" + Escape(row.name) +
-           "<title>" + Escape(hover) + "</title></text>\n";
+           Attr("y", top + kBoxHeight / 2 + 4) + " text-anchor=\"end\">" + MarkupEscape(row.name) +
+           "<title>" + MarkupEscape(hover) + "</title></text>\n";
     out += "<g clip-path=\"url(#plot-clip)\">\n";
     for (; next < boxes.size() && static_cast<size_t>(boxes[next]->row) == r; ++next) {
       const PictureBox& box = *boxes[next];
@@ -533,7 +503,7 @@ std::string Svg(const TimelinePicture& picture, bool all_labels) {
       out += "<rect class=\"box\"" + Attr("x", x0) + Attr("y", top) + Attr("width", w) +
              Attr("height", kBoxHeight) + " fill=\"" + Hex(fill) +
              "\" stroke=\"#ffffff\" stroke-width=\"0.5\" data-s=\"" + std::to_string(box.start_ns) +
-             "\" data-e=\"" + std::to_string(box.end_ns) + "\"><title>" + Escape(BoxTitle(box)) +
+             "\" data-e=\"" + std::to_string(box.end_ns) + "\"><title>" + MarkupEscape(BoxTitle(box)) +
              "</title></rect>";
       const bool fits = w >= LabelWidth(box.microbatch);
       if (fits || all_labels) {
@@ -549,7 +519,7 @@ std::string Svg(const TimelinePicture& picture, bool all_labels) {
     if (!row.memory.empty()) {
       out += "<text class=\"peak\"" + Attr("x", layout.plot_x + layout.plot_width + kPeakGap) +
              Attr("y", layout.BandBottom(r) - 5) + " font-size=\"11\" fill=\"#4a5560\">" +
-             Escape(layout.peak_labels[r]) + "</text>\n";
+             MarkupEscape(layout.peak_labels[r]) + "</text>\n";
     }
     out += "</g>\n";
   }
@@ -733,7 +703,7 @@ std::string TimelineSvg(const TimelinePicture& picture) { return Svg(picture, fa
 std::string TimelineHtml(const TimelinePicture& picture) {
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
-  out += Escape(picture.title.empty() ? "timeline" : picture.title);
+  out += MarkupEscape(picture.title.empty() ? "timeline" : picture.title);
   out += "</title>\n<style>\n" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
   out +=
       "<div class=\"bar\"><button id=\"reset\" type=\"button\">reset</button><button "
