@@ -5,7 +5,7 @@
 #include <limits>
 #include <sstream>
 
-#include "schedules/names.h"
+#include "base/names.h"
 #include "schedules/registry.h"
 
 namespace ppsim::cli {

@@ -13,7 +13,7 @@
 #include "experiments/report.h"
 #include "experiments/run.h"
 #include "experiments/trace_outputs.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim::cli {
 

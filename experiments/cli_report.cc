@@ -7,7 +7,7 @@
 
 #include "experiments/cli_flags.h"
 #include "experiments/html_report.h"
-#include "sim/output_file.h"
+#include "base/files.h"
 
 namespace ppsim::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "platforms/cluster.h"
-#include "schedules/names.h"
+#include "base/names.h"
 
 namespace ppsim {
 namespace {
@@ -198,7 +198,9 @@ Status LoadExperiment(const std::string& path, ExperimentPlan* plan) {
             columns[column].path + ".values[" + std::to_string(choice[d]) + "]";
         point.values.push_back(value);
         point.value_locations.push_back(where(value_path));
-        ApplyValue(a.field(), value, "", &point.config);  // checked above
+        if (!ApplyValue(a.field(), value, "", &point.config).ok()) {
+          return Status::Internal(value_path + ": a checked value did not apply");
+        }
       }
     }
     for (const proto::Skip& skip : e.skip()) {

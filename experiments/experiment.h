@@ -9,7 +9,7 @@
 
 #include "experiments/experiment.pb.h"
 #include "models/config_file.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

@@ -11,7 +11,7 @@
 
 #include "experiments/sweep.h"
 #include "models/units.h"
-#include "sim/escape.h"
+#include "base/escape.h"
 
 namespace ppsim {
 namespace {

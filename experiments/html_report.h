@@ -37,7 +37,7 @@
 #include <string>
 #include <string_view>
 
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "models/units.h"
 
 namespace ppsim {
@@ -106,7 +108,7 @@ std::string JsonObject(const RunResult& r) {
     const LinkMetrics& l = m.links[i];
     o += std::string(i == 0 ? "\n" : ",\n") + "    {\"link\": " + JsonString(l.name) +
          ", \"inter_node\": " + (l.inter_node ? "true" : "false") +
-         ", \"bandwidth_bytes_per_s\": " + JsonNumber(l.bandwidth_bytes_per_s) +
+         ", \"bandwidth_bytes_per_s\": " + JsonNumber(l.bandwidth_bytes_per_s).dump() +
          ", \"transfers\": " + std::to_string(l.transfers) +
          ", \"bytes\": " + std::to_string(l.bytes) + ", \"busy_s\": " + FormatNumber(l.busy_s) +
          ", \"utilization\": " + FormatNumber(l.utilization) + "}";
@@ -270,12 +272,6 @@ Status ParseOutputFormat(std::string_view what, std::string_view text, OutputFor
                               "'; valid: " + valid);
 }
 
-std::string FormatNumber(double value) {
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  return std::string(buffer, end);
-}
-
 std::string FormatResults(const std::vector<RunResult>& results, OutputFormat format) {
   switch (format) {
     case OutputFormat::kTable:
@@ -293,21 +289,6 @@ std::string FormatResults(const std::vector<RunResult>& results, OutputFormat fo
     }
   }
   return "";
-}
-
-// A number, or null for infinity (JSON has none): an unlimited bandwidth.
-std::string JsonNumber(double value) {
-  return std::isfinite(value) ? FormatNumber(value) : "null";
-}
-
-std::string CsvField(std::string_view s) {
-  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::string FormatResultJsonLine(const RunResult& result) {

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "experiments/run.h"
-#include "schedules/status.h"
-#include "sim/escape.h"  // JsonString
+#include "base/status.h"
+#include "base/csv.h"
+#include "base/escape.h"
+#include "base/numbers.h"
 
 namespace ppsim {
 
@@ -25,13 +27,6 @@ std::string FormatResults(const std::vector<RunResult>& results, OutputFormat fo
 // Left-aligned columns separated by two spaces, one line per row.
 std::string FormatColumns(const std::vector<std::vector<std::string>>& rows);
 
-// Shortest decimal text that reads back as exactly `value`.
-std::string FormatNumber(double value);
-
-// A JSON number, or null for infinity (JsonString is in sim/escape.h).
-std::string JsonNumber(double value);
-// A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break.
-std::string CsvField(std::string_view s);
 // One run as a JSON object on a single line (the --format json object, compacted).
 std::string FormatResultJsonLine(const RunResult& result);
 

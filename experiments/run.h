@@ -10,7 +10,7 @@
 #include "platforms/platform.h"
 #include "schedules/generator.h"
 #include "schedules/schedule.h"
-#include "schedules/status.h"
+#include "base/status.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "sim/task_graph.h"

@@ -19,7 +19,7 @@
 #include "experiments/report.h"
 #include "experiments/trace_outputs.h"
 #include "models/units.h"
-#include "sim/output_file.h"
+#include "base/files.h"
 
 namespace ppsim {
 namespace {

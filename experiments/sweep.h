@@ -22,7 +22,7 @@
 
 #include "experiments/experiment.h"
 #include "experiments/run.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

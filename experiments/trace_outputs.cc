@@ -7,7 +7,7 @@
 
 #include "models/units.h"
 #include "sim/chrome_trace.h"
-#include "sim/output_file.h"
+#include "base/files.h"
 #include "sim/perfetto_trace.h"
 #include "sim/timeline_picture.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "experiments/run.h"
-#include "schedules/status.h"
+#include "base/status.h"
 #include "sim/trace.h"
 
 namespace ppsim {

@@ -22,7 +22,8 @@
 #include "models/config_json.h"
 #include "models/config_tree.h"
 #include "models/config_yaml.h"
-#include "schedules/names.h"
+#include "base/escape.h"
+#include "base/names.h"
 
 namespace ppsim {
 namespace {
@@ -50,33 +51,6 @@ std::string FieldPath(const std::string& parent, std::string_view name) {
 
 std::string IndexPath(const std::string& base, const std::string& index) {
   return base + "[" + index + "]";
-}
-
-// `text` as it can appear in a one-line message: control characters escaped, long text cut.
-std::string Printable(std::string_view text) {
-  constexpr size_t kLongest = 60;
-  std::string out;
-  size_t i = 0;
-  for (; i < text.size() && out.size() < kLongest; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c < 0x20 || c == 0x7F) {
-      const char* hex = "0123456789abcdef";
-      out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) {
-    out.push_back(text[i++]);  // Finish a multi-byte character.
-  }
-  if (i < text.size()) out += "...";
-  return out;
 }
 
 std::string Quoted(std::string_view text) { return "'" + Printable(text) + "'"; }

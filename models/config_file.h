@@ -32,7 +32,7 @@
 #include <string_view>
 #include <vector>
 
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

@@ -22,7 +22,7 @@
 #include "models/config_file.h"
 #include "models/profile.pb.h"
 #include "models/stage_costs.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

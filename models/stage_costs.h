@@ -10,7 +10,7 @@
 
 #include "schedules/action.h"
 #include "schedules/schedule.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

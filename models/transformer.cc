@@ -4,7 +4,7 @@
 #include <array>
 #include <utility>
 
-#include "schedules/names.h"
+#include "base/names.h"
 
 namespace ppsim {
 namespace {

@@ -57,7 +57,7 @@
 #include "models/config_file.h"
 #include "models/model.pb.h"
 #include "models/stage_costs.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

@@ -13,7 +13,7 @@
 
 #include "models/config_file.h"
 #include "models/units.h"
-#include "schedules/names.h"
+#include "base/names.h"
 
 namespace ppsim {
 namespace {

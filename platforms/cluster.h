@@ -9,7 +9,7 @@
 
 #include "platforms/cluster.pb.h"
 #include "platforms/platform.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "schedules/schedule.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

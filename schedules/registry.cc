@@ -1,6 +1,6 @@
 #include "schedules/registry.h"
 
-#include "schedules/names.h"
+#include "base/names.h"
 
 namespace ppsim {
 

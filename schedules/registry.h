@@ -8,7 +8,7 @@
 
 #include "schedules/generator.h"
 #include "schedules/schedule.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

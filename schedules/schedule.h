@@ -14,7 +14,7 @@
 
 #include "schedules/action.h"
 #include "schedules/index.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

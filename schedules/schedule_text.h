@@ -18,7 +18,7 @@
 #include <string_view>
 
 #include "schedules/schedule.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

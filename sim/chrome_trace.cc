@@ -3,8 +3,8 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "sim/escape.h"
-#include "sim/output_file.h"
+#include "base/escape.h"
+#include "base/files.h"
 
 namespace ppsim {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "schedules/status.h"
+#include "base/status.h"
 #include "sim/trace.h"
 
 namespace ppsim {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "platforms/platform.h"
-#include "schedules/status.h"
+#include "base/status.h"
 #include "sim/task_graph.h"
 
 namespace ppsim {

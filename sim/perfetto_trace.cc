@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "sim/output_file.h"
+#include "base/files.h"
 #include "sim/perfetto_trace.pb.h"
 
 namespace ppsim {

@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "schedules/status.h"
+#include "base/status.h"
 #include "sim/trace.h"
 
 namespace ppsim {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "platforms/platform.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

@@ -23,7 +23,7 @@
 
 #include "models/stage_costs.h"
 #include "schedules/schedule.h"
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
 

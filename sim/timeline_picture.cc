@@ -7,7 +7,7 @@
 #include <tuple>
 #include <utility>
 
-#include "sim/escape.h"
+#include "base/escape.h"
 
 namespace ppsim {
 namespace {

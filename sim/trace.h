@@ -37,7 +37,7 @@
 #include "models/stage_costs.h"
 #include "platforms/platform.h"
 #include "schedules/schedule.h"
-#include "schedules/status.h"
+#include "base/status.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "sim/task_graph.h"

@@ -3,6 +3,9 @@
 #ifndef PPSIM_TESTS_BENCH_BENCH_INPUTS_H_
 #define PPSIM_TESTS_BENCH_BENCH_INPUTS_H_
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "models/stage_costs.h"
 #include "platforms/platform.h"
 #include "schedules/registry.h"
@@ -16,13 +19,20 @@ struct BenchInputs {
   PlatformSpec platform;
 };
 
+// Benchmarks stop at once on a status that is not ok: their inputs are fixed.
+inline void Check(const Status& status) {
+  if (status.ok()) return;
+  std::fprintf(stderr, "benchmark input: %s\n", status.message().c_str());
+  std::abort();
+}
+
 inline BenchInputs MakeBenchInputs(int32_t p, int32_t m) {
   BenchInputs in;
-  GenerateSchedule("1F1B", ScheduleParams{p, 1, m}, &in.schedule);
+  Check(GenerateSchedule("1F1B", ScheduleParams{p, 1, m}, &in.schedule));
   CostText text;
   text.forward = "1ms";
   text.backward = "2ms";
-  BuildStageCosts(text, p, &in.costs);
+  Check(BuildStageCosts(text, p, &in.costs));
   in.platform = IdealPlatform(p, 5e-6);
   return in;
 }

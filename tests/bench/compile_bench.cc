@@ -11,7 +11,7 @@ void BM_GenerateOneFOneB(benchmark::State& state) {
   const int32_t m = static_cast<int32_t>(state.range(0));
   for (auto _ : state) {
     Schedule s;
-    GenerateSchedule("1F1B", ScheduleParams{64, 1, m}, &s);
+    Check(GenerateSchedule("1F1B", ScheduleParams{64, 1, m}, &s));
     benchmark::DoNotOptimize(s.orders.data());
   }
   state.SetItemsProcessed(state.iterations() * 2 * 64 * m);
@@ -23,7 +23,7 @@ void BM_CompileTaskGraph(benchmark::State& state) {
   size_t tasks = 0;
   for (auto _ : state) {
     TaskGraph graph;
-    CompileTaskGraph(in.schedule, in.costs, &graph);
+    Check(CompileTaskGraph(in.schedule, in.costs, &graph));
     tasks = graph.num_tasks();
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * tasks));

@@ -11,7 +11,7 @@ namespace {
 void RunEngine(benchmark::State& state, EngineKind kind) {
   const BenchInputs in = MakeBenchInputs(64, static_cast<int32_t>(state.range(0)));
   TaskGraph graph;
-  CompileTaskGraph(in.schedule, in.costs, &graph);
+  Check(CompileTaskGraph(in.schedule, in.costs, &graph));
   for (auto _ : state) {
     Timeline timeline;
     Status status = Execute(kind, graph, in.platform, &timeline);

@@ -34,8 +34,8 @@ const ExecutedRun& Run(int32_t m) {
     run = new ExecutedRun();
     run->in = MakeBenchInputs(64, m);
     run->in.costs.activation_bytes.assign(run->in.costs.activation_bytes.size(), 1 << 20);
-    CompileTaskGraph(run->in.schedule, run->in.costs, &run->graph);
-    Execute(EngineKind::kCriticalPath, run->graph, run->in.platform, &run->timeline);
+    Check(CompileTaskGraph(run->in.schedule, run->in.costs, &run->graph));
+    Check(Execute(EngineKind::kCriticalPath, run->graph, run->in.platform, &run->timeline));
     run->metrics = ComputeMetrics(run->in.schedule, run->in.costs, run->graph, run->timeline);
     run->trace.schedule = &run->in.schedule;
     run->trace.costs = &run->in.costs;

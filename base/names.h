@@ -1,7 +1,7 @@
-// Matching names the way users type them: case-insensitive lookup and the distance behind
-// "did you mean" suggestions.
-#ifndef PPSIM_SCHEDULES_NAMES_H_
-#define PPSIM_SCHEDULES_NAMES_H_
+// Matching names the way users type them: case-insensitive lookup, the distance behind "did you
+// mean" suggestions, and the one message for a name that is not known.
+#ifndef PPSIM_BASE_NAMES_H_
+#define PPSIM_BASE_NAMES_H_
 
 #include <cstddef>
 #include <string>
@@ -23,6 +23,11 @@ std::string JoinNames(const std::vector<std::string>& names);
 // else "": what a "did you mean" names.
 std::string ClosestName(std::string_view given, const std::vector<std::string>& candidates);
 
+// "unknown KIND 'GIVEN'; valid: a, b, c (did you mean b?)" — the suggestion only when one is
+// close (ClosestName). GIVEN is shown as Printable (base/escape.h) shows it.
+std::string UnknownName(std::string_view kind, std::string_view given,
+                        const std::vector<std::string>& valid);
+
 }  // namespace ppsim
 
-#endif  // PPSIM_SCHEDULES_NAMES_H_
+#endif  // PPSIM_BASE_NAMES_H_

@@ -1,4 +1,6 @@
-#include "schedules/names.h"
+#include "base/names.h"
+
+#include "base/escape.h"
 
 #include <algorithm>
 #include <vector>
@@ -52,6 +54,13 @@ std::string ClosestName(std::string_view given, const std::vector<std::string>& 
     }
   }
   return best;
+}
+
+std::string UnknownName(std::string_view kind, std::string_view given,
+                        const std::vector<std::string>& valid) {
+  const std::string best = ClosestName(given, valid);
+  return "unknown " + std::string(kind) + " '" + Printable(given) + "'; valid: " + JoinNames(valid) +
+         (best.empty() ? "" : " (did you mean " + best + "?)");
 }
 
 }  // namespace ppsim

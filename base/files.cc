@@ -1,4 +1,4 @@
-#include "sim/output_file.h"
+#include "base/files.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,6 +8,27 @@
 #include <cstring>
 
 namespace ppsim {
+
+Status ReadFile(const std::string& path, std::string* text) {
+  text->clear();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::InvalidInput(path + ": cannot read: " + std::strerror(errno));
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      text->clear();
+      return Status::InvalidInput(path + ": cannot read: " + std::strerror(error));
+    }
+    if (n == 0) break;
+    text->append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return Status();
+}
 
 OutputFile::~OutputFile() {
   if (fd_ < 0) return;

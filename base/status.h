@@ -1,9 +1,10 @@
 // Status: the result of an operation a user's input can make fail.
 //
 // Library code never exits or aborts on user input; it returns a Status and the caller (the CLI's
-// main) chooses the exit code. Messages follow "where: what is wrong; what is valid".
-#ifndef PPSIM_SCHEDULES_STATUS_H_
-#define PPSIM_SCHEDULES_STATUS_H_
+// main) chooses the exit code. Messages follow "where: what is wrong; what is valid". A Status
+// must be looked at: dropping one is a compile-time warning.
+#ifndef PPSIM_BASE_STATUS_H_
+#define PPSIM_BASE_STATUS_H_
 
 #include <string>
 #include <utility>
@@ -17,7 +18,7 @@ enum class StatusCode {
   kInternal,      // Something outside the user's control failed (CLI exit 1).
 };
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK.
 
@@ -34,7 +35,7 @@ class Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
-  // The same code with another message (a message moved to where its input was written).
+  // The same code with another message.
   Status WithMessage(std::string message) const { return Status(code_, std::move(message)); }
 
  private:
@@ -46,4 +47,4 @@ class Status {
 
 }  // namespace ppsim
 
-#endif  // PPSIM_SCHEDULES_STATUS_H_
+#endif  // PPSIM_BASE_STATUS_H_

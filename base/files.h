@@ -1,8 +1,9 @@
-// A file written whole or not at all: bytes go to "PATH.tmp", which Commit() renames to PATH, so
-// a reader never sees half a file. Trace files are compressed with gzip when PATH ends in ".gz";
-// gzip output carries no time stamp, so equal bytes in give equal files.
-#ifndef PPSIM_SIM_OUTPUT_FILE_H_
-#define PPSIM_SIM_OUTPUT_FILE_H_
+// Files: the one reader, and the one writer — a file written whole or not at all: bytes go to
+// "PATH.tmp", which Commit() renames to PATH, so a reader never sees half a file. Trace files are
+// compressed with gzip when PATH ends in ".gz"; gzip output carries no time stamp, so equal bytes
+// in give equal files.
+#ifndef PPSIM_BASE_FILES_H_
+#define PPSIM_BASE_FILES_H_
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/gzip_stream.h>
@@ -12,9 +13,13 @@
 #include <string>
 #include <string_view>
 
-#include "schedules/status.h"
+#include "base/status.h"
 
 namespace ppsim {
+
+// Reads the whole file at `path` into *text. InvalidInput "PATH: cannot read: REASON" when it
+// cannot be opened or read (a folder, a missing file, no permission).
+Status ReadFile(const std::string& path, std::string* text);
 
 class OutputFile {
  public:
@@ -54,4 +59,4 @@ Status WriteWholeFile(std::string_view what, const std::string& path, std::strin
 
 }  // namespace ppsim
 
-#endif  // PPSIM_SIM_OUTPUT_FILE_H_
+#endif  // PPSIM_BASE_FILES_H_
