@@ -59,4 +59,6 @@ std::string Printable(std::string_view text) {
   return out;
 }
 
+std::string Quoted(std::string_view text) { return "'" + Printable(text) + "'"; }
+
 }  // namespace ppsim

@@ -21,6 +21,8 @@ std::string MarkupEscape(std::string_view s);
 // `text` as it can appear inside a one-line message: control characters escaped (\n, \t, \r,
 // \xHH), and cut after 60 characters with "...".
 std::string Printable(std::string_view text);
+// Printable(text) in single quotes: 'text'.
+std::string Quoted(std::string_view text);
 
 }  // namespace ppsim
 

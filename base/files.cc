@@ -9,6 +9,19 @@
 
 namespace ppsim {
 
+bool WriteAll(int fd, std::string_view data) {
+  const char* p = data.data();
+  size_t size = data.size();
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
 Status ReadFile(const std::string& path, std::string* text) {
   text->clear();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

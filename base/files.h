@@ -17,6 +17,10 @@
 
 namespace ppsim {
 
+// Writes all of `data` to the file descriptor `fd`, retrying short writes and interruptions;
+// false (errno set) when a write fails.
+bool WriteAll(int fd, std::string_view data);
+
 // Reads the whole file at `path` into *text. InvalidInput "PATH: cannot read: REASON" when it
 // cannot be opened or read (a folder, a missing file, no permission).
 Status ReadFile(const std::string& path, std::string* text);

@@ -57,9 +57,10 @@ std::string ClosestName(std::string_view given, const std::vector<std::string>& 
 }
 
 std::string UnknownName(std::string_view kind, std::string_view given,
-                        const std::vector<std::string>& valid) {
+                        const std::vector<std::string>& valid, std::string_view also) {
   const std::string best = ClosestName(given, valid);
-  return "unknown " + std::string(kind) + " '" + Printable(given) + "'; valid: " + JoinNames(valid) +
+  return "unknown " + std::string(kind) + " '" + Printable(given) + "'; valid: " +
+         JoinNames(valid) + (also.empty() ? "" : ", " + std::string(also)) +
          (best.empty() ? "" : " (did you mean " + best + "?)");
 }
 

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
+
 namespace ppsim {
 
 // ASCII case-insensitive equality.
@@ -24,9 +26,42 @@ std::string JoinNames(const std::vector<std::string>& names);
 std::string ClosestName(std::string_view given, const std::vector<std::string>& candidates);
 
 // "unknown KIND 'GIVEN'; valid: a, b, c (did you mean b?)" — the suggestion only when one is
-// close (ClosestName). GIVEN is shown as Printable (base/escape.h) shows it.
+// close (ClosestName). GIVEN is shown as Printable (base/escape.h) shows it. `also` (when not
+// empty) ends the list of valid values without being a name itself: "valid: a, b, or a file".
 std::string UnknownName(std::string_view kind, std::string_view given,
-                        const std::vector<std::string>& valid);
+                        const std::vector<std::string>& valid, std::string_view also = "");
+
+// One table per enum: each value and the name users write for it, in the order messages list them.
+template <class Enum>
+struct NamedValue {
+  std::string_view name;
+  Enum value;
+};
+
+// The value `text` names in `table` (ASCII case ignored when `ignore_case`), or InvalidInput
+// "WHAT: unknown KIND 'TEXT'; valid: a, b (did you mean a?)".
+template <class Enum, size_t N>
+Status ParseNamed(const NamedValue<Enum> (&table)[N], std::string_view kind, std::string_view what,
+                  std::string_view text, Enum* value, bool ignore_case = false) {
+  std::vector<std::string> names;
+  for (const NamedValue<Enum>& entry : table) {
+    if (ignore_case ? EqualsIgnoringCase(entry.name, text) : entry.name == text) {
+      *value = entry.value;
+      return Status();
+    }
+    names.emplace_back(entry.name);
+  }
+  return Status::InvalidInput(std::string(what) + ": " + UnknownName(kind, text, names));
+}
+
+// The name of `value` in `table`, or "?" when it has none.
+template <class Enum, size_t N>
+std::string_view NameOf(const NamedValue<Enum> (&table)[N], Enum value) {
+  for (const NamedValue<Enum>& entry : table) {
+    if (entry.value == value) return entry.name;
+  }
+  return "?";
+}
 
 }  // namespace ppsim
 

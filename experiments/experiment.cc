@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "experiments/request.h"
 #include "platforms/cluster.h"
 #include "base/names.h"
 
@@ -17,12 +18,13 @@ namespace pb = google::protobuf;
 
 constexpr std::string_view kSetPrefix = "set.";
 
-// The fields an axis or condition may name: RunConfig's scalar fields but `set`, and set.PATH.
+// The fields an axis or condition may name: RunConfig's scalar fields but `set` (swept as
+// set.PATH) and the trace and timeline files (a sweep writes timelines with --timelines).
 const std::vector<std::string>& SweepableFields() {
   static const std::vector<std::string> kFields = [] {
     std::vector<std::string> fields;
     for (const std::string& f : ScalarFieldPaths(proto::RunConfig::descriptor())) {
-      if (f != "set") fields.push_back(f);
+      if (f != "set" && !IsOutputFileField(f)) fields.push_back(f);
     }
     return fields;
   }();
@@ -37,15 +39,13 @@ bool IsClusterPath(std::string_view path) {
 // "" when `field` may be swept, else what is wrong with it.
 std::string CheckField(const std::string& field) {
   if (field.rfind(kSetPrefix, 0) == 0) {
-    if (IsClusterPath(field.substr(kSetPrefix.size()))) return "";
-    return "unknown cluster field '" + field.substr(kSetPrefix.size()) + "'; valid: " +
-           ClusterSettingPaths();
+    const std::string path = field.substr(kSetPrefix.size());
+    if (IsClusterPath(path)) return "";
+    return UnknownName("cluster field", path, ScalarFieldPaths(proto::Cluster::descriptor()));
   }
   const std::vector<std::string>& fields = SweepableFields();
   if (std::find(fields.begin(), fields.end(), field) != fields.end()) return "";
-  const std::string best = ClosestName(field, fields);
-  return "unknown field '" + field + "'; valid: " + JoinNames(fields) + ", set.PATH" +
-         (best.empty() ? "" : " (did you mean " + best + "?)");
+  return UnknownName("field", field, fields, "set.PATH");
 }
 
 // Applies one value of a swept field to `config`; the message starts with `where`.
@@ -89,10 +89,6 @@ struct Column {
   std::string path;  // "axes[0]" or "axes[0].with[1]"
   const proto::Axis* axis;
 };
-
-bool LooksLikeFile(const std::string& value) {
-  return value.find('/') != std::string::npos || value.find('.') != std::string::npos;
-}
 
 }  // namespace
 
@@ -223,88 +219,6 @@ Status LoadExperiment(const std::string& path, ExperimentPlan* plan) {
     plan->points.push_back(std::move(point));
   }
   return Status();
-}
-
-RunArgs RunArgsOf(const ExperimentPlan& plan, const proto::RunConfig& config,
-                  const SweepPoint* point) {
-  RunArgs out;
-  const pb::Descriptor* type = config.GetDescriptor();
-  const pb::Reflection* r = config.GetReflection();
-  // Where a field's value was written: the point's column if it swept it, else the base.
-  auto location = [&](const std::string& field, const std::string& base_path) {
-    if (point != nullptr) {
-      for (size_t c = 0; c < plan.columns.size(); ++c) {
-        if (plan.columns[c] == field) return point->value_locations[c];
-      }
-    }
-    return plan.locations.Where(base_path) + ": " + base_path;
-  };
-  for (int i = 0; i < type->field_count(); ++i) {
-    const pb::FieldDescriptor* f = type->field(i);
-    std::string flag = "--" + f->name();
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    if (f->is_repeated()) {
-      for (int k = 0; k < r->FieldSize(config, f); ++k) {
-        const std::string value = r->GetRepeatedString(config, f, k);
-        out.args.push_back(flag + "=" + value);
-        const std::string key = value.substr(0, value.find('='));
-        // A swept set.PATH value, or the base's set[k].
-        std::string where;
-        if (point != nullptr) {
-          for (size_t c = 0; c < plan.columns.size(); ++c) {
-            if (plan.columns[c] == std::string(kSetPrefix) + key) where = point->value_locations[c];
-          }
-        }
-        if (where.empty()) {
-          const std::string path = "base.set[" + std::to_string(k) + "]";
-          where = plan.locations.Where(path) + ": " + path;
-        }
-        out.flag_locations.emplace_back(flag + " " + key, where);
-      }
-      continue;
-    }
-    std::string value = ValueText(config, f->name());
-    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_BOOL) {
-      if (value != "true") continue;
-      out.args.push_back(flag);
-    } else {
-      if (value.empty()) continue;
-      const bool file_field = f->name() == "schedule_file" || f->name() == "profile" ||
-                              ((f->name() == "platform" || f->name() == "model") &&
-                               LooksLikeFile(value));
-      if (file_field && !value.empty() && value[0] != '/') value = plan.directory + value;
-      out.args.push_back(flag + "=" + value);
-    }
-    out.flag_locations.emplace_back(flag, location(f->name(), "base." + f->name()));
-  }
-  return out;
-}
-
-std::string LocateRunMessage(const ExperimentPlan& plan, const RunArgs& args,
-                             const std::string& message) {
-  // The longest matching flag wins ("--set nic.bandwidth" over "--set").
-  const std::pair<std::string, std::string>* best = nullptr;
-  for (const auto& entry : args.flag_locations) {
-    const std::string& flag = entry.first;
-    if (message.size() > flag.size() && message.compare(0, flag.size(), flag) == 0 &&
-        (message[flag.size()] == ':' || message[flag.size()] == ' ') &&
-        (best == nullptr || flag.size() > best->first.size())) {
-      best = &entry;
-    }
-  }
-  if (best == nullptr) {
-    // A required flag the file does not set: name the field.
-    if (message.rfind("--", 0) == 0) {
-      const size_t end = message.find_first_of(": ");
-      std::string field = message.substr(2, end - 2);
-      std::replace(field.begin(), field.end(), '-', '_');
-      if (proto::RunConfig::descriptor()->FindFieldByName(field) != nullptr) {
-        return plan.source + ": base." + field + message.substr(end);
-      }
-    }
-    return plan.source + ": " + message;
-  }
-  return best->second + message.substr(best->first.size());
 }
 
 std::string DescribePoint(const ExperimentPlan& plan, const SweepPoint& point) {

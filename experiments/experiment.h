@@ -1,10 +1,9 @@
-// Experiment files (experiments/experiment.proto): reading them, expanding their sweep into
-// points, and turning a point into the `ppsim run` arguments it stands for.
+// Experiment files (experiments/experiment.proto): reading them and expanding their sweep into
+// points, each a RunConfig (experiments/run_config.proto) that the resolver turns into a run.
 #ifndef PPSIM_EXPERIMENTS_EXPERIMENT_H_
 #define PPSIM_EXPERIMENTS_EXPERIMENT_H_
 
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "experiments/experiment.pb.h"
@@ -39,24 +38,8 @@ struct ExperimentPlan {
 // column is swept once; every value suits its field (an integer for pp, ...). Every problem is
 // reported at once, located: "e.yaml:7:14: axes[1].field: unknown field 'microbatch'; valid: ...
 // (did you mean microbatches?)". Whether a point makes a valid run is for the caller to check
-// (RunArgsOf + the run's own parser).
+// (ResolveRun with a FileLocator, then PrepareRun).
 Status LoadExperiment(const std::string& path, ExperimentPlan* plan);
-
-// The `ppsim run` arguments of `config` ("--pp=8", "--set=nic.bandwidth=200Gbps", ...), and for
-// every flag where its value was written, so that a message about "--pp" can point there.
-struct RunArgs {
-  std::vector<std::string> args;
-  std::vector<std::pair<std::string, std::string>> flag_locations;  // ("--pp", "e.yaml:3:5")
-};
-// Paths in file fields (schedule_file, profile, a platform or model file) are taken relative to
-// the experiment's directory. `point` may be null for the base run.
-RunArgs RunArgsOf(const ExperimentPlan& plan, const proto::RunConfig& config,
-                  const SweepPoint* point);
-
-// `message` from parsing or preparing the run of `args`, with a leading "--flag" replaced by
-// where its value was written ("e.yaml:3:5: base.pp"), else prefixed with the experiment file.
-std::string LocateRunMessage(const ExperimentPlan& plan, const RunArgs& args,
-                             const std::string& message);
 
 // "schedule=1F1B, microbatches=8": the point's values, for messages.
 std::string DescribePoint(const ExperimentPlan& plan, const SweepPoint& point);

@@ -1,8 +1,7 @@
 #include "experiments/run.h"
 
-#include <fstream>
-#include <sstream>
-
+#include "base/files.h"
+#include "base/names.h"
 #include "models/profile.h"
 #include "schedules/registry.h"
 #include "schedules/schedule_text.h"
@@ -10,26 +9,21 @@
 namespace ppsim {
 namespace {
 
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
-  std::ifstream in(spec.schedule_file, std::ios::binary);
-  if (!in) {
-    return Status::InvalidInput("--schedule-file: cannot read '" + spec.schedule_file +
-                                "'; give a readable text-IR or torch CSV file");
+  const Locator& where = *spec.where;
+  std::string text;
+  if (!ReadFile(spec.schedule_file, &text).ok()) {
+    return where.Invalid("schedule_file", "cannot read '" + spec.schedule_file +
+                                              "'; give a readable text-IR or torch CSV file");
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  Status status = EndsWith(spec.schedule_file, ".csv")
-                      ? ParseScheduleTorchCsv(buffer.str(), spec.schedule_file, schedule)
-                      : ParseScheduleText(buffer.str(), spec.schedule_file, schedule);
+  Status status = spec.schedule_file.ends_with(".csv")
+                      ? ParseScheduleTorchCsv(text, spec.schedule_file, schedule)
+                      : ParseScheduleText(text, spec.schedule_file, schedule);
   if (!status.ok()) return status;
   if (spec.params.num_ranks != 0 && spec.params.num_ranks != schedule->num_ranks) {
-    return Status::InvalidInput("--pp: " + std::to_string(spec.params.num_ranks) + " ranks, but " +
-                                spec.schedule_file + " has " +
-                                std::to_string(schedule->num_ranks));
+    return where.Invalid("pp", std::to_string(spec.params.num_ranks) + " ranks, but " +
+                                   spec.schedule_file + " has " +
+                                   std::to_string(schedule->num_ranks));
   }
   if (spec.params.num_microbatches != 0) {
     // The file's microbatches must be exactly 0..m-1: report the first one out of range where it
@@ -42,7 +36,8 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
           if (j >= spec.params.num_microbatches) {
             return Status::InvalidInput(
                 spec.schedule_file + ": " + DescribeActionAt(rank, index, order[index]) +
-                ": microbatch " + std::to_string(j) + " is out of range; --microbatches " +
+                ": microbatch " + std::to_string(j) + " is out of range; " +
+                where.Name("microbatches") + " " +
                 std::to_string(spec.params.num_microbatches) + " allows 0.." +
                 std::to_string(spec.params.num_microbatches - 1));
           }
@@ -53,10 +48,11 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
   }
   if (!spec.stage_to_rank.empty()) {
     if (static_cast<int32_t>(spec.stage_to_rank.size()) != schedule->num_stages) {
-      return Status::InvalidInput("--stage-to-rank: " + std::to_string(spec.stage_to_rank.size()) +
-                                  " ranks for the " + std::to_string(schedule->num_stages) +
-                                  " stages of " + spec.schedule_file +
-                                  "; give one rank per stage");
+      return where.Invalid("stage_to_rank", std::to_string(spec.stage_to_rank.size()) +
+                                                " ranks for the " +
+                                                std::to_string(schedule->num_stages) +
+                                                " stages of " + spec.schedule_file +
+                                                "; give one rank per stage");
     }
     schedule->stage_to_rank = spec.stage_to_rank;
   }
@@ -74,8 +70,9 @@ Status BuildSchedule(const RunSpec& spec, Schedule* schedule, std::string* label
   }
   const ScheduleInfo* info = FindSchedule(spec.schedule_name);
   if (info == nullptr) {
-    return Status::InvalidInput("--schedule: unknown schedule '" + spec.schedule_name +
-                                "'; valid: " + ScheduleNames());
+    std::vector<std::string> names;
+    for (const ScheduleInfo& schedule_info : AllSchedules()) names.emplace_back(schedule_info.name);
+    return spec.where->Invalid("schedule", UnknownName("schedule", spec.schedule_name, names));
   }
   *label = std::string(info->name);
   return GenerateSchedule(info->name, spec.params, schedule);
@@ -86,12 +83,12 @@ double PeakFlopsPerS(const PlatformSpec& platform, Dtype dtype) {
                               : platform.gpu.dense_bf16_flops_per_s;
 }
 
-Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype) {
+Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype, const Locator& where) {
   if (PeakFlopsPerS(platform, dtype) > 0) return Status();
-  return Status::InvalidInput("--dtype: " + std::string(DtypeName(dtype)) + " needs a GPU with " +
-                              "that precision; " + platform.gpu.name + " of " + platform.name +
-                              " has no peak for it (gpu.dense_fp8); use bf16 or --set "
-                              "gpu.dense_fp8=...");
+  return where.Invalid("dtype", std::string(DtypeName(dtype)) + " needs a GPU with that "
+                                "precision; " + platform.gpu.name + " of " + platform.name +
+                                " has no peak for it (gpu.dense_fp8); use bf16 or " +
+                                where.Name("set") + " gpu.dense_fp8=...");
 }
 
 double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Schedule& schedule,
@@ -126,13 +123,15 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
     if (!status.ok()) return status;
     if (model->name.empty()) model->name = spec.model;
   } else {
-    return Status::InvalidInput("--model: unknown model '" + spec.model + "'; valid: " +
-                                TransformerPresetNames() + ", or a model file (.textproto, "
-                                ".json, .yaml)");
+    std::vector<std::string> names;
+    for (const TransformerSpec& preset : TransformerPresets()) names.push_back(preset.name);
+    return spec.where->Invalid(
+        "model", UnknownName("model", spec.model, names,
+                             "or a model file (.textproto, .json, .yaml)"));
   }
   TrainingSetup setup = spec.training;
   if (setup.seq_len == 0) setup.seq_len = model->seq_len;
-  Status status = CheckTrainingSetup(*model, setup);
+  Status status = CheckTrainingSetup(*model, setup, *spec.where);
   if (!status.ok()) return status;
   stages->clear();
   std::vector<Pipeline> pipelines = schedule.pipelines;
@@ -142,7 +141,7 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
   for (const Pipeline& pipeline : pipelines) {
     std::vector<int32_t> layers;
     status = SplitLayers(*model, pipeline.last_stage - pipeline.first_stage + 1, spec.layer_split,
-                         &layers);
+                         *spec.where, &layers);
     if (!status.ok()) return status;
     for (const StageModel& stage : BuildStageModels(*model, setup, layers)) {
       stages->push_back(stage);
@@ -152,11 +151,13 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
 }
 
 Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
+  const Locator& where = *spec.where;
   run->spec = spec;
   Status status = BuildSchedule(spec, &run->schedule, &run->label);
   if (!status.ok()) return status;
   if (!spec.model.empty() && !spec.profile_file.empty()) {
-    return Status::InvalidInput("--profile: give --profile or --model, not both");
+    return where.Invalid("profile", "give " + where.Name("profile") + " or " +
+                                        where.Name("model") + ", not both");
   }
   // The model's own checks (--tp divides the heads, ...) come before the platform's (--tp fits
   // in a node).
@@ -167,8 +168,14 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
     if (!status.ok()) return status;
   }
   status = BuildPlatform(spec.platform, run->schedule.num_ranks, spec.training.dp,
-                         spec.training.tp, &run->platform);
+                         spec.training.tp, where, &run->platform);
   if (!status.ok()) return status;
+  if (spec.engine == EngineKind::kCriticalPath && !run->platform.xml_file.empty()) {
+    return where.Invalid("engine", "critical-path needs a cluster (a preset or a cluster file); "
+                                   "the routes of the XML platform " + run->platform.xml_file +
+                                   " are known to SimGrid only; use " + where.Name("engine") +
+                                   " simgrid");
+  }
   Profile profile;
   bool has_profile = false;
   if (!spec.profile_file.empty()) {
@@ -176,27 +183,29 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
     if (!status.ok()) return status;
     has_profile = true;
   } else if (!spec.model.empty()) {
-    status = CheckDtypeOnGpu(run->platform, spec.training.dtype);
+    status = CheckDtypeOnGpu(run->platform, spec.training.dtype, where);
     if (!status.ok()) return status;
     const double flops_per_s = PeakFlopsPerS(run->platform, spec.training.dtype) * spec.efficiency;
-    profile = ProfileFromCosts(StageModelsToCosts(stages, flops_per_s), "--model " + spec.model);
+    profile = ProfileFromCosts(StageModelsToCosts(stages, flops_per_s),
+                               where.Name("model") + " " + spec.model);
     has_profile = true;
     run->model = model.name;
     run->model_flops =
         ModelFlopsPerIteration(stages, run->schedule, spec.training.tp, spec.training.dp);
   }
   status = BuildStageCosts(spec.costs, has_profile ? &profile : nullptr,
-                           run->schedule.num_stages, &run->costs);
+                           run->schedule.num_stages, where, &run->costs);
   if (!status.ok()) return status;
-  status = CheckCostsCoverSchedule(run->costs, run->schedule);
+  status = CheckCostsCoverSchedule(run->costs, run->schedule, where);
   if (!status.ok()) return status;
   if (spec.training.dp > 1) {
     bool any = false;
     for (int64_t bytes : run->costs.gradient_bytes) any = any || bytes > 0;
     if (!any) {
-      return Status::InvalidInput(
-          "--dp: " + std::to_string(spec.training.dp) + " replicas all-reduce their gradients, "
-          "but no stage has any; give --model, a profile with grad_bytes, or --grad-bytes");
+      return where.Invalid("dp", std::to_string(spec.training.dp) +
+                                     " replicas all-reduce their gradients, but no stage has any; "
+                                     "give " + where.Name("model") + ", a profile with grad_bytes, "
+                                     "or " + where.Name("grad_bytes"));
     }
   }
   if (!compile) return Status();
@@ -204,10 +213,11 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
                           Parallelism{spec.training.dp, spec.training.tp}, &run->graph);
 }
 
-Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_out) {
+Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_out,
+                  SimGridProcess process) {
   Timeline own;
   Timeline& timeline = timeline_out != nullptr ? *timeline_out : own;
-  Status status = Execute(run.spec.engine, run.graph, run.platform, &timeline);
+  Status status = Execute(run.spec.engine, run.graph, run.platform, &timeline, process);
   if (!status.ok()) return status;
   result->spec = run.spec;
   result->label = run.label;

@@ -2,8 +2,10 @@
 #ifndef PPSIM_EXPERIMENTS_RUN_H_
 #define PPSIM_EXPERIMENTS_RUN_H_
 
+#include <memory>
 #include <string>
 
+#include "base/locator.h"
 #include "models/stage_costs.h"
 #include "models/transformer.h"
 #include "platforms/cluster.h"
@@ -17,28 +19,32 @@
 
 namespace ppsim {
 
-// Everything that defines a run, as the user gave it.
+// One run, resolved from the request (experiments/request.h): every value parsed and checked on
+// its own; what depends on other values (costs per stage, the model on the platform) is checked
+// by PrepareRun. Messages about a field start where it was written (`where`).
 struct RunSpec {
   // Exactly one of schedule_name (a registry name) and schedule_file (text IR, or torch CSV when
   // the name ends in .csv) is set.
   std::string schedule_name;
   std::string schedule_file;
-  // With schedule_file, num_ranks and num_microbatches are 0 unless the user gave them; then they
-  // must match the file.
+  // With schedule_file, num_ranks and num_microbatches are 0 unless the request gave them; then
+  // they must match the file.
   ScheduleParams params;
   // With schedule_file: the rank of every stage; empty to infer it from the file.
   std::vector<RankIndex> stage_to_rank;
-  CostText costs;  // Flags; each overrides the same field from the profile or model.
-  std::string profile_file;  // --profile: measured costs (models/profile.h); empty: none.
-  // --model: a preset name or a model file (models/transformer.h); empty: none. With a model the
+  CostInputs costs;  // Each overrides the same field from the profile or model.
+  std::string profile_file;  // measured costs (models/profile.h); empty: none.
+  // A model preset name or a model file (models/transformer.h); empty: none. With a model the
   // costs come from the analytic model at the platform GPU's peak FLOP/s times `efficiency`.
   std::string model;
   TrainingSetup training;  // seq_len 0: the model's own
   LayerSplit layer_split;
   double efficiency = 0.5;
-  PlatformChoice platform;  // preset or file, --nodes, --set, --placement, --hosts
-  int64_t memory_limit_bytes = 0;  // --memory-limit; 0: the platform GPU's memory
+  PlatformChoice platform;  // preset or file, nodes, set, placement, hosts
+  int64_t memory_limit_bytes = 0;  // 0: the platform GPU's memory
   EngineKind engine = EngineKind::kSimGrid;
+  // Where each field was written, for messages ("--pp", "e.yaml:3:5: base.pp").
+  std::shared_ptr<const Locator> where = std::make_shared<FieldNames>();
 };
 
 // A run described, validated and compiled: ready to execute.
@@ -78,8 +84,8 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
 
 // The platform GPU's peak dense FLOP/s for `dtype` (fp8, or bf16/fp16).
 double PeakFlopsPerS(const PlatformSpec& platform, Dtype dtype);
-// InvalidInput naming --dtype when the GPU has no peak for `dtype` (fp8 on an A100).
-Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype);
+// InvalidInput where the dtype was written when the GPU has no peak for `dtype` (fp8 on an A100).
+Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype, const Locator& where);
 
 // Model FLOPs of one iteration of `schedule` with `stages` (from BuildModelStages): forward and
 // backward without recompute, 3 x the forward, for every microbatch on every stage of its
@@ -94,8 +100,10 @@ double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Sched
 Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile = true);
 
 // Executes a prepared run with its engine and computes its metrics; the executed timeline goes
-// to `timeline` when it is not null (for traces and pictures).
-Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline = nullptr);
+// to `timeline` when it is not null (for traces and pictures). `process` says where SimGrid runs
+// (sim/engine.h): a sweep's point process runs it in itself.
+Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline = nullptr,
+                  SimGridProcess process = SimGridProcess::kChild);
 
 }  // namespace ppsim
 

@@ -1,25 +1,23 @@
 #include "experiments/sweep.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
+#include <memory>
 
-#include "experiments/report.h"
+#include "base/subprocess.h"
+#include "experiments/locators.h"
+#include "experiments/process_pool.h"
+#include "experiments/progress.h"
+#include "experiments/request.h"
+#include "experiments/run_output.h"
 #include "experiments/trace_outputs.h"
 #include "models/units.h"
-#include "base/files.h"
 
 namespace ppsim {
 namespace {
@@ -114,7 +112,7 @@ bool Deserialize(const std::string& text, Outcome* o) {
   return true;
 }
 
-// Runs in the child: simulates one point.
+// Runs in the point's process: simulates the point, SimGrid in this very process.
 Outcome RunPoint(const PointJob& job, const SweepOptions& options) {
   const char* crash = std::getenv("PPSIM_SWEEP_CRASH_POINT");
   if (crash != nullptr && std::to_string(job.point->index) == crash) std::raise(SIGSEGV);
@@ -124,10 +122,12 @@ Outcome RunPoint(const PointJob& job, const SweepOptions& options) {
   Status status = PrepareRun(job.spec, &prepared);
   RunResult result;
   Timeline timeline;
-  if (status.ok()) status = ExecuteRun(prepared, &result, &timeline);
+  if (status.ok()) {
+    status = ExecuteRun(prepared, &result, &timeline, SimGridProcess::kThisProcess);
+  }
   if (status.ok() && !options.timelines_dir.empty()) {
-    status = WriteTimelinePicture(PointTimelinePath(options, job.point->index), prepared, result,
-                                  timeline);
+    status = WriteTimelinePicture("", PointTimelinePath(options, job.point->index),
+                                  prepared, result, timeline);
   }
   o.wall_s = Seconds(Clock::now() - start);
   if (!status.ok()) {
@@ -141,85 +141,33 @@ Outcome RunPoint(const PointJob& job, const SweepOptions& options) {
   return o;
 }
 
-bool WriteAll(int fd, const std::string& data) {
-  const char* p = data.data();
-  size_t size = data.size();
-  while (size > 0) {
-    const ssize_t n = write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
+// What a point's process came to: its outcome, or how the process ended.
+Outcome OutcomeOf(const ProcessPool::Finished& f, double timeout_s) {
+  Outcome o;
+  if (f.timed_out) {
+    o.status = "timeout";
+    o.error = "exceeded --point-timeout " + HumanDuration(timeout_s);
+  } else if (WIFSIGNALED(f.wait_status)) {
+    o.status = "crashed";
+    o.error = "the point's process died of " + DescribeWaitStatus(f.wait_status);
+  } else if (!WIFEXITED(f.wait_status) || WEXITSTATUS(f.wait_status) != 0 ||
+             !Deserialize(f.output, &o)) {
+    o = Outcome();
+    o.status = "crashed";
+    o.error = "the point's process exited with status " +
+              std::to_string(WIFEXITED(f.wait_status) ? WEXITSTATUS(f.wait_status) : -1);
+  } else {
+    return o;
   }
-  return true;
+  o.wall_s = f.wall_s;
+  return o;
 }
 
-// An append-only journal; every line goes out in one write().
-class Journal {
- public:
-  ~Journal() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Status Open(const std::string& path) {
-    path_ = path;
-    fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd_ < 0) return Status::InvalidInput(path + ": cannot write: " + strerror(errno));
-    return Status();
-  }
-  bool Append(const std::string& line) { return WriteAll(fd_, line + "\n"); }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
-
-// Writes `text` to `path` whole: to path.tmp, then renamed over it.
-bool ReadLines(const std::string& path, std::vector<std::string>* lines) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t end = text.find('\n', start);
-    if (end == std::string::npos) break;  // a torn last line: not finished
-    lines->push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return true;
-}
-
-int64_t LeadingIndex(const std::string& line, size_t offset) {
-  int64_t index = 0;
-  bool any = false;
-  for (size_t i = offset; i < line.size() && line[i] >= '0' && line[i] <= '9'; ++i) {
-    index = index * 10 + (line[i] - '0');
-    any = true;
-  }
-  return any ? index : -1;
-}
-
-int64_t CsvPoint(const std::string& row) { return LeadingIndex(row, 0); }
-int64_t JsonPoint(const std::string& line) {
-  const std::string key = "{\"point\": ";
-  return line.rfind(key, 0) == 0 ? LeadingIndex(line, key.size()) : -1;
-}
-
-bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
-
-// A running point's process.
-struct Child {
-  pid_t pid = -1;
-  int fd = -1;
-  size_t job = 0;
-  Clock::time_point start;
-  std::string data;
-};
-
-std::string SignalText(int signal) {
-  return "the point's process died of signal " + std::to_string(signal) + " (" +
-         strsignal(signal) + ")";
+// The row prefix of a point: its index and values, as the CSV writes them.
+std::string RowPrefix(const SweepPoint& point) {
+  std::string prefix = std::to_string(point.index);
+  for (const std::string& value : point.values) prefix += "," + CsvField(value);
+  return prefix;
 }
 
 }  // namespace
@@ -230,304 +178,151 @@ std::string PointTimelinePath(const SweepOptions& options, size_t index) {
   return options.timelines_dir + name + options.timeline_extension;
 }
 
-std::string JsonLinesPath(const std::string& csv_path) {
-  const std::string suffix = ".csv";
-  if (csv_path.size() > suffix.size() &&
-      csv_path.compare(csv_path.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    return csv_path.substr(0, csv_path.size() - suffix.size()) + ".jsonl";
+Status PlanSweep(const ExperimentPlan& plan, std::vector<PointJob>* jobs) {
+  jobs->assign(plan.points.size(), PointJob());
+  std::vector<std::string> messages;
+  std::map<std::string, std::vector<const SweepPoint*>> points_of;
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    const SweepPoint& point = plan.points[i];
+    PointJob& job = (*jobs)[i];
+    job.point = &point;
+    if (point.skipped) {
+      job.skipped = true;
+      job.reason = point.reason;
+      continue;
+    }
+    ResolveOptions options;
+    options.directory = plan.directory;
+    options.one_schedule = true;
+    RunRequest request;
+    Status status =
+        ResolveRun(point.config, std::make_shared<FileLocator>(plan, &point), options, &request);
+    if (status.ok() && (request.outputs.any() || request.fail_on_oom)) {
+      // Not swept (experiment.cc), so written in the base.
+      status = Status::InvalidInput(
+          plan.source + ": base: trace, chrome_trace, timeline and fail_on_oom belong to one run "
+                        "('ppsim run FILE'); a sweep writes timelines with --timelines");
+    }
+    if (status.ok()) {
+      PreparedRun prepared;
+      status = PrepareRun(request.runs[0], &prepared, /*compile=*/false);
+      job.spec = request.runs[0];
+    }
+    if (status.ok()) continue;
+    if (plan.experiment.skip_invalid()) {
+      job.skipped = true;
+      job.reason = status.message();
+      continue;
+    }
+    if (points_of[status.message()].empty()) messages.push_back(status.message());
+    points_of[status.message()].push_back(&point);
   }
-  return csv_path + ".jsonl";
+  if (messages.empty()) return Status();
+  std::string text;
+  for (const std::string& m : messages) {
+    const std::vector<const SweepPoint*>& points = points_of[m];
+    text += (text.empty() ? "" : "\n") + m + " (point " + std::to_string(points[0]->index) +
+            ": " + DescribePoint(plan, *points[0]) +
+            (points.size() > 1 ? "; and " + std::to_string(points.size() - 1) + " more" : "") +
+            ")";
+  }
+  return Status::InvalidInput(text + "\nnothing ran; fix these points, or set skip_invalid: true "
+                                     "to record them as skipped");
 }
 
 Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
-                const SweepOptions& options, std::ostream& progress, SweepSummary* summary) {
+                const SweepOptions& options, std::ostream& progress_out, SweepSummary* summary) {
   *summary = SweepSummary();
   const Clock::time_point sweep_start = Clock::now();
   const std::string header = Header(plan);
-  const std::string csv_path = options.output;
-  const std::string json_path = JsonLinesPath(csv_path);
-  const std::string csv_journal = csv_path + ".partial";
-  const std::string json_journal = json_path + ".partial";
-
-  // Rows already done: from the journal, or from a finished output.
-  std::map<int64_t, std::string> csv_rows;
-  std::map<int64_t, std::string> json_rows;
-  const bool have_journal = Exists(csv_journal);
-  if (have_journal && !options.resume) {
-    return Status::InvalidInput(csv_journal + ": an interrupted sweep's results; add --resume "
-                                "to continue it, or delete it to start over");
+  Journal journal(options.output);
+  if (journal.exists() && !options.resume) {
+    return Status::InvalidInput(options.output + ".partial: an interrupted sweep's results; add "
+                                "--resume to continue it, or delete it to start over");
   }
+  JournalRows rows;
   if (options.resume) {
-    const std::string from = have_journal ? csv_journal : csv_path;
-    const std::string json_from = have_journal ? json_journal : json_path;
-    std::vector<std::string> lines;
-    std::vector<std::string> json_lines;
-    if (ReadLines(from, &lines) && !lines.empty()) {
-      if (lines[0] != header) {
-        return Status::InvalidInput(from + ":1: its columns are not this experiment's; start "
-                                    "over without --resume (expected: " + header + ")");
-      }
-      ReadLines(json_from, &json_lines);
-      std::map<int64_t, std::string> json_by_point;
-      for (const std::string& line : json_lines) json_by_point[JsonPoint(line)] = line;
-      for (size_t i = 1; i < lines.size(); ++i) {
-        const int64_t point = CsvPoint(lines[i]);
-        // Rows without their JSON line are run again.
-        if (point < 0 || point >= static_cast<int64_t>(jobs.size()) ||
-            json_by_point.count(point) == 0) {
-          continue;
-        }
-        std::string expected = std::to_string(point);
-        for (const std::string& value : jobs[point].point->values) expected += "," + CsvField(value);
-        if (lines[i].rfind(expected + ",", 0) != 0) {
-          return Status::InvalidInput(from + ":" + std::to_string(i + 1) + ": point " +
-                                      std::to_string(point) + " is not (" +
-                                      DescribePoint(plan, *jobs[point].point) +
-                                      ") in this experiment; start over without --resume");
-        }
-        csv_rows[point] = lines[i];
-        json_rows[point] = json_by_point[point];
-      }
-    }
-  }
-
-  // The journal starts as the header and the resumed rows, written whole (a torn last line of an
-  // interrupted journal is dropped), then grows a line per finished point.
-  {
-    std::string csv_text = header + "\n";
-    std::string json_text;
-    for (const auto& [point, row] : csv_rows) csv_text += row + "\n";
-    for (const auto& [point, line] : json_rows) json_text += line + "\n";
-    Status status = WriteWholeFile("", json_journal, json_text);
-    if (status.ok()) status = WriteWholeFile("", csv_journal, csv_text);
+    Status status = journal.Load(
+        header, static_cast<int64_t>(jobs.size()),
+        [&](int64_t point) { return RowPrefix(*jobs[point].point); },
+        [&](int64_t point) { return DescribePoint(plan, *jobs[point].point); }, &rows);
     if (!status.ok()) return status;
   }
-  Journal csv_out;
-  Journal json_out;
-  Status status = csv_out.Open(csv_journal);
-  if (status.ok()) status = json_out.Open(json_journal);
+  // The journal starts as the header and the resumed rows (a torn last line of an interrupted
+  // journal is dropped), then grows a line per finished point.
+  Status status = journal.Start(header, rows);
   if (!status.ok()) return status;
 
   std::vector<size_t> todo;
   for (size_t j = 0; j < jobs.size(); ++j) {
     if (static_cast<int32_t>(j % options.shard_count) != options.shard_index) continue;
     ++summary->points;
-    if (csv_rows.count(static_cast<int64_t>(j))) {
+    if (rows.csv.count(static_cast<int64_t>(j))) {
       ++summary->resumed;
       continue;
     }
     todo.push_back(j);
   }
-  const size_t total = summary->points;
-  size_t done = summary->resumed;
+  SweepProgress progress(progress_out, options.terminal, summary->points, summary->resumed);
   size_t journaled = 0;
   const char* kill_after_env = std::getenv("PPSIM_SWEEP_KILL_AFTER");
   const long kill_after = kill_after_env == nullptr ? -1 : std::strtol(kill_after_env, nullptr, 10);
-
   auto record = [&](size_t j, const Outcome& o) {
     const SweepPoint& point = *jobs[j].point;
     const std::string row = CsvRow(plan, point, o);
     const std::string line = JsonLine(plan, point, o);
-    csv_out.Append(row);
-    json_out.Append(line);
-    csv_rows[point.index] = row;
-    json_rows[point.index] = line;
-    ++done;
-    ++journaled;
-    if (o.status == "ok") {
-      ++summary->ok;
-    } else if (o.status == "skipped") {
-      ++summary->skipped;
-    } else {
-      ++summary->failed;
-    }
-    const double elapsed = Seconds(Clock::now() - sweep_start);
-    const size_t ran = done - summary->resumed;
-    const double eta = ran > 0 ? elapsed / ran * (total - done) : 0;
-    if (options.terminal) {
-      char line_text[160];
-      std::snprintf(line_text, sizeof(line_text), "\r%zu/%zu points, %zu failed, ETA %s   ", done,
-                    total, summary->failed, HumanDuration(eta).c_str());
-      progress << line_text << std::flush;
-    } else {
-      progress << "[" << done << "/" << total << "] point " << point.index << " " << o.status
-               << " (" << DescribePoint(plan, point) << ")"
-               << (o.error.empty() ? "" : ": " + o.error) << "\n";
-    }
-    if (kill_after >= 0 && static_cast<long>(journaled) >= kill_after) raise(SIGKILL);
+    Status appended = journal.Append(row, line);
+    if (!appended.ok()) return appended;
+    rows.csv[point.index] = row;
+    rows.json[point.index] = line;
+    const bool failed = o.status != "ok" && o.status != "skipped";
+    (o.status == "ok" ? summary->ok : failed ? summary->failed : summary->skipped) += 1;
+    progress.PointDone(point.index, DescribePoint(plan, point), o.status, o.error, failed);
+    if (kill_after >= 0 && static_cast<long>(++journaled) >= kill_after) std::raise(SIGKILL);
+    return Status();
   };
 
   // Skipped points need no process.
   std::vector<size_t> runnable;
   for (size_t j : todo) {
-    if (jobs[j].skipped) {
-      Outcome o;
-      o.status = "skipped";
-      o.error = OneLine(jobs[j].reason);
-      record(j, o);
-    } else {
+    if (!jobs[j].skipped) {
       runnable.push_back(j);
+      continue;
     }
+    Outcome o;
+    o.status = "skipped";
+    o.error = OneLine(jobs[j].reason);
+    status = record(j, o);
+    if (!status.ok()) return status;
   }
-
-  std::fflush(stdout);
-  std::fflush(stderr);
-  progress.flush();
-  std::vector<Child> running;
+  progress_out.flush();
+  // The pool's destructor stops and reaps every point still running when this returns early.
+  ProcessPool pool(options.jobs, options.point_timeout_s);
   size_t next = 0;
-  const int32_t parallel = std::max(1, options.jobs);
-  while (next < runnable.size() || !running.empty()) {
-    while (next < runnable.size() && static_cast<int32_t>(running.size()) < parallel) {
-      int fds[2];
-      if (pipe(fds) != 0) return Status::Internal(std::string("sweep: pipe: ") + strerror(errno));
+  while (next < runnable.size() || !pool.empty()) {
+    while (next < runnable.size() && !pool.full()) {
       const size_t j = runnable[next++];
-      const pid_t pid = fork();
-      if (pid < 0) return Status::Internal(std::string("sweep: fork: ") + strerror(errno));
-      if (pid == 0) {
-        // Its own process group, so that a timeout also stops the simulation it forks.
-        setpgid(0, 0);
-        close(fds[0]);
-        for (const Child& c : running) close(c.fd);
-        const bool sent = WriteAll(fds[1], Serialize(RunPoint(jobs[j], options)));
-        _exit(sent ? 0 : 4);
-      }
-      setpgid(pid, pid);
-      close(fds[1]);
-      running.push_back({pid, fds[0], j, Clock::now(), ""});
+      status = pool.Start(j, [&, j] { return Serialize(RunPoint(jobs[j], options)); });
+      if (!status.ok()) return Status::Internal("sweep: " + status.message());
     }
-    std::vector<pollfd> fds;
-    for (const Child& c : running) fds.push_back({c.fd, POLLIN, 0});
-    int wait_ms = 200;
-    if (options.point_timeout_s > 0) {
-      for (const Child& c : running) {
-        const double left = options.point_timeout_s - Seconds(Clock::now() - c.start);
-        wait_ms = std::min(wait_ms, std::max(0, static_cast<int>(left * 1000) + 1));
-      }
-    }
-    poll(fds.data(), fds.size(), wait_ms);
-    for (size_t k = 0; k < running.size();) {
-      Child& c = running[k];
-      bool finished = false;
-      if (fds[k].revents & (POLLIN | POLLHUP | POLLERR)) {
-        char buffer[65536];
-        const ssize_t n = read(c.fd, buffer, sizeof(buffer));
-        if (n > 0) {
-          c.data.append(buffer, static_cast<size_t>(n));
-        } else if (n == 0 || errno != EINTR) {
-          finished = true;
-        }
-      }
-      Outcome o;
-      if (!finished && options.point_timeout_s > 0 &&
-          Seconds(Clock::now() - c.start) > options.point_timeout_s) {
-        kill(-c.pid, SIGKILL);
-        kill(c.pid, SIGKILL);
-        o.status = "timeout";
-        o.error = "exceeded --point-timeout " + HumanDuration(options.point_timeout_s);
-        finished = true;
-      }
-      if (!finished) {
-        ++k;
-        continue;
-      }
-      int wait_status = 0;
-      while (waitpid(c.pid, &wait_status, 0) < 0 && errno == EINTR) {
-      }
-      close(c.fd);
-      const double wall = Seconds(Clock::now() - c.start);
-      if (o.status.empty()) {
-        if (WIFSIGNALED(wait_status)) {
-          o.status = "crashed";
-          o.error = SignalText(WTERMSIG(wait_status));
-          o.wall_s = wall;
-        } else if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0 ||
-                   !Deserialize(c.data, &o)) {
-          o = Outcome();
-          o.status = "crashed";
-          o.error = "the point's process exited with status " +
-                    std::to_string(WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
-          o.wall_s = wall;
-        }
-      } else {
-        o.wall_s = wall;
-      }
-      record(c.job, o);
-      fds.erase(fds.begin() + static_cast<std::ptrdiff_t>(k));
-      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+    for (const ProcessPool::Finished& f : pool.Wait()) {
+      status = record(f.job, OutcomeOf(f, options.point_timeout_s));
+      if (!status.ok()) return status;
     }
   }
-  if (options.terminal) progress << "\n";
+  progress.Finish();
 
   // The final files, in point order, replace the journal.
-  std::string csv_text = header + "\n";
-  std::string json_text;
-  for (const auto& [point, row] : csv_rows) {
+  JournalRows shard;
+  for (const auto& [point, row] : rows.csv) {
     if (static_cast<int32_t>(point % options.shard_count) != options.shard_index) continue;
-    csv_text += row + "\n";
-    json_text += json_rows[point] + "\n";
+    shard.csv[point] = row;
+    shard.json[point] = rows.json[point];
   }
-  status = WriteWholeFile("", csv_path, csv_text);
-  if (status.ok()) status = WriteWholeFile("", json_path, json_text);
+  status = journal.Finish(header, shard);
   if (!status.ok()) return status;
-  std::remove(csv_journal.c_str());
-  std::remove(json_journal.c_str());
   summary->wall_s = Seconds(Clock::now() - sweep_start);
   return Status();
-}
-
-Status MergeResults(const std::vector<std::string>& inputs, const std::string& output) {
-  if (inputs.empty()) return Status::InvalidInput("ppsim merge: no input files");
-  const bool json = JsonLinesPath(output) == output + ".jsonl" &&
-                    output.size() >= 6 && output.compare(output.size() - 6, 6, ".jsonl") == 0;
-  std::string header;
-  std::map<int64_t, std::string> rows;
-  std::map<int64_t, std::string> from;
-  for (const std::string& input : inputs) {
-    std::vector<std::string> lines;
-    if (!ReadLines(input, &lines)) {
-      return Status::InvalidInput(input + ": cannot read: " + strerror(errno));
-    }
-    size_t first = 0;
-    if (!json) {
-      if (lines.empty()) return Status::InvalidInput(input + ": empty; expected a results CSV");
-      if (header.empty()) header = lines[0];
-      if (lines[0] != header) {
-        return Status::InvalidInput(input + ":1: its columns differ from " + inputs[0] +
-                                    "'s; merge shards of one experiment");
-      }
-      first = 1;
-    }
-    for (size_t i = first; i < lines.size(); ++i) {
-      const int64_t point = json ? JsonPoint(lines[i]) : CsvPoint(lines[i]);
-      if (point < 0) {
-        return Status::InvalidInput(input + ":" + std::to_string(i + 1) +
-                                    ": not a result line (it should start with the point)");
-      }
-      if (rows.count(point)) {
-        return Status::InvalidInput(input + ":" + std::to_string(i + 1) + ": point " +
-                                    std::to_string(point) + " is also in " + from[point]);
-      }
-      rows[point] = lines[i];
-      from[point] = input;
-    }
-  }
-  std::string missing;
-  int64_t expected = 0;
-  int missing_count = 0;
-  for (const auto& [point, row] : rows) {
-    for (; expected < point; ++expected) {
-      if (++missing_count <= 10) missing += (missing.empty() ? "" : ", ") + std::to_string(expected);
-    }
-    expected = point + 1;
-  }
-  if (missing_count > 0) {
-    return Status::InvalidInput("ppsim merge: point" + std::string(missing_count > 1 ? "s " : " ") +
-                                missing + (missing_count > 10 ? ", ..." : "") +
-                                " missing; give every shard's output");
-  }
-  std::string text = json ? "" : header + "\n";
-  for (const auto& [point, row] : rows) text += row + "\n";
-  return WriteWholeFile("", output, text);
 }
 
 }  // namespace ppsim

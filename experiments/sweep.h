@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "experiments/experiment.h"
+#include "experiments/journal.h"
 #include "experiments/run.h"
 #include "base/status.h"
 
@@ -58,6 +59,13 @@ struct SweepOptions {
 // The timeline picture file of point `index`: DIR/point-0007.html.
 std::string PointTimelinePath(const SweepOptions& options, size_t index);
 
+// Resolves and checks every point of `plan` before any runs (ResolveRun with the point's
+// FileLocator, then PrepareRun without compiling), one job per point in point order. Points a
+// skip rule names, and with skip_invalid the points ppsim rejects, become skipped jobs. Otherwise
+// every rejected point is reported at once, equal messages once with the points they concern:
+// "e.yaml:5:39: axes[2].values[0]: must be at least 1; got 0 (point 3: ...; and 2 more)".
+Status PlanSweep(const ExperimentPlan& plan, std::vector<PointJob>* jobs);
+
 struct SweepSummary {
   size_t points = 0;   // in this shard
   size_t resumed = 0;  // taken from a previous journal or output
@@ -67,21 +75,17 @@ struct SweepSummary {
   double wall_s = 0;
 };
 
-// The JSON lines file beside a results CSV: "r.csv" -> "r.jsonl", anything else + ".jsonl".
-std::string JsonLinesPath(const std::string& csv_path);
-
-// Runs `jobs` (one per point of `plan`, in point order) and writes the files above. Progress goes
-// to `progress`. Returns InvalidInput for an unusable output or journal (a journal without
-// --resume, or one from a different experiment), else OK whatever the points' outcomes.
+// Runs `jobs` (from PlanSweep) and writes the files above (experiments/journal.h). Each point runs
+// in a process of its own (experiments/process_pool.h), which runs SimGrid itself: one fork per
+// point. Progress goes to `progress`. Returns InvalidInput for an unusable output or journal (a
+// journal without --resume, one from a different experiment, a write that fails), else OK
+// whatever the points' outcomes.
 //
 // Test hooks (environment): PPSIM_SWEEP_CRASH_POINT=k makes point k's process die of SIGSEGV;
 // PPSIM_SWEEP_KILL_AFTER=k makes the sweep itself die of SIGKILL once k points are journaled.
 Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
                 const SweepOptions& options, std::ostream& progress, SweepSummary* summary);
 
-// Joins the results of shards (CSV files, or JSON lines files) into the file an unsharded run
-// writes: same header, rows in point order, every point 0..n-1 exactly once.
-Status MergeResults(const std::vector<std::string>& inputs, const std::string& output);
 
 }  // namespace ppsim
 

@@ -29,7 +29,7 @@ std::string Extension(const std::string& path) {
   return name.substr(dot);
 }
 
-Status CheckPath(const char* flag, const std::string& path,
+Status CheckPath(const std::string& flag, const std::string& path,
                  const std::vector<std::string>& extensions, const std::string& hint) {
   if (path.empty()) return Status();
   const std::string extension = Extension(path);
@@ -40,15 +40,14 @@ Status CheckPath(const char* flag, const std::string& path,
     for (size_t i = 0; i < extensions.size(); ++i) {
       valid += (i == 0 ? "" : i + 1 == extensions.size() ? " or " : ", ") + extensions[i];
     }
-    return Status::InvalidInput(std::string(flag) + ": '" + path + "' must end in " + valid +
-                                hint);
+    return Status::InvalidInput(flag + ": '" + path + "' must end in " + valid + hint);
   }
   const size_t start = NameStart(path);
   const std::string folder = start == 0 ? "." : path.substr(0, start);
   struct stat info;
   if (stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-    return Status::InvalidInput(std::string(flag) + ": cannot write '" + path + "': folder '" +
-                                folder + "' does not exist");
+    return Status::InvalidInput(flag + ": cannot write '" + path + "': folder '" + folder +
+                                "' does not exist");
   }
   return Status();
 }
@@ -117,21 +116,24 @@ TimelinePicture PictureOf(const PreparedRun& run, const RunResult& result,
   return picture;
 }
 
-Status WritePicture(const char* flag, const std::string& path, const TimelinePicture& picture) {
+Status WritePicture(std::string_view flag, const std::string& path,
+                    const TimelinePicture& picture) {
   return WriteWholeFile(flag, path,
                         Extension(path) == ".svg" ? TimelineSvg(picture) : TimelineHtml(picture));
 }
 
 }  // namespace
 
-Status CheckTraceOutputs(const TraceOutputs& outputs) {
-  Status status = CheckPath("--trace", outputs.perfetto_path, {".pftrace", ".pftrace.gz"},
-                            "; for JSON use --chrome-trace");
+Status CheckTraceOutputs(const TraceOutputs& outputs, const Locator& where) {
+  Status status = CheckPath(where.Where("trace"), outputs.perfetto_path,
+                            {".pftrace", ".pftrace.gz"}, "; for JSON use " +
+                                where.Name("chrome_trace"));
   if (status.ok()) {
-    status = CheckPath("--chrome-trace", outputs.chrome_path, {".json", ".json.gz"}, "");
+    status = CheckPath(where.Where("chrome_trace"), outputs.chrome_path, {".json", ".json.gz"},
+                       "");
   }
   if (status.ok()) {
-    status = CheckPath("--timeline", outputs.timeline_path, {".svg", ".html"}, "");
+    status = CheckPath(where.Where("timeline"), outputs.timeline_path, {".svg", ".html"}, "");
   }
   return status;
 }
@@ -147,8 +149,9 @@ TraceOutputs OutputsOfRun(const TraceOutputs& outputs, const std::string& label)
 Status WriteTraceOutputs(const TraceOutputs& outputs, const PreparedRun& run,
                          const RunResult& result, const Timeline& timeline,
                          const std::string& command) {
-  Status status =
-      CheckTraceWindow("--trace-microbatches", outputs.window, run.schedule.num_microbatches);
+  const Locator& where = *run.spec.where;
+  Status status = CheckTraceWindow(where.Where("trace_microbatches"), outputs.window,
+                                   run.schedule.num_microbatches);
   if (!status.ok()) return status;
   TraceRun trace = TraceRunOf(run, result, timeline);
   trace.attributes = {{"ppsim_version", PPSIM_VERSION},
@@ -164,23 +167,25 @@ Status WriteTraceOutputs(const TraceOutputs& outputs, const PreparedRun& run,
                       {"makespan_ns", std::to_string(TraceNs(result.metrics.makespan_s))}};
   if (!result.model.empty()) trace.attributes.push_back({"model", result.model});
   if (!outputs.perfetto_path.empty()) {
-    status = WritePerfettoTrace(trace, outputs.window, "--trace", outputs.perfetto_path);
+    status = WritePerfettoTrace(trace, outputs.window, where.Where("trace"),
+                                outputs.perfetto_path);
     if (!status.ok()) return status;
   }
   if (!outputs.chrome_path.empty()) {
-    status = WriteChromeTrace(trace, outputs.window, "--chrome-trace", outputs.chrome_path);
+    status = WriteChromeTrace(trace, outputs.window, where.Where("chrome_trace"),
+                              outputs.chrome_path);
     if (!status.ok()) return status;
   }
   if (!outputs.timeline_path.empty()) {
-    status = WritePicture("--timeline", outputs.timeline_path,
+    status = WritePicture(where.Where("timeline"), outputs.timeline_path,
                           PictureOf(run, result, timeline, outputs.window));
   }
   return status;
 }
 
-Status WriteTimelinePicture(const std::string& path, const PreparedRun& run,
+Status WriteTimelinePicture(std::string_view what, const std::string& path, const PreparedRun& run,
                             const RunResult& result, const Timeline& timeline) {
-  return WritePicture("--timelines", path, PictureOf(run, result, timeline, TraceWindow()));
+  return WritePicture(what, path, PictureOf(run, result, timeline, TraceWindow()));
 }
 
 }  // namespace ppsim

@@ -1,5 +1,5 @@
-// Reading structured configuration files (profiles, models, later clusters and experiments) into
-// protobuf messages, from protobuf text format, JSON or YAML, with located errors.
+// Reading structured configuration files (profiles, models, clusters, experiments) into protobuf
+// messages, from protobuf text format, JSON or YAML, with located errors.
 //
 // The format comes from the file name: .textproto, .pbtxt or .txtpb (protobuf text format), .json,
 // .yaml or .yml. Field names are the proto's (snake_case); in JSON and YAML the lowerCamelCase
@@ -11,15 +11,18 @@
 // A syntax error ends the reading (it is reported with the problems found before it); problems with
 // values (types, ranges, unknown fields and enum values, duplicate keys) are all collected.
 //
-// Values, the same in JSON and YAML (quoting never matters, except that a quoted "null" is a
-// string):
-//   integers  decimal; a whole number may be written 1e9 or 3.0 (not 3.5); range-checked.
-//   floats    decimal or exponent notation; inf, Infinity, .inf, nan, NaN, .nan with a sign.
-//   bools     true, True, TRUE, false, False, FALSE.
-//   enums     a value's name, case-sensitive (not its number).
+// JSON and YAML (read with yaml-cpp, see config_yaml.h) take the same values, by the rules of
+// config_values.h, quoting never mattering except that a quoted "null" is a string:
 //   messages  a map of fields; repeated fields a list; map<K, V> fields a map.
 //   null      (YAML also ~ or nothing) leaves the field unset; it is an error inside a list.
-// Text format follows protobuf's own rules (TextFormat::Parser).
+// Their syntax errors are the readers' own: ours for JSON ("expected ',' or '}', got 'x'"),
+// yaml-cpp's for YAML ("illegal map value").
+//
+// Text format is protobuf's own (TextFormat::Parser): its syntax, type, range and duplicate-field
+// errors are protobuf's words ("m.textproto:1:9: Expected integer, got: 3.5"). On top of them:
+// unknown fields get the did-you-mean message above, a proto3 enum written as a number must name
+// a value, and a field without presence written twice is a duplicate even when its first value was
+// the default (which protobuf cannot see).
 //
 // Positions are 1-based; columns count characters (UTF-8 code points, a tab being one).
 #ifndef PPSIM_MODELS_CONFIG_FILE_H_
@@ -30,9 +33,10 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <vector>
+#include <utility>
 
 #include "base/status.h"
+#include "models/config_values.h"  // SetFieldFromText, SetScalarField, EnumValueNames
 
 namespace ppsim {
 
@@ -75,22 +79,6 @@ Status ParseConfig(std::string_view text, ConfigFormat format, const std::string
 // ("PATH: cannot read: <strerror>").
 Status ReadConfigFile(const std::string& path, google::protobuf::Message* message,
                       ConfigLocations* locations);
-
-// Every scalar field path of `type` ("gpu.memory", "nic.bandwidth", ...), nested messages joined
-// with '.', in schema order. Repeated scalar fields are included; repeated messages are not.
-std::vector<std::string> ScalarFieldPaths(const google::protobuf::Descriptor* type);
-
-// Sets the scalar field at `path` (dot-separated, see ScalarFieldPaths) of `message` from `value`
-// written as on a command line: strings as they are, integers in decimal, floating point numbers
-// finite, bools true/false, enums by name; a repeated field gets `value` appended. Messages start
-// with `where` (e.g. "--set nic.bandwidth"): "unknown key; valid: ... (did you mean ...?)",
-// "invalid integer 'x'; ...", "unknown value 'X'; valid: ...".
-Status SetFieldFromText(std::string_view path, std::string_view value, const std::string& where,
-                        google::protobuf::Message* message);
-
-// The names of an enum's values a user may write, in declaration order: every value but a zero
-// value whose name ends in UNSPECIFIED (only the proto3 default).
-std::vector<std::string> EnumValueNames(const google::protobuf::EnumDescriptor* type);
 
 }  // namespace ppsim
 

@@ -1,5 +1,6 @@
 // The located document tree the JSON and YAML readers build (config_json.h, config_yaml.h) and
-// config_file.cc turns into a protobuf message. Internal to the configuration reader.
+// config_file.cc turns into a protobuf message, and the map from byte offsets to the lines and
+// columns messages show. Internal to the configuration reader.
 #ifndef PPSIM_MODELS_CONFIG_TREE_H_
 #define PPSIM_MODELS_CONFIG_TREE_H_
 
@@ -12,7 +13,9 @@
 
 namespace ppsim::config_internal {
 
-// Deeper documents are rejected rather than risking the stack on hostile input.
+// How deep a document may nest, rather than risking the stack on hostile input: in JSON and YAML
+// a collection inside kMaxNesting others is rejected; for text format it is protobuf's recursion
+// limit (kMaxNesting messages may nest below the top one).
 inline constexpr int kMaxNesting = 100;
 
 struct ConfigEntry;
@@ -34,6 +37,14 @@ struct ConfigEntry {
   size_t key_offset = 0;
   ConfigNode value;
 };
+
+// A field's path as ConfigLocations and messages write it: "stages[1].f_s".
+inline std::string FieldPath(const std::string& parent, std::string_view name) {
+  return parent.empty() ? std::string(name) : parent + "." + std::string(name);
+}
+inline std::string IndexPath(const std::string& base, const std::string& index) {
+  return base + "[" + index + "]";
+}
 
 // A problem found at a byte offset; `message` is "FIELD.PATH: what; valid" or just "what".
 struct ConfigError {
@@ -83,36 +94,6 @@ class SourceText {
   std::string_view text_;
   std::vector<size_t> line_starts_;
 };
-
-// Appends the UTF-8 encoding of `code_point` (at most 0x10FFFF) to `out`.
-inline void AppendUtf8(unsigned long code_point, std::string* out) {
-  if (code_point < 0x80) {
-    out->push_back(static_cast<char>(code_point));
-  } else if (code_point < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (code_point >> 6)));
-    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  } else if (code_point < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (code_point >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (code_point >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  }
-}
-
-// How a character is shown in a syntax error: 'x', or a name for the invisible ones.
-inline std::string DescribeChar(std::string_view text, size_t offset) {
-  if (offset >= text.size()) return "the end of the file";
-  const char c = text[offset];
-  if (c == '\n' || c == '\r') return "the end of the line";
-  if (c == '\t') return "a tab";
-  size_t end = offset + 1;
-  while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
-  return "'" + std::string(text.substr(offset, end - offset)) + "'";
-}
 
 }  // namespace ppsim::config_internal
 

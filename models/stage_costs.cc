@@ -24,27 +24,37 @@ double StageCosts::ActionDuration(const Action& action) const {
 
 namespace {
 
-// One field: the flag when given, else the profile's column (broadcast from one row), else unset.
-template <class T, class ParseList>
-Status Resolve(const char* flag, const std::string& text, const Profile* profile,
-               std::vector<T> Profile::*column, int32_t num_stages, ParseList parse_list,
+// One field: the request's list when given (one value broadcast to every stage), else the
+// profile's column (broadcast from one row), else unset.
+template <class T>
+Status Resolve(std::string_view field, const std::vector<T>& given, const Profile* profile,
+               std::vector<T> Profile::*column, int32_t num_stages, const Locator& where,
                std::vector<T>* out) {
   out->clear();
-  if (!text.empty()) return parse_list(flag, text, num_stages, out);
-  if (profile == nullptr || (profile->*column).empty()) return Status();
-  const std::vector<T>& values = profile->*column;
-  if (values.size() == 1) {
-    out->assign(num_stages, values[0]);
-  } else {
-    *out = values;
+  const std::vector<T>* values = &given;
+  if (given.empty()) {
+    if (profile == nullptr || (profile->*column).empty()) return Status();
+    values = &(profile->*column);
   }
+  if (values->size() == 1) {
+    out->assign(num_stages, (*values)[0]);
+    return Status();
+  }
+  if (static_cast<int32_t>(values->size()) != num_stages) {
+    // A profile's rows are checked against the stages before this.
+    return where.Invalid(field, std::to_string(values->size()) + " values for " +
+                                    std::to_string(num_stages) +
+                                    " virtual stages; give one value for all stages or exactly " +
+                                    std::to_string(num_stages) + ", comma-separated");
+  }
+  *out = *values;
   return Status();
 }
 
 }  // namespace
 
-Status BuildStageCosts(const CostText& text, const Profile* profile, int32_t num_stages,
-                       StageCosts* costs) {
+Status BuildStageCosts(const CostInputs& inputs, const Profile* profile, int32_t num_stages,
+                       const Locator& where, StageCosts* costs) {
   *costs = StageCosts();
   if (profile != nullptr && profile->num_rows != 1 && profile->num_rows != num_stages) {
     return Status::InvalidInput(profile->source + ": " + std::to_string(profile->num_rows) +
@@ -52,47 +62,51 @@ Status BuildStageCosts(const CostText& text, const Profile* profile, int32_t num
                                 " virtual stages; give one per virtual stage or one for all");
   }
   Status status;
-  auto times = [&](const char* flag, const std::string& value, std::vector<double> Profile::*column,
-                   std::vector<double>* out) {
-    if (status.ok()) status = Resolve(flag, value, profile, column, num_stages, &ParseDurationList, out);
+  auto times = [&](std::string_view field, const std::vector<double>& given,
+                   std::vector<double> Profile::*column, std::vector<double>* out) {
+    if (status.ok()) status = Resolve(field, given, profile, column, num_stages, where, out);
   };
-  auto sizes = [&](const char* flag, const std::string& value,
+  auto sizes = [&](std::string_view field, const std::vector<int64_t>& given,
                    std::vector<int64_t> Profile::*column, std::vector<int64_t>* out) {
-    if (status.ok()) status = Resolve(flag, value, profile, column, num_stages, &ParseSizeList, out);
+    if (status.ok()) status = Resolve(field, given, profile, column, num_stages, where, out);
     if (status.ok() && out->empty()) out->assign(num_stages, 0);
   };
-  times("--f", text.forward, &Profile::f_s, &costs->forward_s);
-  times("--i", text.backward_input, &Profile::i_s, &costs->backward_input_s);
-  times("--w", text.backward_weight, &Profile::w_s, &costs->backward_weight_s);
-  times("--b", text.backward, &Profile::b_s, &costs->backward_s);
-  times("--overlap", text.overlap, &Profile::overlap_s, &costs->overlap_s);
-  sizes("--activation", text.activation, &Profile::activation_bytes, &costs->activation_bytes);
-  sizes("--activation-w", text.activation_w, &Profile::activation_w_bytes,
+  const std::vector<int64_t> none;
+  times("f", inputs.forward_s, &Profile::f_s, &costs->forward_s);
+  times("i", inputs.backward_input_s, &Profile::i_s, &costs->backward_input_s);
+  times("w", inputs.backward_weight_s, &Profile::w_s, &costs->backward_weight_s);
+  times("b", inputs.backward_s, &Profile::b_s, &costs->backward_s);
+  times("overlap", inputs.overlap_s, &Profile::overlap_s, &costs->overlap_s);
+  sizes("activation", inputs.activation_bytes, &Profile::activation_bytes,
+        &costs->activation_bytes);
+  sizes("activation_w", inputs.activation_w_bytes, &Profile::activation_w_bytes,
         &costs->activation_w_bytes);
-  sizes("--message-bytes", text.message, &Profile::message_bytes, &costs->message_bytes);
+  sizes("message_bytes", inputs.message_bytes, &Profile::message_bytes, &costs->message_bytes);
   std::vector<int64_t> params, grads, optimizer, other_static;
-  sizes("params", "", &Profile::param_bytes, &params);
-  sizes("--grad-bytes", text.gradient, &Profile::grad_bytes, &grads);
-  sizes("optimizer", "", &Profile::optimizer_bytes, &optimizer);
-  sizes("static", "", &Profile::static_bytes, &other_static);
+  sizes("params", none, &Profile::param_bytes, &params);
+  sizes("grad_bytes", inputs.gradient_bytes, &Profile::grad_bytes, &grads);
+  sizes("optimizer", none, &Profile::optimizer_bytes, &optimizer);
+  sizes("static", none, &Profile::static_bytes, &other_static);
   if (!status.ok()) return status;
 
   const std::string from_profile = profile == nullptr ? "" : " (or in " + profile->source + ")";
   if (costs->forward_s.empty()) {
-    return Status::InvalidInput("--f: required; give the forward time of each virtual stage, "
-                                "e.g. --f 1.2ms" + from_profile);
+    return where.Invalid("f", "required; give the forward time of each virtual stage, e.g. " +
+                                  where.Name("f") + " 1.2ms" + from_profile);
   }
   const bool has_i = !costs->backward_input_s.empty();
   const bool has_w = !costs->backward_weight_s.empty();
   if (has_i != has_w) {
-    return Status::InvalidInput(std::string(has_i ? "--i" : "--w") + ": given without " +
-                                (has_i ? "--w" : "--i") +
-                                "; a split backward needs both --i and --w" + from_profile);
+    return where.Invalid(has_i ? "i" : "w",
+                         "given without " + where.Name(has_i ? "w" : "i") +
+                             "; a split backward needs both " + where.Name("i") + " and " +
+                             where.Name("w") + from_profile);
   }
   if (costs->backward_s.empty()) {
     if (!has_i) {
-      return Status::InvalidInput("--b: required; give the full backward time (--b) or its two "
-                                  "parts (--i and --w)" + from_profile);
+      return where.Invalid("b", "required; give the full backward time (" + where.Name("b") +
+                                    ") or its two parts (" + where.Name("i") + " and " +
+                                    where.Name("w") + ")" + from_profile);
     }
     for (int32_t s = 0; s < num_stages; ++s) {
       costs->backward_s.push_back(costs->backward_input_s[s] + costs->backward_weight_s[s]);
@@ -102,21 +116,22 @@ Status BuildStageCosts(const CostText& text, const Profile* profile, int32_t num
   for (int32_t s = 0; s < num_stages; ++s) {
     costs->static_bytes.push_back(params[s] + grads[s] + optimizer[s] + other_static[s]);
     if (costs->activation_w_bytes[s] > costs->activation_bytes[s]) {
-      return Status::InvalidInput(
-          "--activation-w: " + std::to_string(costs->activation_w_bytes[s]) +
-          " bytes at stage " + std::to_string(s) + " exceed --activation (" +
-          std::to_string(costs->activation_bytes[s]) +
-          " bytes); M_W is the part of M_B held from I until W");
+      return where.Invalid("activation_w",
+                           std::to_string(costs->activation_w_bytes[s]) + " bytes at stage " +
+                               std::to_string(s) + " exceed " + where.Name("activation") + " (" +
+                               std::to_string(costs->activation_bytes[s]) +
+                               " bytes); M_W is the part of M_B held from I until W");
     }
   }
   return Status();
 }
 
-Status CheckCostsCoverSchedule(const StageCosts& costs, const Schedule& schedule) {
+Status CheckCostsCoverSchedule(const StageCosts& costs, const Schedule& schedule,
+                               const Locator& where) {
   if (costs.num_stages() != schedule.num_stages) {
-    return Status::InvalidInput("costs: " + std::to_string(costs.num_stages()) +
-                                " virtual stages of costs for a schedule of " +
-                                std::to_string(schedule.num_stages) + " stages");
+    return Status::Internal("costs: " + std::to_string(costs.num_stages()) +
+                            " virtual stages of costs for a schedule of " +
+                            std::to_string(schedule.num_stages) + " stages");
   }
   if (costs.has_split_backward()) return Status();
   for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
@@ -125,9 +140,10 @@ Status CheckCostsCoverSchedule(const StageCosts& costs, const Schedule& schedule
       const OpKind kind = order[index].op(0).kind;
       if (kind == OpKind::kBackwardInput || kind == OpKind::kBackwardWeight) {
         return Status::InvalidInput(
-            "--i/--w: the schedule splits the backward into I and W (first at " +
-            DescribeActionAt(rank, index, order[index]) +
-            "); give --i and --w, not only --b");
+            where.Where("i") + "/" + where.Name("w") +
+            ": the schedule splits the backward into I and W (first at " +
+            DescribeActionAt(rank, index, order[index]) + "); give " + where.Name("i") + " and " +
+            where.Name("w") + ", not only " + where.Name("b"));
       }
     }
   }

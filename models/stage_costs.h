@@ -10,6 +10,7 @@
 
 #include "schedules/action.h"
 #include "schedules/schedule.h"
+#include "base/locator.h"
 #include "base/status.h"
 
 namespace ppsim {
@@ -41,34 +42,34 @@ struct StageCosts {
   double ActionDuration(const Action& action) const;
 };
 
-// Cost values as the user typed them (flag values); an empty string means "not given".
-struct CostText {
-  std::string forward;          // --f (required)
-  std::string backward_input;   // --i (with --w)
-  std::string backward_weight;  // --w (with --i)
-  std::string backward;         // --b (or --i and --w)
-  std::string overlap;          // --overlap. Default: F + B.
-  std::string activation;       // --activation. Default: 0.
-  std::string activation_w;     // --activation-w. Default: 0.
-  std::string message;          // --message-bytes. Default: 0.
-  std::string gradient;         // --grad-bytes. Default: 0.
+// Costs as the request gives them, parsed: each list holds one value for every virtual stage or
+// one value per virtual stage; an empty list means "not given". Seconds and bytes.
+struct CostInputs {
+  std::vector<double> forward_s;            // f (required, here or in the profile)
+  std::vector<double> backward_input_s;     // i (with w)
+  std::vector<double> backward_weight_s;    // w (with i)
+  std::vector<double> backward_s;           // b (or i and w)
+  std::vector<double> overlap_s;            // overlap. Default: F + B.
+  std::vector<int64_t> activation_bytes;    // activation. Default: 0.
+  std::vector<int64_t> activation_w_bytes;  // activation_w. Default: 0.
+  std::vector<int64_t> message_bytes;       // message_bytes. Default: 0.
+  std::vector<int64_t> gradient_bytes;      // grad_bytes. Default: 0.
 };
 
 struct Profile;
 
-// Parses and checks the costs of `num_stages` virtual stages. Each field comes from its flag when
-// given (one value for every stage or a comma list of exactly num_stages values), else from
+// The costs of `num_stages` virtual stages. Each field comes from `inputs` when given, else from
 // `profile` (may be null; one row for every stage or one row per stage), else its default.
-// Messages start with the flag, or with the profile's file.
-Status BuildStageCosts(const CostText& text, const Profile* profile, int32_t num_stages,
-                       StageCosts* costs);
-inline Status BuildStageCosts(const CostText& text, int32_t num_stages, StageCosts* costs) {
-  return BuildStageCosts(text, nullptr, num_stages, costs);
-}
+// Messages about a given field start where it was written (`where`, with the request's field
+// names: f, i, w, b, overlap, activation, activation_w, message_bytes, grad_bytes); about the
+// profile, with its file.
+Status BuildStageCosts(const CostInputs& inputs, const Profile* profile, int32_t num_stages,
+                       const Locator& where, StageCosts* costs);
 
-// Checks that `costs` has a duration for every kind of op `schedule` uses (I and W need --i and
-// --w) and one entry per virtual stage of the schedule.
-Status CheckCostsCoverSchedule(const StageCosts& costs, const Schedule& schedule);
+// Checks that `costs` has a duration for every kind of op `schedule` uses (I and W need i and w)
+// and one entry per virtual stage of the schedule.
+Status CheckCostsCoverSchedule(const StageCosts& costs, const Schedule& schedule,
+                               const Locator& where);
 
 }  // namespace ppsim
 

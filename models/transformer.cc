@@ -77,41 +77,16 @@ std::vector<TransformerSpec> MakePresets() {
   };
 }
 
-constexpr std::array<std::pair<std::string_view, Dtype>, 3> kDtypes = {{
+constexpr NamedValue<Dtype> kDtypes[] = {
     {"bf16", Dtype::kBf16},
     {"fp16", Dtype::kFp16},
     {"fp8", Dtype::kFp8},
-}};
-constexpr std::array<std::pair<std::string_view, Recompute>, 3> kRecomputes = {{
+};
+constexpr NamedValue<Recompute> kRecomputes[] = {
     {"none", Recompute::kNone},
     {"selective", Recompute::kSelective},
     {"full", Recompute::kFull},
-}};
-
-template <typename Enum, size_t N>
-Status ParseEnum(const std::array<std::pair<std::string_view, Enum>, N>& table,
-                 std::string_view what, std::string_view text, Enum* value) {
-  std::string valid;
-  for (const auto& [name, v] : table) {
-    if (EqualsIgnoringCase(name, text)) {
-      *value = v;
-      return Status();
-    }
-    if (!valid.empty()) valid += ", ";
-    valid += name;
-  }
-  return Status::InvalidInput(std::string(what) + ": unknown value '" + std::string(text) +
-                              "'; valid: " + valid);
-}
-
-template <typename Enum, size_t N>
-std::string_view EnumName(const std::array<std::pair<std::string_view, Enum>, N>& table,
-                          Enum value) {
-  for (const auto& [name, v] : table) {
-    if (v == value) return name;
-  }
-  return "?";
-}
+};
 
 // The layer's matmul FLOPs on one GPU: the weight matmuls and the attention core.
 struct LayerFlops {
@@ -291,35 +266,35 @@ Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLo
 }
 
 Status ParseDtype(std::string_view what, std::string_view text, Dtype* dtype) {
-  return ParseEnum(kDtypes, what, text, dtype);
+  return ParseNamed(kDtypes, "value", what, text, dtype, /*ignore_case=*/true);
 }
 
 Status ParseRecompute(std::string_view what, std::string_view text, Recompute* recompute) {
-  return ParseEnum(kRecomputes, what, text, recompute);
+  return ParseNamed(kRecomputes, "value", what, text, recompute, /*ignore_case=*/true);
 }
 
-std::string_view DtypeName(Dtype dtype) { return EnumName(kDtypes, dtype); }
+std::string_view DtypeName(Dtype dtype) { return NameOf(kDtypes, dtype); }
 
-std::string_view RecomputeName(Recompute recompute) { return EnumName(kRecomputes, recompute); }
+std::string_view RecomputeName(Recompute recompute) { return NameOf(kRecomputes, recompute); }
 
 int64_t DtypeBytes(Dtype dtype) { return dtype == Dtype::kFp8 ? 1 : 2; }
 
-Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup) {
-  auto at_least_one = [](const char* flag, int64_t value) {
-    return Status::InvalidInput(std::string(flag) + ": must be at least 1; got " +
-                                std::to_string(value));
+Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup,
+                          const Locator& where) {
+  auto at_least_one = [&](std::string_view field, int64_t value) {
+    return where.Invalid(field, "must be at least 1; got " + std::to_string(value));
   };
-  if (setup.seq_len < 1) return at_least_one("--seq-len", setup.seq_len);
-  if (setup.microbatch_size < 1) return at_least_one("--microbatch-size", setup.microbatch_size);
-  if (setup.tp < 1) return at_least_one("--tp", setup.tp);
-  if (setup.dp < 1) return at_least_one("--dp", setup.dp);
+  if (setup.seq_len < 1) return at_least_one("seq_len", setup.seq_len);
+  if (setup.microbatch_size < 1) return at_least_one("microbatch_size", setup.microbatch_size);
+  if (setup.tp < 1) return at_least_one("tp", setup.tp);
+  if (setup.dp < 1) return at_least_one("dp", setup.dp);
   if (setup.zero_stage != 0 && setup.zero_stage != 1) {
-    return Status::InvalidInput("--zero: " + std::to_string(setup.zero_stage) +
-                                " is not supported; valid: 0, 1");
+    return where.Invalid("zero", std::to_string(setup.zero_stage) +
+                                     " is not supported; valid: 0, 1");
   }
   auto divides = [&](const char* what, int64_t count) {
-    return Status::InvalidInput("--tp: " + std::to_string(setup.tp) + " does not divide the " +
-                                std::to_string(count) + " " + what + " of " + spec.name);
+    return where.Invalid("tp", std::to_string(setup.tp) + " does not divide the " +
+                                   std::to_string(count) + " " + what + " of " + spec.name);
   };
   if (spec.heads % setup.tp != 0) return divides("heads", spec.heads);
   if (spec.kv_heads % setup.tp != 0) return divides("KV heads", spec.kv_heads);
@@ -350,35 +325,36 @@ LayerCosts TransformerLayerCosts(const TransformerSpec& spec, const TrainingSetu
 }
 
 Status SplitLayers(const TransformerSpec& spec, int32_t num_stages, const LayerSplit& split,
-                   std::vector<int32_t>* layers_per_stage) {
+                   const Locator& where, std::vector<int32_t>* layers_per_stage) {
   layers_per_stage->clear();
   if (num_stages < 1) {
-    return Status::InvalidInput("--pp: must be at least 1 stage; got " +
-                                std::to_string(num_stages));
+    return where.Invalid("pp", "must be at least 1 stage; got " + std::to_string(num_stages));
   }
   if (!split.layers_per_stage.empty()) {
     const std::vector<int32_t>& given = split.layers_per_stage;
     if (split.embedding_as_layer || split.loss_as_layer) {
-      return Status::InvalidInput(
-          "--layers-per-stage: an explicit split cannot be combined with counting the embedding "
-          "or the loss as a layer");
+      return where.Invalid("layers_per_stage",
+                           "an explicit split cannot be combined with counting the embedding or "
+                           "the loss as a layer");
     }
     if (static_cast<int64_t>(given.size()) != num_stages) {
-      return Status::InvalidInput("--layers-per-stage: " + std::to_string(given.size()) +
-                                  " entries for " + std::to_string(num_stages) +
-                                  " stages; give one per stage");
+      return where.Invalid("layers_per_stage", std::to_string(given.size()) + " entries for " +
+                                                   std::to_string(num_stages) +
+                                                   " stages; give one per stage");
     }
     int64_t sum = 0;
     for (size_t s = 0; s < given.size(); ++s) {
       if (given[s] < 0) {
-        return Status::InvalidInput("--layers-per-stage: stage " + std::to_string(s) + " has " +
-                                    std::to_string(given[s]) + " layers; must be at least 0");
+        return where.Invalid("layers_per_stage", "stage " + std::to_string(s) + " has " +
+                                                     std::to_string(given[s]) +
+                                                     " layers; must be at least 0");
       }
       sum += given[s];
     }
     if (sum != spec.layers) {
-      return Status::InvalidInput("--layers-per-stage: the entries sum to " + std::to_string(sum) +
-                                  "; the model has " + std::to_string(spec.layers) + " layers");
+      return where.Invalid("layers_per_stage", "the entries sum to " + std::to_string(sum) +
+                                                   "; the model has " +
+                                                   std::to_string(spec.layers) + " layers");
     }
     *layers_per_stage = given;
     return Status();
@@ -394,9 +370,9 @@ Status SplitLayers(const TransformerSpec& spec, int32_t num_stages, const LayerS
     } else if (split.loss_as_layer) {
       extra = " plus the loss";
     }
-    return Status::InvalidInput("--pp: " + std::to_string(num_stages) + " stages for the " +
-                                std::to_string(spec.layers) + " layers of " + spec.name + extra +
-                                "; each stage needs at least one");
+    return where.Invalid("pp", std::to_string(num_stages) + " stages for the " +
+                                   std::to_string(spec.layers) + " layers of " + spec.name + extra +
+                                   "; each stage needs at least one");
   }
   const int64_t base = slots / num_stages;
   const int64_t extra = slots % num_stages;

@@ -57,6 +57,7 @@
 #include "models/config_file.h"
 #include "models/model.pb.h"
 #include "models/stage_costs.h"
+#include "base/locator.h"
 #include "base/status.h"
 
 namespace ppsim {
@@ -101,7 +102,7 @@ enum class Dtype { kBf16, kFp16, kFp8 };
 enum class Recompute { kNone, kSelective, kFull };
 
 // "bf16", "fp16", "fp8" / "none", "selective", "full" (any case); messages start with `what`
-// (the flag): "--dtype: unknown value 'fp32'; valid: bf16, fp16, fp8".
+// (where the value was written): "--dtype: unknown value 'fp32'; valid: bf16, fp16, fp8".
 Status ParseDtype(std::string_view what, std::string_view text, Dtype* dtype);
 Status ParseRecompute(std::string_view what, std::string_view text, Recompute* recompute);
 std::string_view DtypeName(Dtype dtype);
@@ -122,10 +123,11 @@ struct TrainingSetup {
 };
 
 // Checks a setup against a model (positive sizes; tp divides heads, kv_heads and ffn_hidden;
-// zero_stage 0 or 1); messages name the flags (--tp, --seq-len, --microbatch-size, --dp, --zero):
-// "--tp: 3 does not divide the 32 heads of llama3-8b", "--zero: 2 is not supported; valid: 0, 1".
-// The other functions below REQUIRE a setup that passes.
-Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup);
+// zero_stage 0 or 1); messages start where the field was written (fields tp, seq_len,
+// microbatch_size, dp, zero): "--tp: 3 does not divide the 32 heads of llama3-8b",
+// "--zero: 2 is not supported; valid: 0, 1". The other functions below REQUIRE a setup that passes.
+Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup,
+                          const Locator& where);
 
 // One transformer layer for one microbatch on one GPU of the tensor-parallel group.
 struct LayerCosts {
@@ -154,8 +156,9 @@ struct LayerSplit {
 // one"). An explicit list must have one entry per stage, each at least 0, and sum to the model's
 // layers ("--layers-per-stage: 3 entries for 4 stages; give one per stage", "--layers-per-stage:
 // the entries sum to 30; the model has 32 layers"); it cannot be combined with the two options.
+// Messages start where pp or layers_per_stage was written.
 Status SplitLayers(const TransformerSpec& spec, int32_t num_stages, const LayerSplit& split,
-                   std::vector<int32_t>* layers_per_stage);
+                   const Locator& where, std::vector<int32_t>* layers_per_stage);
 
 // One virtual stage of one pipeline, per GPU of the tensor-parallel group.
 struct StageModel {

@@ -65,31 +65,23 @@ double ToDouble(const Decimal& d, int64_t extra_exponent) {
 std::string Quote(std::string_view text) { return "'" + std::string(text) + "'"; }
 
 template <class T, class ParseOne>
-Status ParseList(std::string_view what, std::string_view text, int32_t count, ParseOne parse_one,
+Status ParseList(std::string_view what, std::string_view text, ParseOne parse_one,
                  std::vector<T>* out) {
-  std::vector<T> values;
+  out->clear();
   size_t start = 0;
   while (true) {
     size_t end = text.find(',', start);
     if (end == std::string_view::npos) end = text.size();
     T value{};
     Status status = parse_one(what, text.substr(start, end - start), &value);
-    if (!status.ok()) return status;
-    values.push_back(value);
+    if (!status.ok()) {
+      out->clear();
+      return status;
+    }
+    out->push_back(value);
     if (end == text.size()) break;
     start = end + 1;
   }
-  if (values.size() == 1) {
-    out->assign(count, values[0]);
-    return Status();
-  }
-  if (static_cast<int32_t>(values.size()) != count) {
-    return Status::InvalidInput(
-        std::string(what) + ": " + std::to_string(values.size()) + " values for " +
-        std::to_string(count) + " virtual stages; give one value for all stages or exactly " +
-        std::to_string(count) + ", comma-separated");
-  }
-  *out = std::move(values);
   return Status();
 }
 
@@ -257,14 +249,13 @@ Status ParseFlopRate(std::string_view what, std::string_view text, double* flops
   return Status();
 }
 
-Status ParseDurationList(std::string_view what, std::string_view text, int32_t count,
+Status ParseDurationList(std::string_view what, std::string_view text,
                          std::vector<double>* seconds) {
-  return ParseList<double>(what, text, count, &ParseDuration, seconds);
+  return ParseList<double>(what, text, &ParseDuration, seconds);
 }
 
-Status ParseSizeList(std::string_view what, std::string_view text, int32_t count,
-                     std::vector<int64_t>* bytes) {
-  return ParseList<int64_t>(what, text, count, &ParseSize, bytes);
+Status ParseSizeList(std::string_view what, std::string_view text, std::vector<int64_t>* bytes) {
+  return ParseList<int64_t>(what, text, &ParseSize, bytes);
 }
 
 std::string HumanDuration(double seconds) {

@@ -1,7 +1,7 @@
 // Quantities with units, as users type them on the command line and in files.
 //
-// Internally ppsim uses seconds and bytes. `what` names where the text came from (a flag such as
-// "--f", or "file:line:col") and starts every error message.
+// Internally ppsim uses seconds and bytes. `what` names where the text came from (a Locator's
+// Where: "--f", or "file:line:col: base.f") and starts every error message.
 #ifndef PPSIM_MODELS_UNITS_H_
 #define PPSIM_MODELS_UNITS_H_
 
@@ -29,11 +29,11 @@ Status ParseBandwidth(std::string_view what, std::string_view text, double* byte
 // positive and finite.
 Status ParseFlopRate(std::string_view what, std::string_view text, double* flops_per_s);
 
-// Comma-separated lists with one value for all `count` entries or exactly `count` values.
-Status ParseDurationList(std::string_view what, std::string_view text, int32_t count,
+// Comma-separated lists of at least one value, each as above ("1ms,1ms,2ms"). How many values a
+// list must hold is for its user to say (costs: one for all stages, or one per stage).
+Status ParseDurationList(std::string_view what, std::string_view text,
                          std::vector<double>* seconds);
-Status ParseSizeList(std::string_view what, std::string_view text, int32_t count,
-                     std::vector<int64_t>* bytes);
+Status ParseSizeList(std::string_view what, std::string_view text, std::vector<int64_t>* bytes);
 
 // Short human-readable forms for tables: "1.2 ms", "33 s", "1.5 GiB". Not for round-tripping.
 std::string HumanDuration(double seconds);

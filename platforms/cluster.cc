@@ -13,6 +13,7 @@
 
 #include "models/config_file.h"
 #include "models/units.h"
+#include "base/escape.h"
 #include "base/names.h"
 
 namespace ppsim {
@@ -186,24 +187,28 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// Where each field of the cluster was written, for messages: a file position, a flag, or the
-// preset.
+// Where each field of the cluster was written, for messages: a file position, a field of the
+// request that overrides it (nodes, set.PATH, p2p_latency), or the preset.
 class FieldSource {
  public:
-  FieldSource(std::string preset, const ConfigLocations* file)
-      : preset_(std::move(preset)), file_(file) {}
+  FieldSource(const Locator& where, std::string preset, const ConfigLocations* file)
+      : where_(where), preset_(std::move(preset)), file_(file) {}
 
-  void Override(const std::string& path, std::string flag) { overrides_[path] = std::move(flag); }
+  // `path` of the cluster was set by the request's `field`.
+  void Override(const std::string& path, std::string field) {
+    overrides_[path] = std::move(field);
+  }
 
   // "FILE:LINE:COL: nic.bandwidth", "--set nic.bandwidth", "--nodes", "--platform X: path".
   std::string Where(const std::string& path) const {
     auto it = overrides_.find(path);
-    if (it != overrides_.end()) return it->second;
+    if (it != overrides_.end()) return where_.Where(it->second);
     if (file_ != nullptr) return file_->Where(path) + ": " + path;
-    return "--platform " + preset_ + ": " + path;
+    return where_.Where("platform") + " " + preset_ + ": " + path;
   }
 
  private:
+  const Locator& where_;
   std::string preset_;
   const ConfigLocations* file_;
   std::map<std::string, std::string> overrides_;
@@ -382,18 +387,20 @@ const ClusterPreset* FindClusterPreset(std::string_view name) {
 
 std::string ClusterSettingPaths() { return JoinNames(SettingPaths()); }
 
-Status ApplyClusterSetting(std::string_view assignment, proto::Cluster* cluster) {
+Status ApplyClusterSetting(std::string_view assignment, const Locator& where,
+                           proto::Cluster* cluster) {
   const size_t equals = assignment.find('=');
   if (equals == std::string_view::npos) {
-    return Status::InvalidInput("--set " + std::string(assignment) +
-                                ": expected PATH=VALUE, e.g. --set nic.bandwidth=200Gbps");
+    return Status::InvalidInput(where.Where("set") + " " + Printable(assignment) +
+                                ": expected PATH=VALUE, e.g. " + where.Name("set") +
+                                " nic.bandwidth=200Gbps");
   }
-  const std::string_view path = assignment.substr(0, equals);
-  return SetFieldFromText(path, assignment.substr(equals + 1), "--set " + std::string(path),
+  const std::string path(assignment.substr(0, equals));
+  return SetFieldFromText(path, assignment.substr(equals + 1), where.Where("set." + path),
                           cluster);
 }
 
-Status LoadCluster(const PlatformChoice& choice, PlatformSpec* platform) {
+Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformSpec* platform) {
   *platform = PlatformSpec();
   const std::string& name = choice.platform;
   const bool xml = EndsWith(name, ".xml");
@@ -402,23 +409,24 @@ Status LoadCluster(const PlatformChoice& choice, PlatformSpec* platform) {
   bool from_file = false;
   if (xml) {
     // An XML platform brings its hosts and links; the GPU (memory, peak FLOP/s) is an H100 SXM
-    // unless --set gpu.* says otherwise.
+    // unless set.gpu.* says otherwise.
     if (!std::ifstream(name)) {
-      return Status::InvalidInput("--platform: cannot read '" + name + "'");
+      return where.Invalid("platform", "cannot read '" + Printable(name) + "'");
     }
     if (choice.hosts.empty()) {
-      return Status::InvalidInput("--hosts: required with an XML platform; give the host of "
-                                  "every GPU in order, e.g. --hosts gpu0,gpu1,gpu2,gpu3");
+      return where.Invalid("hosts", "required with an XML platform; give the host of every GPU "
+                                    "in order, e.g. " + where.Name("hosts") +
+                                    " gpu0,gpu1,gpu2,gpu3");
     }
     if (choice.nodes != 0) {
-      return Status::InvalidInput("--nodes: applies to presets and cluster files, not to the "
-                                  "XML platform " + name);
+      return where.Invalid("nodes", "applies to presets and cluster files, not to the XML "
+                                    "platform " + name);
     }
     for (const std::string& set : choice.sets) {
       if (set.rfind("gpu.", 0) != 0) {
-        return Status::InvalidInput("--set " + set.substr(0, set.find('=')) +
-                                    ": an XML platform's links come from " + name +
-                                    "; only gpu.* keys apply");
+        return where.Invalid("set." + set.substr(0, set.find('=')),
+                             "an XML platform's links come from " + name +
+                                 "; only gpu.* keys apply");
       }
     }
     Status status = ParseConfig(FindClusterPreset("ideal")->text, ConfigFormat::kTextProto,
@@ -438,46 +446,45 @@ Status LoadCluster(const PlatformChoice& choice, PlatformSpec* platform) {
   } else {
     std::vector<std::string> names;
     for (const ClusterPreset& p : Presets()) names.emplace_back(p.name);
-    const std::string best = ClosestName(name, names);
-    return Status::InvalidInput("--platform: unknown platform '" + name + "'; valid: " +
-                                ClusterPresetNames() +
-                                ", a cluster file (.textproto, .json, .yaml) or a SimGrid .xml" +
-                                (best.empty() ? "" : " (did you mean " + best + "?)"));
+    return where.Invalid("platform",
+                         UnknownName("platform", name, names,
+                                     "a cluster file (.textproto, .json, .yaml) or a SimGrid .xml"));
   }
 
-  FieldSource source(name, from_file ? &locations : nullptr);
+  FieldSource source(where, name, from_file ? &locations : nullptr);
   if (choice.nodes != 0) {
     cluster.set_nodes(choice.nodes);
-    source.Override("nodes", "--nodes");
+    source.Override("nodes", "nodes");
   }
   const bool ideal = name == "ideal";
   if (!choice.p2p_latency.empty() || !choice.p2p_bandwidth.empty()) {
     if (!ideal) {
-      return Status::InvalidInput(
-          std::string(!choice.p2p_latency.empty() ? "--p2p-latency" : "--p2p-bandwidth") +
-          ": applies to --platform ideal only; use --set intra_node.latency=... or "
-          "--set intra_node.bandwidth=... on " + name);
+      return where.Invalid(!choice.p2p_latency.empty() ? "p2p_latency" : "p2p_bandwidth",
+                           "applies to " + where.Name("platform") + " ideal only; use " +
+                               where.Name("set") + " intra_node.latency=... or " +
+                               where.Name("set") + " intra_node.bandwidth=... on " + name);
     }
     if (!choice.p2p_latency.empty()) {
       cluster.mutable_intra_node()->set_latency(choice.p2p_latency);
-      source.Override("intra_node.latency", "--p2p-latency");
+      source.Override("intra_node.latency", "p2p_latency");
     }
     if (!choice.p2p_bandwidth.empty()) {
       cluster.mutable_intra_node()->set_bandwidth(choice.p2p_bandwidth);
-      source.Override("intra_node.bandwidth", "--p2p-bandwidth");
+      source.Override("intra_node.bandwidth", "p2p_bandwidth");
     }
   }
   for (const std::string& set : choice.sets) {
-    Status status = ApplyClusterSetting(set, &cluster);
+    Status status = ApplyClusterSetting(set, where, &cluster);
     if (!status.ok()) return status;
     const std::string path = set.substr(0, set.find('='));
-    source.Override(path, "--set " + path);
+    source.Override(path, "set." + path);
   }
   Status status = ConvertCluster(cluster, source, platform);
   if (!status.ok()) return status;
   if (xml) {
     platform->xml_file = name;
     platform->xml_hosts = choice.hosts;
+    platform->xml_hosts_where = where.Where("hosts");
     platform->gpus_per_node = static_cast<int32_t>(choice.hosts.size());
     platform->num_nodes = 1;
   }
@@ -485,10 +492,10 @@ Status LoadCluster(const PlatformChoice& choice, PlatformSpec* platform) {
 }
 
 Status BuildPlatform(const PlatformChoice& choice, int32_t num_ranks, int32_t dp, int32_t tp,
-                     PlatformSpec* platform) {
-  Status status = LoadCluster(choice, platform);
+                     const Locator& where, PlatformSpec* platform) {
+  Status status = LoadCluster(choice, where, platform);
   if (!status.ok()) return status;
-  status = PlaceRanks(num_ranks, dp, tp, choice.placement, platform);
+  status = PlaceRanks(num_ranks, dp, tp, choice.placement, where, platform);
   if (!status.ok()) return status;
   if (platform->xml_file.empty()) BuildClusterLinks(platform);
   return Status();

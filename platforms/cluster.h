@@ -9,6 +9,7 @@
 
 #include "platforms/cluster.pb.h"
 #include "platforms/platform.h"
+#include "base/locator.h"
 #include "base/status.h"
 
 namespace ppsim {
@@ -18,12 +19,12 @@ struct PlatformChoice {
   // A preset name, a cluster file (.textproto, .pbtxt, .txtpb, .json, .yaml, .yml) or a SimGrid
   // XML platform (.xml).
   std::string platform = "h100-node";
-  std::vector<std::string> sets;   // --set PATH=VALUE, applied in order
-  int32_t nodes = 0;               // --nodes; 0: the cluster's own
-  std::vector<std::string> hosts;  // --hosts: the XML host of every GPU, in order
-  Placement placement;             // --placement
-  std::string p2p_latency;         // --p2p-latency (ideal only); empty: not given
-  std::string p2p_bandwidth;       // --p2p-bandwidth (ideal only); empty: not given
+  std::vector<std::string> sets;   // set: PATH=VALUE, applied in order
+  int32_t nodes = 0;               // nodes; 0: the cluster's own
+  std::vector<std::string> hosts;  // hosts: the XML host of every GPU, in order
+  Placement placement;             // placement
+  std::string p2p_latency;         // p2p_latency (ideal only), as written; empty: not given
+  std::string p2p_bandwidth;       // p2p_bandwidth (ideal only), as written; empty: not given
 };
 
 struct ClusterPreset {
@@ -38,22 +39,25 @@ std::string ClusterPresetNames();  // "ideal, h100-node, ..."
 // The preset `name` (exact), or null.
 const ClusterPreset* FindClusterPreset(std::string_view name);
 
-// Applies one `--set PATH=VALUE` to `cluster`. PATH names a field of cluster.proto by its
-// dot-separated path (nic.bandwidth); VALUE is written as in a file (strings unquoted, enums by
-// name). Messages start with "--set PATH" and list the valid paths or values.
-Status ApplyClusterSetting(std::string_view assignment, proto::Cluster* cluster);
+// Applies one "PATH=VALUE" setting (the request's `set`) to `cluster`. PATH names a field of
+// cluster.proto by its dot-separated path (nic.bandwidth); VALUE is written as in a file (strings
+// unquoted, enums by name). Messages start where the setting was written (the field
+// "set.PATH": "--set nic.bandwidth") and list the valid paths or values.
+Status ApplyClusterSetting(std::string_view assignment, const Locator& where,
+                           proto::Cluster* cluster);
 
 // Every settable path, in schema order: "name, description, gpu.name, ...".
 std::string ClusterSettingPaths();
 
-// The cluster the choice describes (preset or file, then --nodes, --p2p-*, --set), checked, as a
+// The cluster the choice describes (preset or file, then nodes, p2p_*, set), checked, as a
 // PlatformSpec without placement. Every problem is reported at once, one per line, located in
-// the file (FILE:LINE:COL: path: ...), at the flag (--set nic.bandwidth: ...) or at the preset.
-Status LoadCluster(const PlatformChoice& choice, PlatformSpec* platform);
+// the cluster file (FILE:LINE:COL: path: ...), where the request set it (`where`: "--set
+// nic.bandwidth: ...") or at the preset ("--platform dgx-h100: nic.bandwidth: ...").
+Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformSpec* platform);
 
 // LoadCluster, then the run's placement (PlaceRanks) and the links (BuildClusterLinks).
 Status BuildPlatform(const PlatformChoice& choice, int32_t num_ranks, int32_t dp, int32_t tp,
-                     PlatformSpec* platform);
+                     const Locator& where, PlatformSpec* platform);
 
 // One line of key numbers for `ppsim platforms`: GPUs, FLOP/s, memory, links.
 std::string DescribePlatform(const PlatformSpec& platform);

@@ -1,8 +1,10 @@
 #include "platforms/platform.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
+#include <limits>
+
+#include "base/numbers.h"
 
 namespace ppsim {
 namespace {
@@ -207,14 +209,13 @@ Status ParsePlacement(std::string_view what, std::string_view text, Placement* p
     size_t end = text.find(',', start);
     if (end == std::string_view::npos) end = text.size();
     const std::string_view item = text.substr(start, end - start);
-    int32_t gpu = -1;
-    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), gpu);
-    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || gpu < 0) {
+    int64_t gpu = -1;
+    if (!ParseWhole(item, &gpu) || gpu < 0 || gpu > std::numeric_limits<int32_t>::max()) {
       return Status::InvalidInput(std::string(what) + ": invalid placement '" + std::string(text) +
                                   "'; valid: contiguous, round-robin, or a comma list of GPU "
                                   "numbers (the first GPU of each rank's group), e.g. 0,8,1,9");
     }
-    placement->gpus.push_back(gpu);
+    placement->gpus.push_back(static_cast<int32_t>(gpu));
     if (end == text.size()) break;
     start = end + 1;
   }
@@ -222,7 +223,7 @@ Status ParsePlacement(std::string_view what, std::string_view text, Placement* p
 }
 
 Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& placement,
-                  PlatformSpec* p) {
+                  const Locator& where, PlatformSpec* p) {
   p->num_ranks = num_ranks;
   p->dp = dp;
   p->tp = tp;
@@ -236,22 +237,23 @@ Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& pl
   const std::string nodes_text =
       p->xml_file.empty() ? " (" + std::to_string(p->num_nodes) + " node" +
                                 (p->num_nodes == 1 ? "" : "s") + " of " +
-                                std::to_string(p->gpus_per_node) + "; more with --nodes)"
-                          : " (the hosts of --hosts)";
+                                std::to_string(p->gpus_per_node) + "; more with " +
+                                where.Name("nodes") + ")"
+                          : " (the hosts of " + where.Name("hosts") + ")";
   if (needed > p->num_gpus()) {
     std::string need = std::to_string(num_ranks) + " ranks";
     if (dp > 1 || tp > 1) {
-      need += " x --dp " + std::to_string(dp) + " x --tp " + std::to_string(tp);
+      need += " x " + where.Name("dp") + " " + std::to_string(dp) + " x " + where.Name("tp") +
+              " " + std::to_string(tp);
     }
-    return Status::InvalidInput("--pp: " + need + " need " + std::to_string(needed) +
-                                " GPUs; platform " + p->name + " has " +
-                                std::to_string(p->num_gpus()) + nodes_text);
+    return where.Invalid("pp", need + " need " + std::to_string(needed) + " GPUs; platform " +
+                                   p->name + " has " + std::to_string(p->num_gpus()) + nodes_text);
   }
   const int32_t per_node = p->xml_file.empty() ? p->gpus_per_node : p->num_gpus();
   if (per_node % tp != 0) {
-    return Status::InvalidInput("--tp: " + std::to_string(tp) + " does not divide the " +
-                                std::to_string(per_node) + " GPUs per node of " + p->name +
-                                "; a tensor-parallel group stays inside one node");
+    return where.Invalid("tp", std::to_string(tp) + " does not divide the " +
+                                   std::to_string(per_node) + " GPUs per node of " + p->name +
+                                   "; a tensor-parallel group stays inside one node");
   }
   const int32_t nodes = p->xml_file.empty() ? p->num_nodes : 1;
   // GPU -> group using it, to find overlaps in explicit placements.
@@ -260,11 +262,12 @@ Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& pl
   p->group_gpu.assign(static_cast<size_t>(groups), 0);
   if (placement.kind == PlacementKind::kExplicit &&
       static_cast<int32_t>(placement.gpus.size()) != groups) {
-    return Status::InvalidInput(
-        "--placement: " + std::to_string(placement.gpus.size()) + " GPUs for " +
-        std::to_string(groups) + " rank groups (--pp " + std::to_string(num_ranks) + " x --dp " +
-        std::to_string(dp) + "); give the first GPU of each, rank-major: rank 0 of every "
-        "replica, then rank 1, ...");
+    return where.Invalid(
+        "placement", std::to_string(placement.gpus.size()) + " GPUs for " +
+                         std::to_string(groups) + " rank groups (" + where.Name("pp") + " " +
+                         std::to_string(num_ranks) + " x " + where.Name("dp") + " " +
+                         std::to_string(dp) + "); give the first GPU of each, rank-major: rank 0 "
+                         "of every replica, then rank 1, ...");
   }
   for (int32_t j = 0; j < groups; ++j) {
     const int32_t rank = j / dp;
@@ -280,27 +283,32 @@ Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& pl
         break;
       case PlacementKind::kExplicit: {
         gpu = placement.gpus[j];
-        const std::string where = "--placement: entry " + std::to_string(j) + " (rank " +
+        const std::string entry = "entry " + std::to_string(j) + " (rank " +
                                   std::to_string(rank) + ", replica " + std::to_string(replica) +
                                   "): GPU " + std::to_string(gpu);
         if (gpu + tp > p->num_gpus()) {
-          return Status::InvalidInput(where + " is out of range; platform " + p->name + " has " +
-                                      "GPUs 0.." + std::to_string(p->num_gpus() - 1) +
-                                      (tp > 1 ? " and a group takes " + std::to_string(tp) : ""));
+          return where.Invalid("placement", entry + " is out of range; platform " + p->name +
+                                                " has GPUs 0.." +
+                                                std::to_string(p->num_gpus() - 1) +
+                                                (tp > 1 ? " and a group takes " +
+                                                              std::to_string(tp)
+                                                        : ""));
         }
         if (gpu / per_node != (gpu + tp - 1) / per_node) {
-          return Status::InvalidInput(where + ": the group of --tp " + std::to_string(tp) +
-                                      " GPUs would cross a node boundary; a node has " +
-                                      std::to_string(per_node) + " GPUs");
+          return where.Invalid("placement", entry + ": the group of " + where.Name("tp") + " " +
+                                                std::to_string(tp) +
+                                                " GPUs would cross a node boundary; a node has " +
+                                                std::to_string(per_node) + " GPUs");
         }
         break;
       }
     }
     for (int32_t g = gpu; g < gpu + tp; ++g) {
       if (owner[g] >= 0) {
-        return Status::InvalidInput("--placement: GPU " + std::to_string(g) +
-                                    " is given to rank groups " + std::to_string(owner[g]) +
-                                    " and " + std::to_string(j) + "; each GPU runs one rank");
+        return where.Invalid("placement", "GPU " + std::to_string(g) +
+                                              " is given to rank groups " +
+                                              std::to_string(owner[g]) + " and " +
+                                              std::to_string(j) + "; each GPU runs one rank");
       }
       owner[g] = j;
     }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/locator.h"
 #include "base/status.h"
 
 namespace ppsim {
@@ -92,6 +93,7 @@ struct PlatformSpec {
   // routes are SimGrid's; only the SimGrid engine can run it.
   std::string xml_file;
   std::vector<std::string> xml_hosts;
+  std::string xml_hosts_where;  // where the hosts were given, for messages (a Locator's Where)
 
   // The run placed on it: `num_ranks` pipeline ranks, `dp` replicas of the pipeline, each rank a
   // tensor-parallel group of `tp` GPUs in one node, starting at group_gpu[replica × num_ranks +
@@ -128,6 +130,7 @@ void BuildClusterLinks(PlatformSpec* platform);
 // filling num_ranks, dp, tp and group_gpu. Errors name the flag (--pp, --dp, --tp, --placement,
 // --nodes).
 Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& placement,
+                  const Locator& where,
                   PlatformSpec* platform);
 
 // "contiguous", "round-robin" or a comma list of GPUs; errors start with `what`.

@@ -1,48 +1,34 @@
 #include "sim/engine.h"
 
+#include "base/names.h"
+
 namespace ppsim {
 namespace {
 
-struct EngineEntry {
-  EngineKind kind;
-  std::string_view name;
-};
-constexpr EngineEntry kEngineNames[] = {
-    {EngineKind::kSimGrid, "simgrid"},
-    {EngineKind::kCriticalPath, "critical-path"},
+constexpr NamedValue<EngineKind> kEngineNames[] = {
+    {"simgrid", EngineKind::kSimGrid},
+    {"critical-path", EngineKind::kCriticalPath},
 };
 
 }  // namespace
 
-std::string_view EngineName(EngineKind kind) {
-  for (const auto& e : kEngineNames) {
-    if (e.kind == kind) return e.name;
-  }
-  return "?";
-}
+std::string_view EngineName(EngineKind kind) { return NameOf(kEngineNames, kind); }
 
 Status ParseEngineKind(std::string_view what, std::string_view text, EngineKind* kind) {
-  std::string valid;
-  for (const auto& e : kEngineNames) {
-    if (e.name == text) {
-      *kind = e.kind;
-      return Status();
-    }
-    valid += (valid.empty() ? "" : ", ") + std::string(e.name);
-  }
-  return Status::InvalidInput(std::string(what) + ": unknown engine '" + std::string(text) +
-                              "'; valid: " + valid);
+  return ParseNamed(kEngineNames, "engine", what, text, kind);
 }
 
 Status Execute(EngineKind kind, const TaskGraph& graph, const PlatformSpec& platform,
-               Timeline* timeline) {
+               Timeline* timeline, SimGridProcess process) {
   if (kind == EngineKind::kCriticalPath && !platform.xml_file.empty()) {
-    return Status::InvalidInput("--engine: critical-path needs a cluster (a preset or a cluster "
-                                "file); the routes of the XML platform " + platform.xml_file +
-                                " are known to SimGrid only; use --engine simgrid");
+    // PrepareRun refuses this with a message where the engine was chosen.
+    return Status::Internal("critical-path: the routes of the XML platform " + platform.xml_file +
+                            " are known to SimGrid only");
   }
   switch (kind) {
-    case EngineKind::kSimGrid: return RunSimGrid(graph, platform, timeline);
+    case EngineKind::kSimGrid:
+      return process == SimGridProcess::kChild ? RunSimGrid(graph, platform, timeline)
+                                               : SimulateInThisProcess(graph, platform, timeline);
     case EngineKind::kCriticalPath: return RunCriticalPath(graph, platform, timeline);
   }
   return Status::Internal("unknown engine");

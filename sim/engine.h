@@ -32,7 +32,8 @@ enum class EngineKind {
 
 // "simgrid", "critical-path".
 std::string_view EngineName(EngineKind kind);
-// Case-sensitive lookup; the message names `what` (e.g. "--engine") and the valid names.
+// Case-sensitive lookup; the message starts with `what` (where the name was written) and lists
+// the valid names.
 Status ParseEngineKind(std::string_view what, std::string_view text, EngineKind* kind);
 
 // The GPU a compute task runs on (as both), or the sending and receiving GPUs of a transfer.
@@ -49,15 +50,23 @@ inline TaskGpus GpusOf(const Task& task, const PlatformSpec& platform) {
           platform.GpuOf(task.peer_replica, task.peer, task.shard)};
 }
 
+// Where the SimGrid engine runs: in a child process (the default; the caller never holds SimGrid
+// state and may run again), or in this process, which then must not run SimGrid again (a sweep's
+// point, whose process exists for that one run).
+enum class SimGridProcess { kChild, kThisProcess };
+
 // Runs `graph` (from CompileTaskGraph) on `platform` with the chosen engine.
 Status Execute(EngineKind kind, const TaskGraph& graph, const PlatformSpec& platform,
-               Timeline* timeline);
+               Timeline* timeline, SimGridProcess process = SimGridProcess::kChild);
 
 // The engines themselves.
 Status RunCriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Timeline* timeline);
 // SimGrid allows one engine per process, so each call runs the simulation in a child process
 // and reads the timeline back; the calling process never holds SimGrid state.
 Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline* timeline);
+// The simulation itself, in the calling process. REQUIRES: called at most once per process.
+Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platform,
+                             Timeline* timeline);
 
 }  // namespace ppsim
 

@@ -6,24 +6,24 @@
 // completion callback of its last predecessor. The network model is set so that an uncontended
 // transfer takes exactly latency + bytes / bandwidth (see ../shared/notes/simgrid-3.32.md).
 //
-// The engine is a per-process singleton that cannot be reset, so the simulation runs in a forked
-// child which sends the timeline back through a pipe.
+// The engine is a per-process singleton that cannot be reset, so RunSimGrid runs the simulation in
+// a child process (base/subprocess.h) which sends the timeline back; a process that exists only
+// for this run (a sweep's point) calls SimulateInThisProcess instead.
 #include <simgrid/s4u/Activity.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <xbt/log.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "sim/engine.h"
+#include "base/subprocess.h"
 #include "sim/simgrid_platform.h"
 
 namespace ppsim {
@@ -121,118 +121,74 @@ class JustInTimeRunner {
   size_t completed_ = 0;
 };
 
-bool WriteAll(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
+// The bytes a simulation sends back: kMagic, the task count, then every start and every end; or
+// kInputError, the message's length and the message.
+std::string TimelineBytes(const Timeline& timeline) {
+  const uint64_t header[2] = {kMagic, timeline.start_s.size()};
+  const size_t bytes = timeline.start_s.size() * sizeof(double);
+  std::string out(reinterpret_cast<const char*>(header), sizeof(header));
+  out.append(reinterpret_cast<const char*>(timeline.start_s.data()), bytes);
+  out.append(reinterpret_cast<const char*>(timeline.end_s.data()), bytes);
+  return out;
 }
 
-bool ReadAll(int fd, void* data, size_t size) {
-  char* p = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = read(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
+std::string InputErrorBytes(const std::string& message) {
+  const uint64_t header[2] = {kInputError, message.size()};
+  return std::string(reinterpret_cast<const char*>(header), sizeof(header)) + message;
 }
 
-// Runs in the child: simulates and writes magic, task count, starts, ends; or, when the input is
-// wrong (an XML host that does not exist), kInputError, the message length and the message.
-// Returns the exit code.
-int SimulateAndSend(const TaskGraph& graph, const PlatformSpec& platform, int fd) {
+}  // namespace
+
+Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platform,
+                             Timeline* timeline) {
   int argc = 1;
   char name[] = "ppsim";
   char* argv[] = {name, nullptr};
   xbt_log_control_set("root.thres:critical");
-  // Never destroyed: the child exits right after sending.
+  // Never destroyed: SimGrid allows one engine per process, and the process ends after this run.
   auto* engine = new s4u::Engine(&argc, argv);
   engine->set_config("network/model:CM02");
   engine->set_config("network/crosstraffic:0");
   engine->set_config("network/TCP-gamma:0");
   std::vector<s4u::Host*> gpus;
-  const Status status = BuildSimGridPlatform(platform, UsedRoutes(graph, platform), &gpus);
-  if (!status.ok()) {
-    const std::string& message = status.message();
-    const uint64_t header[2] = {kInputError, message.size()};
-    return WriteAll(fd, header, sizeof(header)) && WriteAll(fd, message.data(), message.size())
-               ? 0
-               : 4;
-  }
-
-  Timeline timeline;
-  JustInTimeRunner runner(graph, platform, std::move(gpus), &timeline);
+  Status status = BuildSimGridPlatform(platform, UsedRoutes(graph, platform), &gpus);
+  if (!status.ok()) return status;
+  JustInTimeRunner runner(graph, platform, std::move(gpus), timeline);
   runner.Start();
   engine->run();
-  if (runner.completed() != graph.num_tasks()) return 3;
-
-  const uint64_t header[2] = {kMagic, graph.num_tasks()};
-  const size_t bytes = graph.num_tasks() * sizeof(double);
-  if (!WriteAll(fd, header, sizeof(header)) || !WriteAll(fd, timeline.start_s.data(), bytes) ||
-      !WriteAll(fd, timeline.end_s.data(), bytes)) {
-    return 4;
+  if (runner.completed() != graph.num_tasks()) {
+    return Status::Internal("simgrid: " + std::to_string(graph.num_tasks() - runner.completed()) +
+                            " of " + std::to_string(graph.num_tasks()) +
+                            " tasks did not complete");
   }
-  return 0;
+  return Status();
 }
 
-}  // namespace
-
 Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline* timeline) {
-  int fds[2];
-  if (pipe(fds) != 0) return Status::Internal(std::string("simgrid: pipe: ") + strerror(errno));
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return Status::Internal(std::string("simgrid: fork: ") + strerror(errno));
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    const int code = SimulateAndSend(graph, platform, fds[1]);
-    close(fds[1]);
-    _exit(code);
-  }
-  close(fds[1]);
+  std::string bytes;
+  Status status = RunInChild("simgrid", [&] {
+    Timeline own;
+    const Status simulated = SimulateInThisProcess(graph, platform, &own);
+    if (simulated.code() == StatusCode::kInvalidInput) return InputErrorBytes(simulated.message());
+    // An internal failure sends nothing: the parent reports the short read.
+    return simulated.ok() ? TimelineBytes(own) : std::string();
+  }, &bytes);
+  if (!status.ok()) return status;
   uint64_t header[2] = {0, 0};
+  if (bytes.size() >= sizeof(header)) std::memcpy(header, bytes.data(), sizeof(header));
+  const std::string_view body = std::string_view(bytes).substr(std::min(bytes.size(), sizeof(header)));
+  if (header[0] == kInputError && header[1] == body.size()) {
+    return Status::InvalidInput(std::string(body));
+  }
   const size_t n = graph.num_tasks();
-  timeline->start_s.assign(n, 0.0);
-  timeline->end_s.assign(n, 0.0);
-  bool received = ReadAll(fds[0], header, sizeof(header));
-  std::string input_error;
-  if (received && header[0] == kInputError && header[1] < (1u << 20)) {
-    input_error.resize(header[1]);
-    received = ReadAll(fds[0], input_error.data(), input_error.size());
-  } else {
-    received = received && header[0] == kMagic && header[1] == n &&
-               ReadAll(fds[0], timeline->start_s.data(), n * sizeof(double)) &&
-               ReadAll(fds[0], timeline->end_s.data(), n * sizeof(double));
+  if (header[0] != kMagic || header[1] != n || body.size() != 2 * n * sizeof(double)) {
+    return Status::Internal("simgrid: the simulation process sent an incomplete timeline (" +
+                            std::to_string(bytes.size()) + " bytes)");
   }
-  close(fds[0]);
-  int wait_status = 0;
-  while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFSIGNALED(wait_status)) {
-    return Status::Internal("simgrid: the simulation process died of signal " +
-                            std::to_string(WTERMSIG(wait_status)) + " (" +
-                            strsignal(WTERMSIG(wait_status)) + ")");
-  }
-  if (received && !input_error.empty()) return Status::InvalidInput(input_error);
-  if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0 || !received) {
-    const int code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
-    return Status::Internal("simgrid: the simulation process failed (exit " +
-                            std::to_string(code) +
-                            (code == 3 ? ": not every task completed" : "") + ")");
-  }
+  timeline->start_s.resize(n);
+  timeline->end_s.resize(n);
+  std::memcpy(timeline->start_s.data(), body.data(), n * sizeof(double));
+  std::memcpy(timeline->end_s.data(), body.data() + n * sizeof(double), n * sizeof(double));
   return Status();
 }
 

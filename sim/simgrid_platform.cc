@@ -37,7 +37,8 @@ Status LoadXmlPlatform(const PlatformSpec& platform, std::vector<s4u::Host*>* gp
     valid += (i == 0 ? "" : ", ") + all[i]->get_name();
   }
   if (all.size() > 16) valid += ", ... (" + std::to_string(all.size()) + " hosts)";
-  return Status::InvalidInput("--hosts: " + missing + " not in " + platform.xml_file +
+  return Status::InvalidInput(platform.xml_hosts_where + ": " + missing + " not in " +
+                              platform.xml_file +
                               "; its hosts: " + valid);
 }
 

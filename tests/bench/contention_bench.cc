@@ -4,34 +4,49 @@
 // target: contention costs at most 2x the simulation time of the ideal run.
 #include <benchmark/benchmark.h>
 
+#include "experiments/locators.h"
+#include "experiments/request.h"
 #include "experiments/run.h"
+#include "tests/bench/bench_inputs.h"
 #include "tests/support/platforms.h"
 
 namespace ppsim {
 namespace {
 
-RunSpec ContentionSpec(int64_t platform) {
-  RunSpec spec;
-  spec.schedule_name = "1F1B";
-  spec.params = ScheduleParams{8, 1, 256};
-  spec.costs.forward = "1ms";
-  spec.costs.backward = "2ms";
-  spec.costs.message = "64MiB";
-  spec.costs.gradient = "1GiB";
-  spec.training.dp = 2;
+proto::RunConfig ContentionSpec(int64_t platform) {
+  proto::RunConfig spec;
+  spec.set_schedule("1F1B");
+  spec.set_pp(8);
+  spec.set_microbatches(256);
+  spec.set_f("1ms");
+  spec.set_b("2ms");
+  spec.set_message_bytes("64MiB");
+  spec.set_grad_bytes("1GiB");
+  spec.set_dp(2);
   switch (platform) {
-    case 0: spec.platform = IdealChoice(5e-6, 50e9); break;
-    case 1: spec.platform = PresetChoice("dgx-h100", {}, 2); break;
+    case 0:
+      spec.set_platform("ideal");
+      spec.set_p2p_latency("5us");
+      spec.set_p2p_bandwidth("50GB/s");
+      break;
+    case 1:
+      spec.set_platform("dgx-h100");
+      spec.set_nodes(2);
+      break;
     default:
-      spec.platform = PresetChoice(
-          "dgx-h100", {"nic.attachment=PER_NODE", "network.topology=SINGLE_SWITCH"}, 2);
+      spec.set_platform("dgx-h100");
+      spec.set_nodes(2);
+      spec.add_set("nic.attachment=PER_NODE");
+      spec.add_set("network.topology=SINGLE_SWITCH");
   }
   return spec;
 }
 
 void BM_SimGridContention(benchmark::State& state) {
+  RunRequest request;
+  Check(ResolveRun(ContentionSpec(state.range(0)), std::make_shared<FlagLocator>(), {}, &request));
   PreparedRun run;
-  const Status status = PrepareRun(ContentionSpec(state.range(0)), &run);
+  const Status status = PrepareRun(request.runs[0], &run);
   if (!status.ok()) {
     state.SkipWithError(status.message().c_str());
     return;

@@ -1,5 +1,5 @@
 // The command line: exit codes and every user-facing message, verbatim.
-#include "experiments/cli.h"
+#include "experiments/cli/cli.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "tests/support/cli.h"
-#include "tests/support/json.h"
+#include <nlohmann/json.hpp>
 
 namespace ppsim {
 namespace {
@@ -150,7 +150,7 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
                 "--pp: must be at least 1; got 0");
   ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "four", "--microbatches", "8", "--f",
                      "1", "--b", "2"}),
-                "--pp: invalid value 'four'; expected a whole number >= 1");
+                "--pp: expected an integer, got 'four'");
   ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "0", "--f", "1",
                      "--b", "2"}),
                 "--microbatches: must be at least 1; got 0");
@@ -171,8 +171,8 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
                      "1"}),
                 "--b: required; give the full backward time (--b) or its two parts (--i and --w)");
   ExpectInvalid(Cli({"frobnicate"}),
-                "ppsim: unknown command 'frobnicate'; valid: run, sweep, merge, report, schedule, "
-                "schedules, model, platforms, help");
+                "ppsim: unknown command 'frobnicate'; valid: run, schedule, schedules, model, "
+                "sweep, merge, report, platforms, help");
 }
 
 TEST(Cli, MalformedScheduleFileNamesFileLineAndColumn) {
@@ -377,7 +377,7 @@ TEST(Cli, ModelFlagsRejectBadValuesByName) {
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--tp", "3"})),
                 "--tp: 3 does not divide the 32 heads of llama3-8b");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--dtype", "fp4"})),
-                "--dtype: unknown value 'fp4'; valid: bf16, fp16, fp8");
+                "--dtype: unknown value 'fp4'; valid: bf16, fp16, fp8 (did you mean fp8?)");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--recompute", "some"})),
                 "--recompute: unknown value 'some'; valid: none, selective, full");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--layers-per-stage", "8,8,8"})),
@@ -394,7 +394,7 @@ TEST(Cli, ModelFlagsRejectBadValuesByName) {
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-9b"})),
                 "--model: unknown model 'llama3-9b'; valid: gpt3-1.5b, gpt3-6.2b, gpt3-14.6b, "
                 "gpt3-28.3b, gpt3-175b, llama3-8b, llama3-8b-128k, llama3-70b, llama3-405b, or a "
-                "model file (.textproto, .json, .yaml)");
+                "model file (.textproto, .json, .yaml) (did you mean llama3-8b?)");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--profile", "p.csv"})),
                 "--profile: give --profile or --model, not both");
 }
@@ -455,7 +455,7 @@ TEST(CliPlatforms, ListsThePresetsWithTheirKeyNumbers) {
 
 double Makespan(const CliResult& r) {
   EXPECT_EQ(r.code, 0) << r.err;
-  return ppsim::testing::JsonReader(r.out).Read()["makespan_s"].number;
+  return nlohmann::json::parse(r.out)["makespan_s"].get<double>();
 }
 
 TEST(CliPlatforms, Llama70bOnTwoDgxH100NodesIsSlowerWithSlowerNics) {
@@ -466,11 +466,11 @@ TEST(CliPlatforms, Llama70bOnTwoDgxH100NodesIsSlowerWithSlowerNics) {
   std::vector<std::string> slow = run;
   slow.insert(slow.end(), {"--set", "nic.bandwidth=100Gbps"});
   const CliResult fast_result = Cli(run);
-  const ppsim::testing::Json fast = ppsim::testing::JsonReader(fast_result.out).Read();
+  const nlohmann::json fast = nlohmann::json::parse(fast_result.out);
   // Ranks 0-7 on node 0, 8-15 on node 1: 32 activations and 32 gradients of s x b x h x 2 =
   // 8192 x 8192 x 2 bytes cross between GPU 7 and GPU 8 (rail 7 to rail 0, through the spine).
-  EXPECT_EQ(fast["traffic"]["inter_node"]["transfers"].integer(), 64);
-  EXPECT_EQ(fast["traffic"]["inter_node"]["bytes"].number, 64.0 * 8192 * 8192 * 2);
+  EXPECT_EQ(fast["traffic"]["inter_node"]["transfers"].get<int64_t>(), 64);
+  EXPECT_EQ(fast["traffic"]["inter_node"]["bytes"].get<double>(), 64.0 * 8192 * 8192 * 2);
   EXPECT_GT(Makespan(Cli(slow)), Makespan(fast_result));
 }
 
@@ -481,19 +481,19 @@ TEST(CliPlatforms, JsonListsTheLinksWithBytesAndBusyTime) {
                            "--f", "1ms", "--b", "2ms", "--message-bytes", "1GB", "--platform",
                            "dgx-h100", "--nodes", "2", "--placement", "0,8", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
-  const ppsim::testing::Json j = ppsim::testing::JsonReader(r.out).Read();
-  const ppsim::testing::Json& links = j["links"];
-  ASSERT_EQ(links.array.size(), 4u);
-  EXPECT_EQ(links.array[0]["link"].string, "node0.nic0.tx");
-  EXPECT_EQ(links.array[0]["inter_node"].boolean, true);
-  EXPECT_EQ(links.array[0]["bandwidth_bytes_per_s"].number, 50e9);
-  EXPECT_EQ(links.array[0]["bytes"].number, 1e9);
-  EXPECT_NEAR(links.array[0]["busy_s"].number, 5e-6 + 0.02, 1e-12);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& links = j["links"];
+  ASSERT_EQ(links.size(), 4u);
+  EXPECT_EQ(links[0]["link"].get<std::string>(), "node0.nic0.tx");
+  EXPECT_EQ(links[0]["inter_node"].get<bool>(), true);
+  EXPECT_EQ(links[0]["bandwidth_bytes_per_s"].get<double>(), 50e9);
+  EXPECT_EQ(links[0]["bytes"].get<double>(), 1e9);
+  EXPECT_NEAR(links[0]["busy_s"].get<double>(), 5e-6 + 0.02, 1e-12);
   const double makespan = 3 * 2e-3 + 2 * (5e-6 + 0.02);
-  EXPECT_NEAR(j["makespan_s"].number, makespan, 1e-12);
-  EXPECT_NEAR(links.array[0]["utilization"].number, 1e9 / (50e9 * makespan), 1e-12);
-  EXPECT_EQ(links.array[1]["link"].string, "node0.nic0.rx");
-  EXPECT_EQ(j["traffic"]["intra_node"]["transfers"].integer(), 0);
+  EXPECT_NEAR(j["makespan_s"].get<double>(), makespan, 1e-12);
+  EXPECT_NEAR(links[0]["utilization"].get<double>(), 1e9 / (50e9 * makespan), 1e-12);
+  EXPECT_EQ(links[1]["link"].get<std::string>(), "node0.nic0.rx");
+  EXPECT_EQ(j["traffic"]["intra_node"]["transfers"].get<int64_t>(), 0);
 }
 
 TEST(CliPlatforms, BadClustersAndSettingsExitTwoWithTheLocation) {
@@ -635,6 +635,80 @@ TEST(CliTraces, BadOutputsAndWindowsExitTwoBeforeRunning) {
             "--trace-microbatches: microbatches 6:10 are not all in the run; it has microbatches "
             "0 to 7 (window 0:8)\n");
   EXPECT_FALSE(Exists(never));
+}
+
+}  // namespace
+}  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+TEST(CliHelp, EveryCommandPrintsItsOwnOptionsAndExitsZero) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string usage;
+    std::string option;
+  };
+  const Case cases[] = {
+      {{"help", "run"}, "usage: ppsim run --schedule NAME", "--microbatches M"},
+      {{"run", "-h"}, "usage: ppsim run --schedule NAME", "--microbatches M"},
+      {{"run", "--pp", "4", "--help"}, "usage: ppsim run --schedule NAME", "--trace FILE"},
+      {{"schedules", "--help"}, "usage: ppsim schedules", ""},
+      {{"sweep", "--help"}, "usage: ppsim sweep FILE -o RESULTS.csv", "-o [ --output ] FILE"},
+      {{"help", "sweep"}, "usage: ppsim sweep FILE -o RESULTS.csv", "--point-timeout TIME"},
+      {{"schedule", "-h"}, "usage: ppsim schedule", "--stages-per-rank V"},
+      {{"model", "--help"}, "usage: ppsim model", "--sequence-parallel"},
+      {{"merge", "-h"}, "usage: ppsim merge", "-o [ --output ] FILE"},
+      {{"report", "-h"}, "usage: ppsim report", "-o [ --output ] REPORT.html"},
+      {{"platforms", "--help"}, "usage: ppsim platforms", "--keys"},
+  };
+  for (const Case& c : cases) {
+    const CliResult r = Cli(c.args);
+    EXPECT_EQ(r.code, 0) << c.args[0] << " " << c.args[1];
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.out.rfind(c.usage, 0), 0u) << r.out;
+    EXPECT_NE(r.out.find(c.option), std::string::npos) << r.out;
+  }
+}
+
+TEST(CliHelp, RunGroupsItsOptions) {
+  const std::string out = Cli({"run", "--help"}).out;
+  std::vector<size_t> at;
+  for (const char* group : {"\nschedule:\n", "\ncosts (", "\nanalytic model:\n", "\ncluster:\n",
+                            "\nparallelism and placement:\n", "\noutputs:\n"}) {
+    at.push_back(out.find(group));
+    EXPECT_NE(at.back(), std::string::npos) << group;
+  }
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
+  // Each flag is in its group: --tp under parallelism, --set under cluster.
+  EXPECT_GT(out.find("  --tp T"), at[4]);
+  EXPECT_GT(out.find("  --set PATH=VALUE"), at[3]);
+  EXPECT_LT(out.find("  --set PATH=VALUE"), at[4]);
+}
+
+TEST(CliHelp, UnknownCommandsAndHelpTopicsSuggestTheClosest) {
+  EXPECT_EQ(Cli({"help", "swep"}).err,
+            "ppsim help: unknown command 'swep'; valid: run, schedule, schedules, model, sweep, "
+            "merge, report, platforms (did you mean sweep?)\n");
+  EXPECT_EQ(Cli({"help", "swep"}).code, 2);
+}
+
+TEST(CliJson, OutputIsValidJsonWhateverTheNamesHold) {
+  const std::string name = "tiny \"quoted\", \\ and\nnew line";
+  const std::string path = WriteFile("quoted.json", nlohmann::json({{"name", name},
+                                                                    {"layers", 4},
+                                                                    {"hidden", 512},
+                                                                    {"heads", 8},
+                                                                    {"vocab", 1000},
+                                                                    {"seq_len", 256}})
+                                                        .dump());
+  const CliResult model = Cli({"model", "--model", path, "--pp", "2", "--format", "json"});
+  ASSERT_EQ(model.code, 0) << model.err;
+  EXPECT_EQ(nlohmann::json::parse(model.out)["model"], name);
+  const CliResult run = Cli({"run", "--schedule", "1F1B", "--pp", "2", "--microbatches", "2",
+                             "--model", path, "--platform", "ideal", "--format", "json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["model"], name);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/cli.h"
+#include "experiments/cli/cli.h"
 #include "tests/support/cli.h"
 
 namespace ppsim {
@@ -540,8 +540,7 @@ TEST(HtmlReportCommand, UnknownOptionIsAUsageError) {
   const CliResult r = Report({"results.csv", "-o", "r.html", "--format", "pdf"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
-            "ppsim report: unknown option '--format'; usage: ppsim report RESULTS.csv -o "
-            "REPORT.html\n");
+            "--format: unknown option; see 'ppsim report --help' for the valid options\n");
 }
 
 TEST(HtmlReportCommand, HelpPrintsUsage) {

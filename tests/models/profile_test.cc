@@ -1,5 +1,7 @@
 #include "models/profile.h"
 
+#include "experiments/locators.h"
+
 #include <gtest/gtest.h>
 
 #include "models/stage_costs.h"
@@ -59,11 +61,11 @@ TEST(ParseProfileCsv, ReportsEveryProblemWhereItIs) {
 TEST(BuildStageCosts, FlagsOverrideSingleFieldsOfTheProfile) {
   const Profile p = Csv("f_ms,i_ms,w_ms,activation_B,activation_w_B,params_B,grads_B\n"
                         "1,2,3,100,40,7,9\n");
-  CostText flags;
-  flags.backward_weight = "5ms";
-  flags.activation = "200";
+  CostInputs flags;
+  flags.backward_weight_s = {0.005};
+  flags.activation_bytes = {200};
   StageCosts c;
-  ASSERT_TRUE(BuildStageCosts(flags, &p, 3, &c).ok());
+  ASSERT_TRUE(BuildStageCosts(flags, &p, 3, FlagLocator(), &c).ok());
   EXPECT_EQ(c.forward_s, (std::vector<double>{0.001, 0.001, 0.001}));  // one row for all
   EXPECT_EQ(c.backward_weight_s, (std::vector<double>{0.005, 0.005, 0.005}));  // the flag
   EXPECT_EQ(c.backward_s, (std::vector<double>{0.002 + 0.005, 0.002 + 0.005, 0.002 + 0.005}));
@@ -75,11 +77,11 @@ TEST(BuildStageCosts, FlagsOverrideSingleFieldsOfTheProfile) {
 TEST(BuildStageCosts, ProfileRowsMustMatchTheStages) {
   const Profile p = Csv("f_ms,b_ms\n1,2\n1,2\n1,2\n");
   StageCosts c;
-  EXPECT_EQ(BuildStageCosts(CostText(), &p, 4, &c).message(),
+  EXPECT_EQ(BuildStageCosts(CostInputs(), &p, 4, FlagLocator(), &c).message(),
             "p.csv: 3 stages in the profile for 4 virtual stages; give one per virtual stage or "
             "one for all");
   const Profile no_backward = Csv("f_ms\n1\n");
-  EXPECT_EQ(BuildStageCosts(CostText(), &no_backward, 4, &c).message(),
+  EXPECT_EQ(BuildStageCosts(CostInputs(), &no_backward, 4, FlagLocator(), &c).message(),
             "--b: required; give the full backward time (--b) or its two parts (--i and --w) (or "
             "in p.csv)");
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "experiments/locators.h"
+
 #include <cmath>
 
 // Expected values are closed forms written out from the matmul shapes and the cited formulas
@@ -353,9 +355,9 @@ TEST(TransformerStageCosts, DividesFlopsByTheRate) {
 
 TEST(SplitLayers, EvenSplitGivesTheFirstStagesTheRemainder) {
   std::vector<int32_t> layers;
-  ASSERT_TRUE(SplitLayers(Preset("llama3-8b"), 4, {}, &layers).ok());
+  ASSERT_TRUE(SplitLayers(Preset("llama3-8b"), 4, {}, FlagLocator(), &layers).ok());
   EXPECT_EQ(layers, (std::vector<int32_t>{8, 8, 8, 8}));
-  ASSERT_TRUE(SplitLayers(Preset("gpt3-1.5b"), 8, {}, &layers).ok());
+  ASSERT_TRUE(SplitLayers(Preset("gpt3-1.5b"), 8, {}, FlagLocator(), &layers).ok());
   EXPECT_EQ(layers, (std::vector<int32_t>{3, 3, 3, 3, 3, 3, 2, 2}));
 }
 
@@ -366,14 +368,14 @@ TEST(SplitLayers, EmbeddingAndLossTakeALayerSlot) {
   LayerSplit split;
   split.embedding_as_layer = true;
   split.loss_as_layer = true;
-  ASSERT_TRUE(SplitLayers(spec, 8, split, &layers).ok());
+  ASSERT_TRUE(SplitLayers(spec, 8, split, FlagLocator(), &layers).ok());
   EXPECT_EQ(layers, (std::vector<int32_t>{2, 3, 3, 3, 3, 3, 3, 2}));
   split.loss_as_layer = false;  // 23 slots: 3 x 7 + 2, then the embedding's slot off stage 0
-  ASSERT_TRUE(SplitLayers(spec, 8, split, &layers).ok());
+  ASSERT_TRUE(SplitLayers(spec, 8, split, FlagLocator(), &layers).ok());
   EXPECT_EQ(layers, (std::vector<int32_t>{2, 3, 3, 3, 3, 3, 3, 2}));
   split.embedding_as_layer = false;
   split.loss_as_layer = true;
-  ASSERT_TRUE(SplitLayers(spec, 8, split, &layers).ok());
+  ASSERT_TRUE(SplitLayers(spec, 8, split, FlagLocator(), &layers).ok());
   EXPECT_EQ(layers, (std::vector<int32_t>{3, 3, 3, 3, 3, 3, 3, 1}));
 }
 
@@ -382,71 +384,71 @@ TEST(SplitLayers, ExplicitListIsCheckedVerbatim) {
   std::vector<int32_t> layers;
   LayerSplit split;
   split.layers_per_stage = {7, 9, 9, 7};
-  ASSERT_TRUE(SplitLayers(spec, 4, split, &layers).ok());
+  ASSERT_TRUE(SplitLayers(spec, 4, split, FlagLocator(), &layers).ok());
   EXPECT_EQ(layers, (std::vector<int32_t>{7, 9, 9, 7}));
   split.layers_per_stage = {10, 11, 11};
-  EXPECT_EQ(SplitLayers(spec, 4, split, &layers).message(),
+  EXPECT_EQ(SplitLayers(spec, 4, split, FlagLocator(), &layers).message(),
             "--layers-per-stage: 3 entries for 4 stages; give one per stage");
   split.layers_per_stage = {8, 8, 7, 7};
-  EXPECT_EQ(SplitLayers(spec, 4, split, &layers).message(),
+  EXPECT_EQ(SplitLayers(spec, 4, split, FlagLocator(), &layers).message(),
             "--layers-per-stage: the entries sum to 30; the model has 32 layers");
   split.layers_per_stage = {17, 8, -1, 8};
-  EXPECT_EQ(SplitLayers(spec, 4, split, &layers).message(),
+  EXPECT_EQ(SplitLayers(spec, 4, split, FlagLocator(), &layers).message(),
             "--layers-per-stage: stage 2 has -1 layers; must be at least 0");
   split.layers_per_stage = {8, 8, 8, 8};
   split.embedding_as_layer = true;
-  EXPECT_EQ(SplitLayers(spec, 4, split, &layers).message(),
+  EXPECT_EQ(SplitLayers(spec, 4, split, FlagLocator(), &layers).message(),
             "--layers-per-stage: an explicit split cannot be combined with counting the "
             "embedding or the loss as a layer");
 }
 
 TEST(SplitLayers, RejectsMoreStagesThanLayers) {
   std::vector<int32_t> layers;
-  EXPECT_EQ(SplitLayers(Tiny(), 8, {}, &layers).message(),
+  EXPECT_EQ(SplitLayers(Tiny(), 8, {}, FlagLocator(), &layers).message(),
             "--pp: 8 stages for the 6 layers of tiny; each stage needs at least one");
   LayerSplit split;
   split.embedding_as_layer = true;
   split.loss_as_layer = true;
-  EXPECT_EQ(SplitLayers(Tiny(), 9, split, &layers).message(),
+  EXPECT_EQ(SplitLayers(Tiny(), 9, split, FlagLocator(), &layers).message(),
             "--pp: 9 stages for the 6 layers of tiny plus the embedding and the loss; each stage "
             "needs at least one");
   // 8 slots on 8 stages: the first and last stage hold only the embedding and the loss.
-  ASSERT_TRUE(SplitLayers(Tiny(), 8, split, &layers).ok());
+  ASSERT_TRUE(SplitLayers(Tiny(), 8, split, FlagLocator(), &layers).ok());
   EXPECT_EQ(layers, (std::vector<int32_t>{0, 1, 1, 1, 1, 1, 1, 0}));
 }
 
 TEST(TransformerSetup, MessagesNameTheFlag) {
   const TransformerSpec& llama = Preset("llama3-8b");
   TrainingSetup setup = Training(8192, 1);
-  EXPECT_TRUE(CheckTrainingSetup(llama, setup).ok());
+  EXPECT_TRUE(CheckTrainingSetup(llama, setup, FlagLocator()).ok());
   setup.tp = 3;
-  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(),
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
             "--tp: 3 does not divide the 32 heads of llama3-8b");
   setup.tp = 16;
-  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(),
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
             "--tp: 16 does not divide the 8 KV heads of llama3-8b");
   setup.tp = 0;
-  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(), "--tp: must be at least 1; got 0");
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--tp: must be at least 1; got 0");
   setup.tp = 8;
-  EXPECT_TRUE(CheckTrainingSetup(llama, setup).ok());
+  EXPECT_TRUE(CheckTrainingSetup(llama, setup, FlagLocator()).ok());
   setup.seq_len = 0;
-  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(), "--seq-len: must be at least 1; got 0");
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--seq-len: must be at least 1; got 0");
   setup.seq_len = 8192;
   setup.microbatch_size = -2;
-  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(),
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
             "--microbatch-size: must be at least 1; got -2");
   setup.microbatch_size = 1;
   setup.dp = 0;
-  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(), "--dp: must be at least 1; got 0");
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--dp: must be at least 1; got 0");
   setup.dp = 4;
   setup.zero_stage = 2;
-  EXPECT_EQ(CheckTrainingSetup(llama, setup).message(), "--zero: 2 is not supported; valid: 0, 1");
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--zero: 2 is not supported; valid: 0, 1");
 
   TransformerSpec odd = Tiny();
   odd.ffn_hidden = 1000;
   TrainingSetup tp16 = Training(512, 1);
   tp16.tp = 16;
-  EXPECT_EQ(CheckTrainingSetup(odd, tp16).message(),
+  EXPECT_EQ(CheckTrainingSetup(odd, tp16, FlagLocator()).message(),
             "--tp: 16 does not divide the 1000 FFN channels of tiny");
 }
 

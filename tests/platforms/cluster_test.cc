@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "experiments/locators.h"
+
 #include <fstream>
 
 #include "tests/support/cli.h"
@@ -12,7 +14,7 @@ namespace ppsim {
 namespace {
 
 Status Load(const PlatformChoice& choice, PlatformSpec* platform) {
-  return LoadCluster(choice, platform);
+  return LoadCluster(choice, FlagLocator(), platform);
 }
 
 std::string LoadError(const PlatformChoice& choice) {
@@ -61,13 +63,13 @@ TEST(ClusterPresets, EveryPresetScalesToSeveralNodes) {
     if (preset.name == "ideal") continue;
     SCOPED_TRACE(std::string(preset.name));
     PlatformSpec p;
-    ASSERT_TRUE(BuildPlatform(PresetChoice(std::string(preset.name), {}, 4), 4, 1, 1, &p).ok());
+    ASSERT_TRUE(BuildPlatform(PresetChoice(std::string(preset.name), {}, 4), 4, 1, 1, FlagLocator(), &p).ok());
     EXPECT_EQ(p.num_nodes, 4);
     // A printed preset is a valid cluster file describing the same cluster.
     const std::string path = WriteFile(std::string(preset.name) + ".textproto",
                                        std::string(preset.text));
     PlatformSpec from_file;
-    ASSERT_TRUE(BuildPlatform(PresetChoice(path, {}, 4), 4, 1, 1, &from_file).ok());
+    ASSERT_TRUE(BuildPlatform(PresetChoice(path, {}, 4), 4, 1, 1, FlagLocator(), &from_file).ok());
     ASSERT_EQ(from_file.links.size(), p.links.size());
     for (size_t i = 0; i < p.links.size(); ++i) {
       EXPECT_EQ(from_file.links[i].name, p.links[i].name);
@@ -116,7 +118,7 @@ TEST(ClusterFiles, TheThreeFormatsDescribeTheSameCluster) {
   for (const auto& [name, text] : {std::pair{"lab.textproto", kTextProto},
                                    std::pair{"lab.json", kJson}, std::pair{"lab.yaml", kYaml}}) {
     PlatformSpec p;
-    const Status status = BuildPlatform(PresetChoice(WriteFile(name, text)), 12, 1, 1, &p);
+    const Status status = BuildPlatform(PresetChoice(WriteFile(name, text)), 12, 1, 1, FlagLocator(), &p);
     ASSERT_TRUE(status.ok()) << status.message();
     platforms.push_back(p);
   }
@@ -195,12 +197,13 @@ TEST(ClusterSettings, OverrideAnyFieldAndReportTheKey) {
             "--set network.topology: unknown value 'RING'; valid: SINGLE_SWITCH, FAT_TREE, "
             "RAIL_OPTIMIZED");
   EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"nodes=two"})),
-            "--set nodes: invalid integer 'two'; give a whole number, e.g. nodes=4");
+            "--set nodes: expected an integer, got 'two'");
   EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"nodes=0"})),
             "--set nodes: 0 nodes; give at least 1");
   EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"network.oversubscription=x"})),
-            "--set network.oversubscription: invalid number 'x'; give a finite number, e.g. "
-            "network.oversubscription=2");
+            "--set network.oversubscription: expected a number, got 'x'");
+  EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"network.oversubscription=inf"})),
+            "--set network.oversubscription: expected a finite number, got 'inf'");
   // --nodes is the nodes field; a one-node cluster without NICs cannot grow.
   EXPECT_EQ(LoadError(PresetChoice("ideal", {}, 2)),
             "--platform ideal: gpus_per_node: 0; give at least 1 (0, as many as the run needs, "

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "experiments/locators.h"
+
 #include <cmath>
 
 #include "platforms/cluster.h"
@@ -14,7 +16,7 @@ namespace {
 
 Status Build(const PlatformChoice& choice, int32_t ranks, int32_t dp, int32_t tp,
              PlatformSpec* platform) {
-  return BuildPlatform(choice, ranks, dp, tp, platform);
+  return BuildPlatform(choice, ranks, dp, tp, FlagLocator(), platform);
 }
 
 std::vector<std::string> LinkNames(const PlatformSpec& p, int32_t src, int32_t dst) {

@@ -8,12 +8,11 @@
 #include <sstream>
 
 #include "schedules/registry.h"
-#include "tests/support/json.h"
+#include <nlohmann/json.hpp>
 
 namespace ppsim {
 namespace {
 
-using testing::Json;
 
 bool IsComputeAction(const std::string& a) {
   if (!a.empty() && a[0] == '(') return true;
@@ -33,34 +32,34 @@ TEST_P(TorchConformance, OrdersAndRejectionsMatchTorch) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
-  const Json data = testing::JsonReader(text).Read();
-  const std::string name = data["schedule"].string;
+  const nlohmann::json data = nlohmann::json::parse(text);
+  const std::string name = data["schedule"].get<std::string>();
   ASSERT_EQ(name, GetParam());
-  ASSERT_FALSE(data["configs"].array.empty());
+  ASSERT_FALSE(data["configs"].empty());
   int checked = 0;
-  for (const Json& config : data["configs"].array) {
+  for (const nlohmann::json& config : data["configs"]) {
     ScheduleParams params;
-    params.num_ranks = config["pp"].integer();
-    params.num_microbatches = config["microbatches"].integer();
-    params.stages_per_rank = config["stages_per_rank"].integer();
+    params.num_ranks = config["pp"].get<int64_t>();
+    params.num_microbatches = config["microbatches"].get<int64_t>();
+    params.stages_per_rank = config["stages_per_rank"].get<int64_t>();
     const std::string where = name + " pp=" + std::to_string(params.num_ranks) +
                               " m=" + std::to_string(params.num_microbatches) +
                               " v=" + std::to_string(params.stages_per_rank);
     Schedule schedule;
     const Status status = GenerateSchedule(name, params, &schedule);
-    if (!config["ok"].boolean) {
+    if (!config["ok"].get<bool>()) {
       EXPECT_EQ(status.code(), StatusCode::kInvalidInput)
-          << where << ": torch rejects it (" << config["error"].string << ")";
+          << where << ": torch rejects it (" << config["error"].get<std::string>() << ")";
       ++checked;
       continue;
     }
     ASSERT_TRUE(status.ok()) << where << ": " << status.message();
-    const auto& want_ranks = config["order"].array;
+    const auto& want_ranks = config["order"];
     ASSERT_EQ(schedule.orders.size(), want_ranks.size()) << where;
     for (size_t r = 0; r < want_ranks.size(); ++r) {
       std::vector<std::string> want;
-      for (const Json& a : want_ranks[r].array) {
-        if (!a.is_null() && IsComputeAction(a.string)) want.push_back(a.string);
+      for (const nlohmann::json& a : want_ranks[r]) {
+        if (!a.is_null() && IsComputeAction(a.get<std::string>())) want.push_back(a.get<std::string>());
       }
       std::vector<std::string> got;
       for (const Action& a : schedule.orders[r]) got.push_back(FormatAction(a));
@@ -68,7 +67,7 @@ TEST_P(TorchConformance, OrdersAndRejectionsMatchTorch) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, static_cast<int>(data["configs"].array.size()));
+  EXPECT_EQ(checked, static_cast<int>(data["configs"].size()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, TorchConformance,

@@ -49,13 +49,13 @@ TEST(DualPipe, RejectsWhatTheReferenceAsserts) {
 
 class DualPipeCheckCase : public ::testing::TestWithParam<EngineKind> {};
 
-RunSpec DualPipeSpec(int32_t p, int32_t m, EngineKind engine) {
-  RunSpec spec = IdealSpec("DualPipe", p, m, "1", "", engine);
-  spec.params.stages_per_rank = 0;
-  spec.costs.backward_input = "1";
-  spec.costs.backward_weight = "1";
-  spec.costs.overlap = "3";
-  spec.costs.activation = "1";
+proto::RunConfig DualPipeSpec(int32_t p, int32_t m, EngineKind engine) {
+  proto::RunConfig spec = IdealRun("DualPipe", p, m, "1", "", engine);
+  spec.clear_stages_per_rank();
+  spec.set_i("1");
+  spec.set_w("1");
+  spec.set_overlap("3");
+  spec.set_activation("1");
   return spec;
 }
 

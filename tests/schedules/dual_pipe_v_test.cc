@@ -67,11 +67,11 @@ TEST(DualPipeV, ChecksStagesPerRankBeforeMicrobatchesLikeTorch) {
 
 TEST(DualPipeV, CheckCase9) {
   for (EngineKind engine : kBothEngines) {
-    RunSpec spec = IdealSpec("DualPipeV", 4, 10, "1", "", engine);
-    spec.params.stages_per_rank = 2;
-    spec.costs.backward_input = "1";
-    spec.costs.backward_weight = "1";
-    spec.costs.overlap = "3";
+    proto::RunConfig spec = IdealRun("DualPipeV", 4, 10, "1", "", engine);
+    spec.set_stages_per_rank(2);
+    spec.set_i("1");
+    spec.set_w("1");
+    spec.set_overlap("3");
     EXPECT_NEAR(RunOk(spec).metrics.makespan_s, 66, 1e-9);
   }
 }

@@ -24,9 +24,9 @@ std::string Rejection(const std::string& name, int32_t p, int32_t m, int32_t v) 
   return GenerateError(name, ScheduleParams{p, v, m});
 }
 
-RunSpec InterleavedSpec(int32_t v, const std::string& f, const std::string& b, EngineKind engine) {
-  RunSpec spec = IdealSpec("Interleaved1F1B", 4, 8, f, b, engine);
-  spec.params.stages_per_rank = v;
+proto::RunConfig InterleavedSpec(int32_t v, const std::string& f, const std::string& b, EngineKind engine) {
+  proto::RunConfig spec = IdealRun("Interleaved1F1B", 4, 8, f, b, engine);
+  spec.set_stages_per_rank(v);
   return spec;
 }
 
@@ -82,8 +82,8 @@ class Interleaved1F1BCheckCase : public ::testing::TestWithParam<EngineKind> {};
 
 TEST_P(Interleaved1F1BCheckCase, Case4TwoAndFourChunksPerRank) {
   // Per rank F = 1, B = 2, split evenly over the chunks.
-  RunSpec two = InterleavedSpec(2, "0.5", "1", GetParam());
-  two.costs.activation = "2";  // A whole rank's M_B is 4 bytes, so the peaks are 4 x [5.5, ...].
+  proto::RunConfig two = InterleavedSpec(2, "0.5", "1", GetParam());
+  two.set_activation("2");  // A whole rank's M_B is 4 bytes, so the peaks are 4 x [5.5, ...].
   const RunResult r = RunOk(two);
   EXPECT_NEAR(r.metrics.makespan_s, 28.5, 1e-9);
   EXPECT_EQ(Peaks(r), (std::vector<int64_t>{22, 18, 14, 10}));

@@ -65,11 +65,11 @@ TEST(ZBVZeroBubble, RejectsWhatTorchRejects) {
 
 TEST(ZBVZeroBubble, CheckCase7HasNoBubbleInsideTheSpans) {
   for (EngineKind engine : kBothEngines) {
-    RunSpec spec = IdealSpec("ZBVZeroBubble", 4, 8, "1", "", engine);
-    spec.params.stages_per_rank = 2;
-    spec.costs.backward_input = "1";
-    spec.costs.backward_weight = "1";
-    spec.costs.activation = "1";
+    proto::RunConfig spec = IdealRun("ZBVZeroBubble", 4, 8, "1", "", engine);
+    spec.set_stages_per_rank(2);
+    spec.set_i("1");
+    spec.set_w("1");
+    spec.set_activation("1");
     const RunResult r = RunOk(spec);
     EXPECT_NEAR(r.metrics.makespan_s, 51, 1e-9);
     const std::vector<double> spans = Spans(r);

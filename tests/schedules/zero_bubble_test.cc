@@ -128,19 +128,21 @@ TEST(ZeroBubble, RejectsWhatCannotBeBuiltNamingTheRule) {
 
 // Uniform or per-stage F, I and W on the ideal platform; M_B = 2 bytes and M_W = 1 byte, so the
 // paper's peaks in units of M_B come out doubled.
-RunSpec SplitSpec(const std::string& schedule, int32_t p, int32_t m, int32_t v,
+proto::RunConfig SplitSpec(const std::string& schedule, int32_t p, int32_t m, int32_t v,
                   const std::string& f, const std::string& i, const std::string& w,
                   EngineKind engine) {
-  RunSpec spec;
-  spec.schedule_name = schedule;
-  spec.params = ScheduleParams{p, v, m};
-  spec.costs.forward = f;
-  spec.costs.backward_input = i;
-  spec.costs.backward_weight = w;
-  spec.costs.activation = "2";
-  spec.costs.activation_w = "1";
-  spec.platform.platform = "ideal";
-  spec.engine = engine;
+  proto::RunConfig spec;
+  spec.set_schedule(schedule);
+  spec.set_pp(p);
+  spec.set_stages_per_rank(v);
+  spec.set_microbatches(m);
+  spec.set_f(f);
+  spec.set_i(i);
+  spec.set_w(w);
+  spec.set_activation("2");
+  spec.set_activation_w("1");
+  spec.set_platform("ideal");
+  SetEngine(&spec, engine);
   return spec;
 }
 
@@ -177,9 +179,9 @@ TEST_P(ZeroBubbleCases, Case6ZBH2EveryStageBusyForItsWholeSpan) {
 }
 
 TEST_P(ZeroBubbleCases, Case7ZBV) {
-  RunSpec spec = SplitSpec("ZB-V", 4, 8, 2, "1", "1", "1", GetParam());
-  spec.costs.activation = "1";
-  spec.costs.activation_w = "";
+  proto::RunConfig spec = SplitSpec("ZB-V", 4, 8, 2, "1", "1", "1", GetParam());
+  spec.set_activation("1");
+  spec.clear_activation_w();
   const RunResult r = RunOk(spec);
   EXPECT_NEAR(r.metrics.makespan_s, 51, 1e-9);
   ExpectSpans(r, {48, 48, 48, 48});

@@ -7,6 +7,7 @@
 #include "platforms/platform.h"
 #include "schedules/schedule_text.h"
 #include "tests/support/platforms.h"
+#include "tests/support/costs.h"
 
 namespace ppsim {
 namespace {
@@ -15,14 +16,11 @@ std::vector<int64_t> Peaks(const std::string& text, const std::string& activatio
                            const std::string& activation_w) {
   Schedule s;
   EXPECT_TRUE(ParseScheduleText(text, "t", &s).ok());
-  CostText cost_text;
-  cost_text.forward = "1";
-  cost_text.backward_input = "1";
-  cost_text.backward_weight = "1";
-  cost_text.activation = activation;
-  cost_text.activation_w = activation_w;
+  CostFields fields = {{"f", "1"}, {"i", "1"}, {"w", "1"}};
+  if (!activation.empty()) fields.push_back({"activation", activation});
+  if (!activation_w.empty()) fields.push_back({"activation_w", activation_w});
   StageCosts costs;
-  Status status = BuildStageCosts(cost_text, s.num_stages, &costs);
+  Status status = BuildCosts(fields, s.num_stages, &costs);
   EXPECT_TRUE(status.ok()) << status.message();
   return PeakActivationBytes(s, costs);
 }
@@ -47,11 +45,8 @@ TEST(ComputeMetrics, DefinitionsOnAHandMadeTimeline) {
   // 1B0 [2.5,4.5], transfer [4.5,5], 0B0 [5,7].
   Schedule s;
   ASSERT_TRUE(ParseScheduleText("rank 0: 0F0 0B0\nrank 1: 1F0 1B0\n", "t", &s).ok());
-  CostText text;
-  text.forward = "1";
-  text.backward = "2";
   StageCosts costs;
-  ASSERT_TRUE(BuildStageCosts(text, 2, &costs).ok());
+  ASSERT_TRUE(BuildCosts({{"f", "1"}, {"b", "2"}}, 2, &costs).ok());
   TaskGraph graph;
   ASSERT_TRUE(CompileTaskGraph(s, costs, &graph).ok());
   const PlatformSpec platform = IdealPlatform(2, 0.5);
@@ -77,12 +72,8 @@ TEST(ComputeMetrics, StaticMemoryOfEveryStageOnTheRankAndTheOomCheck) {
                                 "rank 1: 1F0 1F1 2F0 2B0 2F1 2B1 1B0 1B1\n",
                                 "t", &s)
                   .ok());
-  CostText text;
-  text.forward = "1";
-  text.backward = "1";
-  text.activation = "10,20,30,40";
   StageCosts costs;
-  ASSERT_TRUE(BuildStageCosts(text, 4, &costs).ok());
+  ASSERT_TRUE(BuildCosts({{"f", "1"}, {"b", "1"}, {"activation", "10,20,30,40"}}, 4, &costs).ok());
   costs.static_bytes = {1000, 2000, 3000, 4000};
   TaskGraph graph;
   ASSERT_TRUE(CompileTaskGraph(s, costs, &graph).ok());

@@ -8,6 +8,7 @@
 #include "sim/metrics.h"
 #include "tests/support/platforms.h"
 #include "tests/support/runs.h"
+#include "tests/support/costs.h"
 
 namespace ppsim {
 namespace {
@@ -25,7 +26,7 @@ std::vector<double> FlowEnds(const PlatformChoice& choice, const std::vector<Flo
   PlatformSpec platform;
   {
     PlatformSpec cluster;
-    EXPECT_TRUE(LoadCluster(choice, &cluster).ok());
+    EXPECT_TRUE(LoadCluster(choice, FlagLocator(), &cluster).ok());
     // `ideal` has as many GPUs as the run needs: the flows' GPUs.
     int32_t gpus = cluster.num_gpus();
     for (const Flow& flow : flows) gpus = std::max({gpus, flow.src_gpu + 1, flow.dst_gpu + 1});
@@ -137,19 +138,21 @@ TEST(Network, SharedLinksSplitBandwidthInInverseProportionToRouteLatency) {
 }
 
 // GPipe with one microbatch on 2 ranks: F, transfer, F, B, transfer back, B.
-RunSpec TwoRanks(const std::string& placement, const std::string& message) {
-  RunSpec spec = IdealSpec("GPipe", 2, 1, "1ms", "2ms", EngineKind::kSimGrid);
-  spec.platform = PresetChoice("dgx-h100", {}, 2);
-  EXPECT_TRUE(ParsePlacement("--placement", placement, &spec.platform.placement).ok());
-  spec.costs.message = message;
+proto::RunConfig TwoRanks(const std::string& placement, const std::string& message) {
+  proto::RunConfig spec = IdealRun("GPipe", 2, 1, "1ms", "2ms", EngineKind::kSimGrid);
+  spec.set_platform("dgx-h100");
+  spec.set_nodes(2);
+  spec.set_placement(placement);
+  spec.set_message_bytes(message);
   return spec;
 }
 
 TEST(Network, RanksSplitOverTwoNodesAreSlowerByWhatInfinibandPredicts) {
   for (EngineKind engine : kBothEngines) {
-    RunSpec one_node = TwoRanks("0,1", "1GB");
-    RunSpec two_nodes = TwoRanks("0,8", "1GB");
-    one_node.engine = two_nodes.engine = engine;
+    proto::RunConfig one_node = TwoRanks("0,1", "1GB");
+    proto::RunConfig two_nodes = TwoRanks("0,8", "1GB");
+    SetEngine(&one_node, engine);
+    SetEngine(&two_nodes, engine);
     const double t1 = RunOk(one_node).metrics.makespan_s;
     const double t2 = RunOk(two_nodes).metrics.makespan_s;
     // Two 1 GB messages (activation, gradient) over NVSwitch or over the rail's NICs.
@@ -162,12 +165,12 @@ TEST(Network, RanksSplitOverTwoNodesAreSlowerByWhatInfinibandPredicts) {
 
 TEST(Network, TensorParallelGroupsSplitAMessageOverTheirGpus) {
   // tp 2: ranks on GPUs {0, 1} and {2, 3}; each half of 900 MB goes through its own ports.
-  RunSpec spec = IdealSpec("GPipe", 2, 1, "0", "0", EngineKind::kSimGrid);
-  spec.platform = PresetChoice("h100-node");
-  spec.training.tp = 2;
-  spec.costs.message = "900MB";
+  proto::RunConfig spec = IdealRun("GPipe", 2, 1, "0", "0", EngineKind::kSimGrid);
+  spec.set_platform("h100-node");
+  spec.set_tp(2);
+  spec.set_message_bytes("900MB");
   for (EngineKind engine : kBothEngines) {
-    spec.engine = engine;
+    SetEngine(&spec, engine);
     const RunResult r = RunOk(spec);
     EXPECT_NEAR(r.metrics.makespan_s, 2 * (3e-6 + 1e-3), kTolerance);
     EXPECT_EQ(r.metrics.num_transfer_tasks, 4u);
@@ -175,14 +178,27 @@ TEST(Network, TensorParallelGroupsSplitAMessageOverTheirGpus) {
   }
 }
 
+// The platform fields of a request.
+proto::RunConfig PlatformRun(const std::string& name) {
+  proto::RunConfig config;
+  config.set_platform(name);
+  return config;
+}
+proto::RunConfig IdealPlatformRun(double latency_s, double bandwidth_bytes_per_s) {
+  proto::RunConfig config = PlatformRun("ideal");
+  config.set_p2p_latency(ExactText(latency_s));
+  config.set_p2p_bandwidth(ExactText(bandwidth_bytes_per_s));
+  return config;
+}
+
 // Zero compute, one rank, dp replicas: the iteration is the all-reduce of `bytes` gradients.
-RunSpec AllReduceOnly(const PlatformChoice& platform, int32_t dp, int32_t tp,
-                      const std::string& bytes) {
-  RunSpec spec = IdealSpec("GPipe", 1, 1, "0", "0", EngineKind::kSimGrid);
-  spec.platform = platform;
-  spec.training.dp = dp;
-  spec.training.tp = tp;
-  spec.costs.gradient = bytes;
+proto::RunConfig AllReduceOnly(proto::RunConfig platform, int32_t dp, int32_t tp,
+                               const std::string& bytes) {
+  proto::RunConfig spec = IdealRun("GPipe", 1, 1, "0", "0", EngineKind::kSimGrid);
+  spec.MergeFrom(platform);
+  spec.set_dp(dp);
+  spec.set_tp(tp);
+  spec.set_grad_bytes(bytes);
   return spec;
 }
 
@@ -194,21 +210,21 @@ double RingAllReduce(int32_t n, double latency_s, double bytes, double bandwidth
 TEST(Network, RingAllReduceTakesTheClosedForm) {
   for (EngineKind engine : kBothEngines) {
     SCOPED_TRACE(std::string(EngineName(engine)));
-    RunSpec ideal = AllReduceOnly(IdealChoice(4e-6, 100e9), 5, 1, "1GB");
-    ideal.engine = engine;
+    proto::RunConfig ideal = AllReduceOnly(IdealPlatformRun(4e-6, 100e9), 5, 1, "1GB");
+    SetEngine(&ideal, engine);
     RunResult r = RunOk(ideal);
     EXPECT_NEAR(r.metrics.makespan_s, RingAllReduce(5, 4e-6, 1e9, 100e9), kTolerance);
     EXPECT_EQ(r.metrics.num_allreduce_tasks, 2u * 4 * 5);
     EXPECT_EQ(r.metrics.allreduce_bytes, 2 * 4 * 1'000'000'000LL);
     // A ring over the 8 NVSwitch ports of a node: each step every port sends one chunk and
     // receives one, so nothing contends.
-    RunSpec node = AllReduceOnly(PresetChoice("h100-node"), 8, 1, "8GB");
-    node.engine = engine;
+    proto::RunConfig node = AllReduceOnly(PlatformRun("h100-node"), 8, 1, "8GB");
+    SetEngine(&node, engine);
     r = RunOk(node);
     EXPECT_NEAR(r.metrics.makespan_s, RingAllReduce(8, 3e-6, 8e9, 450e9), kTolerance);
     // tp 2: two rings of 4 GPUs side by side, one per tensor-parallel shard.
-    RunSpec shards = AllReduceOnly(PresetChoice("h100-node"), 4, 2, "4GB");
-    shards.engine = engine;
+    proto::RunConfig shards = AllReduceOnly(PlatformRun("h100-node"), 4, 2, "4GB");
+    SetEngine(&shards, engine);
     r = RunOk(shards);
     EXPECT_NEAR(r.metrics.makespan_s, RingAllReduce(4, 3e-6, 4e9, 450e9), kTolerance);
   }
@@ -219,12 +235,8 @@ TEST(Network, DataParallelReplicasShareTheFabric) {
   // boundary messages cross at the same time. With one NIC per node they share it.
   Schedule schedule;
   ASSERT_TRUE(GenerateSchedule("GPipe", ScheduleParams{2, 1, 1}, &schedule).ok());
-  CostText text;
-  text.forward = "0";
-  text.backward = "0";
-  text.message = "1GB";
   StageCosts costs;
-  ASSERT_TRUE(BuildStageCosts(text, 2, &costs).ok());
+  ASSERT_TRUE(BuildCosts({{"f", "0"}, {"b", "0"}, {"message_bytes", "1GB"}}, 2, &costs).ok());
   TaskGraph graph;
   ASSERT_TRUE(CompileTaskGraph(schedule, costs, Parallelism{2, 1}, &graph).ok());
   for (const bool shared : {true, false}) {

@@ -4,16 +4,14 @@
 
 #include "schedules/registry.h"
 #include "schedules/schedule_text.h"
+#include "tests/support/costs.h"
 
 namespace ppsim {
 namespace {
 
 StageCosts UnitCosts(int32_t stages) {
-  CostText text;
-  text.forward = "1";
-  text.backward = "2";
   StageCosts costs;
-  EXPECT_TRUE(BuildStageCosts(text, stages, &costs).ok());
+  EXPECT_TRUE(BuildCosts({{"f", "1"}, {"b", "2"}}, stages, &costs).ok());
   return costs;
 }
 
@@ -51,13 +49,10 @@ TEST(CompileTaskGraph, ReplicatesForDataParallelismAndSplitsForTensorParallelism
   // per stage and shard a ring of 2 (dp - 1) = 2 steps x 2 replicas sending 10 / 2 = 5 bytes.
   Schedule s;
   ASSERT_TRUE(GenerateSchedule("GPipe", ScheduleParams{2, 1, 2}, &s).ok());
-  CostText text;
-  text.forward = "1";
-  text.backward = "2";
-  text.message = "5";
-  text.gradient = "10";
   StageCosts costs;
-  ASSERT_TRUE(BuildStageCosts(text, 2, &costs).ok());
+  ASSERT_TRUE(
+      BuildCosts({{"f", "1"}, {"b", "2"}, {"message_bytes", "5"}, {"grad_bytes", "10"}}, 2, &costs)
+          .ok());
   TaskGraph graph;
   ASSERT_TRUE(CompileTaskGraph(s, costs, Parallelism{2, 2}, &graph).ok());
   EXPECT_EQ(graph.num_compute_tasks(), 16u);

@@ -15,6 +15,7 @@
 #include "sim/perfetto_trace.h"
 #include "sim/trace.h"
 #include "tests/support/cli.h"
+#include "tests/support/runs.h"
 
 namespace ppsim {
 namespace {
@@ -56,27 +57,28 @@ std::vector<int64_t> Counts(const std::string& path, const std::vector<std::stri
 
 struct Case {
   const char* name;
-  RunSpec spec;
+  proto::RunConfig spec;
   size_t slices;       // compute actions + transfers + all-reduce steps
   size_t flows;        // dependency edges with a transfer or ring step at one end
   size_t counters;     // one per compute stream, and the total
 };
 
-RunSpec Spec(const std::string& schedule, int32_t p, int32_t m, const std::string& platform,
+proto::RunConfig Spec(const std::string& schedule, int32_t p, int32_t m, const std::string& platform,
              bool split_backward) {
-  RunSpec spec;
-  spec.schedule_name = schedule;
-  spec.params = ScheduleParams{p, 0, m};
-  spec.costs.forward = "1ms";
+  proto::RunConfig spec;
+  spec.set_schedule(schedule);
+  spec.set_pp(p);
+  spec.set_microbatches(m);
+  spec.set_f("1ms");
   if (split_backward) {
-    spec.costs.backward_input = "1ms";
-    spec.costs.backward_weight = "1ms";
+    spec.set_i("1ms");
+    spec.set_w("1ms");
   } else {
-    spec.costs.backward = "2ms";
+    spec.set_b("2ms");
   }
-  spec.costs.activation = "1GiB";
-  spec.costs.message = "32MiB";
-  spec.platform.platform = platform;
+  spec.set_activation("1GiB");
+  spec.set_message_bytes("32MiB");
+  spec.set_platform(platform);
   return spec;
 }
 
@@ -99,17 +101,17 @@ std::vector<Case> Cases() {
   Case dual{"dualpipev", Spec("DualPipeV", p, m, "ideal", true), 0, 4 * m * (2 * p - 2), p + 1};
   {
     PreparedRun prepared;
-    EXPECT_TRUE(PrepareRun(dual.spec, &prepared, /*compile=*/false).ok());
+    EXPECT_TRUE(PrepareRun(SpecOf(dual.spec), &prepared, /*compile=*/false).ok());
     dual.slices = prepared.schedule.NumActions() + 2 * m * (2 * p - 2);
   }
   cases.push_back(dual);
   // ZB-H1 with dp = 2 and tp = 2 on two DGX H100 nodes: messages split over 2 GPUs, and per stage
   // and shard a ring of 2(dp - 1) steps on each of dp replicas.
   Case parallel{"dp2-tp2", Spec("ZB-H1", p, m, "dgx-h100", true), 0, 0, 2 * p + 1};
-  parallel.spec.costs.gradient = "1GiB";
-  parallel.spec.platform.nodes = 2;
-  parallel.spec.training.dp = 2;
-  parallel.spec.training.tp = 2;
+  parallel.spec.set_grad_bytes("1GiB");
+  parallel.spec.set_nodes(2);
+  parallel.spec.set_dp(2);
+  parallel.spec.set_tp(2);
   const size_t transfers = 2 * m * (p - 1) * 2 * 2;
   const size_t steps = p * 2 * 2 * 2;
   parallel.slices = 2 * 3 * p * m + transfers + steps;
@@ -134,7 +136,7 @@ TEST_P(TraceCheck, PerfettoTraceProcessorImportsTheTraceWhole) {
     const Case c = Cases()[GetParam()];
     SCOPED_TRACE(c.name);
     PreparedRun prepared;
-    Status status = PrepareRun(c.spec, &prepared);
+    Status status = PrepareRun(SpecOf(c.spec), &prepared);
     ASSERT_TRUE(status.ok()) << status.message();
     RunResult result;
     Timeline timeline;

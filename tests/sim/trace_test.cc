@@ -18,7 +18,8 @@
 #include "sim/perfetto_trace.h"
 #include "sim/perfetto_trace.pb.h"
 #include "tests/support/cli.h"
-#include "tests/support/json.h"
+#include <nlohmann/json.hpp>
+#include "tests/support/runs.h"
 
 namespace ppsim {
 namespace {
@@ -35,9 +36,9 @@ struct TracedRun {
   TraceRun trace;
 };
 
-std::unique_ptr<TracedRun> Execute(const RunSpec& spec) {
+std::unique_ptr<TracedRun> Execute(const proto::RunConfig& spec) {
   auto run = std::make_unique<TracedRun>();
-  Status status = PrepareRun(spec, &run->prepared);
+  Status status = PrepareRun(SpecOf(spec), &run->prepared);
   EXPECT_TRUE(status.ok()) << status.message();
   status = ExecuteRun(run->prepared, &run->result, &run->timeline);
   EXPECT_TRUE(status.ok()) << status.message();
@@ -52,15 +53,16 @@ std::unique_ptr<TracedRun> Execute(const RunSpec& spec) {
 }
 
 // 1F1B on `platform` with F = 1 ms, B = 2 ms, 1 MiB of activations, 32 MiB messages.
-RunSpec OneFOneB(int32_t p, int32_t m, const std::string& platform = "ideal") {
-  RunSpec spec;
-  spec.schedule_name = "1F1B";
-  spec.params = ScheduleParams{p, 1, m};
-  spec.costs.forward = "1ms";
-  spec.costs.backward = "2ms";
-  spec.costs.activation = "1MiB";
-  spec.costs.message = "32MiB";
-  spec.platform.platform = platform;
+proto::RunConfig OneFOneB(int32_t p, int32_t m, const std::string& platform = "ideal") {
+  proto::RunConfig spec;
+  spec.set_schedule("1F1B");
+  spec.set_pp(p);
+  spec.set_microbatches(m);
+  spec.set_f("1ms");
+  spec.set_b("2ms");
+  spec.set_activation("1MiB");
+  spec.set_message_bytes("32MiB");
+  spec.set_platform(platform);
   return spec;
 }
 
@@ -297,15 +299,15 @@ TEST(PerfettoTrace, AWindowShowsItsMicrobatchesTransfersAndFlows) {
 
 TEST(PerfettoTrace, DataAndTensorParallelRunsFlowThroughEveryShardAndRingStep) {
   // ZB-H1, p = 4, m = 8, dp = 2, tp = 2 on two DGX H100 nodes.
-  RunSpec spec = OneFOneB(4, 8, "dgx-h100");
-  spec.schedule_name = "ZB-H1";
-  spec.costs.backward = "";
-  spec.costs.backward_input = "1ms";
-  spec.costs.backward_weight = "1ms";
-  spec.costs.gradient = "1GiB";
-  spec.platform.nodes = 2;
-  spec.training.dp = 2;
-  spec.training.tp = 2;
+  proto::RunConfig spec = OneFOneB(4, 8, "dgx-h100");
+  spec.set_schedule("ZB-H1");
+  spec.clear_b();
+  spec.set_i("1ms");
+  spec.set_w("1ms");
+  spec.set_grad_bytes("1GiB");
+  spec.set_nodes(2);
+  spec.set_dp(2);
+  spec.set_tp(2);
   auto run = Execute(spec);
   const std::string path = TempPath("dp_tp.pftrace");
   ASSERT_TRUE(WritePerfettoTrace(run->trace, TraceWindow(), "--trace", path).ok());
@@ -334,7 +336,7 @@ TEST(ChromeTrace, EventsMatchTheProtobufTrace) {
   ASSERT_TRUE(WriteChromeTrace(run->trace, TraceWindow(), "--chrome-trace", json_path).ok());
   ASSERT_TRUE(WritePerfettoTrace(run->trace, TraceWindow(), "--trace", proto_path).ok());
   const std::string text = ReadFile(json_path);
-  const testing::Json json = testing::JsonReader(text).Read();
+  const nlohmann::json json = nlohmann::json::parse(text);
   const Decoded d = DecodePerfetto(proto_path);
 
   size_t slices = 0;
@@ -343,25 +345,25 @@ TEST(ChromeTrace, EventsMatchTheProtobufTrace) {
   std::set<int64_t> named_processes;
   std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> counters;
   std::multiset<std::pair<int64_t, int64_t>> json_times, proto_times;
-  for (const testing::Json& e : json["traceEvents"].array) {
-    const std::string ph = e["ph"].string;
-    const int64_t pid = static_cast<int64_t>(e["pid"].number);
+  for (const nlohmann::json& e : json["traceEvents"]) {
+    const std::string ph = e["ph"].get<std::string>();
+    const int64_t pid = static_cast<int64_t>(e["pid"].get<double>());
     if (ph == "X") {
       ++slices;
-      const int64_t ts = std::llround(e["ts"].number * 1000);
-      json_times.insert({ts, ts + std::llround(e["dur"].number * 1000)});
+      const int64_t ts = std::llround(e["ts"].get<double>() * 1000);
+      json_times.insert({ts, ts + std::llround(e["dur"].get<double>() * 1000)});
     } else if (ph == "s") {
-      ++flow_s[static_cast<int64_t>(e["id"].number)];
+      ++flow_s[static_cast<int64_t>(e["id"].get<double>())];
     } else if (ph == "f") {
-      ++flow_f[static_cast<int64_t>(e["id"].number)];
-      EXPECT_EQ(e["bp"].string, "e");
-    } else if (ph == "M" && e["name"].string == "thread_name") {
-      named_threads.insert({pid, static_cast<int64_t>(e["tid"].number)});
-    } else if (ph == "M" && e["name"].string == "process_name") {
+      ++flow_f[static_cast<int64_t>(e["id"].get<double>())];
+      EXPECT_EQ(e["bp"].get<std::string>(), "e");
+    } else if (ph == "M" && e["name"].get<std::string>() == "thread_name") {
+      named_threads.insert({pid, static_cast<int64_t>(e["tid"].get<double>())});
+    } else if (ph == "M" && e["name"].get<std::string>() == "process_name") {
       named_processes.insert(pid);
     } else if (ph == "C") {
-      counters[e["name"].string].push_back(
-          {std::llround(e["ts"].number * 1000), static_cast<int64_t>(e["args"]["bytes"].number)});
+      counters[e["name"].get<std::string>()].push_back(
+          {std::llround(e["ts"].get<double>() * 1000), static_cast<int64_t>(e["args"]["bytes"].get<double>())});
     }
   }
   for (const auto& [uuid, list] : d.slice_times) {
@@ -393,7 +395,7 @@ TEST(ChromeTrace, EventsMatchTheProtobufTrace) {
         << (*it)[0].str();
   }
   EXPECT_GT(checked, slices);
-  EXPECT_EQ(json["metadata"]["command"].string, "ppsim run & more");
+  EXPECT_EQ(json["metadata"]["command"].get<std::string>(), "ppsim run & more");
 }
 
 TEST(TraceWindow, ParsesPythonSlices) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/cli.h"
+#include "experiments/cli/cli.h"
 
 namespace ppsim {
 

@@ -2,30 +2,26 @@
 #ifndef PPSIM_TESTS_SUPPORT_PLATFORMS_H_
 #define PPSIM_TESTS_SUPPORT_PLATFORMS_H_
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "base/numbers.h"
+#include "experiments/locators.h"
 #include "platforms/cluster.h"
 
 namespace ppsim {
 
 // The shortest text that parses back to exactly `value` ("inf" for infinity).
-inline std::string ExactText(double value) {
-  if (std::isinf(value)) return "inf";
-  char buffer[64];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  return std::string(buffer, end);
-}
+inline std::string ExactText(double value) { return FormatNumber(value); }
 
 // `choice` placed for `num_ranks` x dp x tp; aborts with the message if it is rejected.
 inline PlatformSpec PlatformOrDie(const PlatformChoice& choice, int32_t num_ranks, int32_t dp = 1,
                                   int32_t tp = 1) {
   PlatformSpec platform;
-  const Status status = BuildPlatform(choice, num_ranks, dp, tp, &platform);
+  const Status status = BuildPlatform(choice, num_ranks, dp, tp, FlagLocator(), &platform);
   if (!status.ok()) {
     std::fprintf(stderr, "platform: %s\n", status.message().c_str());
     std::abort();

@@ -1,25 +1,21 @@
-#include "experiments/report.h"
+#include "experiments/run_output.h"
 
 #include <algorithm>
 #include <cmath>
 #include <charconv>
 #include <cstdio>
 
-#include <nlohmann/json.hpp>
-
+#include "base/json.h"
+#include "base/names.h"
 #include "models/units.h"
 
 namespace ppsim {
 namespace {
 
-struct FormatName {
-  OutputFormat format;
-  std::string_view name;
-};
-constexpr FormatName kFormatNames[] = {
-    {OutputFormat::kTable, "table"},
-    {OutputFormat::kJson, "json"},
-    {OutputFormat::kCsv, "csv"},
+constexpr NamedValue<OutputFormat> kFormatNames[] = {
+    {"table", OutputFormat::kTable},
+    {"json", OutputFormat::kJson},
+    {"csv", OutputFormat::kCsv},
 };
 
 std::string Percent(double fraction) {
@@ -49,73 +45,80 @@ std::string MemoryOf(const RankMetrics& k) {
   return text + (k.oom ? "  OOM" : "");
 }
 
-std::string JsonObject(const RunResult& r) {
+}  // namespace
+
+nlohmann::ordered_json RunJson(const RunResult& r) {
   const RunMetrics& m = r.metrics;
-  std::string o = "{\n";
-  auto field = [&o](std::string_view name, const std::string& value, bool last = false) {
-    o += "  " + JsonString(name) + ": " + value + (last ? "\n" : ",\n");
-  };
-  field("schedule", JsonString(r.label));
-  field("pp", std::to_string(r.num_ranks));
-  field("stages", std::to_string(r.num_stages));
-  field("microbatches", std::to_string(r.num_microbatches));
-  field("platform", JsonString(r.platform));
-  field("engine", JsonString(EngineName(r.spec.engine)));
-  field("dp", std::to_string(r.spec.training.dp));
-  field("tp", std::to_string(r.spec.training.tp));
-  field("makespan_s", FormatNumber(m.makespan_s));
-  field("bubble_over_makespan", FormatNumber(m.bubble_over_makespan));
-  field("bubble_over_ideal", FormatNumber(m.bubble_over_ideal));
-  field("stage_bubble_rate", FormatNumber(m.stage_bubble_rate));
-  field("peak_activation_bytes", std::to_string(MaxPeak(m)));
-  field("compute_tasks", std::to_string(m.num_compute_tasks));
-  field("transfer_tasks", std::to_string(m.num_transfer_tasks));
-  field("transfer_bytes", std::to_string(m.transfer_bytes));
-  field("allreduce_tasks", std::to_string(m.num_allreduce_tasks));
-  field("allreduce_bytes", std::to_string(m.allreduce_bytes));
-  field("allreduce_tail_s", FormatNumber(m.allreduce_tail_s));
+  nlohmann::ordered_json o;
+  o["schedule"] = r.label;
+  o["pp"] = r.num_ranks;
+  o["stages"] = r.num_stages;
+  o["microbatches"] = r.num_microbatches;
+  o["platform"] = r.platform;
+  o["engine"] = std::string(EngineName(r.spec.engine));
+  o["dp"] = r.spec.training.dp;
+  o["tp"] = r.spec.training.tp;
+  o["makespan_s"] = JsonNumber(m.makespan_s);
+  o["bubble_over_makespan"] = JsonNumber(m.bubble_over_makespan);
+  o["bubble_over_ideal"] = JsonNumber(m.bubble_over_ideal);
+  o["stage_bubble_rate"] = JsonNumber(m.stage_bubble_rate);
+  o["peak_activation_bytes"] = MaxPeak(m);
+  o["compute_tasks"] = m.num_compute_tasks;
+  o["transfer_tasks"] = m.num_transfer_tasks;
+  o["transfer_bytes"] = m.transfer_bytes;
+  o["allreduce_tasks"] = m.num_allreduce_tasks;
+  o["allreduce_bytes"] = m.allreduce_bytes;
+  o["allreduce_tail_s"] = JsonNumber(m.allreduce_tail_s);
   auto traffic = [](const TrafficMetrics& t) {
-    return "{\"transfers\": " + std::to_string(t.transfers) + ", \"bytes\": " +
-           std::to_string(t.bytes) + ", \"time_s\": " + FormatNumber(t.time_s) + "}";
+    nlohmann::ordered_json j;
+    j["transfers"] = t.transfers;
+    j["bytes"] = t.bytes;
+    j["time_s"] = JsonNumber(t.time_s);
+    return j;
   };
-  field("traffic", "{\"intra_node\": " + traffic(m.intra_node) + ", \"inter_node\": " +
-                       traffic(m.inter_node) + "}");
-  field("peak_memory_bytes", std::to_string(MaxPeakMemory(m)));
-  field("oom", m.oom_ranks > 0 ? "true" : "false");
-  field("oom_ranks", std::to_string(m.oom_ranks));
+  o["traffic"]["intra_node"] = traffic(m.intra_node);
+  o["traffic"]["inter_node"] = traffic(m.inter_node);
+  o["peak_memory_bytes"] = MaxPeakMemory(m);
+  o["oom"] = m.oom_ranks > 0;
+  o["oom_ranks"] = m.oom_ranks;
   if (!r.model.empty()) {
-    field("model", JsonString(r.model));
-    field("model_flops", FormatNumber(r.model_flops));
-    field("mfu", FormatNumber(r.mfu));
+    o["model"] = r.model;
+    o["model_flops"] = JsonNumber(r.model_flops);
+    o["mfu"] = JsonNumber(r.mfu);
   }
-  o += "  \"ranks\": [";
-  for (size_t i = 0; i < m.ranks.size(); ++i) {
-    const RankMetrics& k = m.ranks[i];
-    o += std::string(i == 0 ? "\n" : ",\n") + "    {\"rank\": " + std::to_string(k.rank) +
-         ", \"busy_s\": " + FormatNumber(k.busy_s) + ", \"span_s\": " + FormatNumber(k.span_s) +
-         ", \"idle_in_span_s\": " + FormatNumber(k.idle_in_span_s) +
-         ", \"first_start_s\": " + FormatNumber(k.first_start_s) +
-         ", \"last_end_s\": " + FormatNumber(k.last_end_s) +
-         ", \"peak_activation_bytes\": " + std::to_string(k.peak_activation_bytes) +
-         ", \"peak_activation_time_s\": " + FormatNumber(k.peak_activation_time_s) +
-         ", \"static_memory_bytes\": " + std::to_string(k.static_memory_bytes) +
-         ", \"peak_memory_bytes\": " + std::to_string(k.peak_memory_bytes) +
-         ", \"memory_capacity_bytes\": " + std::to_string(k.memory_capacity_bytes) +
-         ", \"oom\": " + (k.oom ? "true" : "false") + "}";
+  o["ranks"] = nlohmann::ordered_json::array();
+  for (const RankMetrics& k : m.ranks) {
+    nlohmann::ordered_json rank;
+    rank["rank"] = k.rank;
+    rank["busy_s"] = JsonNumber(k.busy_s);
+    rank["span_s"] = JsonNumber(k.span_s);
+    rank["idle_in_span_s"] = JsonNumber(k.idle_in_span_s);
+    rank["first_start_s"] = JsonNumber(k.first_start_s);
+    rank["last_end_s"] = JsonNumber(k.last_end_s);
+    rank["peak_activation_bytes"] = k.peak_activation_bytes;
+    rank["peak_activation_time_s"] = JsonNumber(k.peak_activation_time_s);
+    rank["static_memory_bytes"] = k.static_memory_bytes;
+    rank["peak_memory_bytes"] = k.peak_memory_bytes;
+    rank["memory_capacity_bytes"] = k.memory_capacity_bytes;
+    rank["oom"] = k.oom;
+    o["ranks"].push_back(std::move(rank));
   }
-  o += "\n  ],\n  \"links\": [";
-  for (size_t i = 0; i < m.links.size(); ++i) {
-    const LinkMetrics& l = m.links[i];
-    o += std::string(i == 0 ? "\n" : ",\n") + "    {\"link\": " + JsonString(l.name) +
-         ", \"inter_node\": " + (l.inter_node ? "true" : "false") +
-         ", \"bandwidth_bytes_per_s\": " + JsonNumber(l.bandwidth_bytes_per_s).dump() +
-         ", \"transfers\": " + std::to_string(l.transfers) +
-         ", \"bytes\": " + std::to_string(l.bytes) + ", \"busy_s\": " + FormatNumber(l.busy_s) +
-         ", \"utilization\": " + FormatNumber(l.utilization) + "}";
+  o["links"] = nlohmann::ordered_json::array();
+  for (const LinkMetrics& l : m.links) {
+    nlohmann::ordered_json link;
+    link["link"] = l.name;
+    link["inter_node"] = l.inter_node;
+    link["bandwidth_bytes_per_s"] = JsonNumber(l.bandwidth_bytes_per_s);
+    link["transfers"] = l.transfers;
+    link["bytes"] = l.bytes;
+    link["busy_s"] = JsonNumber(l.busy_s);
+    link["utilization"] = JsonNumber(l.utilization);
+    o["links"].push_back(std::move(link));
   }
-  o += std::string(m.links.empty() ? "" : "\n  ") + "]\n}";
   return o;
 }
+
+namespace {
 
 const char* kCsvHeader =
     "schedule,pp,stages,microbatches,platform,engine,makespan_s,bubble_over_makespan,"
@@ -260,16 +263,7 @@ std::string ComparisonTable(const std::vector<RunResult>& results) {
 }  // namespace
 
 Status ParseOutputFormat(std::string_view what, std::string_view text, OutputFormat* format) {
-  std::string valid;
-  for (const auto& f : kFormatNames) {
-    if (f.name == text) {
-      *format = f.format;
-      return Status();
-    }
-    valid += (valid.empty() ? "" : ", ") + std::string(f.name);
-  }
-  return Status::InvalidInput(std::string(what) + ": unknown format '" + std::string(text) +
-                              "'; valid: " + valid);
+  return ParseNamed(kFormatNames, "format", what, text, format);
 }
 
 std::string FormatResults(const std::vector<RunResult>& results, OutputFormat format) {
@@ -277,9 +271,11 @@ std::string FormatResults(const std::vector<RunResult>& results, OutputFormat fo
     case OutputFormat::kTable:
       return results.size() == 1 ? SingleTable(results[0]) : ComparisonTable(results);
     case OutputFormat::kJson: {
-      if (results.size() == 1) return JsonObject(results[0]) + "\n";
+      if (results.size() == 1) return FormatJsonPretty(RunJson(results[0])) + "\n";
       std::string out = "[";
-      for (size_t i = 0; i < results.size(); ++i) out += (i ? ",\n" : "\n") + JsonObject(results[i]);
+      for (size_t i = 0; i < results.size(); ++i) {
+        out += (i ? ",\n" : "\n") + FormatJsonPretty(RunJson(results[i]));
+      }
       return out + "\n]\n";
     }
     case OutputFormat::kCsv: {
@@ -292,18 +288,20 @@ std::string FormatResults(const std::vector<RunResult>& results, OutputFormat fo
 }
 
 std::string FormatResultJsonLine(const RunResult& result) {
-  // The pretty object has no line breaks inside strings (they are escaped): drop each line break
-  // and the indentation after it.
-  const std::string pretty = JsonObject(result);
-  std::string line;
-  for (size_t i = 0; i < pretty.size(); ++i) {
-    if (pretty[i] != '\n') {
-      line += pretty[i];
-      continue;
+  return FormatJsonCompact(RunJson(result));
+}
+
+std::string OutOfMemoryReport(const std::vector<RunResult>& results) {
+  std::string oom;
+  for (const RunResult& r : results) {
+    for (const RankMetrics& k : r.metrics.ranks) {
+      if (!k.oom) continue;
+      oom += std::string(oom.empty() ? "" : "; ") + r.label + " rank " + std::to_string(k.rank) +
+             " needs " + HumanBytes(static_cast<double>(k.peak_memory_bytes)) + " of " +
+             HumanBytes(static_cast<double>(k.memory_capacity_bytes));
     }
-    while (i + 1 < pretty.size() && pretty[i + 1] == ' ') ++i;
   }
-  return line;
+  return oom.empty() ? "" : "out of memory: " + oom;
 }
 
 }  // namespace ppsim

@@ -1,0 +1,24 @@
+// JSON text as ppsim writes it. Documents are built as nlohmann::ordered_json values (the JSON
+// library escapes strings and prints numbers), and laid out here in one of two forms:
+//   compact: one line, ", " between items and ": " after keys — {"rank": 0, "busy_s": 24}
+//   pretty:  an object with one member per line (two spaces of indent); a member whose value is a
+//            non-empty array of objects or of arrays has one element per line (four spaces), each
+//            element compact; every other value compact.
+// Both are valid JSON whatever the values hold: the layout only walks the value.
+#ifndef PPSIM_BASE_JSON_H_
+#define PPSIM_BASE_JSON_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace ppsim {
+
+std::string FormatJsonCompact(const nlohmann::ordered_json& value);
+
+// Pretty form of an object (any other value is compact). No final line break.
+std::string FormatJsonPretty(const nlohmann::ordered_json& value);
+
+}  // namespace ppsim
+
+#endif  // PPSIM_BASE_JSON_H_

@@ -1,0 +1,175 @@
+// `ppsim model`: the analytic model's per-stage costs without simulating.
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "base/numbers.h"
+#include "experiments/cli/commands.h"
+#include "experiments/cli/options.h"
+#include "experiments/locators.h"
+#include "experiments/request.h"
+#include "experiments/run_output.h"
+#include "models/units.h"
+
+namespace ppsim::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr const char* kDefinition =
+    "MFU = model FLOPs / (iteration time x GPUs x peak FLOP/s); model FLOPs = 3 x forward FLOPs "
+    "(matmuls and attention) per microbatch and stage, without recompute";
+
+po::options_description ModelOptions() {
+  po::options_description d = RunConfigOptions(
+      {proto::Flag::SCHEDULE, proto::Flag::MODEL, proto::Flag::CLUSTER, proto::Flag::PARALLELISM},
+      {"pp", "stages_per_rank", "microbatches", "model", "seq_len", "microbatch_size", "dtype",
+       "sequence_parallel", "recompute", "flash_attention", "zero", "layers_per_stage",
+       "embedding_as_layer", "loss_as_layer", "efficiency", "platform", "set", "tp", "dp"});
+  po::options_description own("output", 100);
+  own.add_options()("format", po::value<std::string>()->value_name("NAME"),
+                    "table (default) or json")("list", "list the model presets");
+  d.add(own);
+  return d;
+}
+
+void ListPresets(std::ostream& out) {
+  for (const TransformerSpec& m : TransformerPresets()) {
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  "%-16s %8.2fB params  %3d layers  h %6lld  ffn %6lld  heads %3d/%-3d  vocab %6lld  "
+                  "seq %lld%s\n",
+                  m.name.c_str(), m.TotalParameters() / 1e9, m.layers,
+                  static_cast<long long>(m.hidden), static_cast<long long>(m.ffn_hidden), m.heads,
+                  m.kv_heads, static_cast<long long>(m.vocab), static_cast<long long>(m.seq_len),
+                  m.swiglu ? "  SwiGLU" : "");
+    out << line;
+  }
+}
+
+std::string ModelJson(const TransformerSpec& model, const PlatformSpec& platform,
+                      double flops_per_s, double iteration_flops,
+                      const std::vector<StageModel>& stages) {
+  nlohmann::ordered_json j;
+  j["model"] = model.name;
+  j["parameters"] = model.TotalParameters();
+  j["gpu"] = platform.gpu.name;
+  j["flops_per_s"] = JsonNumber(flops_per_s);
+  j["model_flops_per_iteration"] = JsonNumber(iteration_flops);
+  j["mfu_definition"] = kDefinition;
+  j["stages"] = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const StageModel& st = stages[k];
+    nlohmann::ordered_json stage;
+    stage["stage"] = k;
+    stage["layers"] = st.layers;
+    stage["parameters"] = st.parameters;
+    stage["f_s"] = JsonNumber(st.forward_flops / flops_per_s);
+    stage["i_s"] = JsonNumber(st.backward_input_flops / flops_per_s);
+    stage["w_s"] = JsonNumber(st.backward_weight_flops / flops_per_s);
+    stage["activation_bytes"] = st.activation_bytes;
+    stage["activation_w_bytes"] = st.activation_w_bytes;
+    stage["message_bytes"] = st.message_bytes;
+    stage["static_bytes"] = st.static_bytes;
+    j["stages"].push_back(std::move(stage));
+  }
+  return FormatJsonPretty(j) + "\n";
+}
+
+std::string ModelTable(const TransformerSpec& model, const PlatformSpec& platform,
+                       double flops_per_s, double efficiency, int32_t stage_count,
+                       int32_t microbatches, double iteration_flops,
+                       const std::vector<StageModel>& stages) {
+  std::string out = model.name + ": " + HumanCount(static_cast<double>(model.TotalParameters())) +
+                    " parameters; " + std::to_string(stage_count) + " stages on " +
+                    platform.gpu.name + " at " + HumanFlops(flops_per_s) + "/s (" +
+                    FormatNumber(efficiency) + " of peak); per GPU of the tensor-parallel group\n\n";
+  std::vector<std::vector<std::string>> rows = {{"stage", "layers", "parameters", "F", "I", "W",
+                                                 "activation", "activation W", "message",
+                                                 "static"}};
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const StageModel& st = stages[k];
+    rows.push_back({std::to_string(k) + (st.embedding ? " (emb)" : "") + (st.lm_head ? " (head)" : ""),
+                    std::to_string(st.layers), HumanCount(static_cast<double>(st.parameters)),
+                    HumanDuration(st.forward_flops / flops_per_s),
+                    HumanDuration(st.backward_input_flops / flops_per_s),
+                    HumanDuration(st.backward_weight_flops / flops_per_s),
+                    HumanBytes(static_cast<double>(st.activation_bytes)),
+                    HumanBytes(static_cast<double>(st.activation_w_bytes)),
+                    HumanBytes(static_cast<double>(st.message_bytes)),
+                    HumanBytes(static_cast<double>(st.static_bytes))});
+  }
+  return out + FormatColumns(rows) + "\nmodel FLOPs per iteration (" +
+         std::to_string(microbatches) + " microbatches): " + HumanFlops(iteration_flops) + "\n" +
+         kDefinition + "\n";
+}
+
+}  // namespace
+
+int ModelCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = ModelOptions();
+  ParsedArgs parsed;
+  Status status = ParseArgs("model", args, options, 0, &parsed);
+  if (!status.ok()) return Fail(err, status);
+  if (parsed.help) {
+    out << "usage: ppsim model --model NAME|FILE [--pp P --stages-per-rank V ...]\n"
+           "       ppsim model --list\n\n" << options;
+    return kExitOk;
+  }
+  if (parsed.values.count("list")) {
+    ListPresets(out);
+    return kExitOk;
+  }
+  proto::RunConfig config;
+  status = FillRunConfig(parsed.values, &config);
+  if (!status.ok()) return Fail(err, status);
+  const FlagLocator where;
+  if (config.model().empty()) {
+    return Fail(err, where.Invalid("model", "required; give a preset (" +
+                                                TransformerPresetNames() + ") or a model file"));
+  }
+  RunSpec spec;
+  spec.where = std::make_shared<FlagLocator>();
+  status = ResolveModel(config, where, {}, &spec);
+  if (status.ok()) status = ResolvePlatform(config, where, {}, &spec);
+  const int32_t p = config.has_pp() ? config.pp() : 1;
+  const int32_t v = config.has_stages_per_rank() ? config.stages_per_rank() : 1;
+  const int32_t m = config.has_microbatches() ? config.microbatches() : 1;
+  for (auto [field, value] : {std::pair{"pp", p}, {"stages_per_rank", v}, {"microbatches", m}}) {
+    if (status.ok() && value < 1) {
+      status = where.Invalid(field, "must be at least 1; got " + std::to_string(value));
+    }
+  }
+  if (!status.ok()) return Fail(err, status);
+  const std::string format =
+      parsed.values.count("format") ? OptionText(parsed, "format") : "table";
+  if (format != "table" && format != "json") {
+    return Fail(err, Status::InvalidInput("--format: unknown format '" + format +
+                                          "'; valid: table, json"));
+  }
+  PlatformSpec platform;
+  status = LoadCluster(spec.platform, where, &platform);
+  if (status.ok()) status = CheckDtypeOnGpu(platform, spec.training.dtype, where);
+  if (!status.ok()) return Fail(err, status);
+  Schedule shape;  // One pipeline of p * v stages; no order is needed.
+  shape.num_ranks = p;
+  shape.num_stages = p * v;
+  shape.num_microbatches = m;
+  std::vector<StageModel> stages;
+  TransformerSpec model;
+  status = BuildModelStages(spec, shape, &stages, &model);
+  if (!status.ok()) return Fail(err, status);
+  const double flops_per_s = PeakFlopsPerS(platform, spec.training.dtype) * spec.efficiency;
+  const double iteration_flops = ModelFlopsPerIteration(stages, shape, spec.training.tp, 1);
+  out << (format == "json" ? ModelJson(model, platform, flops_per_s, iteration_flops, stages)
+                           : ModelTable(model, platform, flops_per_s, spec.efficiency, p * v, m,
+                                        iteration_flops, stages));
+  return kExitOk;
+}
+
+}  // namespace ppsim::cli

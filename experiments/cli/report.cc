@@ -1,0 +1,66 @@
+// `ppsim report RESULTS.csv -o REPORT.html`: a sweep's results CSV as one self-contained page.
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
+
+#include <string>
+
+#include "base/files.h"
+#include "experiments/cli/commands.h"
+#include "experiments/cli/options.h"
+#include "experiments/html_report.h"
+
+namespace ppsim::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr const char* kReportUsage = "usage: ppsim report RESULTS.csv -o REPORT.html";
+
+constexpr const char* kReportHelp =
+    "Writes one self-contained HTML page (no network references) from a sweep's results CSV: the\n"
+    "swept axes, charts of makespan, bubble over makespan and peak memory (lines over the first\n"
+    "numeric axis that varies, one per combination of the other varying axes; bar charts when no\n"
+    "numeric axis varies or no line would join two points), and the whole results table.\n";
+
+std::string Plural(int64_t count, const char* noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+}  // namespace
+
+int ReportCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) {
+  po::options_description options("ppsim report options", 100);
+  options.add_options()("output,o", po::value<std::string>()->value_name("REPORT.html"),
+                        "where to write the page (required)");
+  ParsedArgs parsed;
+  Status status = ParseArgs("report", args, options, 1, &parsed);
+  if (!status.ok()) return Fail(err, status);
+  if (parsed.help) {
+    out << kReportUsage << "\n\n" << kReportHelp << "\n" << options;
+    return kExitOk;
+  }
+  if (parsed.positional.empty()) {
+    return Fail(err, Status::InvalidInput("ppsim report: missing RESULTS.csv; " +
+                                          std::string(kReportUsage)));
+  }
+  if (OptionText(parsed, "output").empty()) {
+    return Fail(err, Status::InvalidInput("ppsim report: missing -o REPORT.html; " +
+                                          std::string(kReportUsage)));
+  }
+  const std::string& input = parsed.positional[0];
+  const std::string output = OptionText(parsed, "output");
+  std::string csv;
+  status = ReadFile(input, &csv);
+  if (!status.ok()) return Fail(err, status);
+  std::string html;
+  HtmlReportSummary summary;
+  status = RenderHtmlReport(csv, input, &html, &summary);
+  if (!status.ok()) return Fail(err, status);
+  status = WriteWholeFile("", output, html);
+  if (!status.ok()) return Fail(err, status);
+  out << "wrote " << output << " (" << Plural(summary.points, "point") << ", "
+      << Plural(summary.charts, "chart") << ")\n";
+  return kExitOk;
+}
+
+}  // namespace ppsim::cli

@@ -1,0 +1,110 @@
+// `ppsim run`: simulate runs given by flags (or an experiment file's base run) and report them.
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "experiments/cli/commands.h"
+#include "experiments/cli/options.h"
+#include "experiments/experiment.h"
+#include "experiments/locators.h"
+#include "experiments/request.h"
+#include "experiments/run_output.h"
+
+namespace ppsim::cli {
+namespace {
+
+// `ppsim run` with no options: two schedules compared on one H100 node. The costs are a 1.2 ms
+// forward and 2.4 ms backward per stage, 1.5 GiB of activations per microbatch and stage, and a
+// 32 MiB boundary tensor (sequence 4096 x hidden 4096 x 2 bytes).
+const std::vector<std::string> kDefaultJob = {
+    "--schedule", "1F1B,GPipe", "--pp", "4", "--microbatches", "8", "--f", "1.2ms", "--b",
+    "2.4ms", "--activation", "1.5GiB", "--message-bytes", "32MiB", "--platform", "h100-node"};
+
+constexpr const char* kUsage =
+    "usage: ppsim run --schedule NAME --pp P --microbatches M --f T (--b T | --i T --w T) "
+    "[options]\n"
+    "       ppsim run FILE   (an experiment's base run)\n"
+    "       ppsim run        (no options: the default job)\n";
+
+boost::program_options::options_description RunOptions() {
+  return RunConfigOptions({proto::Flag::SCHEDULE, proto::Flag::COSTS, proto::Flag::MODEL,
+                           proto::Flag::CLUSTER, proto::Flag::PARALLELISM, proto::Flag::OUTPUTS});
+}
+
+// Executes a resolved request and prints it; the exit code.
+int Execute(const RunRequest& request, const std::string& command, std::ostream& out,
+            std::ostream& err) {
+  std::vector<RunResult> results;
+  Status status = ExecuteRequest(request, command, &results);
+  if (!status.ok()) return Fail(err, status);
+  out << FormatResults(results, request.format);
+  if (request.fail_on_oom) {
+    const std::string oom = OutOfMemoryReport(results);
+    if (!oom.empty()) {
+      err << oom << "\n";
+      return kExitSimulationProblem;
+    }
+  }
+  return kExitOk;
+}
+
+// `ppsim run FILE`: the experiment's base run, located in the file.
+int RunFile(const std::string& path, std::ostream& out, std::ostream& err) {
+  ExperimentPlan plan;
+  Status status = LoadExperiment(path, &plan);
+  if (!status.ok()) return Fail(err, status);
+  RunRequest request;
+  ResolveOptions options;
+  options.directory = plan.directory;
+  status = ResolveRun(plan.experiment.base(), std::make_shared<FileLocator>(plan, nullptr),
+                      options, &request);
+  if (!status.ok()) return Fail(err, status);
+  return Execute(request, "ppsim run " + path, out, err);
+}
+
+}  // namespace
+
+int RunCommand(const CommandArgs& given, std::ostream& out, std::ostream& err) {
+  const bool default_job = given.empty();
+  const CommandArgs& args = default_job ? kDefaultJob : given;
+  const boost::program_options::options_description options = RunOptions();
+  ParsedArgs parsed;
+  Status status = ParseArgs("run", args, options, 1, &parsed);
+  if (!status.ok()) return Fail(err, status);
+  if (parsed.help) {
+    out << kUsage << options;
+    return kExitOk;
+  }
+  if (!parsed.positional.empty()) {
+    const std::string& file = parsed.positional[0];
+    if (args[0] != file) {
+      return Fail(err, Status::InvalidInput("ppsim run: unexpected argument '" + file +
+                                            "'; every value follows its option, see 'ppsim run "
+                                            "--help'"));
+    }
+    for (const std::string& a : args) {
+      if (a != file) {
+        return Fail(err, Status::InvalidInput("ppsim run " + file + ": unexpected argument '" + a +
+                                              "'; ppsim run FILE takes no options, put them in "
+                                              "the file"));
+      }
+    }
+    return RunFile(file, out, err);
+  }
+  proto::RunConfig config;
+  status = FillRunConfig(parsed.values, &config);
+  RunRequest request;
+  if (status.ok()) status = ResolveRun(config, std::make_shared<FlagLocator>(), {}, &request);
+  if (!status.ok()) return Fail(err, status);
+  if (default_job && request.format == OutputFormat::kTable) {
+    out << "default job: ppsim run";
+    for (const std::string& a : kDefaultJob) out << " " << a;
+    out << "\n\n";
+  }
+  std::string command = "ppsim run";
+  for (const std::string& a : args) command += " " + a;
+  return Execute(request, command, out, err);
+}
+
+}  // namespace ppsim::cli

@@ -1,0 +1,151 @@
+// `ppsim sweep FILE -o RESULTS.csv`: every point of an experiment, and `ppsim merge`, which joins
+// the results of shards.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "base/numbers.h"
+#include "experiments/cli/commands.h"
+#include "experiments/cli/options.h"
+#include "experiments/experiment.h"
+#include "experiments/sweep.h"
+#include "models/units.h"
+
+namespace ppsim::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr const char* kSweepSynopsis =
+    "usage: ppsim sweep FILE -o RESULTS.csv [-j N] [--resume] [--shard I/N] "
+    "[--point-timeout TIME] [--timelines DIR]";
+
+po::options_description SweepOptionsDescription() {
+  po::options_description d("ppsim sweep options", 100);
+  d.add_options()("output,o", po::value<std::string>()->value_name("FILE"),
+                  "the results CSV (JSON lines beside it, .jsonl)")(
+      "jobs,j", po::value<std::string>()->value_name("N"),
+      "points at a time, each in its own process (default: the cores)")(
+      "resume", "keep the points an interrupted run (or a finished one) wrote")(
+      "shard", po::value<std::string>()->value_name("I/N"),
+      "run only the points whose index mod N is I (join with ppsim merge)")(
+      "point-timeout", po::value<std::string>()->value_name("TIME"),
+      "stop a point that runs longer (e.g. 10s; default: none)")(
+      "timelines", po::value<std::string>()->value_name("DIR"),
+      "write each point's timeline picture, DIR/point-0007.html")(
+      "timeline-format", po::value<std::string>()->value_name("F"),
+      "html (default; hover and zoom) or svg");
+  return d;
+}
+
+// A whole number >= `minimum` given to `flag`.
+Status Count(const std::string& flag, const std::string& text, int32_t minimum, int32_t* value) {
+  int64_t v = 0;
+  if (!ParseWhole(text, &v) || v > std::numeric_limits<int32_t>::max()) {
+    return Status::InvalidInput(flag + ": invalid value '" + text + "'; expected a whole number >= " +
+                                std::to_string(minimum));
+  }
+  if (v < minimum) {
+    return Status::InvalidInput(flag + ": must be at least " + std::to_string(minimum) + "; got " +
+                                text);
+  }
+  *value = static_cast<int32_t>(v);
+  return Status();
+}
+
+Status ReadSweepOptions(const ParsedArgs& parsed, SweepOptions* options) {
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  options->jobs = cores > 0 ? static_cast<int32_t>(cores) : 1;
+  options->output = OptionText(parsed, "output");
+  if (options->output.empty()) {
+    return Status::InvalidInput("-o: required; give the results CSV, e.g. -o results.csv");
+  }
+  Status status;
+  if (parsed.values.count("jobs")) status = Count("-j", OptionText(parsed, "jobs"), 1, &options->jobs);
+  if (!status.ok()) return status;
+  options->resume = parsed.values.count("resume") > 0;
+  if (parsed.values.count("shard")) {
+    const std::string text = OptionText(parsed, "shard");
+    const size_t slash = text.find('/');
+    int32_t index = -1, count = 0;
+    if (slash == std::string::npos || !Count("--shard", text.substr(0, slash), 0, &index).ok() ||
+        !Count("--shard", text.substr(slash + 1), 1, &count).ok() || index >= count) {
+      return Status::InvalidInput("--shard: invalid shard '" + text +
+                                  "'; give I/N with 0 <= I < N, e.g. --shard 0/4");
+    }
+    options->shard_index = index;
+    options->shard_count = count;
+  }
+  if (parsed.values.count("point-timeout")) {
+    status = ParseDuration("--point-timeout", OptionText(parsed, "point-timeout"),
+                           &options->point_timeout_s);
+    if (!status.ok()) return status;
+  }
+  if (parsed.values.count("timeline-format")) {
+    const std::string format = OptionText(parsed, "timeline-format");
+    if (format != "html" && format != "svg") {
+      return Status::InvalidInput("--timeline-format: unknown format '" + format +
+                                  "'; valid: html, svg");
+    }
+    options->timeline_extension = "." + format;
+  }
+  options->timelines_dir = OptionText(parsed, "timelines");
+  const std::string& dir = options->timelines_dir;
+  struct stat info;
+  if (!dir.empty() && (stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) &&
+      mkdir(dir.c_str(), 0755) != 0) {
+    return Status::InvalidInput("--timelines: cannot create folder '" + dir + "': " +
+                                std::strerror(errno));
+  }
+  return Status();
+}
+
+}  // namespace
+
+int SweepCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = SweepOptionsDescription();
+  ParsedArgs parsed;
+  Status status = ParseArgs("sweep", args, options, 1, &parsed);
+  if (!status.ok()) return Fail(err, status);
+  if (parsed.help) {
+    out << kSweepSynopsis << " [--timeline-format html|svg]\n\n" << options;
+    return kExitOk;
+  }
+  if (parsed.positional.empty()) {
+    return Fail(err, Status::InvalidInput("ppsim sweep: missing the experiment file; " +
+                                          std::string(kSweepSynopsis)));
+  }
+  SweepOptions sweep;
+  status = ReadSweepOptions(parsed, &sweep);
+  if (!status.ok()) return Fail(err, status);
+  ExperimentPlan plan;
+  status = LoadExperiment(parsed.positional[0], &plan);
+  if (!status.ok()) return Fail(err, status);
+  std::vector<PointJob> jobs;
+  status = PlanSweep(plan, &jobs);
+  if (!status.ok()) return Fail(err, status);
+  sweep.terminal = &err == &std::cerr && isatty(STDERR_FILENO);
+  SweepSummary summary;
+  status = RunSweep(plan, jobs, sweep, err, &summary);
+  if (!status.ok()) return Fail(err, status);
+  const size_t ran = summary.points - summary.resumed;
+  char rate[64];
+  std::snprintf(rate, sizeof(rate), "%.1f", summary.wall_s > 0 ? ran / summary.wall_s : 0.0);
+  out << "wrote " << sweep.output << " and " << JsonLinesPath(sweep.output) << ": "
+      << summary.points << " points (" << summary.ok << " ok, " << summary.skipped << " skipped, "
+      << summary.failed << " failed"
+      << (summary.resumed ? ", " + std::to_string(summary.resumed) + " resumed" : "") << ") in "
+      << HumanDuration(summary.wall_s) << ", " << rate << " points/s\n";
+  return summary.failed > 0 ? kExitSimulationProblem : kExitOk;
+}
+
+}  // namespace ppsim::cli

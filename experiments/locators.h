@@ -1,0 +1,38 @@
+// Where a run request's fields were written: on the command line, or in an experiment file.
+#ifndef PPSIM_EXPERIMENTS_LOCATORS_H_
+#define PPSIM_EXPERIMENTS_LOCATORS_H_
+
+#include <string>
+#include <string_view>
+
+#include "base/locator.h"
+#include "experiments/experiment.h"
+
+namespace ppsim {
+
+// The command line: a field is its flag, underscores as dashes ("--layers-per-stage"), and a
+// cluster setting "set.PATH" is "--set PATH".
+class FlagLocator : public Locator {
+ public:
+  std::string Where(std::string_view field) const override { return Name(field); }
+  std::string Name(std::string_view field) const override;
+};
+
+// An experiment file. A field of a sweep point is located at the value the point took when it
+// swept the field ("e.yaml:5:39: axes[2].values[0]"), else where the base run sets it
+// ("e.yaml:3:5: base.pp"), else at the file ("e.yaml: base.pp"). Names are the file's ("pp").
+// REQUIRES: `plan` (and `point`, which may be null for the base run) outlive the locator.
+class FileLocator : public Locator {
+ public:
+  FileLocator(const ExperimentPlan& plan, const SweepPoint* point) : plan_(plan), point_(point) {}
+  std::string Where(std::string_view field) const override;
+  std::string Name(std::string_view field) const override { return std::string(field); }
+
+ private:
+  const ExperimentPlan& plan_;
+  const SweepPoint* point_;
+};
+
+}  // namespace ppsim
+
+#endif  // PPSIM_EXPERIMENTS_LOCATORS_H_

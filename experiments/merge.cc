@@ -1,0 +1,66 @@
+#include "experiments/merge.h"
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "base/files.h"
+#include "experiments/journal.h"
+
+namespace ppsim {
+
+Status MergeResults(const std::vector<std::string>& inputs, const std::string& output) {
+  if (inputs.empty()) return Status::InvalidInput("ppsim merge: no input files");
+  const bool json = output.ends_with(".jsonl");
+  std::string header;
+  std::map<int64_t, std::string> rows;
+  std::map<int64_t, std::string> from;
+  for (const std::string& input : inputs) {
+    std::vector<std::string> lines;
+    if (!ReadWholeLines(input, &lines)) {
+      return Status::InvalidInput(input + ": cannot read: " + std::strerror(errno));
+    }
+    size_t first = 0;
+    if (!json) {
+      if (lines.empty()) return Status::InvalidInput(input + ": empty; expected a results CSV");
+      if (header.empty()) header = lines[0];
+      if (lines[0] != header) {
+        return Status::InvalidInput(input + ":1: its columns differ from " + inputs[0] +
+                                    "'s; merge shards of one experiment");
+      }
+      first = 1;
+    }
+    for (size_t i = first; i < lines.size(); ++i) {
+      const int64_t point = ResultLinePoint(lines[i], json);
+      if (point < 0) {
+        return Status::InvalidInput(input + ":" + std::to_string(i + 1) +
+                                    ": not a result line (it should start with the point)");
+      }
+      if (rows.count(point)) {
+        return Status::InvalidInput(input + ":" + std::to_string(i + 1) + ": point " +
+                                    std::to_string(point) + " is also in " + from[point]);
+      }
+      rows[point] = lines[i];
+      from[point] = input;
+    }
+  }
+  std::string missing;
+  int64_t expected = 0;
+  int missing_count = 0;
+  for (const auto& [point, row] : rows) {
+    for (; expected < point; ++expected) {
+      if (++missing_count <= 10) missing += (missing.empty() ? "" : ", ") + std::to_string(expected);
+    }
+    expected = point + 1;
+  }
+  if (missing_count > 0) {
+    return Status::InvalidInput("ppsim merge: point" + std::string(missing_count > 1 ? "s " : " ") +
+                                missing + (missing_count > 10 ? ", ..." : "") +
+                                " missing; give every shard's output");
+  }
+  std::string text = json ? "" : header + "\n";
+  for (const auto& [point, row] : rows) text += row + "\n";
+  return WriteWholeFile("", output, text);
+}
+
+}  // namespace ppsim

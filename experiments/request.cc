@@ -1,0 +1,352 @@
+#include "experiments/request.h"
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/reflection.h>
+
+#include <algorithm>
+
+#include "base/numbers.h"
+#include "models/units.h"
+#include "schedules/registry.h"
+
+namespace ppsim {
+namespace {
+
+std::vector<std::string> SplitCommas(std::string_view text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(',', start);
+    parts.emplace_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+// A count the request gave: at least `minimum`.
+Status AtLeast(const Locator& where, std::string_view field, int64_t value, int64_t minimum) {
+  if (value >= minimum) return Status();
+  return where.Invalid(field, "must be at least " + std::to_string(minimum) + "; got " +
+                                  std::to_string(value));
+}
+
+// A comma list of whole numbers, each at least `minimum`.
+Status WholeList(const Locator& where, std::string_view field, std::string_view text,
+                 int32_t minimum, std::vector<int32_t>* values) {
+  values->clear();
+  for (const std::string& item : SplitCommas(text)) {
+    int64_t value = 0;
+    if (!ParseWhole(item, &value) || value > std::numeric_limits<int32_t>::max() ||
+        value < std::numeric_limits<int32_t>::min()) {
+      return where.Invalid(field, "invalid value '" + item + "'; expected a whole number >= " +
+                                      std::to_string(minimum));
+    }
+    Status status = AtLeast(where, field, value, minimum);
+    if (!status.ok()) return status;
+    values->push_back(static_cast<int32_t>(value));
+  }
+  return Status();
+}
+
+// A path from the request, taken from the experiment's folder when relative.
+std::string InputPath(const ResolveOptions& options, const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  return options.directory + path;
+}
+
+bool LooksLikeFile(const std::string& value) {
+  return value.find('/') != std::string::npos || value.find('.') != std::string::npos;
+}
+
+Status ResolveOutputs(const proto::RunConfig& c, const Locator& where, RunRequest* request) {
+  if (!c.format().empty()) {
+    Status status = ParseOutputFormat(where.Where("format"), c.format(), &request->format);
+    if (!status.ok()) return status;
+  }
+  request->fail_on_oom = c.fail_on_oom();
+  TraceOutputs& outputs = request->outputs;
+  outputs.perfetto_path = c.trace();
+  outputs.chrome_path = c.chrome_trace();
+  outputs.timeline_path = c.timeline();
+  if (!c.trace_microbatches().empty()) {
+    if (!outputs.any()) {
+      return where.Invalid("trace_microbatches",
+                           "limits a trace or timeline; add " + where.Name("trace") + ", " +
+                               where.Name("chrome_trace") + " or " + where.Name("timeline"));
+    }
+    Status status = ParseTraceWindow(where.Where("trace_microbatches"), c.trace_microbatches(),
+                                     &outputs.window);
+    if (!status.ok()) return status;
+  }
+  return CheckTraceOutputs(outputs, where);
+}
+
+}  // namespace
+
+bool IsOutputFileField(std::string_view field) {
+  return field == "trace" || field == "chrome_trace" || field == "timeline" ||
+         field == "trace_microbatches";
+}
+
+Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,
+                       const ResolveOptions& options, RunSpec* spec) {
+  spec->schedule_name = c.schedule();
+  spec->schedule_file = InputPath(options, c.schedule_file());
+  if (!c.schedule().empty() && !c.schedule_file().empty()) {
+    return where.Invalid("schedule_file", "give " + where.Name("schedule") + " or " +
+                                              where.Name("schedule_file") + ", not both");
+  }
+  if (c.schedule().empty() && c.schedule_file().empty()) {
+    return where.Invalid("schedule", "required; give a schedule name (" + ScheduleNames() +
+                                         ") or " + where.Name("schedule_file"));
+  }
+  const bool from_file = !c.schedule_file().empty();
+  ScheduleParams& params = spec->params;
+  params.num_ranks = 0;
+  params.num_microbatches = 0;
+  Status status;
+  if (c.has_pp()) {
+    status = AtLeast(where, "pp", c.pp(), 1);
+    params.num_ranks = c.pp();
+  } else if (!from_file) {
+    status = where.Invalid("pp", "required; give the number of pipeline ranks, e.g. " +
+                                     where.Name("pp") + " 4");
+  }
+  if (!status.ok()) return status;
+  if (c.has_microbatches()) {
+    status = AtLeast(where, "microbatches", c.microbatches(), 1);
+    params.num_microbatches = c.microbatches();
+  } else if (!from_file) {
+    status = where.Invalid("microbatches", "required; give the microbatches per iteration, e.g. " +
+                                               where.Name("microbatches") + " 8");
+  }
+  if (!status.ok()) return status;
+  if (c.has_stages_per_rank()) {
+    if (from_file) {
+      return where.Invalid("stages_per_rank", "not used with " + where.Name("schedule_file") +
+                                                  "; the file's actions give the stages");
+    }
+    status = AtLeast(where, "stages_per_rank", c.stages_per_rank(), 1);
+    if (!status.ok()) return status;
+    params.stages_per_rank = c.stages_per_rank();
+  }
+  if (!c.stage_to_rank().empty()) {
+    if (!from_file) {
+      return where.Invalid("stage_to_rank", "applies to " + where.Name("schedule_file") +
+                                                " only; named schedules place their stages");
+    }
+    std::vector<int32_t> ranks;
+    status = WholeList(where, "stage_to_rank", c.stage_to_rank(), 0, &ranks);
+    if (!status.ok()) return status;
+    for (int32_t rank : ranks) spec->stage_to_rank.push_back(RankIndex(rank));
+  }
+  if (c.has_microbatch_group_size()) {
+    bool megatron = false;
+    for (const std::string& name : SplitCommas(c.schedule())) {
+      const ScheduleInfo* info = FindSchedule(name);
+      megatron |= info != nullptr && info->name == "Megatron-Interleaved";
+    }
+    if (!megatron) {
+      return where.Invalid("microbatch_group_size",
+                           "applies to " + where.Name("schedule") + " Megatron-Interleaved only");
+    }
+    status = AtLeast(where, "microbatch_group_size", c.microbatch_group_size(), 1);
+    if (!status.ok()) return status;
+    params.microbatch_group_size = c.microbatch_group_size();
+  }
+  return Status();
+}
+
+Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const ResolveOptions& options,
+                    RunSpec* spec) {
+  CostInputs& costs = spec->costs;
+  Status status;
+  auto times = [&](std::string_view field, const std::string& text, std::vector<double>* out) {
+    if (status.ok() && !text.empty()) status = ParseDurationList(where.Where(field), text, out);
+  };
+  auto sizes = [&](std::string_view field, const std::string& text, std::vector<int64_t>* out) {
+    if (status.ok() && !text.empty()) status = ParseSizeList(where.Where(field), text, out);
+  };
+  times("f", c.f(), &costs.forward_s);
+  times("i", c.i(), &costs.backward_input_s);
+  times("w", c.w(), &costs.backward_weight_s);
+  times("b", c.b(), &costs.backward_s);
+  times("overlap", c.overlap(), &costs.overlap_s);
+  sizes("activation", c.activation(), &costs.activation_bytes);
+  sizes("activation_w", c.activation_w(), &costs.activation_w_bytes);
+  sizes("message_bytes", c.message_bytes(), &costs.message_bytes);
+  sizes("grad_bytes", c.grad_bytes(), &costs.gradient_bytes);
+  if (!status.ok()) return status;
+  spec->profile_file = InputPath(options, c.profile());
+  if (!c.memory_limit().empty()) {
+    status = ParseSize(where.Where("memory_limit"), c.memory_limit(), &spec->memory_limit_bytes);
+    if (!status.ok()) return status;
+    if (spec->memory_limit_bytes == 0) {
+      return where.Invalid("memory_limit", "must be more than 0 bytes");
+    }
+  }
+  return Status();
+}
+
+Status ResolveModel(const proto::RunConfig& c, const Locator& where, const ResolveOptions& options,
+                    RunSpec* spec) {
+  if (c.model().empty()) {
+    // The model's options mean nothing without a model.
+    const char* fields[] = {"seq_len", "microbatch_size", "dtype", "sequence_parallel",
+                            "recompute", "flash_attention", "zero", "layers_per_stage",
+                            "embedding_as_layer", "loss_as_layer", "efficiency"};
+    const google::protobuf::Descriptor* type = c.GetDescriptor();
+    const google::protobuf::Reflection* reflection = c.GetReflection();
+    for (const char* field : fields) {
+      if (reflection->HasField(c, type->FindFieldByName(field))) {
+        return where.Invalid(field, "applies with " + where.Name("model") + " only");
+      }
+    }
+    return Status();
+  }
+  spec->model = LooksLikeFile(c.model()) ? InputPath(options, c.model()) : c.model();
+  TrainingSetup& t = spec->training;
+  Status status;
+  if (c.has_seq_len()) {
+    status = AtLeast(where, "seq_len", c.seq_len(), 1);
+    t.seq_len = c.seq_len();
+  }
+  if (status.ok() && c.has_microbatch_size()) {
+    status = AtLeast(where, "microbatch_size", c.microbatch_size(), 1);
+    t.microbatch_size = c.microbatch_size();
+  }
+  if (status.ok() && c.has_zero()) {
+    status = AtLeast(where, "zero", c.zero(), 0);
+    t.zero_stage = c.zero();
+  }
+  if (status.ok() && !c.dtype().empty()) {
+    status = ParseDtype(where.Where("dtype"), c.dtype(), &t.dtype);
+  }
+  if (status.ok() && !c.recompute().empty()) {
+    status = ParseRecompute(where.Where("recompute"), c.recompute(), &t.recompute);
+  }
+  if (!status.ok()) return status;
+  t.sequence_parallel = c.sequence_parallel();
+  if (!c.flash_attention().empty()) {
+    if (c.flash_attention() != "on" && c.flash_attention() != "off") {
+      return where.Invalid("flash_attention",
+                           "invalid value '" + c.flash_attention() + "'; valid: on, off");
+    }
+    t.flash_attention = c.flash_attention() == "on";
+  }
+  if (!c.layers_per_stage().empty()) {
+    status = WholeList(where, "layers_per_stage", c.layers_per_stage(), 0,
+                       &spec->layer_split.layers_per_stage);
+    if (!status.ok()) return status;
+  }
+  spec->layer_split.embedding_as_layer = c.embedding_as_layer();
+  spec->layer_split.loss_as_layer = c.loss_as_layer();
+  if (c.has_efficiency()) {
+    if (!(c.efficiency() > 0 && c.efficiency() <= 1)) {
+      return where.Invalid("efficiency", "invalid value '" + FormatNumber(c.efficiency()) +
+                                             "'; expected a fraction of peak in (0, 1], e.g. 0.45");
+    }
+    spec->efficiency = c.efficiency();
+  }
+  return Status();
+}
+
+Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
+                       const ResolveOptions& options, RunSpec* spec) {
+  PlatformChoice& choice = spec->platform;
+  if (!c.platform().empty()) {
+    choice.platform = LooksLikeFile(c.platform()) ? InputPath(options, c.platform()) : c.platform();
+  }
+  Status status;
+  if (c.has_nodes()) {
+    status = AtLeast(where, "nodes", c.nodes(), 1);
+    choice.nodes = c.nodes();
+  }
+  if (!status.ok()) return status;
+  choice.sets.assign(c.set().begin(), c.set().end());
+  if (!c.placement().empty()) {
+    status = ParsePlacement(where.Where("placement"), c.placement(), &choice.placement);
+    if (!status.ok()) return status;
+  }
+  if (!c.hosts().empty()) {
+    if (!choice.platform.ends_with(".xml")) {
+      return where.Invalid("hosts", "applies to an XML platform (" + where.Name("platform") +
+                                        " FILE.xml) only");
+    }
+    choice.hosts = SplitCommas(c.hosts());
+  }
+  choice.p2p_latency = c.p2p_latency();
+  choice.p2p_bandwidth = c.p2p_bandwidth();
+  if (c.has_tp()) {
+    status = AtLeast(where, "tp", c.tp(), 1);
+    spec->training.tp = c.tp();
+  }
+  if (status.ok() && c.has_dp()) {
+    status = AtLeast(where, "dp", c.dp(), 1);
+    spec->training.dp = c.dp();
+  }
+  return status;
+}
+
+Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator> where,
+                  const ResolveOptions& options, RunRequest* request) {
+  *request = RunRequest();
+  const Locator& at = *where;
+  RunSpec base;
+  base.where = where;
+  Status status = ResolveSchedule(config, at, options, &base);
+  if (status.ok()) status = ResolveCosts(config, at, options, &base);
+  if (status.ok()) status = ResolveModel(config, at, options, &base);
+  if (status.ok()) status = ResolvePlatform(config, at, options, &base);
+  if (status.ok() && !config.engine().empty()) {
+    status = ParseEngineKind(at.Where("engine"), config.engine(), &base.engine);
+  }
+  if (status.ok()) status = ResolveOutputs(config, at, request);
+  if (!status.ok()) return status;
+  if (!base.schedule_file.empty()) {
+    request->runs.push_back(base);
+    return Status();
+  }
+  const std::vector<std::string> names = SplitCommas(base.schedule_name);
+  if (options.one_schedule && names.size() > 1) {
+    return at.Invalid("schedule", "one schedule per point; sweep schedules with an axis (field: "
+                                  "schedule)");
+  }
+  for (const std::string& name : names) {
+    RunSpec spec = base;
+    spec.schedule_name = name;
+    request->runs.push_back(std::move(spec));
+  }
+  return Status();
+}
+
+Status ExecuteRequest(const RunRequest& request, const std::string& command,
+                      std::vector<RunResult>* results) {
+  results->clear();
+  // Describe and compile every run before any engine starts.
+  std::vector<PreparedRun> prepared(request.runs.size());
+  for (size_t i = 0; i < request.runs.size(); ++i) {
+    Status status = PrepareRun(request.runs[i], &prepared[i]);
+    if (status.ok() && request.outputs.any()) {
+      status = CheckTraceWindow(request.runs[i].where->Where("trace_microbatches"),
+                                request.outputs.window, prepared[i].schedule.num_microbatches);
+    }
+    if (!status.ok()) return status;
+  }
+  results->resize(prepared.size());
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    Timeline timeline;
+    Status status = ExecuteRun(prepared[i], &(*results)[i], &timeline);
+    if (status.ok() && request.outputs.any()) {
+      const TraceOutputs outputs = prepared.size() == 1
+                                       ? request.outputs
+                                       : OutputsOfRun(request.outputs, (*results)[i].label);
+      status = WriteTraceOutputs(outputs, prepared[i], (*results)[i], timeline, command);
+    }
+    if (!status.ok()) return status;
+    prepared[i] = PreparedRun();  // Free the task graph before the next run.
+  }
+  return Status();
+}
+
+}  // namespace ppsim
