@@ -495,10 +495,7 @@ Status BuildPlatform(const PlatformChoice& choice, int32_t num_ranks, int32_t dp
                      const Locator& where, PlatformSpec* platform) {
   Status status = LoadCluster(choice, where, platform);
   if (!status.ok()) return status;
-  status = PlaceRanks(num_ranks, dp, tp, choice.placement, where, platform);
-  if (!status.ok()) return status;
-  if (platform->xml_file.empty()) BuildClusterLinks(platform);
-  return Status();
+  return PlaceRanks(num_ranks, dp, tp, choice.placement, where, platform);
 }
 
 std::string DescribePlatform(const PlatformSpec& p) {

@@ -55,7 +55,7 @@ std::string ClusterSettingPaths();
 // nic.bandwidth: ...") or at the preset ("--platform dgx-h100: nic.bandwidth: ...").
 Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformSpec* platform);
 
-// LoadCluster, then the run's placement (PlaceRanks) and the links (BuildClusterLinks).
+// LoadCluster, then the run's placement (PlaceRanks).
 Status BuildPlatform(const PlatformChoice& choice, int32_t num_ranks, int32_t dp, int32_t tp,
                      const Locator& where, PlatformSpec* platform);
 

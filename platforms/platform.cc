@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 #include "base/numbers.h"
 
@@ -13,21 +14,22 @@ int32_t NicsPerNode(const PlatformSpec& p) {
   return p.nic_attachment == NicAttachment::kPerGpu ? p.gpus_per_node : 1;
 }
 
-int32_t NumIntraLinks(const PlatformSpec& p) {
+int64_t NumIntraLinks(const PlatformSpec& p) {
+  const int64_t per_node = p.gpus_per_node;
   switch (p.intra_node) {
     case IntraNodeKind::kUnlimited:
       return 1;
     case IntraNodeKind::kNvswitch:
     case IntraNodeKind::kPcie:
-      return 2 * p.gpus_per_node * p.num_nodes;
+      return 2 * per_node * p.num_nodes;
     case IntraNodeKind::kNvlink:
-      return p.num_nodes * p.gpus_per_node * (p.gpus_per_node - 1);
+      return p.num_nodes * per_node * (per_node - 1);
   }
   return 0;
 }
 
-int32_t NumNicLinks(const PlatformSpec& p) {
-  return p.num_nodes > 1 ? 2 * p.num_nodes * NicsPerNode(p) : 0;
+int64_t NumNicLinks(const PlatformSpec& p) {
+  return p.num_nodes > 1 ? 2 * int64_t{p.num_nodes} * NicsPerNode(p) : 0;
 }
 
 int32_t NumLeafGroups(const PlatformSpec& p) {
@@ -63,62 +65,57 @@ int32_t PlatformSpec::num_gpus() const {
   return xml_file.empty() ? gpus_per_node * num_nodes : static_cast<int32_t>(xml_hosts.size());
 }
 
-void BuildClusterLinks(PlatformSpec* p) {
-  p->links.clear();
-  auto add = [&](std::string name, double bandwidth, double latency, bool inter_node) {
-    LinkSpec link;
-    link.name = std::move(name);
-    link.bandwidth_bytes_per_s = bandwidth;
-    link.latency_s = latency;
-    link.fatpipe = p->intra_node == IntraNodeKind::kUnlimited && !inter_node;
-    link.inter_node = inter_node;
-    p->links.push_back(std::move(link));
-  };
-  const double bw = p->intra_bandwidth_bytes_per_s;
-  const double lat = p->intra_latency_s;
-  switch (p->intra_node) {
-    case IntraNodeKind::kUnlimited:
-      add("fabric", bw, lat, false);
-      break;
-    case IntraNodeKind::kNvswitch:
-    case IntraNodeKind::kPcie: {
-      const std::string port = p->intra_node == IntraNodeKind::kPcie ? ".pcie" : ".nvlink";
-      for (int32_t g = 0; g < p->num_gpus(); ++g) {
-        add(GpuName(*p, g) + port + ".tx", bw, lat, false);
-        add(GpuName(*p, g) + port + ".rx", bw, lat, false);
+int64_t PlatformSpec::num_links() const {
+  return NumIntraLinks(*this) + NumNicLinks(*this) + 2 * int64_t{NumLeaves(*this)};
+}
+
+LinkSpec PlatformSpec::Link(int32_t id) const {
+  LinkSpec link;
+  const char* direction = id % 2 == 0 ? ".tx" : ".rx";
+  const int64_t intra = NumIntraLinks(*this);
+  if (id < intra) {
+    link.bandwidth_bytes_per_s = intra_bandwidth_bytes_per_s;
+    link.latency_s = intra_latency_s;
+    link.fatpipe = intra_node == IntraNodeKind::kUnlimited;
+    switch (intra_node) {
+      case IntraNodeKind::kUnlimited:
+        link.name = "fabric";
+        break;
+      case IntraNodeKind::kNvswitch:
+      case IntraNodeKind::kPcie:
+        link.name = GpuName(*this, id / 2) +
+                    (intra_node == IntraNodeKind::kPcie ? ".pcie" : ".nvlink") + direction;
+        break;
+      case IntraNodeKind::kNvlink: {
+        const int32_t pairs = gpus_per_node * (gpus_per_node - 1);
+        const int32_t node = id / pairs;
+        const int32_t a = id % pairs / (gpus_per_node - 1);
+        const int32_t other = id % pairs % (gpus_per_node - 1);
+        const int32_t b = other < a ? other : other + 1;
+        link.name = "node" + std::to_string(node) + ".gpu" + std::to_string(a) + "->gpu" +
+                    std::to_string(b);
+        break;
       }
-      break;
     }
-    case IntraNodeKind::kNvlink:
-      for (int32_t node = 0; node < p->num_nodes; ++node) {
-        for (int32_t a = 0; a < p->gpus_per_node; ++a) {
-          for (int32_t b = 0; b < p->gpus_per_node; ++b) {
-            if (a == b) continue;
-            add("node" + std::to_string(node) + ".gpu" + std::to_string(a) + "->gpu" +
-                    std::to_string(b),
-                bw, lat, false);
-          }
-        }
-      }
-      break;
+    return link;
   }
-  if (p->num_nodes > 1) {
-    for (int32_t node = 0; node < p->num_nodes; ++node) {
-      for (int32_t nic = 0; nic < NicsPerNode(*p); ++nic) {
-        const std::string name = "node" + std::to_string(node) + ".nic" + std::to_string(nic);
-        add(name + ".tx", p->nic_bandwidth_bytes_per_s, p->nic_latency_s, true);
-        add(name + ".rx", p->nic_bandwidth_bytes_per_s, p->nic_latency_s, true);
-      }
-    }
-    const int32_t nics_per_leaf = p->topology == Topology::kFatTree
-                                      ? p->nodes_per_leaf * NicsPerNode(*p)
-                                      : p->nodes_per_leaf;
-    const double uplink = nics_per_leaf * p->nic_bandwidth_bytes_per_s / p->oversubscription;
-    for (int32_t leaf = 0; leaf < NumLeaves(*p); ++leaf) {
-      add("leaf" + std::to_string(leaf) + ".up", uplink, p->uplink_latency_s, true);
-      add("leaf" + std::to_string(leaf) + ".down", uplink, p->uplink_latency_s, true);
-    }
+  link.inter_node = true;
+  const int64_t nic_id = id - intra;
+  if (nic_id < NumNicLinks(*this)) {
+    const int64_t nic = nic_id / 2;
+    link.name = "node" + std::to_string(nic / NicsPerNode(*this)) + ".nic" +
+                std::to_string(nic % NicsPerNode(*this)) + direction;
+    link.bandwidth_bytes_per_s = nic_bandwidth_bytes_per_s;
+    link.latency_s = nic_latency_s;
+    return link;
   }
+  const int64_t leaf_id = nic_id - NumNicLinks(*this);
+  const int32_t nics_per_leaf =
+      topology == Topology::kFatTree ? nodes_per_leaf * NicsPerNode(*this) : nodes_per_leaf;
+  link.name = "leaf" + std::to_string(leaf_id / 2) + (leaf_id % 2 == 0 ? ".up" : ".down");
+  link.bandwidth_bytes_per_s = nics_per_leaf * nic_bandwidth_bytes_per_s / oversubscription;
+  link.latency_s = uplink_latency_s;
+  return link;
 }
 
 Route PlatformSpec::RouteBetween(int32_t src, int32_t dst) const {
@@ -148,8 +145,8 @@ Route PlatformSpec::RouteBetween(int32_t src, int32_t dst) const {
   const int32_t nics = NicsPerNode(*this);
   const int32_t src_nic = nics == 1 ? 0 : src_local;
   const int32_t dst_nic = nics == 1 ? 0 : dst_local;
-  const int32_t nic_base = NumIntraLinks(*this);
-  const int32_t leaf_base = nic_base + NumNicLinks(*this);
+  const int32_t nic_base = static_cast<int32_t>(NumIntraLinks(*this));
+  const int32_t leaf_base = static_cast<int32_t>(nic_base + NumNicLinks(*this));
   if (intra_node == IntraNodeKind::kPcie) push(2 * src);
   push(nic_base + 2 * (src_node * nics + src_nic));
   const int32_t src_leaf = LeafOf(*this, src_node, src_nic);
@@ -174,7 +171,7 @@ struct RouteFigures {
 RouteFigures FiguresOf(const PlatformSpec& p, const Route& route) {
   RouteFigures f;
   for (int i = 0; i < route.num_links; ++i) {
-    const LinkSpec& link = p.links[route.links[i]];
+    const LinkSpec link = p.Link(route.links[i]);
     f.latency_s += link.latency_s;
     f.bandwidth_bytes_per_s = std::min(f.bandwidth_bytes_per_s, link.bandwidth_bytes_per_s);
   }
@@ -257,7 +254,7 @@ Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& pl
   }
   const int32_t nodes = p->xml_file.empty() ? p->num_nodes : 1;
   // GPU -> group using it, to find overlaps in explicit placements.
-  std::vector<int32_t> owner(static_cast<size_t>(p->num_gpus()), -1);
+  std::unordered_map<int32_t, int32_t> owner;
   // group_gpu is indexed replica-major (replica × num_ranks + rank); j = rank × dp + replica.
   p->group_gpu.assign(static_cast<size_t>(groups), 0);
   if (placement.kind == PlacementKind::kExplicit &&
@@ -304,10 +301,10 @@ Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& pl
       }
     }
     for (int32_t g = gpu; g < gpu + tp; ++g) {
-      if (owner[g] >= 0) {
+      if (const auto it = owner.find(g); it != owner.end()) {
         return where.Invalid("placement", "GPU " + std::to_string(g) +
                                               " is given to rank groups " +
-                                              std::to_string(owner[g]) + " and " +
+                                              std::to_string(it->second) + " and " +
                                               std::to_string(j) + "; each GPU runs one rank");
       }
       owner[g] = j;

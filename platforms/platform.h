@@ -86,8 +86,6 @@ struct PlatformSpec {
   double nic_latency_s = 0;                // per NIC crossed
   double oversubscription = 1;             // leaf: NIC bandwidth below / uplink bandwidth
   double uplink_latency_s = 0;             // per leaf uplink crossed
-  // Every link, built by BuildClusterLinks() from the fields above.
-  std::vector<LinkSpec> links;
 
   // A SimGrid XML platform: the file and the host of every GPU (GPU g is xml_hosts[g]). The
   // routes are SimGrid's; only the SimGrid engine can run it.
@@ -109,6 +107,15 @@ struct PlatformSpec {
   int32_t GpuOf(int32_t replica, int32_t rank, int32_t shard) const {
     return group_gpu[static_cast<size_t>(replica) * num_ranks + rank] + shard;
   }
+  // The cluster's links, numbered as below and described on demand from the fields above: a
+  // cluster costs nothing per GPU or link until a route uses them. Not for XML platforms.
+  //   kUnlimited: one fat pipe "fabric";  kNvswitch/kPcie: per GPU g, tx and rx of its port;
+  //   kNvlink: per node, per ordered pair (a, b) of its GPUs, a != b, one link;
+  //   with more than one node: per node, per NIC, tx and rx; per leaf (kFatTree, kRailOptimized),
+  //   up and down of its uplink to the spine (bandwidth = the NICs under it / oversubscription).
+  int64_t num_links() const;
+  // REQUIRES: 0 <= id < num_links().
+  LinkSpec Link(int32_t id) const;
   // The links from GPU `src` to GPU `dst` (src != dst). Not for XML platforms.
   Route RouteBetween(int32_t src, int32_t dst) const;
   // Sum of the route's latencies; the smallest bandwidth on it.
@@ -118,17 +125,8 @@ struct PlatformSpec {
   double UncontendedTransferTime(int32_t src, int32_t dst, int64_t bytes) const;
 };
 
-// Fills `links` from the cluster fields (gpus_per_node, num_nodes, intra_node, nic_attachment,
-// topology, nodes_per_leaf and the bandwidths and latencies). Index layout, in this order:
-//   kUnlimited: one fat pipe "fabric";  kNvswitch/kPcie: per GPU g, tx and rx of its port;
-//   kNvlink: per node, per ordered pair (a, b) of its GPUs, a != b, one link;
-//   with more than one node: per node, per NIC, tx and rx; per leaf (kFatTree, kRailOptimized),
-//   up and down of its uplink to the spine (bandwidth = the NICs under it / oversubscription).
-void BuildClusterLinks(PlatformSpec* platform);
-
 // Places `num_ranks` ranks × `dp` replicas × `tp` GPUs on `platform` (which has its cluster set),
-// filling num_ranks, dp, tp and group_gpu. Errors name the flag (--pp, --dp, --tp, --placement,
-// --nodes).
+// filling num_ranks, dp, tp and group_gpu. Errors start where pp, tp or placement was written.
 Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& placement,
                   const Locator& where,
                   PlatformSpec* platform);

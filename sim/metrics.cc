@@ -150,7 +150,7 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
   metrics->links.clear();
   metrics->intra_node = TrafficMetrics();
   metrics->inter_node = TrafficMetrics();
-  if (!platform.xml_file.empty() || platform.links.empty()) return;
+  if (!platform.xml_file.empty()) return;
   struct Use {
     int32_t link;
     double start_s;
@@ -178,7 +178,7 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
     return a.link != b.link ? a.link < b.link : a.start_s < b.start_s;
   });
   for (size_t i = 0; i < uses.size();) {
-    const LinkSpec& spec = platform.links[uses[i].link];
+    const LinkSpec spec = platform.Link(uses[i].link);
     LinkMetrics link;
     link.name = spec.name;
     link.inter_node = spec.inter_node;

@@ -34,6 +34,17 @@ namespace s4u = simgrid::s4u;
 constexpr uint64_t kMagic = 0x7070'7369'6d54'4c31ULL;       // "ppsimTL1": a timeline follows
 constexpr uint64_t kInputError = 0x7070'7369'6d45'5231ULL;  // "ppsimER1": a message follows
 
+// The GPUs the graph's tasks run on or move data between, in order.
+std::vector<int32_t> UsedGpus(const TaskGraph& graph, const PlatformSpec& platform) {
+  std::set<int32_t> gpus;
+  for (size_t t = 0; t < graph.num_tasks(); ++t) {
+    const TaskGpus used = GpusOf(graph.tasks[t], platform);
+    gpus.insert(used.src);
+    gpus.insert(used.dst);
+  }
+  return {gpus.begin(), gpus.end()};
+}
+
 // The (source, destination) GPU pairs the graph's transfers use.
 std::vector<std::pair<int32_t, int32_t>> UsedRoutes(const TaskGraph& graph,
                                                     const PlatformSpec& platform) {
@@ -49,7 +60,7 @@ std::vector<std::pair<int32_t, int32_t>> UsedRoutes(const TaskGraph& graph,
 class JustInTimeRunner {
  public:
   JustInTimeRunner(const TaskGraph& graph, const PlatformSpec& platform,
-                   std::vector<s4u::Host*> gpus, Timeline* timeline)
+                   GpuHosts gpus, Timeline* timeline)
       : graph_(graph),
         platform_(platform),
         gpus_(std::move(gpus)),
@@ -75,7 +86,7 @@ class JustInTimeRunner {
     void* data = reinterpret_cast<void*>(static_cast<uintptr_t>(t));
     const TaskGpus gpus = GpusOf(task, platform_);
     if (task.kind == TaskKind::kCompute) {
-      s4u::Host* host = gpus_[gpus.src];
+      s4u::Host* host = gpus_.at(gpus.src);
       s4u::ExecPtr exec = s4u::Exec::init();
       exec->set_flops_amount(task.duration_s * host->get_speed());
       exec->set_host(host);
@@ -83,7 +94,7 @@ class JustInTimeRunner {
       running_[t] = exec;
       exec->start();
     } else {
-      s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_[gpus.src], gpus_[gpus.dst]);
+      s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_.at(gpus.src), gpus_.at(gpus.dst));
       comm->set_payload_size(static_cast<uint64_t>(task.bytes));
       comm->set_data(data);
       running_[t] = comm;
@@ -112,7 +123,7 @@ class JustInTimeRunner {
 
   const TaskGraph& graph_;
   const PlatformSpec& platform_;
-  std::vector<s4u::Host*> gpus_;
+  GpuHosts gpus_;
   Timeline* timeline_;
   std::vector<TaskId> remaining_;
   std::vector<s4u::ActivityPtr> running_;
@@ -150,8 +161,9 @@ Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platfor
   engine->set_config("network/model:CM02");
   engine->set_config("network/crosstraffic:0");
   engine->set_config("network/TCP-gamma:0");
-  std::vector<s4u::Host*> gpus;
-  Status status = BuildSimGridPlatform(platform, UsedRoutes(graph, platform), &gpus);
+  GpuHosts gpus;
+  Status status =
+      BuildSimGridPlatform(platform, UsedGpus(graph, platform), UsedRoutes(graph, platform), &gpus);
   if (!status.ok()) return status;
   JustInTimeRunner runner(graph, platform, std::move(gpus), timeline);
   runner.Start();

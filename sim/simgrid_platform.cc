@@ -5,6 +5,7 @@
 #include <simgrid/s4u/NetZone.hpp>
 
 #include <cmath>
+#include <map>
 #include <string>
 
 namespace ppsim {
@@ -18,17 +19,18 @@ double SimGridBandwidth(double bytes_per_s) {
   return std::isinf(bytes_per_s) ? 1e30 : bytes_per_s;
 }
 
-Status LoadXmlPlatform(const PlatformSpec& platform, std::vector<s4u::Host*>* gpus) {
+Status LoadXmlPlatform(const PlatformSpec& platform, GpuHosts* gpus) {
   s4u::Engine* engine = s4u::Engine::get_instance();
   engine->load_platform(platform.xml_file);
   std::string missing;
-  for (const std::string& name : platform.xml_hosts) {
+  for (size_t gpu = 0; gpu < platform.xml_hosts.size(); ++gpu) {
+    const std::string& name = platform.xml_hosts[gpu];
     s4u::Host* host = s4u::Host::by_name_or_null(name);
     if (host == nullptr) {
       missing += (missing.empty() ? "'" : ", '") + name + "'";
       continue;
     }
-    gpus->push_back(host);
+    (*gpus)[static_cast<int32_t>(gpu)] = host;
   }
   if (missing.empty()) return Status();
   std::string valid;
@@ -44,9 +46,9 @@ Status LoadXmlPlatform(const PlatformSpec& platform, std::vector<s4u::Host*>* gp
 
 }  // namespace
 
-Status BuildSimGridPlatform(const PlatformSpec& platform,
+Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int32_t>& used_gpus,
                             const std::vector<std::pair<int32_t, int32_t>>& routes,
-                            std::vector<s4u::Host*>* gpus) {
+                            GpuHosts* gpus) {
   gpus->clear();
   if (!platform.xml_file.empty()) return LoadXmlPlatform(platform, gpus);
 
@@ -54,24 +56,35 @@ Status BuildSimGridPlatform(const PlatformSpec& platform,
   // route out of a node depends on the GPU, which a zone's single gateway cannot express. The
   // network model sees the same thing either way: each route's list of links.
   s4u::NetZone* zone = s4u::create_full_zone(platform.name.empty() ? "cluster" : platform.name);
-  for (int32_t g = 0; g < platform.num_gpus(); ++g) {
-    gpus->push_back(zone->create_host("gpu" + std::to_string(g), platform.gpu_flops_per_s)->seal());
-  }
-  std::vector<s4u::Link*> links;
-  links.reserve(platform.links.size());
-  for (const LinkSpec& spec : platform.links) {
-    links.push_back(zone->create_link(spec.name, SimGridBandwidth(spec.bandwidth_bytes_per_s))
-                        ->set_latency(spec.latency_s)
-                        ->set_sharing_policy(spec.fatpipe ? s4u::Link::SharingPolicy::FATPIPE
-                                                          : s4u::Link::SharingPolicy::SHARED)
-                        ->seal());
-  }
+  // Only the GPUs and links the run's routes use exist in SimGrid: an idle part of the cluster
+  // costs nothing.
+  auto host = [&](int32_t gpu) {
+    auto [it, added] = gpus->emplace(gpu, nullptr);
+    if (added) {
+      it->second = zone->create_host("gpu" + std::to_string(gpu), platform.gpu_flops_per_s)->seal();
+    }
+    return it->second;
+  };
+  std::map<int32_t, s4u::Link*> links;
+  auto link = [&](int32_t id) {
+    auto [it, added] = links.emplace(id, nullptr);
+    if (added) {
+      const LinkSpec spec = platform.Link(id);
+      it->second = zone->create_link(spec.name, SimGridBandwidth(spec.bandwidth_bytes_per_s))
+                       ->set_latency(spec.latency_s)
+                       ->set_sharing_policy(spec.fatpipe ? s4u::Link::SharingPolicy::FATPIPE
+                                                         : s4u::Link::SharingPolicy::SHARED)
+                       ->seal();
+    }
+    return it->second;
+  };
+  for (int32_t gpu : used_gpus) host(gpu);
   for (const auto& [src, dst] : routes) {
     const Route route = platform.RouteBetween(src, dst);
     std::vector<s4u::LinkInRoute> hops;
-    for (int i = 0; i < route.num_links; ++i) hops.emplace_back(links[route.links[i]]);
-    zone->add_route((*gpus)[src]->get_netpoint(), (*gpus)[dst]->get_netpoint(), nullptr, nullptr,
-                    hops, false);
+    for (int i = 0; i < route.num_links; ++i) hops.emplace_back(link(route.links[i]));
+    zone->add_route(host(src)->get_netpoint(), host(dst)->get_netpoint(), nullptr, nullptr, hops,
+                    false);
   }
   zone->seal();
   s4u::Engine::get_instance()->seal_platform();

@@ -3,6 +3,7 @@
 #define PPSIM_SIM_SIMGRID_PLATFORM_H_
 
 #include <simgrid/s4u/Host.hpp>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -11,15 +12,19 @@
 
 namespace ppsim {
 
+// The SimGrid host of each GPU a run uses, by GPU number.
+using GpuHosts = std::unordered_map<int32_t, simgrid::s4u::Host*>;
+
 // Creates the platform in the current SimGrid engine and seals it, and sets `gpus` to the host of
-// every GPU. A cluster becomes one zone holding a host per GPU and a link per LinkSpec (shared or
-// fat pipe), with a route for each (source GPU, destination GPU) pair in `routes` listing the
-// links PlatformSpec::RouteBetween gives. An XML platform is loaded from its file and its hosts
-// looked up by name (InvalidInput naming --hosts when one is missing).
+// every GPU in `used_gpus`. A cluster becomes one zone holding a host per used GPU and the links
+// (shared or fat pipe) the routes cross, with a route for each (source GPU, destination GPU) pair
+// in `routes` listing the links PlatformSpec::RouteBetween gives; GPUs and links the run does not
+// use are not created. An XML platform is loaded from its file and its hosts looked up by name
+// (InvalidInput where the hosts were given when one is missing).
 // REQUIRES: the engine exists, its network model is configured, and no zone was created yet.
-Status BuildSimGridPlatform(const PlatformSpec& platform,
+Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int32_t>& used_gpus,
                             const std::vector<std::pair<int32_t, int32_t>>& routes,
-                            std::vector<simgrid::s4u::Host*>* gpus);
+                            GpuHosts* gpus);
 
 }  // namespace ppsim
 

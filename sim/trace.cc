@@ -285,7 +285,7 @@ class TraceStreamer {
         const Route route = platform_.RouteBetween(gpus.src, gpus.dst);
         for (int32_t k = 0; k < route.num_links; ++k) {
           if (k > 0) group.route += ", ";
-          group.route += platform_.links[route.links[k]].name;
+          group.route += platform_.Link(route.links[k]).name;
         }
       }
     }

@@ -70,11 +70,11 @@ TEST(ClusterPresets, EveryPresetScalesToSeveralNodes) {
                                        std::string(preset.text));
     PlatformSpec from_file;
     ASSERT_TRUE(BuildPlatform(PresetChoice(path, {}, 4), 4, 1, 1, FlagLocator(), &from_file).ok());
-    ASSERT_EQ(from_file.links.size(), p.links.size());
-    for (size_t i = 0; i < p.links.size(); ++i) {
-      EXPECT_EQ(from_file.links[i].name, p.links[i].name);
-      EXPECT_EQ(from_file.links[i].bandwidth_bytes_per_s, p.links[i].bandwidth_bytes_per_s);
-      EXPECT_EQ(from_file.links[i].latency_s, p.links[i].latency_s);
+    ASSERT_EQ(from_file.num_links(), p.num_links());
+    for (int32_t i = 0; i < p.num_links(); ++i) {
+      EXPECT_EQ(from_file.Link(i).name, p.Link(i).name);
+      EXPECT_EQ(from_file.Link(i).bandwidth_bytes_per_s, p.Link(i).bandwidth_bytes_per_s);
+      EXPECT_EQ(from_file.Link(i).latency_s, p.Link(i).latency_s);
     }
   }
 }
@@ -127,17 +127,17 @@ TEST(ClusterFiles, TheThreeFormatsDescribeTheSameCluster) {
   EXPECT_EQ(p.gpu.dense_bf16_flops_per_s, 1e15);
   EXPECT_EQ(p.gpu.memory_bytes, 96LL << 30);
   // 12 NVSwitch ports x 2, 3 nodes x 1 NIC x 2, 2 leaves x 2.
-  ASSERT_EQ(p.links.size(), 24u + 6u + 4u);
+  ASSERT_EQ(p.num_links(), 24 + 6 + 4);
   // Leaf uplink: 2 nodes x 1 NIC x 25 GB/s / 1.5.
-  EXPECT_DOUBLE_EQ(p.links[30].bandwidth_bytes_per_s, 2 * 25e9 / 1.5);
-  EXPECT_EQ(p.links[30].name, "leaf0.up");
+  EXPECT_DOUBLE_EQ(p.Link(30).bandwidth_bytes_per_s, 2 * 25e9 / 1.5);
+  EXPECT_EQ(p.Link(30).name, "leaf0.up");
   EXPECT_DOUBLE_EQ(p.RouteLatency(0, 11), 2e-6 + 0.3e-6 + 0.3e-6 + 2e-6);
   for (const PlatformSpec& other : platforms) {
-    ASSERT_EQ(other.links.size(), p.links.size());
-    for (size_t i = 0; i < p.links.size(); ++i) {
-      EXPECT_EQ(other.links[i].name, p.links[i].name);
-      EXPECT_EQ(other.links[i].bandwidth_bytes_per_s, p.links[i].bandwidth_bytes_per_s);
-      EXPECT_EQ(other.links[i].latency_s, p.links[i].latency_s);
+    ASSERT_EQ(other.num_links(), p.num_links());
+    for (int32_t i = 0; i < p.num_links(); ++i) {
+      EXPECT_EQ(other.Link(i).name, p.Link(i).name);
+      EXPECT_EQ(other.Link(i).bandwidth_bytes_per_s, p.Link(i).bandwidth_bytes_per_s);
+      EXPECT_EQ(other.Link(i).latency_s, p.Link(i).latency_s);
     }
   }
 }

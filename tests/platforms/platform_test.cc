@@ -22,7 +22,7 @@ Status Build(const PlatformChoice& choice, int32_t ranks, int32_t dp, int32_t tp
 std::vector<std::string> LinkNames(const PlatformSpec& p, int32_t src, int32_t dst) {
   std::vector<std::string> names;
   const Route route = p.RouteBetween(src, dst);
-  for (int i = 0; i < route.num_links; ++i) names.push_back(p.links[route.links[i]].name);
+  for (int i = 0; i < route.num_links; ++i) names.push_back(p.Link(route.links[i]).name);
   return names;
 }
 
@@ -33,7 +33,7 @@ TEST(Platform, IdealHasAsManyGpusAsTheRunNeedsOnOneFatPipe) {
   p = IdealPlatform(4, 5e-6, 50e9);
   EXPECT_DOUBLE_EQ(p.UncontendedTransferTime(3, 2, 1'000'000'000), 5e-6 + 0.02);
   EXPECT_EQ(LinkNames(p, 3, 2), std::vector<std::string>{"fabric"});
-  EXPECT_TRUE(p.links[0].fatpipe);
+  EXPECT_TRUE(p.Link(0).fatpipe);
   // dp and tp multiply the GPUs.
   ASSERT_TRUE(Build(IdealChoice(), 4, 2, 2, &p).ok());
   EXPECT_EQ(p.num_gpus(), 16);
@@ -61,8 +61,8 @@ TEST(Platform, RailOptimizedRoutesUseTheRailLeafOrTheSpine) {
                                                            "leaf0.down", "node1.nic0.rx"}));
   EXPECT_DOUBLE_EQ(p.RouteLatency(3, 8), 6e-6);
   // A rail leaf has 32 nodes' NICs below it and is non-blocking: 32 x 50 GB/s up.
-  EXPECT_EQ(p.links[p.RouteBetween(3, 8).links[1]].bandwidth_bytes_per_s, 32 * 50e9);
-  EXPECT_TRUE(p.links[p.RouteBetween(3, 8).links[1]].inter_node);
+  EXPECT_EQ(p.Link(p.RouteBetween(3, 8).links[1]).bandwidth_bytes_per_s, 32 * 50e9);
+  EXPECT_TRUE(p.Link(p.RouteBetween(3, 8).links[1]).inter_node);
 }
 
 TEST(Platform, FatTreeUplinksAreOversubscribed) {
@@ -72,7 +72,7 @@ TEST(Platform, FatTreeUplinksAreOversubscribed) {
   EXPECT_EQ(LinkNames(p, 0, 31), (std::vector<std::string>{"node0.nic0.tx", "node3.nic7.rx"}));
   EXPECT_EQ(LinkNames(p, 0, 32), (std::vector<std::string>{"node0.nic0.tx", "leaf0.up",
                                                            "leaf1.down", "node4.nic0.rx"}));
-  EXPECT_EQ(p.links[p.RouteBetween(0, 32).links[1]].bandwidth_bytes_per_s, 32 * 50e9 / 2);
+  EXPECT_EQ(p.Link(p.RouteBetween(0, 32).links[1]).bandwidth_bytes_per_s, 32 * 50e9 / 2);
 }
 
 TEST(Platform, PcieTrafficToTheSharedNicCrossesTheGpusPort) {
@@ -88,7 +88,7 @@ TEST(Platform, PointToPointNvlinkHasALinkPerOrderedPair) {
       PresetChoice("h100-node", {"intra_node.kind=NVLINK", "intra_node.bandwidth=64GB/s",
                                  "gpus_per_node=4"}),
       4);
-  EXPECT_EQ(p.links.size(), 12u);  // 4 x 3 directed pairs, one node
+  EXPECT_EQ(p.num_links(), 12);  // 4 x 3 directed pairs, one node
   EXPECT_EQ(LinkNames(p, 2, 1), std::vector<std::string>{"node0.gpu2->gpu1"});
   EXPECT_EQ(LinkNames(p, 1, 2), std::vector<std::string>{"node0.gpu1->gpu2"});
   EXPECT_DOUBLE_EQ(p.RouteLatency(1, 2), 1.5e-6);
