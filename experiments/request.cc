@@ -242,9 +242,10 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   spec->layer_split.embedding_as_layer = c.embedding_as_layer();
   spec->layer_split.loss_as_layer = c.loss_as_layer();
   if (c.has_efficiency()) {
-    if (!(c.efficiency() > 0 && c.efficiency() <= 1)) {
+    if (!(c.efficiency() >= 0.001 && c.efficiency() <= 1)) {
       return where.Invalid("efficiency", "invalid value '" + FormatNumber(c.efficiency()) +
-                                             "'; expected a fraction of peak in (0, 1], e.g. 0.45");
+                                             "'; expected a fraction of peak in [0.001, 1], e.g. "
+                                             "0.45");
     }
     spec->efficiency = c.efficiency();
   }
@@ -298,6 +299,10 @@ Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator>
   if (status.ok()) status = ResolveCosts(config, at, options, &base);
   if (status.ok()) status = ResolveModel(config, at, options, &base);
   if (status.ok()) status = ResolvePlatform(config, at, options, &base);
+  if (status.ok() && config.has_max_tasks()) {
+    status = AtLeast(at, "max_tasks", config.max_tasks(), 1);
+    base.max_tasks = config.max_tasks();
+  }
   if (status.ok() && !config.engine().empty()) {
     status = ParseEngineKind(at.Where("engine"), config.engine(), &base.engine);
   }

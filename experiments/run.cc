@@ -1,8 +1,11 @@
 #include "experiments/run.h"
 
+#include <cstdio>
+
 #include "base/files.h"
 #include "base/names.h"
 #include "models/profile.h"
+#include "models/units.h"
 #include "schedules/registry.h"
 #include "schedules/schedule_text.h"
 
@@ -59,6 +62,32 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
   status = CheckSchedule(*schedule);
   if (!status.ok()) return Status::InvalidInput(spec.schedule_file + ": " + status.message());
   return Status();
+}
+
+// InvalidInput when a run of this size would compile into more than spec.max_tasks tasks.
+Status CheckRunSize(const RunSpec& spec, double stages, double microbatches, double actions) {
+  const TrainingSetup& t = spec.training;
+  const double tasks = TaskCountBound(stages, microbatches, actions, t.dp, t.tp);
+  if (tasks <= static_cast<double>(spec.max_tasks)) return Status();
+  const Locator& where = *spec.where;
+  const ScheduleParams& p = spec.params;
+  std::string sizes;
+  auto size = [&](std::string_view field, int64_t value, bool given) {
+    if (!given) return;
+    sizes += (sizes.empty() ? where.Where(field) : ", " + where.Name(field)) + " " +
+             std::to_string(value);
+  };
+  if (!spec.schedule_file.empty()) sizes = where.Where("schedule_file") + " " + spec.schedule_file;
+  size("pp", p.num_ranks, spec.schedule_file.empty());
+  size("microbatches", p.num_microbatches, spec.schedule_file.empty());
+  size("stages_per_rank", p.stages_per_rank, p.stages_per_rank > 0);
+  size("dp", t.dp, t.dp > 1);
+  size("tp", t.tp, t.tp > 1);
+  char text[160];
+  std::snprintf(text, sizeof(text), ": %.1e tasks (about %s); the limit is %.1e tasks (",
+                tasks, HumanBytes(tasks * kBytesPerTask).c_str(),
+                static_cast<double>(spec.max_tasks));
+  return Status::InvalidInput(sizes + text + where.Name("max_tasks") + ")");
 }
 
 }  // namespace
@@ -153,7 +182,22 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
 Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
   const Locator& where = *spec.where;
   run->spec = spec;
+  const ScheduleParams& params = spec.params;
+  if (spec.schedule_file.empty()) {
+    // Before the schedule is generated (its actions take memory too), with what the request
+    // says: a stage per rank unless given, a forward and a backward per stage and microbatch.
+    // The schedule's own count is checked once it exists.
+    const double stages = static_cast<double>(params.num_ranks) *
+                          (params.stages_per_rank > 0 ? params.stages_per_rank : 1);
+    const double microbatches = static_cast<double>(params.num_microbatches);
+    Status status = CheckRunSize(spec, stages, microbatches, 2 * stages * microbatches);
+    if (!status.ok()) return status;
+  }
   Status status = BuildSchedule(spec, &run->schedule, &run->label);
+  if (status.ok()) {
+    status = CheckRunSize(spec, run->schedule.num_stages, run->schedule.num_microbatches,
+                          static_cast<double>(run->schedule.NumActions()));
+  }
   if (!status.ok()) return status;
   if (!spec.model.empty() && !spec.profile_file.empty()) {
     return where.Invalid("profile", "give " + where.Name("profile") + " or " +

@@ -19,6 +19,8 @@
 
 namespace ppsim {
 
+inline constexpr int64_t kDefaultMaxTasks = 50'000'000;
+
 // One run, resolved from the request (experiments/request.h): every value parsed and checked on
 // its own; what depends on other values (costs per stage, the model on the platform) is checked
 // by PrepareRun. Messages about a field start where it was written (`where`).
@@ -43,6 +45,9 @@ struct RunSpec {
   PlatformChoice platform;  // preset or file, nodes, set, placement, hosts
   int64_t memory_limit_bytes = 0;  // 0: the platform GPU's memory
   EngineKind engine = EngineKind::kSimGrid;
+  // PrepareRun refuses a run that would compile into more tasks (sim/task_graph.h), before it
+  // allocates them: 5e7 tasks are about 7 GB.
+  int64_t max_tasks = kDefaultMaxTasks;
   // Where each field was written, for messages ("--pp", "e.yaml:3:5: base.pp").
   std::shared_ptr<const Locator> where = std::make_shared<FieldNames>();
 };

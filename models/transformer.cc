@@ -1,6 +1,7 @@
 #include "models/transformer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <array>
 #include <utility>
 
@@ -296,6 +297,28 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
     return where.Invalid("tp", std::to_string(setup.tp) + " does not divide the " +
                                    std::to_string(count) + " " + what + " of " + spec.name);
   };
+  // Sizes are counted in 64-bit integers: the largest one — a layer's attention scores and
+  // activations, the head's fp32 logits, for all layers — must stay well inside them.
+  const double sb = static_cast<double>(setup.seq_len) * static_cast<double>(setup.microbatch_size);
+  const double layer_bytes =
+      sb * (64.0 * spec.hidden + 5.0 * spec.heads * static_cast<double>(setup.seq_len)) +
+      sb * 4.0 * spec.vocab;
+  constexpr double kMaxCountedBytes = 1152921504606846976.0;  // 2^60, 1 EiB
+  if (layer_bytes * (spec.layers + 2) > kMaxCountedBytes) {
+    std::string fields;
+    auto blame = [&](std::string_view field, int64_t value) {
+      fields += (fields.empty() ? where.Where(field) : ", " + where.Name(field)) + " " +
+                std::to_string(value);
+    };
+    if (setup.seq_len > spec.seq_len || setup.microbatch_size == 1) blame("seq_len", setup.seq_len);
+    if (setup.microbatch_size > 1) blame("microbatch_size", setup.microbatch_size);
+    char text[160];
+    std::snprintf(text, sizeof(text),
+                  ": a microbatch of %.3g tokens needs about %.2g bytes of activations in %s; "
+                  "sizes are counted up to 2^60 bytes (1 EiB)",
+                  sb, layer_bytes * spec.layers, spec.name.c_str());
+    return Status::InvalidInput(fields + text);
+  }
   if (spec.heads % setup.tp != 0) return divides("heads", spec.heads);
   if (spec.kv_heads % setup.tp != 0) return divides("KV heads", spec.kv_heads);
   if (spec.ffn_hidden % setup.tp != 0) return divides("FFN channels", spec.ffn_hidden);

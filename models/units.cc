@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "base/escape.h"
+
 namespace ppsim {
 namespace {
 
@@ -15,8 +17,8 @@ constexpr std::string_view kSizeHelp =
     "expected a non-negative whole number of bytes with unit B, KB, MB, GB, TB, KiB, MiB, GiB or "
     "TiB (a bare number is bytes), e.g. 512MiB";
 constexpr std::string_view kBandwidthHelp =
-    "expected a positive rate such as 450GB/s, 50GiB/s or 400Gbps (a bare number is bytes per "
-    "second), or inf";
+    "expected a positive rate such as 450GB/s, 50GiB/s, 400Gbps or 400Gb/s (a bare number is "
+    "bytes per second), or inf";
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -62,7 +64,7 @@ double ToDouble(const Decimal& d, int64_t extra_exponent) {
   return std::strtod(s.c_str(), nullptr);
 }
 
-std::string Quote(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string Quote(std::string_view text) { return Quoted(text); }
 
 template <class T, class ParseOne>
 Status ParseList(std::string_view what, std::string_view text, ParseOne parse_one,
@@ -119,9 +121,11 @@ Status ParseDuration(std::string_view what, std::string_view text, double* secon
                                 std::string(kDurationHelp));
   }
   const double value = ToDouble(d, exponent);
-  if (!std::isfinite(value)) {
-    return Status::InvalidInput(prefix + "duration " + Quote(text) + " is too large; " +
-                                std::string(kDurationHelp));
+  // Sums of up to kMaxTasks durations stay finite, and no positive duration is so small that
+  // times built from it lose their meaning.
+  if (value != 0 && !(value >= kMinDurationS && value <= kMaxDurationS)) {
+    return Status::InvalidInput(prefix + "duration " + Quote(text) + " is out of range; " +
+                                "durations are 0 or from 1ps to 1e9s");
   }
   *seconds = value;
   return Status();
@@ -178,7 +182,10 @@ Status ParseSize(std::string_view what, std::string_view text, int64_t* bytes) {
     }
     value /= 10;
   }
-  if (value > std::numeric_limits<int64_t>::max()) return Status::InvalidInput(too_large);
+  if (value > kMaxSizeBytes) {
+    return Status::InvalidInput(prefix + "size " + Quote(text) + " is out of range; sizes are at " +
+                                "most 1PiB (2^50 bytes)");
+  }
   *bytes = static_cast<int64_t>(value);
   return Status();
 }
@@ -205,13 +212,15 @@ Status ParseBandwidth(std::string_view what, std::string_view text, double* byte
       {"GiB/s", 1073741824.0}, {"TiB/s", 1099511627776.0},
       {"bps", 1.0 / 8},  {"Kbps", 1e3 / 8},   {"Mbps", 1e6 / 8},     {"Gbps", 1e9 / 8},
       {"Tbps", 1e12 / 8},
+      {"b/s", 1.0 / 8},  {"Kb/s", 1e3 / 8},   {"Mb/s", 1e6 / 8},     {"Gb/s", 1e9 / 8},
+      {"Tb/s", 1e12 / 8},
   };
   for (const Unit& u : kUnits) {
     if (u.name != unit) continue;
     const double value = ToDouble(d, 0) * u.bytes_per_s;
-    if (!(value > 0) || !std::isfinite(value)) {
-      return Status::InvalidInput(prefix + "bandwidth " + Quote(text) + " must be positive and " +
-                                  "finite; " + std::string(kBandwidthHelp));
+    if (!(value >= kMinBandwidthBytesPerS && value <= kMaxBandwidthBytesPerS)) {
+      return Status::InvalidInput(prefix + "bandwidth " + Quote(text) + " is out of range; " +
+                                  "bandwidths are from 1KB/s to 1EB/s, or inf");
     }
     *bytes_per_s = value;
     return Status();
@@ -241,9 +250,9 @@ Status ParseFlopRate(std::string_view what, std::string_view text, double* flops
     if (unit != "FLOP/s" && unit != "FLOPS") return invalid;
   }
   const double value = ToDouble(d, exponent);
-  if (!(value > 0) || !std::isfinite(value)) {
+  if (!(value >= kMinFlopRate && value <= kMaxFlopRate)) {
     return Status::InvalidInput(std::string(what) + ": FLOP rate " + Quote(text) +
-                                " must be positive and finite; " + help);
+                                " is out of range; FLOP rates are from 1MFLOP/s to 1e21 FLOP/s");
   }
   *flops_per_s = value;
   return Status();

@@ -14,19 +14,29 @@
 
 namespace ppsim {
 
-// "1.2ms", "5us", "3ns", "0.5s", "2" (bare = seconds). Non-negative and finite.
+// The valid ranges: chosen so that nothing computed from them (sums over every task of a run,
+// products with sizes, SimGrid's flop amounts) overflows, underflows to zero or becomes NaN.
+inline constexpr double kMinDurationS = 1e-12;          // 1 ps; 0 is valid too
+inline constexpr double kMaxDurationS = 1e9;            // about 32 years
+inline constexpr int64_t kMaxSizeBytes = int64_t{1} << 50;  // 1 PiB
+inline constexpr double kMinBandwidthBytesPerS = 1e3;   // 1 KB/s (or infinite)
+inline constexpr double kMaxBandwidthBytesPerS = 1e18;  // 1 EB/s
+inline constexpr double kMinFlopRate = 1e6;
+inline constexpr double kMaxFlopRate = 1e21;
+
+// "1.2ms", "5us", "3ns", "0.5s", "2" (bare = seconds). 0, or from kMinDurationS to kMaxDurationS.
 Status ParseDuration(std::string_view what, std::string_view text, double* seconds);
 
 // "512MiB", "1.5GB", "64KB", "100B", "4096" (bare = bytes). Decimal prefixes are powers of 1000,
-// binary ones (KiB, MiB, GiB, TiB) powers of 1024. Must be a non-negative whole number of bytes.
+// binary ones (KiB, MiB, GiB, TiB) powers of 1024. A whole number of bytes, 0 to kMaxSizeBytes.
 Status ParseSize(std::string_view what, std::string_view text, int64_t* bytes);
 
-// "450GB/s", "50GiB/s", "400Gbps" (bits per second), "1e12" (bare = bytes per second), or "inf".
-// Strictly positive.
+// "450GB/s", "50GiB/s", "400Gbps" or "400Gb/s" (bits per second), "1e12" (bare = bytes per
+// second), or "inf". From kMinBandwidthBytesPerS to kMaxBandwidthBytesPerS.
 Status ParseBandwidth(std::string_view what, std::string_view text, double* bytes_per_s);
 
-// "989TFLOP/s", "2.25PFLOPS", "312e12" (bare = FLOP/s); prefixes K, M, G, T, P, E. Strictly
-// positive and finite.
+// "989TFLOP/s", "2.25PFLOPS", "312e12" (bare = FLOP/s); prefixes K, M, G, T, P, E. From
+// kMinFlopRate to kMaxFlopRate.
 Status ParseFlopRate(std::string_view what, std::string_view text, double* flops_per_s);
 
 // Comma-separated lists of at least one value, each as above ("1ms,1ms,2ms"). How many values a

@@ -229,8 +229,10 @@ Status InferScheduleShape(Schedule* s) {
   s->num_ranks = static_cast<int32_t>(s->orders.size());
   int32_t max_stage = -1;
   int32_t max_microbatch = -1;
+  int64_t ops = 0;
   for (const auto& order : s->orders) {
     for (const Action& action : order) {
+      ops += action.num_ops();
       for (int k = 0; k < action.num_ops(); ++k) {
         max_stage = std::max(max_stage, action.op(k).stage.value());
         max_microbatch = std::max(max_microbatch, action.op(k).microbatch.value());
@@ -238,6 +240,24 @@ Status InferScheduleShape(Schedule* s) {
     }
   }
   if (max_stage < 0) return Status::InvalidInput("schedule: no actions; nothing to simulate");
+  // Every stage and every microbatch needs at least one op, so an index beyond the number of ops
+  // leaves gaps; said here, before anything is sized by it.
+  for (int32_t rank = 0; rank < s->num_ranks; ++rank) {
+    const auto& order = s->orders[rank];
+    for (size_t index = 0; index < order.size(); ++index) {
+      for (int k = 0; k < order[index].num_ops(); ++k) {
+        const Op& op = order[index].op(k);
+        const bool stage = op.stage.value() >= ops;
+        if (!stage && op.microbatch.value() < ops) continue;
+        return Status::InvalidInput(
+            DescribeActionAt(rank, index, order[index]) + ": " +
+            (stage ? "stage " + std::to_string(op.stage.value())
+                   : "microbatch " + std::to_string(op.microbatch.value())) +
+            " cannot be: the schedule has " + std::to_string(ops) + " ops, and every " +
+            (stage ? "stage" : "microbatch") + " from 0 up needs one");
+      }
+    }
+  }
   s->num_stages = max_stage + 1;
   s->num_microbatches = max_microbatch + 1;
   std::vector<int32_t> owner(s->num_stages, -1);

@@ -92,6 +92,23 @@ inline Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs
   return CompileTaskGraph(schedule, costs, Parallelism(), graph);
 }
 
+// What a compiled task costs while a run lives, measured on the 1F1B benchmark (the DAG, costs,
+// timeline and the SimGrid child's share): about 140 bytes.
+inline constexpr double kBytesPerTask = 140;
+
+// At most how many tasks a run of `stages` virtual stages, `microbatches` microbatches, `actions`
+// compute actions per replica (0: at most three ops per stage and microbatch, F, I and W),
+// `dp` replicas and `tp` GPUs per rank compiles into: compute tasks, the transfers between
+// stages (2 per microbatch and boundary, per TP shard) and the all-reduce ring steps
+// (stages x tp x 2(dp - 1) x dp). Computed in doubles: it never overflows.
+inline double TaskCountBound(double stages, double microbatches, double actions, double dp,
+                             double tp) {
+  const double compute = (actions > 0 ? actions : 3 * stages * microbatches) * dp;
+  const double transfers = 2 * microbatches * (stages > 1 ? stages - 1 : 0) * tp * dp;
+  const double allreduce = stages * tp * 2 * (dp - 1) * dp;
+  return compute + transfers + allreduce;
+}
+
 }  // namespace ppsim
 
 #endif  // PPSIM_SIM_TASK_GRAPH_H_

@@ -31,6 +31,7 @@ constexpr GroupName kGroups[] = {
     {proto::Flag::CLUSTER, "cluster"},
     {proto::Flag::PARALLELISM, "parallelism and placement"},
     {proto::Flag::OUTPUTS, "outputs"},
+    {proto::Flag::LIMITS, "limits"},
 };
 
 // "--name" of an option given as "--name" or "--name=value"; "" for anything else.

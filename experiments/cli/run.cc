@@ -29,7 +29,8 @@ constexpr const char* kUsage =
 
 boost::program_options::options_description RunOptions() {
   return RunConfigOptions({proto::Flag::SCHEDULE, proto::Flag::COSTS, proto::Flag::MODEL,
-                           proto::Flag::CLUSTER, proto::Flag::PARALLELISM, proto::Flag::OUTPUTS});
+                           proto::Flag::CLUSTER, proto::Flag::PARALLELISM, proto::Flag::OUTPUTS,
+                           proto::Flag::LIMITS});
 }
 
 // Executes a resolved request and prints it; the exit code.

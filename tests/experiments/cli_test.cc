@@ -166,7 +166,7 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
                                 "option, see 'ppsim run --help'");
   ExpectInvalid(RunIdeal({"--p2p-bandwidth", "fast"}),
                 "--p2p-bandwidth: invalid bandwidth 'fast'; expected a positive rate such as "
-                "450GB/s, 50GiB/s or 400Gbps (a bare number is bytes per second), or inf");
+                "450GB/s, 50GiB/s, 400Gbps or 400Gb/s (a bare number is bytes per second), or inf");
   ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f",
                      "1"}),
                 "--b: required; give the full backward time (--b) or its two parts (--i and --w)");
@@ -387,7 +387,7 @@ TEST(Cli, ModelFlagsRejectBadValuesByName) {
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--zero", "2"})),
                 "--zero: 2 is not supported; valid: 0, 1");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--efficiency", "1.5"})),
-                "--efficiency: invalid value '1.5'; expected a fraction of peak in (0, 1], e.g. "
+                "--efficiency: invalid value '1.5'; expected a fraction of peak in [0.001, 1], e.g. "
                 "0.45");
   ExpectInvalid(Cli(ModelRun({"--f", "1", "--b", "2", "--seq-len", "2"})),
                 "--seq-len: applies with --model only");

@@ -51,8 +51,14 @@ TEST(ParseDuration, RejectsNegativeAndMalformedValues) {
     EXPECT_FALSE(ParseDuration("--f", text, &s).ok()) << text;
   }
   EXPECT_EQ(ParseDuration("--f", "1e999", &s).message(),
-            "--f: duration '1e999' is too large; expected a non-negative number with unit ns, us, "
-            "ms or s (a bare number is seconds), e.g. 1.2ms");
+            "--f: duration '1e999' is out of range; durations are 0 or from 1ps to 1e9s");
+  EXPECT_EQ(ParseDuration("--f", "1e308s", &s).message(),
+            "--f: duration '1e308s' is out of range; durations are 0 or from 1ps to 1e9s");
+  EXPECT_EQ(ParseDuration("--f", "1e-320", &s).message(),
+            "--f: duration '1e-320' is out of range; durations are 0 or from 1ps to 1e9s");
+  EXPECT_TRUE(ParseDuration("--f", "1e9s", &s).ok());
+  EXPECT_FALSE(ParseDuration("--f", "0.0001ns", &s).ok());
+  EXPECT_TRUE(ParseDuration("--f", "0.001ns", &s).ok());
 }
 
 TEST(ParseSize, ReadsDecimalAndBinaryUnitsExactly) {
@@ -82,6 +88,12 @@ TEST(ParseSize, RejectsFractionalBytesUnknownUnitsAndNegatives) {
             "--activation: negative size '-1GB'; sizes must be >= 0");
   EXPECT_EQ(ParseSize("--activation", "9e18KB", &b).message(),
             "--activation: size '9e18KB' is too large; sizes are at most 2^63 - 1 bytes");
+  EXPECT_EQ(ParseSize("--activation", "2PiB", &b).message(),
+            "--activation: invalid size '2PiB'; expected a non-negative whole number of bytes "
+            "with unit B, KB, MB, GB, TB, KiB, MiB, GiB or TiB (a bare number is bytes), e.g. "
+            "512MiB");
+  EXPECT_EQ(ParseSize("--activation", "1025TiB", &b).message(),
+            "--activation: size '1025TiB' is out of range; sizes are at most 1PiB (2^50 bytes)");
 }
 
 TEST(ParseBandwidth, ReadsBytesAndBitsPerSecond) {
@@ -92,8 +104,12 @@ TEST(ParseBandwidth, ReadsBytesAndBitsPerSecond) {
   EXPECT_TRUE(std::isinf(Bandwidth("inf")));
   double b;
   EXPECT_EQ(ParseBandwidth("--p2p-bandwidth", "0GB/s", &b).message(),
-            "--p2p-bandwidth: bandwidth '0GB/s' must be positive and finite; expected a positive "
-            "rate such as 450GB/s, 50GiB/s or 400Gbps (a bare number is bytes per second), or inf");
+            "--p2p-bandwidth: bandwidth '0GB/s' is out of range; bandwidths are from 1KB/s to "
+            "1EB/s, or inf");
+  EXPECT_EQ(ParseBandwidth("--p2p-bandwidth", "1e-300B/s", &b).message(),
+            "--p2p-bandwidth: bandwidth '1e-300B/s' is out of range; bandwidths are from 1KB/s to "
+            "1EB/s, or inf");
+  EXPECT_EQ(Bandwidth("400Gb/s"), 50e9);
   EXPECT_FALSE(ParseBandwidth("--p2p-bandwidth", "450GB", &b).ok());
 }
 

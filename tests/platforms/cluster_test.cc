@@ -192,7 +192,7 @@ TEST(ClusterSettings, OverrideAnyFieldAndReportTheKey) {
             "--set nic: expected PATH=VALUE, e.g. --set nic.bandwidth=200Gbps");
   EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"nic.bandwidth=fast"})),
             "--set nic.bandwidth: invalid bandwidth 'fast'; expected a positive rate such as "
-            "450GB/s, 50GiB/s or 400Gbps (a bare number is bytes per second), or inf");
+            "450GB/s, 50GiB/s, 400Gbps or 400Gb/s (a bare number is bytes per second), or inf");
   EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"network.topology=RING"})),
             "--set network.topology: unknown value 'RING'; valid: SINGLE_SWITCH, FAT_TREE, "
             "RAIL_OPTIMIZED");
@@ -226,8 +226,8 @@ TEST(ClusterChoice, ReportsUnknownPlatformsAndMisplacedFlags) {
   choice = IdealChoice();
   choice.p2p_bandwidth = "0";
   EXPECT_EQ(LoadError(choice),
-            "--p2p-bandwidth: bandwidth '0' must be positive and finite; expected a positive rate "
-            "such as 450GB/s, 50GiB/s or 400Gbps (a bare number is bytes per second), or inf");
+            "--p2p-bandwidth: bandwidth '0' is out of range; bandwidths are from 1KB/s to 1EB/s, or "
+            "inf");
   EXPECT_EQ(LoadError(PresetChoice("missing.yaml")).rfind("missing.yaml: cannot read", 0), 0u);
   choice = PresetChoice(WriteFile("p.xml", "<platform/>"));
   EXPECT_EQ(LoadError(choice),
