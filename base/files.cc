@@ -1,6 +1,7 @@
 #include "base/files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,10 +23,22 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
-Status ReadFile(const std::string& path, std::string* text) {
+Status ReadFile(const std::string& path, std::string* text, int64_t max_bytes,
+                std::string_view what) {
   text->clear();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::InvalidInput(path + ": cannot read: " + std::strerror(errno));
+  struct stat info;
+  if (::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode)) {
+    ::close(fd);
+    return Status::InvalidInput(path + ": cannot read: Is a directory");
+  }
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > max_bytes) {
+    ::close(fd);
+    return Status::InvalidInput(path + ": " + std::to_string(info.st_size) + " bytes; " +
+                                std::string(what) + (what.empty() ? "" : " ") +
+                                "files are read up to " + std::to_string(max_bytes) + " bytes");
+  }
   char buffer[1 << 16];
   while (true) {
     const ssize_t n = ::read(fd, buffer, sizeof(buffer));
@@ -37,6 +50,13 @@ Status ReadFile(const std::string& path, std::string* text) {
       return Status::InvalidInput(path + ": cannot read: " + std::strerror(error));
     }
     if (n == 0) break;
+    if (static_cast<int64_t>(text->size()) + n > max_bytes) {  // a pipe or device that grew
+      ::close(fd);
+      text->clear();
+      return Status::InvalidInput(path + ": more than " + std::to_string(max_bytes) + " bytes; " +
+                                  std::string(what) + (what.empty() ? "" : " ") +
+                                  "files are read up to " + std::to_string(max_bytes) + " bytes");
+    }
     text->append(buffer, static_cast<size_t>(n));
   }
   ::close(fd);

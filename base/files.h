@@ -9,6 +9,8 @@
 #include <google/protobuf/io/gzip_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,8 +24,11 @@ namespace ppsim {
 bool WriteAll(int fd, std::string_view data);
 
 // Reads the whole file at `path` into *text. InvalidInput "PATH: cannot read: REASON" when it
-// cannot be opened or read (a folder, a missing file, no permission).
-Status ReadFile(const std::string& path, std::string* text);
+// cannot be opened or read (a folder, a missing file, no permission), and "PATH: N bytes; WHAT
+// files are read up to M bytes" when it is larger than `max_bytes` (checked before reading).
+Status ReadFile(const std::string& path, std::string* text,
+                int64_t max_bytes = std::numeric_limits<int64_t>::max(),
+                std::string_view what = "");
 
 class OutputFile {
  public:

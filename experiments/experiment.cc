@@ -4,6 +4,7 @@
 #include <google/protobuf/reflection.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -171,52 +172,81 @@ Status LoadExperiment(const std::string& path, ExperimentPlan* plan) {
     return Status::InvalidInput(message);
   }
 
-  // The points: a mixed-radix count over the dimensions, the first varying slowest.
-  size_t count = 1;
-  for (size_t size : dimension_sizes) count *= size;
-  for (size_t index = 0; index < count; ++index) {
-    SweepPoint point;
-    point.index = static_cast<int64_t>(index);
-    point.config = e.base();
-    std::vector<size_t> choice(dimension_sizes.size());
-    size_t rest = index;
-    for (size_t d = dimension_sizes.size(); d-- > 0;) {
-      choice[d] = rest % dimension_sizes[d];
-      rest /= dimension_sizes[d];
+  // The points: a mixed-radix count over the dimensions, the first varying slowest. Counted,
+  // not made: a sweep expands them (ExpandPoints), a base run does not need them.
+  plan->dimension_sizes.assign(dimension_sizes.begin(), dimension_sizes.end());
+  for (const Column& c : columns) plan->column_paths.push_back(c.path);
+  plan->num_points = 1;
+  for (size_t size : dimension_sizes) {
+    if (__builtin_mul_overflow(plan->num_points, static_cast<int64_t>(size), &plan->num_points)) {
+      plan->num_points = -1;
+      break;
     }
-    size_t column = 0;
-    for (size_t d = 0; d < dimension_sizes.size(); ++d) {
-      const proto::Axis& axis = e.axes(static_cast<int>(d));
-      for (int w = -1; w < axis.with_size(); ++w, ++column) {
-        const proto::Axis& a = w < 0 ? axis : axis.with(w);
-        const std::string& value = a.values(static_cast<int>(choice[d]));
-        const std::string value_path =
-            columns[column].path + ".values[" + std::to_string(choice[d]) + "]";
-        point.values.push_back(value);
-        point.value_locations.push_back(where(value_path));
-        if (!ApplyValue(a.field(), value, "", &point.config).ok()) {
-          return Status::Internal(value_path + ": a checked value did not apply");
-        }
+  }
+  return Status();
+}
+
+Status MakePoint(const ExperimentPlan& plan, int64_t index, SweepPoint* point) {
+  const proto::Experiment& e = plan.experiment;
+  *point = SweepPoint();
+  point->index = index;
+  point->config = e.base();
+  const std::vector<int64_t>& sizes = plan.dimension_sizes;
+  std::vector<int64_t> choice(sizes.size());
+  int64_t rest = index;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    choice[d] = rest % sizes[d];
+    rest /= sizes[d];
+  }
+  size_t column = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    const proto::Axis& axis = e.axes(static_cast<int>(d));
+    for (int w = -1; w < axis.with_size(); ++w, ++column) {
+      const proto::Axis& a = w < 0 ? axis : axis.with(w);
+      const std::string& value = a.values(static_cast<int>(choice[d]));
+      const std::string value_path =
+          plan.column_paths[column] + ".values[" + std::to_string(choice[d]) + "]";
+      point->values.push_back(value);
+      point->value_locations.push_back(plan.locations.Where(value_path) + ": " + value_path);
+      if (!ApplyValue(a.field(), value, "", &point->config).ok()) {
+        return Status::Internal(value_path + ": a checked value did not apply");
       }
     }
-    for (const proto::Skip& skip : e.skip()) {
-      bool all = true;
-      for (const proto::Condition& c : skip.when()) {
-        const std::string value = ValueText(point.config, c.field());
-        const bool in_equals = c.equals_size() == 0 ||
-                               std::find(c.equals().begin(), c.equals().end(), value) !=
-                                   c.equals().end();
-        const bool in_not_equals = std::find(c.not_equals().begin(), c.not_equals().end(),
-                                             value) != c.not_equals().end();
-        all = all && in_equals && !in_not_equals;
-      }
-      if (all && skip.when_size() > 0) {
-        point.skipped = true;
-        point.reason = skip.reason().empty() ? "skipped by a skip rule" : skip.reason();
-        break;
-      }
+  }
+  for (const proto::Skip& skip : e.skip()) {
+    bool all = true;
+    for (const proto::Condition& c : skip.when()) {
+      const std::string value = ValueText(point->config, c.field());
+      const bool in_equals = c.equals_size() == 0 ||
+                             std::find(c.equals().begin(), c.equals().end(), value) !=
+                                 c.equals().end();
+      const bool in_not_equals = std::find(c.not_equals().begin(), c.not_equals().end(),
+                                           value) != c.not_equals().end();
+      all = all && in_equals && !in_not_equals;
     }
-    plan->points.push_back(std::move(point));
+    if (all && skip.when_size() > 0) {
+      point->skipped = true;
+      point->reason = skip.reason().empty() ? "skipped by a skip rule" : skip.reason();
+      break;
+    }
+  }
+  return Status();
+}
+
+Status ExpandPoints(int64_t max_points, ExperimentPlan* plan) {
+  plan->points.clear();
+  if (plan->num_points < 0 || plan->num_points > max_points) {
+    char count[64];
+    std::snprintf(count, sizeof(count), "%.1e", plan->num_points < 0 ? 9.3e18 : static_cast<double>(plan->num_points));
+    return Status::InvalidInput(
+        plan->locations.Where("axes") + ": axes: the axes multiply to " +
+        (plan->num_points < 0 ? "more than " : "") + count + " points; the limit is " +
+        std::to_string(max_points) + " (--max-points); split the sweep or raise the limit");
+  }
+  plan->points.resize(static_cast<size_t>(plan->num_points));
+  for (int64_t index = 0; index < plan->num_points; ++index) {
+    Status status = MakePoint(*plan, index, &plan->points[static_cast<size_t>(index)]);
+    if (!status.ok()) return status;
   }
   return Status();
 }

@@ -29,10 +29,13 @@ struct ExperimentPlan {
   ConfigLocations locations;
   // The swept fields in column order: each axis, then the fields zipped with it.
   std::vector<std::string> columns;
-  std::vector<SweepPoint> points;
+  std::vector<std::string> column_paths;  // where each column is written: "axes[0].with[1]"
+  std::vector<int64_t> dimension_sizes;   // values per axis, in axis order
+  int64_t num_points = 1;  // the product of dimension_sizes; -1 past 2^63 - 1
+  std::vector<SweepPoint> points;         // ExpandPoints fills it
 };
 
-// Reads `path`, checks it and expands its points. Checks: the file parses (see
+// Reads `path`, checks it and counts its points (without making them). Checks: the file parses (see
 // models/config_file.h); every axis, zipped axis and condition names a RunConfig field or
 // "set.PATH" with PATH a cluster field; an axis has values, a zipped axis as many as its axis; a
 // column is swept once; every value suits its field (an integer for pp, ...). Every problem is
@@ -40,6 +43,17 @@ struct ExperimentPlan {
 // (did you mean microbatches?)". Whether a point makes a valid run is for the caller to check
 // (ResolveRun with a FileLocator, then PrepareRun).
 Status LoadExperiment(const std::string& path, ExperimentPlan* plan);
+
+// At most how many points a sweep expands unless told otherwise (each holds a run request of about
+// a kilobyte): `ppsim sweep --max-points`.
+inline constexpr int64_t kDefaultMaxPoints = 1'000'000;
+
+// Makes point `index` (0 <= index < plan.num_points): the base with the point's axis values.
+Status MakePoint(const ExperimentPlan& plan, int64_t index, SweepPoint* point);
+
+// Makes every point of `plan` into plan->points. InvalidInput, located at the axes, when there are
+// more than `max_points` (before any is made).
+Status ExpandPoints(int64_t max_points, ExperimentPlan* plan);
 
 // "schedule=1F1B, microbatches=8": the point's values, for messages.
 std::string DescribePoint(const ExperimentPlan& plan, const SweepPoint& point);

@@ -1,7 +1,10 @@
 #include "experiments/run.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 
+#include "base/escape.h"
 #include "base/files.h"
 #include "base/names.h"
 #include "models/profile.h"
@@ -15,10 +18,14 @@ namespace {
 Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
   const Locator& where = *spec.where;
   std::string text;
-  if (!ReadFile(spec.schedule_file, &text).ok()) {
-    return where.Invalid("schedule_file", "cannot read '" + spec.schedule_file +
+  if (::access(spec.schedule_file.c_str(), R_OK) != 0) {
+    return where.Invalid("schedule_file", "cannot read '" + Printable(spec.schedule_file) +
                                               "'; give a readable text-IR or torch CSV file");
   }
+  // A schedule of a million actions is about 8 MB of text.
+  constexpr int64_t kMaxScheduleFileBytes = 64 << 20;
+  Status read = ReadFile(spec.schedule_file, &text, kMaxScheduleFileBytes, "schedule");
+  if (!read.ok()) return read;
   Status status = spec.schedule_file.ends_with(".csv")
                       ? ParseScheduleTorchCsv(text, spec.schedule_file, schedule)
                       : ParseScheduleText(text, spec.schedule_file, schedule);

@@ -285,7 +285,9 @@ Status ReadConfigFile(const std::string& path, google::protobuf::Message* messag
   ConfigFormat format;
   if (Status status = ConfigFormatOf(path, &format); !status.ok()) return status;
   std::string text;
-  if (Status status = ReadFile(path, &text); !status.ok()) return status;
+  if (Status status = ReadFile(path, &text, kMaxConfigBytes, "configuration"); !status.ok()) {
+    return status;
+  }
   return ParseConfig(text, format, path, message, locations);
 }
 

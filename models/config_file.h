@@ -74,6 +74,9 @@ Status ConfigFormatOf(const std::string& path, ConfigFormat* format);
 Status ParseConfig(std::string_view text, ConfigFormat format, const std::string& source,
                    google::protobuf::Message* message, ConfigLocations* locations);
 
+// Configuration files are read up to 1 MiB: a parse of that takes under a second.
+inline constexpr int64_t kMaxConfigBytes = 1 << 20;
+
 // Reads the file at `path` and parses it by its extension, `path` being the source in messages.
 // An unknown extension is reported before the file is opened; an unreadable file is InvalidInput
 // ("PATH: cannot read: <strerror>").

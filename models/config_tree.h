@@ -60,6 +60,7 @@ class SourceText {
     line_starts_.push_back(0);
     for (size_t i = 0; i < text.size(); ++i) {
       if (text[i] == '\n') line_starts_.push_back(i + 1);
+      if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continuations_.push_back(i);
     }
   }
 
@@ -69,11 +70,13 @@ class SourceText {
     offset = std::min(offset, text_.size());
     const size_t line =
         std::upper_bound(line_starts_.begin(), line_starts_.end(), offset) - line_starts_.begin();
-    int column = 1;
-    for (size_t i = line_starts_[line - 1]; i < offset; ++i) {
-      if ((static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80) ++column;
-    }
-    return {static_cast<int>(line), column};
+    // Characters, not bytes: the bytes since the line's start less the UTF-8 continuation bytes
+    // among them, counted by binary search (a one-line document of many values stays linear).
+    const size_t start = line_starts_[line - 1];
+    const size_t continuations =
+        std::lower_bound(continuations_.begin(), continuations_.end(), offset) -
+        std::lower_bound(continuations_.begin(), continuations_.end(), start);
+    return {static_cast<int>(line), static_cast<int>(offset - start - continuations) + 1};
   }
 
   // The offset of a position reported by protobuf's io::Tokenizer: 0-based line, and a 0-based
@@ -93,6 +96,7 @@ class SourceText {
  private:
   std::string_view text_;
   std::vector<size_t> line_starts_;
+  std::vector<size_t> continuations_;  // offsets of UTF-8 continuation bytes
 };
 
 }  // namespace ppsim::config_internal

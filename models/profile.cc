@@ -1,5 +1,7 @@
 #include "models/profile.h"
 
+#include "base/files.h"
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -283,12 +285,11 @@ Profile ProfileFromCosts(const StageCosts& costs, const std::string& source) {
 }
 
 Status ReadProfile(const std::string& path, Profile* profile) {
-  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Status::InvalidInput(path + ": cannot read the profile");
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return ParseProfileCsv(buffer.str(), path, profile);
+  if (path.ends_with(".csv")) {
+    std::string text;
+    Status status = ReadFile(path, &text, kMaxConfigBytes, "profile");
+    if (!status.ok()) return status;
+    return ParseProfileCsv(text, path, profile);
   }
   proto::Profile message;
   ConfigLocations locations;

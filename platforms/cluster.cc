@@ -275,6 +275,17 @@ Status ConvertCluster(const proto::Cluster& c, const FieldSource& source, Platfo
     }
   }
 
+  // GPUs are numbered in 32 bits and a cluster costs nothing per GPU it does not use, so the
+  // limit is only what the numbering can hold with room for links (two per GPU port).
+  constexpr int64_t kMaxGpus = int64_t{1} << 24;
+  if (p->num_nodes >= 1 && p->gpus_per_node >= 1 &&
+      int64_t{p->num_nodes} * p->gpus_per_node > kMaxGpus) {
+    errors.push_back(source.Where("nodes") + ": " + std::to_string(p->num_nodes) + " nodes of " +
+                     std::to_string(p->gpus_per_node) + " GPUs are " +
+                     std::to_string(int64_t{p->num_nodes} * p->gpus_per_node) +
+                     " GPUs; a cluster has at most 2^24 = 16777216");
+  }
+
   const proto::IntraNode& intra = c.intra_node();
   switch (intra.kind()) {
     case proto::IntraNode::NVSWITCH: p->intra_node = IntraNodeKind::kNvswitch; break;
@@ -334,11 +345,11 @@ Status ConvertCluster(const proto::Cluster& c, const FieldSource& source, Platfo
   const bool has_leaves = network.topology() == proto::Network::FAT_TREE ||
                           network.topology() == proto::Network::RAIL_OPTIMIZED;
   p->nodes_per_leaf = network.nodes_per_leaf();
-  if (has_leaves && p->nodes_per_leaf < 1) {
+  if (has_leaves && (p->nodes_per_leaf < 1 || p->nodes_per_leaf > kMaxGpus)) {
     errors.push_back(source.Where("network.nodes_per_leaf") + ": " +
                      std::to_string(network.nodes_per_leaf()) + "; " +
                      proto::Network::Topology_Name(network.topology()) +
-                     " needs the nodes under one leaf switch, at least 1");
+                     " needs the nodes under one leaf switch, from 1 to 2^24");
   }
   if (network.topology() == proto::Network::RAIL_OPTIMIZED &&
       nic.attachment() == proto::Nic::PER_NODE) {
@@ -346,10 +357,10 @@ Status ConvertCluster(const proto::Cluster& c, const FieldSource& source, Platfo
                      ": RAIL_OPTIMIZED needs a NIC per GPU (nic.attachment PER_GPU); got PER_NODE");
   }
   p->oversubscription = network.has_oversubscription() ? network.oversubscription() : 1;
-  if (!(p->oversubscription >= 1) || !std::isfinite(p->oversubscription)) {
+  if (!(p->oversubscription >= 1 && p->oversubscription <= 1e6)) {
     errors.push_back(source.Where("network.oversubscription") + ": " +
                      ShortestText(network.oversubscription()) +
-                     "; the ratio of leaf down- to uplink bandwidth is at least 1 (1: non-blocking)");
+                     "; the ratio of leaf down- to uplink bandwidth is from 1 (non-blocking) to 1e6");
   }
   if (!network.uplink_latency().empty()) {
     check(ParseDuration(source.Where("network.uplink_latency"), network.uplink_latency(),

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/escape.h"
 #include "base/numbers.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/options.h"
@@ -43,7 +44,9 @@ po::options_description SweepOptionsDescription() {
       "timelines", po::value<std::string>()->value_name("DIR"),
       "write each point's timeline picture, DIR/point-0007.html")(
       "timeline-format", po::value<std::string>()->value_name("F"),
-      "html (default; hover and zoom) or svg");
+      "html (default; hover and zoom) or svg")(
+      "max-points", po::value<std::string>()->value_name("N"),
+      "refuse an experiment of more points (default 1000000)");
   return d;
 }
 
@@ -129,6 +132,15 @@ int SweepCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
   if (!status.ok()) return Fail(err, status);
   ExperimentPlan plan;
   status = LoadExperiment(parsed.positional[0], &plan);
+  int64_t max_points = kDefaultMaxPoints;
+  if (status.ok() && parsed.values.count("max-points")) {
+    const std::string text = OptionText(parsed, "max-points");
+    if (!ParseWhole(text, &max_points) || max_points < 1) {
+      status = Status::InvalidInput("--max-points: invalid value '" + Printable(text) +
+                                    "'; expected a whole number >= 1");
+    }
+  }
+  if (status.ok()) status = ExpandPoints(max_points, &plan);
   if (!status.ok()) return Fail(err, status);
   std::vector<PointJob> jobs;
   status = PlanSweep(plan, &jobs);

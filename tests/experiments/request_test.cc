@@ -87,6 +87,7 @@ axes:
 )");
   ExperimentPlan plan;
   ASSERT_TRUE(LoadExperiment(path, &plan).ok());
+  ASSERT_TRUE(ExpandPoints(kDefaultMaxPoints, &plan).ok());
   const FileLocator base(plan, nullptr);
   EXPECT_EQ(base.Where("pp"), path + ":3:7: base.pp");
   EXPECT_EQ(base.Where("dp"), path + ": base.dp");
@@ -108,6 +109,7 @@ axes:
 )");
   ExperimentPlan plan;
   ASSERT_TRUE(LoadExperiment(path, &plan).ok());
+  ASSERT_TRUE(ExpandPoints(kDefaultMaxPoints, &plan).ok());
   std::vector<PointJob> jobs;
   ASSERT_TRUE(PlanSweep(plan, &jobs).ok());
   SweepOptions options;

@@ -73,9 +73,12 @@ skip:
 TEST(Experiment, TheThreeFormatsReadAsTheSameExperiment) {
   ExperimentPlan text, json, yaml;
   ASSERT_TRUE(LoadExperiment(WriteFile("grid.textproto", kTextProto), &text).ok());
+  ASSERT_TRUE(ExpandPoints(kDefaultMaxPoints, &text).ok());
   const Status status = LoadExperiment(WriteFile("grid.json", kJson), &json);
   ASSERT_TRUE(status.ok()) << status.message();
+  ASSERT_TRUE(ExpandPoints(kDefaultMaxPoints, &json).ok());
   ASSERT_TRUE(LoadExperiment(WriteFile("grid.yaml", kYaml), &yaml).ok());
+  ASSERT_TRUE(ExpandPoints(kDefaultMaxPoints, &yaml).ok());
   using google::protobuf::util::MessageDifferencer;
   EXPECT_TRUE(MessageDifferencer::Equals(text.experiment, json.experiment));
   EXPECT_TRUE(MessageDifferencer::Equals(text.experiment, yaml.experiment));
@@ -84,6 +87,7 @@ TEST(Experiment, TheThreeFormatsReadAsTheSameExperiment) {
 TEST(Experiment, ExpandsTheProductFirstAxisSlowestWithZippedFields) {
   ExperimentPlan plan;
   ASSERT_TRUE(LoadExperiment(WriteFile("grid.yaml", kYaml), &plan).ok());
+  ASSERT_TRUE(ExpandPoints(kDefaultMaxPoints, &plan).ok());
   EXPECT_EQ(plan.columns,
             (std::vector<std::string>{"schedule", "stages_per_rank", "microbatches"}));
   ASSERT_EQ(plan.points.size(), 6u);  // 3 (schedule, zipped) x 2
@@ -424,6 +428,7 @@ skip:
   ExperimentPlan plan;
   const Status status = LoadExperiment(path, &plan);
   ASSERT_TRUE(status.ok()) << status.message();
+  ASSERT_TRUE(ExpandPoints(kDefaultMaxPoints, &plan).ok());
   EXPECT_EQ(plan.experiment.description(), "1F1B against GPipe\nwith the costs written once.\n");
   EXPECT_EQ(plan.experiment.skip(0).when(0).equals_size(), 2);
   const std::string out = Dir() + "anchors.csv";

@@ -159,11 +159,11 @@ network: {topology: RAIL_OPTIMIZED, oversubscription: 0.5}
                    ">= 0\n" +
             path + ": nic.bandwidth: required with 2 nodes; e.g. 400Gbps\n" +
             path + ": network.nodes_per_leaf: 0; RAIL_OPTIMIZED needs the nodes under one leaf "
-                   "switch, at least 1\n" +
+                   "switch, from 1 to 2^24\n" +
             path + ":6:21: network.topology: RAIL_OPTIMIZED needs a NIC per GPU "
                    "(nic.attachment PER_GPU); got PER_NODE\n" +
             path + ":6:55: network.oversubscription: 0.5; the ratio of leaf down- to uplink "
-                   "bandwidth is at least 1 (1: non-blocking)");
+                   "bandwidth is from 1 (non-blocking) to 1e6");
   const std::string typo = WriteFile("typo.json", R"({"gpu": {"dense_bf16": "1PFLOP/s"},
   "intra_node": {"kind": "NVSWICH"}, "nics": {}})");
   EXPECT_EQ(LoadError(PresetChoice(typo)),
