@@ -7,8 +7,24 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+
+#include "base/escape.h"
 
 namespace ppsim {
+
+Status CheckNotAnInput(std::string_view what, const std::string& output,
+                       const std::vector<std::string>& inputs) {
+  std::error_code error;
+  if (!std::filesystem::exists(output, error)) return Status();
+  for (const std::string& input : inputs) {
+    if (input.empty() || !std::filesystem::equivalent(output, input, error)) continue;
+    return Status::InvalidInput(std::string(what) + ": '" + Printable(output) +
+                                "' is also an input of this command (" + Printable(input) +
+                                "); choose another file");
+  }
+  return Status();
+}
 
 bool WriteAll(int fd, std::string_view data) {
   const char* p = data.data();

@@ -14,10 +14,17 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
 namespace ppsim {
+
+// InvalidInput "WHAT: 'OUTPUT' is also an input of this command (INPUT); choose another file"
+// when `output` is the same file as one of `inputs` (through any path: links, "./", "..").
+// Outputs that do not exist yet are not inputs.
+Status CheckNotAnInput(std::string_view what, const std::string& output,
+                       const std::vector<std::string>& inputs);
 
 // Writes all of `data` to the file descriptor `fd`, retrying short writes and interruptions;
 // false (errno set) when a write fails.

@@ -1,6 +1,7 @@
 #include "base/subprocess.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <utility>
 
+#include "base/escape.h"
 #include "base/files.h"
 
 namespace ppsim {
@@ -38,7 +40,8 @@ void Subprocess::Close() {
   fd_ = -1;
 }
 
-Status Subprocess::Start(const std::function<std::string()>& work, bool own_group) {
+Status Subprocess::Start(const std::function<std::string()>& work, bool own_group,
+                         int stderr_fd) {
   int fds[2];
   if (::pipe(fds) != 0) return Status::Internal(std::string("pipe: ") + std::strerror(errno));
   // Buffered output would be written twice, once by each process.
@@ -55,6 +58,7 @@ Status Subprocess::Start(const std::function<std::string()>& work, bool own_grou
   if (pid == 0) {
     ::close(fds[0]);
     if (own_group) ::setpgid(0, 0);
+    if (stderr_fd >= 0) ::dup2(stderr_fd, STDERR_FILENO);
     // Die with the parent; if it died before prctl took effect, stop now.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(5);
@@ -110,15 +114,38 @@ std::string DescribeWaitStatus(int wait_status) {
 
 Status RunInChild(const std::string& what, const std::function<std::string()>& work,
                   std::string* output) {
+  // The child's standard error, kept in memory for the message.
+  const int errors = ::memfd_create("ppsim-child-stderr", MFD_CLOEXEC);
   Subprocess child;
-  Status status = child.Start(work, /*own_group=*/false);
-  if (!status.ok()) return Status::Internal(what + ": " + status.message());
+  Status status = child.Start(work, /*own_group=*/false, errors);
+  if (!status.ok()) {
+    if (errors >= 0) ::close(errors);
+    return Status::Internal(what + ": " + status.message());
+  }
   while (child.Read()) {
   }
   const int wait_status = child.Wait();
   if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
-    return Status::Internal(what + ": the process ended with " + DescribeWaitStatus(wait_status));
+    std::string last_line;
+    if (errors >= 0) {
+      char buffer[4096];
+      const off_t size = ::lseek(errors, 0, SEEK_END);
+      const off_t from = size > static_cast<off_t>(sizeof(buffer)) ? size - sizeof(buffer) : 0;
+      const ssize_t n = ::pread(errors, buffer, sizeof(buffer), from);
+      std::string tail(buffer, n > 0 ? static_cast<size_t>(n) : 0);
+      while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+      last_line = tail.substr(tail.rfind('\n') == std::string::npos ? 0 : tail.rfind('\n') + 1);
+      // A logging library's prefix ("[0.000000] file.cpp:529: [root/CRITICAL] ") says nothing.
+      const size_t tag = last_line.find("] ", last_line.find("/CRITICAL"));
+      if (last_line.find("/CRITICAL") != std::string::npos && tag != std::string::npos) {
+        last_line = last_line.substr(tag + 2);
+      }
+      ::close(errors);
+    }
+    return Status::Internal(what + ": the process ended with " + DescribeWaitStatus(wait_status) +
+                            (last_line.empty() ? "" : ": " + Printable(last_line)));
   }
+  if (errors >= 0) ::close(errors);
   *output = child.output();
   return Status();
 }

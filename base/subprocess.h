@@ -29,7 +29,8 @@ class Subprocess {
   // Forks a child that runs `work` and writes what it returns to the pipe, then exits 0 (4 when
   // the pipe breaks). With `own_group` the child leads its own process group, so that Kill()
   // also stops what it starts. Internal when pipe() or fork() fails.
-  Status Start(const std::function<std::string()>& work, bool own_group);
+  // With `stderr_fd` >= 0, the child's standard error goes to that file descriptor.
+  Status Start(const std::function<std::string()>& work, bool own_group, int stderr_fd = -1);
 
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
@@ -57,7 +58,9 @@ class Subprocess {
 };
 
 // Runs `work` in a child and waits for it; *output gets what it returned. Internal, naming
-// `what`, when the child could not start, died of a signal or exited with a failure.
+// `what`, when the child could not start, died of a signal or exited with a failure; the message
+// then ends with the last line the child wrote to standard error, if any (which otherwise goes
+// nowhere: a library's backtrace never reaches the user).
 Status RunInChild(const std::string& what, const std::function<std::string()>& work,
                   std::string* output);
 

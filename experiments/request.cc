@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "base/files.h"
 #include "base/numbers.h"
 #include "models/units.h"
 #include "schedules/registry.h"
@@ -337,6 +338,20 @@ Status ExecuteRequest(const RunRequest& request, const std::string& command,
                                 request.outputs.window, prepared[i].schedule.num_microbatches);
     }
     if (!status.ok()) return status;
+  }
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    std::vector<std::string> inputs = InputFiles(request.runs[i]);
+    inputs.insert(inputs.end(), request.sources.begin(), request.sources.end());
+    const TraceOutputs outputs = prepared.size() == 1
+                                     ? request.outputs
+                                     : OutputsOfRun(request.outputs, request.runs[i].schedule_name);
+    const Locator& where = *request.runs[i].where;
+    for (const auto& [field, path] : {std::pair{"trace", outputs.perfetto_path},
+                                      {"chrome_trace", outputs.chrome_path},
+                                      {"timeline", outputs.timeline_path}}) {
+      Status status = CheckNotAnInput(where.Where(field), path, inputs);
+      if (!status.ok()) return status;
+    }
   }
   results->resize(prepared.size());
   for (size_t i = 0; i < prepared.size(); ++i) {

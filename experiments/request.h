@@ -29,6 +29,8 @@ struct RunRequest {
   TraceOutputs outputs;  // trace, chrome_trace, timeline, trace_microbatches
   OutputFormat format = OutputFormat::kTable;
   bool fail_on_oom = false;
+  // Files the request came from (an experiment file), which no output may overwrite.
+  std::vector<std::string> sources;
 };
 
 struct ResolveOptions {
@@ -58,7 +60,8 @@ Status ResolvePlatform(const proto::RunConfig& config, const Locator& where,
 // Prepares every run of the request (all are checked before any executes), then executes them in
 // turn, writing each one's trace outputs (with several runs, one set of files per run, named by
 // OutputsOfRun); `command` is the command line recorded in the traces. *results gets one result
-// per run, in order. InvalidInput (located) or Deadlock for a run that cannot execute.
+// per run, in order. InvalidInput (located) or Deadlock for a run that cannot execute, or when an
+// output would overwrite a file the request reads.
 Status ExecuteRequest(const RunRequest& request, const std::string& command,
                       std::vector<RunResult>* results);
 

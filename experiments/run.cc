@@ -99,6 +99,15 @@ Status CheckRunSize(const RunSpec& spec, double stages, double microbatches, dou
 
 }  // namespace
 
+std::vector<std::string> InputFiles(const RunSpec& spec) {
+  std::vector<std::string> files;
+  for (const std::string& path : {spec.schedule_file, spec.profile_file, spec.model,
+                                  spec.platform.platform}) {
+    if (!path.empty()) files.push_back(path);
+  }
+  return files;
+}
+
 Status BuildSchedule(const RunSpec& spec, Schedule* schedule, std::string* label) {
   if (!spec.schedule_file.empty()) {
     *label = spec.schedule_file;

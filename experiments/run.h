@@ -79,6 +79,9 @@ struct RunResult {
   RunMetrics metrics;
 };
 
+// The files a run reads: its schedule file, profile, model file and cluster or XML file.
+std::vector<std::string> InputFiles(const RunSpec& spec);
+
 // Generates (or reads) and checks the schedule alone; `label` is its name or file.
 Status BuildSchedule(const RunSpec& spec, Schedule* schedule, std::string* label);
 

@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "models/config_file.h"
+#include "platforms/xml_platform.h"
 #include "models/units.h"
 #include "base/escape.h"
 #include "base/names.h"
@@ -424,10 +426,28 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
     if (!std::ifstream(name)) {
       return where.Invalid("platform", "cannot read '" + Printable(name) + "'");
     }
+    XmlPlatform xml_platform;
+    Status read = ReadSimGridXml(name, &xml_platform);
+    if (!read.ok()) return read;
     if (choice.hosts.empty()) {
       return where.Invalid("hosts", "required with an XML platform; give the host of every GPU "
                                     "in order, e.g. " + where.Name("hosts") +
                                     " gpu0,gpu1,gpu2,gpu3");
+    }
+    const std::set<std::string> known(xml_platform.hosts.begin(), xml_platform.hosts.end());
+    std::string missing;
+    for (const std::string& host : choice.hosts) {
+      if (known.count(host) == 0) missing += (missing.empty() ? "" : ", ") + Quoted(host);
+    }
+    if (!missing.empty()) {
+      std::string valid;
+      for (size_t i = 0; i < xml_platform.hosts.size() && i < 16; ++i) {
+        valid += (i == 0 ? "" : ", ") + Printable(xml_platform.hosts[i]);
+      }
+      if (xml_platform.hosts.size() > 16) {
+        valid += ", ... (" + std::to_string(xml_platform.hosts.size()) + " hosts)";
+      }
+      return where.Invalid("hosts", missing + " not in " + name + "; its hosts: " + valid);
     }
     if (choice.nodes != 0) {
       return where.Invalid("nodes", "applies to presets and cluster files, not to the XML "

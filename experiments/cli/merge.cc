@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/files.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/options.h"
 #include "experiments/journal.h"
@@ -32,6 +33,12 @@ int MergeCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
     return Fail(err, Status::InvalidInput("-o: required; give the merged results CSV"));
   }
   const std::vector<std::string>& inputs = parsed.positional;
+  std::vector<std::string> all_inputs = inputs;
+  for (const std::string& input : inputs) all_inputs.push_back(JsonLinesPath(input));
+  for (const std::string& written : {output, JsonLinesPath(output)}) {
+    status = CheckNotAnInput("-o", written, all_inputs);
+    if (!status.ok()) return Fail(err, status);
+  }
   status = MergeResults(inputs, output);
   if (!status.ok()) return Fail(err, status);
   // The JSON lines beside the shards, when they are there.

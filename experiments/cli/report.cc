@@ -49,6 +49,8 @@ int ReportCommand(const CommandArgs& args, std::ostream& out, std::ostream& err)
   }
   const std::string& input = parsed.positional[0];
   const std::string output = OptionText(parsed, "output");
+  status = CheckNotAnInput("-o", output, {input});
+  if (!status.ok()) return Fail(err, status);
   std::string csv;
   constexpr int64_t kMaxResultsBytes = int64_t{1} << 30;  // about 3 million points
   status = ReadFile(input, &csv, kMaxResultsBytes, "results");

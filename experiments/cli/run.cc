@@ -61,6 +61,7 @@ int RunFile(const std::string& path, std::ostream& out, std::ostream& err) {
   status = ResolveRun(plan.experiment.base(), std::make_shared<FileLocator>(plan, nullptr),
                       options, &request);
   if (!status.ok()) return Fail(err, status);
+  request.sources.push_back(path);
   return Execute(request, "ppsim run " + path, out, err);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/escape.h"
+#include "base/files.h"
 #include "base/numbers.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/options.h"
@@ -145,6 +146,17 @@ int SweepCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
   std::vector<PointJob> jobs;
   status = PlanSweep(plan, &jobs);
   if (!status.ok()) return Fail(err, status);
+  // No output may overwrite what the sweep reads.
+  std::vector<std::string> inputs = {parsed.positional[0]};
+  for (const PointJob& job : jobs) {
+    for (const std::string& file : InputFiles(job.spec)) inputs.push_back(file);
+  }
+  for (const std::string& output :
+       {sweep.output, JsonLinesPath(sweep.output), sweep.output + ".partial",
+        JsonLinesPath(sweep.output) + ".partial"}) {
+    status = CheckNotAnInput("-o", output, inputs);
+    if (!status.ok()) return Fail(err, status);
+  }
   sweep.terminal = &err == &std::cerr && isatty(STDERR_FILENO);
   SweepSummary summary;
   status = RunSweep(plan, jobs, sweep, err, &summary);
