@@ -426,14 +426,25 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
     if (!std::ifstream(name)) {
       return where.Invalid("platform", "cannot read '" + Printable(name) + "'");
     }
-    XmlPlatform xml_platform;
-    Status read = ReadSimGridXml(name, &xml_platform);
-    if (!read.ok()) return read;
     if (choice.hosts.empty()) {
       return where.Invalid("hosts", "required with an XML platform; give the host of every GPU "
                                     "in order, e.g. " + where.Name("hosts") +
                                     " gpu0,gpu1,gpu2,gpu3");
     }
+    if (choice.nodes != 0) {
+      return where.Invalid("nodes", "applies to presets and cluster files, not to the XML "
+                                    "platform " + name);
+    }
+    for (const std::string& set : choice.sets) {
+      if (set.rfind("gpu.", 0) != 0) {
+        return where.Invalid("set." + set.substr(0, set.find('=')),
+                             "an XML platform's links come from " + name +
+                                 "; only gpu.* keys apply");
+      }
+    }
+    XmlPlatform xml_platform;
+    Status read = ReadSimGridXml(name, &xml_platform);
+    if (!read.ok()) return read;
     const std::set<std::string> known(xml_platform.hosts.begin(), xml_platform.hosts.end());
     std::string missing;
     for (const std::string& host : choice.hosts) {
@@ -448,17 +459,6 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
         valid += ", ... (" + std::to_string(xml_platform.hosts.size()) + " hosts)";
       }
       return where.Invalid("hosts", missing + " not in " + name + "; its hosts: " + valid);
-    }
-    if (choice.nodes != 0) {
-      return where.Invalid("nodes", "applies to presets and cluster files, not to the XML "
-                                    "platform " + name);
-    }
-    for (const std::string& set : choice.sets) {
-      if (set.rfind("gpu.", 0) != 0) {
-        return where.Invalid("set." + set.substr(0, set.find('=')),
-                             "an XML platform's links come from " + name +
-                                 "; only gpu.* keys apply");
-      }
     }
     Status status = ParseConfig(FindClusterPreset("ideal")->text, ConfigFormat::kTextProto,
                                 "ideal", &cluster, nullptr);
