@@ -33,8 +33,12 @@ std::string MarkupEscape(std::string_view s) {
   return out;
 }
 
-std::string Printable(std::string_view text) {
-  constexpr size_t kLongest = 60;
+namespace {
+
+constexpr size_t kLongest = 60;
+
+// The first kLongest characters of `text`, control characters escaped; *cut when more follow.
+std::string Shown(std::string_view text, bool* cut) {
   std::string out;
   size_t i = 0;
   for (; i < text.size() && out.size() < kLongest; ++i) {
@@ -55,10 +59,22 @@ std::string Printable(std::string_view text) {
   while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) {
     out.push_back(text[i++]);  // Finish a multi-byte character.
   }
-  if (i < text.size()) out += "...";
+  *cut = i < text.size();
   return out;
 }
 
-std::string Quoted(std::string_view text) { return "'" + Printable(text) + "'"; }
+}  // namespace
+
+std::string Printable(std::string_view text) {
+  bool cut = false;
+  const std::string shown = Shown(text, &cut);
+  return cut ? shown + "... (" + std::to_string(text.size()) + " bytes)" : shown;
+}
+
+std::string Quoted(std::string_view text) {
+  bool cut = false;
+  const std::string shown = Shown(text, &cut);
+  return cut ? "'" + shown + "...' (" + std::to_string(text.size()) + " bytes)" : "'" + shown + "'";
+}
 
 }  // namespace ppsim

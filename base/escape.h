@@ -19,9 +19,9 @@ void AppendJsonString(std::string_view s, std::string* out);
 std::string MarkupEscape(std::string_view s);
 
 // `text` as it can appear inside a one-line message: control characters escaped (\n, \t, \r,
-// \xHH), and cut after 60 characters with "...".
+// \xHH), and cut after 60 characters: "aaaa... (1048576 bytes)".
 std::string Printable(std::string_view text);
-// Printable(text) in single quotes: 'text'.
+// The same in single quotes: 'text', or 'aaaa...' (1048576 bytes).
 std::string Quoted(std::string_view text);
 
 }  // namespace ppsim

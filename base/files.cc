@@ -90,7 +90,7 @@ OutputFile::~OutputFile() {
 
 Status OutputFile::Error(const char* reason) const {
   if (what_.empty()) return Status::InvalidInput(path_ + ": cannot write: " + reason);
-  return Status::InvalidInput(what_ + ": cannot write '" + path_ + "': " + reason);
+  return Status::InvalidInput(what_ + ": cannot write " + Quoted(path_) + ": " + reason);
 }
 
 Status OutputFile::Open(std::string_view what, const std::string& path,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "base/escape.h"
 #include "base/files.h"
 #include "base/numbers.h"
 #include "models/units.h"
@@ -39,7 +40,7 @@ Status WholeList(const Locator& where, std::string_view field, std::string_view 
     int64_t value = 0;
     if (!ParseWhole(item, &value) || value > std::numeric_limits<int32_t>::max() ||
         value < std::numeric_limits<int32_t>::min()) {
-      return where.Invalid(field, "invalid value '" + item + "'; expected a whole number >= " +
+      return where.Invalid(field, "invalid value " + Quoted(item) + "; expected a whole number >= " +
                                       std::to_string(minimum));
     }
     Status status = AtLeast(where, field, value, minimum);

@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/escape.h"
+#include "base/files.h"
 #include "models/units.h"
 #include "sim/chrome_trace.h"
-#include "base/files.h"
 #include "sim/perfetto_trace.h"
 #include "sim/timeline_picture.h"
 
@@ -40,14 +41,14 @@ Status CheckPath(const std::string& flag, const std::string& path,
     for (size_t i = 0; i < extensions.size(); ++i) {
       valid += (i == 0 ? "" : i + 1 == extensions.size() ? " or " : ", ") + extensions[i];
     }
-    return Status::InvalidInput(flag + ": '" + path + "' must end in " + valid + hint);
+    return Status::InvalidInput(flag + ": " + Quoted(path) + " must end in " + valid + hint);
   }
   const size_t start = NameStart(path);
   const std::string folder = start == 0 ? "." : path.substr(0, start);
   struct stat info;
   if (stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-    return Status::InvalidInput(flag + ": cannot write '" + path + "': folder '" + folder +
-                                "' does not exist");
+    return Status::InvalidInput(flag + ": cannot write " + Quoted(path) + ": folder " +
+                                Quoted(folder) + " does not exist");
   }
   return Status();
 }

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <utility>
 
+#include "base/escape.h"
+
 namespace ppsim::config_internal {
 namespace {
 
@@ -35,7 +37,7 @@ std::string DescribeChar(std::string_view text, size_t offset) {
   if (c == '\t') return "a tab";
   size_t end = offset + 1;
   while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
-  return "'" + std::string(text.substr(offset, end - offset)) + "'";
+  return Quoted(text.substr(offset, end - offset));
 }
 
 // Recursive descent over one document, nesting bounded by kMaxNesting; the first syntax error
@@ -304,7 +306,7 @@ class JsonReader {
       if (digits() == 0) valid = false;
     }
     if (!valid || i != number.size()) {
-      return Complain(start, "invalid number '" + std::string(number) + "'");
+      return Complain(start, "invalid number " + Quoted(number));
     }
     node->kind = ConfigNode::Kind::kScalar;
     node->text = std::string(number);

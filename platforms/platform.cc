@@ -5,6 +5,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "base/escape.h"
 #include "base/numbers.h"
 
 namespace ppsim {
@@ -208,8 +209,8 @@ Status ParsePlacement(std::string_view what, std::string_view text, Placement* p
     const std::string_view item = text.substr(start, end - start);
     int64_t gpu = -1;
     if (!ParseWhole(item, &gpu) || gpu < 0 || gpu > std::numeric_limits<int32_t>::max()) {
-      return Status::InvalidInput(std::string(what) + ": invalid placement '" + std::string(text) +
-                                  "'; valid: contiguous, round-robin, or a comma list of GPU "
+      return Status::InvalidInput(std::string(what) + ": invalid placement " + Quoted(text) +
+                                  "; valid: contiguous, round-robin, or a comma list of GPU "
                                   "numbers (the first GPU of each rank's group), e.g. 0,8,1,9");
     }
     placement->gpus.push_back(static_cast<int32_t>(gpu));

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "base/escape.h"
+
 namespace ppsim {
 namespace {
 
@@ -48,7 +50,7 @@ bool ParseOp(std::string_view text, Op* op) {
 }
 
 Status Invalid(std::string_view text) {
-  return Status::InvalidInput("invalid action '" + std::string(text) + "'; " +
+  return Status::InvalidInput("invalid action " + Quoted(text) + "; " +
                               std::string(kValidActions));
 }
 
@@ -92,8 +94,8 @@ Status ParseAction(std::string_view text, Action* action, size_t* error_offset) 
     }
     if (forward.kind != OpKind::kForward || backward.kind != OpKind::kBackward) {
       if (error_offset != nullptr) *error_offset = forward.kind != OpKind::kForward ? 1 : semicolon + 1;
-      return Status::InvalidInput("invalid action '" + std::string(text) +
-                                  "'; an OVERLAP_F_B pairs a forward with a full backward, "
+      return Status::InvalidInput("invalid action " + Quoted(text) +
+                                  "; an OVERLAP_F_B pairs a forward with a full backward, "
                                   "(<stage>F<microbatch>;<stage>B<microbatch>)OVERLAP_F_B");
     }
     *action = Action::OverlapForwardBackward(forward, backward);

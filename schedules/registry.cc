@@ -1,5 +1,6 @@
 #include "schedules/registry.h"
 
+#include "base/escape.h"
 #include "base/names.h"
 
 namespace ppsim {
@@ -54,7 +55,7 @@ const ScheduleInfo* FindSchedule(std::string_view name) {
 Status GenerateSchedule(std::string_view name, const ScheduleParams& params, Schedule* schedule) {
   const ScheduleInfo* info = FindSchedule(name);
   if (info == nullptr) {
-    return Status::InvalidInput("unknown schedule '" + std::string(name) + "'; valid: " +
+    return Status::InvalidInput("unknown schedule " + Quoted(name) + "; valid: " +
                                 ScheduleNames());
   }
   Status status = info->generate(params, schedule);

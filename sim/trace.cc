@@ -10,6 +10,7 @@
 #include <queue>
 #include <tuple>
 
+#include "base/escape.h"
 #include "models/units.h"
 
 namespace ppsim {
@@ -590,7 +591,7 @@ class TraceStreamer {
 Status ParseTraceWindow(std::string_view flag, std::string_view text, TraceWindow* window) {
   const Status bad = Status::InvalidInput(
       std::string(flag) + ": expected FIRST:END (microbatches FIRST to END - 1, e.g. 0:8, or 8: "
-      "for the rest); got '" + std::string(text) + "'");
+      "for the rest); got " + Quoted(text));
   const size_t colon = text.find(':');
   if (colon == std::string_view::npos) return bad;
   auto parse = [](std::string_view digits, int32_t* value) {

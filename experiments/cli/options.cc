@@ -104,7 +104,21 @@ const proto::Flag& FlagOptions(const pb::FieldDescriptor* field) {
 }  // namespace
 
 int Fail(std::ostream& err, const Status& status) {
-  err << status.message() << "\n";
+  // Every message is built to be read, one located line per problem; this is the last guard
+  // against a line a user cannot read (a value echoed whole somewhere): no line over 2000 bytes.
+  constexpr size_t kLongestLine = 2000;
+  const std::string& message = status.message();
+  size_t start = 0;
+  while (start <= message.size()) {
+    const size_t end = std::min(message.find('\n', start), message.size());
+    const std::string_view line = std::string_view(message).substr(start, end - start);
+    if (line.size() > kLongestLine) {
+      err << line.substr(0, kLongestLine) << "... (" << line.size() << " bytes)\n";
+    } else {
+      err << line << "\n";
+    }
+    start = end + 1;
+  }
   return status.code() == StatusCode::kInvalidInput ? kExitInvalidInput : kExitSimulationProblem;
 }
 

@@ -55,7 +55,7 @@ po::options_description SweepOptionsDescription() {
 Status Count(const std::string& flag, const std::string& text, int32_t minimum, int32_t* value) {
   int64_t v = 0;
   if (!ParseWhole(text, &v) || v > std::numeric_limits<int32_t>::max()) {
-    return Status::InvalidInput(flag + ": invalid value '" + text + "'; expected a whole number >= " +
+    return Status::InvalidInput(flag + ": invalid value " + Quoted(text) + "; expected a whole number >= " +
                                 std::to_string(minimum));
   }
   if (v < minimum) {
@@ -83,8 +83,8 @@ Status ReadSweepOptions(const ParsedArgs& parsed, SweepOptions* options) {
     int32_t index = -1, count = 0;
     if (slash == std::string::npos || !Count("--shard", text.substr(0, slash), 0, &index).ok() ||
         !Count("--shard", text.substr(slash + 1), 1, &count).ok() || index >= count) {
-      return Status::InvalidInput("--shard: invalid shard '" + text +
-                                  "'; give I/N with 0 <= I < N, e.g. --shard 0/4");
+      return Status::InvalidInput("--shard: invalid shard " + Quoted(text) +
+                                  "; give I/N with 0 <= I < N, e.g. --shard 0/4");
     }
     options->shard_index = index;
     options->shard_count = count;

@@ -357,7 +357,8 @@ TEST(ConfigFile, EchoedTextStaysOnOneLine) {
             "m.json:1:20: x\\ty: unknown field; valid: name, layers, hidden, ffn_hidden, heads, "
             "kv_heads, vocab, tied_embeddings, mlp, seq_len");
   EXPECT_EQ(Errors<TransformerModel>("layers: " + std::string(100, '7') + "x", "m.yaml"),
-            "m.yaml:1:9: layers: expected an integer, got '" + std::string(60, '7') + "...'");
+            "m.yaml:1:9: layers: expected an integer, got '" + std::string(60, '7') +
+                "...' (101 bytes)");
 }
 
 TEST(ConfigJson, AcceptsLowerCamelCaseAndProtoNames) {
