@@ -4,7 +4,7 @@
 // the whole DAG up front is quadratic. Instead each task keeps a count of unfinished
 // predecessors and becomes an Exec or a Comm only when that count reaches zero, from inside the
 // completion callback of its last predecessor. The network model is set so that an uncontended
-// transfer takes exactly latency + bytes / bandwidth (see ../shared/notes/simgrid-3.32.md).
+// transfer takes exactly latency + bytes / bandwidth.
 //
 // The engine is a per-process singleton that cannot be reset, so RunSimGrid runs the simulation in
 // a child process (base/subprocess.h) which sends the timeline back; a process that exists only

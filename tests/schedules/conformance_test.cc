@@ -1,18 +1,16 @@
-// PyTorch's own schedule orders (../shared/conformance/torch/*.json, produced by
+// PyTorch's own schedule orders (tests/data/torch/*.json, produced by
 // torch.distributed.pipelining at pytorch/pytorch@cff2ecc8): every accepted configuration's
 // per-rank compute actions must equal ours, and every configuration torch rejects must be
 // rejected.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
-#include "schedules/registry.h"
 #include <nlohmann/json.hpp>
+
+#include "base/files.h"
+#include "schedules/registry.h"
 
 namespace ppsim {
 namespace {
-
 
 bool IsComputeAction(const std::string& a) {
   if (!a.empty() && a[0] == '(') return true;
@@ -25,13 +23,10 @@ bool IsComputeAction(const std::string& a) {
 class TorchConformance : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(TorchConformance, OrdersAndRejectionsMatchTorch) {
-  const std::string path = std::string(PPSIM_SHARED_DIR) + "/conformance/torch/" + GetParam() +
+  const std::string path = std::string(PPSIM_SOURCE_DIR) + "/tests/data/torch/" + GetParam() +
                            ".json";
-  std::ifstream in(path);
-  if (!in) GTEST_SKIP() << "no conformance data at " << path;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  std::string text;
+  ASSERT_TRUE(ReadFile(path, &text).ok()) << "the conformance data is part of the repository";
   const nlohmann::json data = nlohmann::json::parse(text);
   const std::string name = data["schedule"].get<std::string>();
   ASSERT_EQ(name, GetParam());

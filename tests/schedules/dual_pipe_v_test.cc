@@ -1,7 +1,6 @@
 // DualPipeV against torch's ScheduleDualPipeV: the expected orders are torch's pipeline_order
 // (pytorch/pytorch @ cff2ecc8b32af684662aefe6fe058e41810e26ce, as recorded in
-// ../shared/conformance/torch/DualPipeV.json); the timing is check case 9 of
-// ../shared/notes/schedules.md.
+// tests/data/torch/DualPipeV.json); the timing is check case 9, derived by hand from that order.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,5 +1,5 @@
 // Generated orders against their references: torch's ScheduleGPipe (from torch's own
-// pipeline_order, ../shared/conformance/torch/GPipe.json) and the standard 1F1B order
+// pipeline_order, tests/data/torch/GPipe.json) and the standard 1F1B order
 // (Megatron-LM's forward_backward_pipelining_without_interleaving: warmup p - r - 1 forwards,
 // steady one forward one backward, cooldown backwards), written out by hand.
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 // torch's multi-stage schedules against torch itself. The expected orders are torch's
 // pipeline_order (pytorch/pytorch @ cff2ecc8b32af684662aefe6fe058e41810e26ce,
 // torch/distributed/pipelining/schedules.py) with the None bubble slots dropped, copied from
-// ../shared/conformance/torch/{Interleaved1F1B,LoopedBFS,InterleavedZeroBubble}.json. The
-// makespans and peaks are check case 4 of ../shared/notes/schedules.md.
+// tests/data/torch/{Interleaved1F1B,LoopedBFS,InterleavedZeroBubble}.json. The
+// makespans and peaks are check case 4.
 #include <gtest/gtest.h>
 
 #include <string>

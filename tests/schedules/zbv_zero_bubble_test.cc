@@ -1,7 +1,7 @@
 // ZBVZeroBubble against torch's ScheduleZBVZeroBubble: the expected orders are torch's
 // pipeline_order (pytorch/pytorch @ cff2ecc8b32af684662aefe6fe058e41810e26ce, as recorded in
-// ../shared/conformance/torch/ZBVZeroBubble.json) with its bubble slots dropped; the timings are
-// check case 7 of ../shared/notes/schedules.md (the zero-bubble paper's ZB-V at F = I = W).
+// tests/data/torch/ZBVZeroBubble.json) with its bubble slots dropped; the timings are
+// check case 7 (the zero-bubble paper's ZB-V at F = I = W).
 #include <gtest/gtest.h>
 
 #include <string>

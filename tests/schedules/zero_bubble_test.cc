@@ -4,9 +4,9 @@
 // Expected orders: ZB-H1 and ZB-H2 as the paper's figures 3 and 4 draw them (ZB-H1: 1F1B's warmup
 // of p - r forwards before the first I on stage r, then I(i), W(i - r), F(next); ZB-H2: a warmup
 // of 2(p - 1 - r) + 1 forwards, then I(i), W(i - 2r), F(next)), written out by hand; ZB-V as
-// torch's ScheduleZBVZeroBubble prints it (../shared/conformance/torch/ZBVZeroBubble.json, bubbles
+// torch's ScheduleZBVZeroBubble prints it (tests/data/torch/ZBVZeroBubble.json, bubbles
 // dropped), itself a port of the reference's handcrafted get_zb_v_schedule. Expected timings and
-// peaks: check cases 3, 5, 6 and 7 of ../shared/notes/schedules.md and the paper's closed forms
+// peaks: check cases 3, 5, 6 and 7 and the paper's closed forms
 // (uniform stages, no communication): ZB-H1 makespan m(F + I + W) + (p - 1)(F + I - W), peak on
 // stage i (1-based) (p - i + 1) M_B + (i - 1) M_W; ZB-H2 longest span m(F + I + W) +
 // (p - 1)(F + I - 2W), peak (2p - 2i + 1) M_B + (2i - 2) M_W.

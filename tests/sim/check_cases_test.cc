@@ -1,4 +1,4 @@
-// Check cases 1-3 of ../shared/notes/schedules.md, from both engines. The expected values are the
+// Check cases 1-3, from both engines. The expected values are the
 // closed forms: 1F1B and GPipe take (m + p - 1)(F + B) on uniform stages without communication,
 // bubble over ideal (p - 1)/m, and 1F1B holds min(p - r, m) activations on rank r, GPipe m.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Memory accounting by the zero-bubble paper's rules (../shared/notes/schedules.md): F adds M_B
+// Memory accounting by the zero-bubble paper's rules: F adds M_B
 // when it starts; I frees M_B - M_W, W frees M_W, B frees M_B when they end.
 #include "sim/metrics.h"
 

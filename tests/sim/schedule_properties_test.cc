@@ -1,7 +1,7 @@
 // Properties every schedule must have over a grid of (p, m, v): each (stage, microbatch) has
 // exactly one F and one backward, the order never deadlocks, the torch CSV and text forms read back
 // as the same schedule with the same simulated metrics, and activation peaks equal the closed forms
-// of ../shared/notes/schedules.md where one exists.
+// where one exists.
 #include <gtest/gtest.h>
 
 #include <algorithm>
