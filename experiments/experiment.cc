@@ -100,6 +100,21 @@ Status LoadExperiment(const std::string& path, ExperimentPlan* plan) {
   plan->directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   Status status = ReadConfigFile(path, &plan->experiment, &plan->locations);
   if (!status.ok()) return status;
+  return CheckExperiment(plan);
+}
+
+Status ParseExperiment(std::string_view text, const std::string& source, ExperimentPlan* plan) {
+  *plan = ExperimentPlan();
+  plan->source = source;
+  ConfigFormat format;
+  Status status = ConfigFormatOf(source, &format);
+  if (status.ok()) status = ParseConfig(text, format, source, &plan->experiment, &plan->locations);
+  if (!status.ok()) return status;
+  return CheckExperiment(plan);
+}
+
+Status CheckExperiment(ExperimentPlan* plan) {
+  Status status;
   const proto::Experiment& e = plan->experiment;
   std::vector<std::string> errors;
   auto where = [&](const std::string& field_path) {

@@ -4,6 +4,7 @@
 #define PPSIM_EXPERIMENTS_EXPERIMENT_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "experiments/experiment.pb.h"
@@ -43,6 +44,11 @@ struct ExperimentPlan {
 // (did you mean microbatches?)". Whether a point makes a valid run is for the caller to check
 // (ResolveRun with a FileLocator, then PrepareRun).
 Status LoadExperiment(const std::string& path, ExperimentPlan* plan);
+// The same for `text` read from `source` (whose extension gives the format); relative paths in it
+// stay as they are.
+Status ParseExperiment(std::string_view text, const std::string& source, ExperimentPlan* plan);
+// The checks and the point count of LoadExperiment, on plan->experiment as read.
+Status CheckExperiment(ExperimentPlan* plan);
 
 // At most how many points a sweep expands unless told otherwise (each holds a run request of about
 // a kilobyte): `ppsim sweep --max-points`.

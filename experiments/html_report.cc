@@ -219,7 +219,7 @@ Status CheckHeader(const Record& header, const std::string& source, int* axis_co
   const std::string valid = "; " + std::string(kValidHeader);
   const std::vector<std::string>& f = header.fields;
   if (f[0] != "point") {
-    return Status::InvalidInput(where + "first column is '" + f[0] + "', expected 'point'" + valid);
+    return Status::InvalidInput(where + "first column is " + Quoted(f[0]) + ", expected 'point'" + valid);
   }
   const auto makespan = std::find(f.begin() + 1, f.end(), kMetricColumns[kMakespan]);
   if (makespan == f.end()) {
@@ -235,7 +235,7 @@ Status CheckHeader(const Record& header, const std::string& source, int* axis_co
                                   "'" + valid);
     }
     return Status::InvalidInput(where + "column " + std::to_string(column + 1) + " is '" +
-                                f[column] + "', expected '" + std::string(kMetricColumns[m]) + "'" +
+                                Printable(f[column]) + "', expected '" + std::string(kMetricColumns[m]) + "'" +
                                 valid);
   }
   if (f.size() > first_metric + kMetricColumnCount) {
@@ -251,7 +251,7 @@ Status CheckHeader(const Record& header, const std::string& source, int* axis_co
   for (size_t j = 1; j < f.size(); ++j) {
     for (size_t i = 0; i < j; ++i) {
       if (f[i] == f[j]) {
-        return Status::InvalidInput(where + "column " + std::to_string(j + 1) + " '" + f[j] +
+        return Status::InvalidInput(where + "column " + std::to_string(j + 1) + " '" + Printable(f[j]) +
                                     "' repeats column " + std::to_string(i + 1) +
                                     "; each column appears once");
       }
@@ -273,7 +273,7 @@ std::string CheckRow(const Results& results, const Record& record, const std::st
   row->line = record.line;
   row->fields = record.fields;
   if (!ParseWhole(row->fields[0], &row->point) || row->point < 0) {
-    return where + "point '" + row->fields[0] +
+    return where + "point '" + Printable(row->fields[0]) +
            "' is not a whole number >= 0; point is the 0-based index of the sweep point";
   }
   const std::string& status = results.Cell(*row, kStatus);
@@ -282,26 +282,26 @@ std::string CheckRow(const Results& results, const Record& record, const std::st
     if (status == kStatuses[s]) row->status = s;
   }
   if (row->status < 0) {
-    return where + "status '" + status +
+    return where + "status '" + Printable(status) +
            "' is not valid; valid: ok, failed, skipped, timeout, "
            "crashed";
   }
   const std::string& wall = results.Cell(*row, kWall);
   double wall_s;
   if (!ParseNumber(wall, &wall_s) && !(wall.empty() && row->status != kOk)) {
-    return where + "wall_s '" + wall + "' is not a number; wall_s is the run's wall-clock seconds";
+    return where + "wall_s '" + Printable(wall) + "' is not a number; wall_s is the run's wall-clock seconds";
   }
   if (row->status != kOk) return "";
   for (int m = 0; m < kNumericMetrics; ++m) {
     const std::string& cell = results.Cell(*row, m);
     if (!ParseNumber(cell, &row->metric[m])) {
-      return where + std::string(kMetricColumns[m]) + " '" + cell +
+      return where + std::string(kMetricColumns[m]) + " '" + Printable(cell) +
              "' is not a number; an ok row has a number in each metric column";
     }
   }
   const std::string& oom = results.Cell(*row, kOom);
   if (oom != "true" && oom != "false") {
-    return where + "oom '" + oom + "' is not valid; valid: true, false";
+    return where + "oom '" + Printable(oom) + "' is not valid; valid: true, false";
   }
   row->oom = oom == "true";
   return "";

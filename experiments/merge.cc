@@ -44,18 +44,25 @@ Status MergeResults(const std::vector<std::string>& inputs, const std::string& o
       from[point] = input;
     }
   }
+  // Gaps are counted, not walked: a point numbered 10^18 is one line to read, not 10^18 steps.
   std::string missing;
   int64_t expected = 0;
-  int missing_count = 0;
+  int64_t missing_count = 0;
   for (const auto& [point, row] : rows) {
-    for (; expected < point; ++expected) {
-      if (++missing_count <= 10) missing += (missing.empty() ? "" : ", ") + std::to_string(expected);
+    for (int64_t gap = expected; gap < point && gap < expected + 10; ++gap) {
+      if (missing_count + (gap - expected) < 10) {
+        missing += (missing.empty() ? "" : ", ") + std::to_string(gap);
+      }
     }
+    missing_count += point - expected;
     expected = point + 1;
   }
   if (missing_count > 0) {
     return Status::InvalidInput("ppsim merge: point" + std::string(missing_count > 1 ? "s " : " ") +
-                                missing + (missing_count > 10 ? ", ..." : "") +
+                                missing + (missing_count > 10 ? ", ... (" +
+                                                                    std::to_string(missing_count) +
+                                                                    " in all)"
+                                                              : "") +
                                 " missing; give every shard's output");
   }
   std::string text = json ? "" : header + "\n";

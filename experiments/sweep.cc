@@ -226,8 +226,9 @@ Status PlanSweep(const ExperimentPlan& plan, std::vector<PointJob>* jobs) {
             (points.size() > 1 ? "; and " + std::to_string(points.size() - 1) + " more" : "") +
             ")";
   }
-  return Status::InvalidInput(text + "\nnothing ran; fix these points, or set skip_invalid: true "
-                                     "to record them as skipped");
+  return Status::InvalidInput(text + "\n" + plan.source +
+                              ": nothing ran; fix these points, or set skip_invalid: true to "
+                              "record them as skipped");
 }
 
 Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,

@@ -213,16 +213,21 @@ Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLo
   auto error = [&](const std::string& field, const std::string& what) {
     errors.push_back(locations.Where(field) + ": " + field + ": " + what);
   };
-  auto at_least = [&](const std::string& field, int64_t value, int64_t minimum) {
-    if (value >= minimum) return true;
-    error(field, "must be at least " + std::to_string(minimum) + "; got " + std::to_string(value));
+  // The largest sizes keep every parameter and FLOP count of the model well inside 64 bits:
+  // 2^24 (16.7M) for widths and the vocabulary, 10^5 layers (the largest models have ~10^2).
+  auto at_least = [&](const std::string& field, int64_t value, int64_t minimum,
+                      int64_t maximum = int64_t{1} << 24) {
+    if (value >= minimum && value <= maximum) return true;
+    error(field, (value < minimum ? "must be at least " + std::to_string(minimum)
+                                  : "must be at most " + std::to_string(maximum)) +
+                     "; got " + std::to_string(value));
     return false;
   };
 
   *spec = TransformerSpec();
   spec->name = model.name().empty() ? locations.Where("name") : model.name();
   // In the proto's field order.
-  at_least("layers", model.layers(), 1);
+  at_least("layers", model.layers(), 1, 100'000);
   const bool hidden_ok = at_least("hidden", model.hidden(), 1);
   at_least("ffn_hidden", model.ffn_hidden(), 0);
   if (at_least("heads", model.heads(), 1) && hidden_ok && model.hidden() % model.heads() != 0) {
@@ -246,7 +251,7 @@ Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLo
     default:
       error("mlp", "unknown value " + std::to_string(model.mlp()) + "; valid: GELU, SWIGLU");
   }
-  at_least("seq_len", model.seq_len(), 1);
+  at_least("seq_len", model.seq_len(), 1, int64_t{1} << 30);
   if (!errors.empty()) {
     std::string message;
     for (const std::string& e : errors) {
@@ -310,8 +315,9 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
       fields += (fields.empty() ? where.Where(field) : ", " + where.Name(field)) + " " +
                 std::to_string(value);
     };
-    if (setup.seq_len > spec.seq_len || setup.microbatch_size == 1) blame("seq_len", setup.seq_len);
+    if (setup.seq_len != spec.seq_len) blame("seq_len", setup.seq_len);
     if (setup.microbatch_size > 1) blame("microbatch_size", setup.microbatch_size);
+    if (fields.empty()) fields = where.Where("model") + " " + spec.name;
     char text[160];
     std::snprintf(text, sizeof(text),
                   ": a microbatch of %.3g tokens needs about %.2g bytes of activations in %s; "

@@ -234,6 +234,7 @@ class Checker {
     if (!HasAttribute(root, "version")) {
       Complain(root, "version: required; SimGrid 3.32 reads platform version 4.1 (or 4)");
     }
+    CheckElement(root);
     Walk(root);
     CheckReferences();
   }
@@ -460,6 +461,11 @@ Status ReadSimGridXml(const std::string& path, XmlPlatform* platform) {
   std::string text;
   Status status = ReadFile(path, &text, kMaxXmlBytes, "XML platform");
   if (!status.ok()) return status;
+  return CheckSimGridXml(text, path, platform);
+}
+
+Status CheckSimGridXml(std::string_view text, const std::string& path, XmlPlatform* platform) {
+  *platform = XmlPlatform();
   // No network, no DTD loading, no entity substitution: a platform file is plain elements.
   const int options = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING;
   xmlResetLastError();

@@ -14,6 +14,7 @@
 #define PPSIM_PLATFORMS_XML_PLATFORM_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -30,6 +31,8 @@ struct XmlPlatform {
 // is wrong; what is valid", every problem (at most 20) one per line; "PATH: cannot read: ..."
 // when it cannot be read. Files are read up to 16 MiB.
 Status ReadSimGridXml(const std::string& path, XmlPlatform* platform);
+// The same checks on `text` read from `source` (named in messages).
+Status CheckSimGridXml(std::string_view text, const std::string& source, XmlPlatform* platform);
 
 }  // namespace ppsim
 

@@ -98,7 +98,7 @@ axes:
   const Status status = PlanSweep(plan, &jobs);
   EXPECT_EQ(status.message(),
             path + ":9:19: axes[0].values[1]: must be at least 1; got 0 (point 1: "
-                   "microbatches=0)\nnothing ran; fix these points, or set skip_invalid: true to "
+                   "microbatches=0)\n" + path + ": nothing ran; fix these points, or set skip_invalid: true to "
                    "record them as skipped");
 }
 

@@ -174,8 +174,8 @@ TEST(Sweep, PointsWhichAreNotValidRunsStopTheSweepBeforeAnythingRuns) {
   const CliResult r = Cli({"sweep", path, "-o", out, "-j", "1"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, path + ":5:39: axes[2].values[0]: must be at least 1; got 0 (point 0: "
-                          "schedule=1F1B, microbatches=4, stages_per_rank=0; and 5 more)\n"
-                          "nothing ran; fix these points, or set skip_invalid: true to record "
+                          "schedule=1F1B, microbatches=4, stages_per_rank=0; and 5 more)\n" +
+                     path + ": nothing ran; fix these points, or set skip_invalid: true to record "
                           "them as skipped\n");
   EXPECT_FALSE(Exists(out));
   // With skip_invalid they become skipped rows with the message.

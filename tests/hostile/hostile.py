@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""The hostile-input corpus: malformed, extreme and oversized inputs for every reader and flag.
+
+  hostile.py PPSIM WORKDIR [-k SUBSTRING]
+
+Each case runs `ppsim` in WORKDIR/<case> with its files, under a 2 GiB address-space limit, and
+must: exit 2 (1 for a deadlock); print nothing on stdout; print on stderr only lines that start
+with the case's location (the flag, or the file) and are at most 2000 bytes with no control
+characters; finish in under a second. Where a case states its message, the message must be that
+one exactly. Exit 0 when every case holds, 1 listing the ones that do not.
+"""
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+
+MEMORY_LIMIT = 2 << 30
+TIME_LIMIT_S = 1.0
+BIG = "7" * (1 << 20)  # a 1 MB token, in files
+ARG = "7" * 100000     # the longest a command-line argument may be is 128 KiB
+
+CASES = []
+
+
+def case(name, args, where, files=None, code=2, message=None):
+    CASES.append(dict(name=name, args=args, where=where, files=files or {}, code=code,
+                      message=message))
+
+
+RUN = ["run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f", "1ms",
+       "--b", "2ms", "--platform", "ideal"]
+
+
+def run_with(flag, value, drop=(), **more):
+    """`ppsim run` with `flag value` (and `more`, as --flag_name=value pairs), replacing the
+    base's value of each flag given, and dropping the flags in `drop`."""
+    pairs = [(flag, value)] + [("--" + k.replace("_", "-"), v) for k, v in more.items()]
+    args = list(RUN)
+    for name in [f for f, _ in pairs] + list(drop):
+        if name in args:
+            i = args.index(name)
+            del args[i:i + 2]
+    for f, v in pairs:
+        args += [f, v]
+    return args
+
+
+# --- Flags: whole numbers.
+COUNT_VALUES = ["-1", "2147483648", "99999999999999999999", "1e400", "nan", "", "1.5", "0x10",
+                "\u2163", ARG, "4\n5"]
+for flag in ["--pp", "--microbatches", "--stages-per-rank", "--nodes", "--tp", "--dp",
+             "--max-tasks"]:
+    for i, value in enumerate(COUNT_VALUES):
+        if flag == "--max-tasks" and value == "2147483648":
+            continue  # a valid limit (64-bit)
+        case(f"count{flag}-{i}", run_with(flag, value), flag)
+for flag in ["--seq-len", "--microbatch-size", "--zero"]:
+    for i, value in enumerate(["-1", "2147483648", "abc", ARG]):
+        case(f"model-count{flag}-{i}", run_with("--model", "llama3-8b", ("--f", "--b")) + [flag, value], flag)
+case("issue-dp-huge", run_with("--dp", "2147483647") + ["--grad-bytes", "1"], "--pp")
+case("issue-pp-m-huge", run_with("--pp", "100000", microbatches="100000"), "--pp",
+     message="--pp 100000, --microbatches 100000: 4.0e+10 tasks (about 5.093 TiB); the limit is "
+             "5.0e+07 tasks (--max-tasks)")
+case("issue-nodes-wrap", run_with("--nodes", "536870913", platform="h100-node"), "--nodes")
+case("issue-seq-mbs", run_with("--model", "llama3-8b", ("--f", "--b")) +
+     ["--seq-len", "2147483647", "--microbatch-size", "2147483647"], "--seq-len")
+case("zero-max-tasks", run_with("--max-tasks", "0"), "--max-tasks",
+     message="--max-tasks: must be at least 1; got 0")
+
+# --- Flags: durations, sizes, bandwidths, rates.
+for flag in ["--f", "--b", "--overlap", "--p2p-latency"]:
+    for i, value in enumerate(["-1ms", "1e308s", "1e-320", "nan", "inf", "1ms,,2ms", "1 ms",
+                               "1xs", ARG, "\x01"]):
+        case(f"duration{flag}-{i}", run_with(flag, value), flag)
+for flag in ["--activation", "--message-bytes", "--grad-bytes", "--memory-limit"]:
+    for i, value in enumerate(["-1", "1.5B", "9e99GB", "2PiB", "1e-3KiB", "abc", ARG]):
+        case(f"size{flag}-{i}", run_with(flag, value), flag)
+for i, value in enumerate(["0", "-1GB/s", "1e-300B/s", "1e30GB/s", "fast", ARG, "nan"]):
+    case(f"bandwidth-{i}", run_with("--p2p-bandwidth", value), "--p2p-bandwidth")
+for i, value in enumerate(["0", "1e-320", "-0.5", "1.5", "nan", "inf", "x"]):
+    case(f"efficiency-{i}", run_with("--model", "llama3-8b", ("--f", "--b")) + ["--efficiency", value],
+         "--efficiency")
+
+# --- Flags: names.
+for flag, values in [("--schedule", ["ZBV", "", ARG, "1F1B\nGPipe", "1F1B,,GPipe"]),
+                     ("--platform", ["dgx-h1000", ARG]),
+                     ("--engine", ["ns3", ARG]), ("--format", ["xml", "\x1b[31m"]),
+                     ("--placement", ["0,x", "-1", ARG]), ("--trace-microbatches", ["4:2", "x", ARG]),
+                     ("--set", ["nic.speed=1Gbps", "nic", "gpu.memory=-1GiB", ARG])]:
+    for i, value in enumerate(values):
+        args = run_with(flag, value)
+        if flag == "--trace-microbatches":
+            args += ["--trace", "t.pftrace"]
+        if flag == "--set":
+            args = run_with("--platform", "dgx-h100") + [flag, value]
+        case(f"name{flag}-{i}", args, flag)
+for flag, value in [("--model", "llama3-9b"), ("--model", ARG), ("--dtype", "fp4"),
+                    ("--recompute", "some"), ("--flash-attention", "maybe"),
+                    ("--layers-per-stage", "8,8,x"), ("--layers-per-stage", "-1,33,0,0")]:
+    args = run_with("--model", "llama3-8b", ("--f", "--b"))
+    if flag != "--model":
+        args += [flag, value]
+    else:
+        args = run_with("--model", value, ("--f", "--b"))
+    case(f"model{flag}-{value[:8]}", args, flag)
+case("unknown-flag", RUN + ["--microbatch", "3"], "--microbatch",
+     message="--microbatch: unknown option; did you mean --microbatches? see 'ppsim run --help' for "
+             "the valid options")
+case("stray", RUN + ["stray"], "ppsim run")
+case("repeated", RUN + ["--pp", "5"], "--pp")
+case("missing-value", RUN + ["--f"], "--f")
+case("xml-engine", ["run", "--schedule", "GPipe", "--pp", "2", "--microbatches", "1", "--f", "1",
+                    "--b", "2", "--platform", "lab.xml", "--hosts", "a,b", "--engine",
+                    "critical-path"], "--engine",
+     files={"lab.xml": "<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+            "<host id=\"a\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/></zone></platform>"})
+
+# --- Schedule files.
+SCHEDULES = {
+    "index-microbatch": "rank 0: 0F2147483647\n",
+    "index-stage": "rank 0: 2147483647F0\n",
+    "index-overflow": "rank 0: 0F99999999999999999999\n",
+    "malformed": "rank 0: 0F0 0X0\n",
+    "rank-order": "rank 1: 0F0\n",
+    "empty": "",
+    "binary": "\x00\x01\x02\xff\xfe",
+    "big-token": "rank 0: " + BIG + "\n",
+    "missing-backward": "rank 0: 0F0\n",
+    "stage-two-ranks": "rank 0: 0F0 0B0\nrank 1: 0F1 0B1\n",
+    "overlap-bad": "rank 0: (0F0;)OVERLAP_F_B\n",
+    "csv-bad": None,
+}
+for name, text in SCHEDULES.items():
+    if text is None:
+        case("schedule-csv-bad", ["run", "--schedule-file", "s.csv", "--f", "1", "--b", "2"],
+             "s.csv", files={"s.csv": "0F0,0B0\n1F0,1B0,(1F1;)OVERLAP_F_B\n"})
+        continue
+    case(f"schedule-{name}", ["run", "--schedule-file", "s.txt", "--f", "1", "--b", "2"], "s.txt",
+         files={"s.txt": text})
+case("deadlock", ["run", "--schedule-file", "s.txt", "--f", "1", "--b", "2"], "deadlock", code=1,
+     files={"s.txt": "rank 0: 0F0 0B0 0F1 0B1\nrank 1: 1F1 1B1 1F0 1B0\n"})
+case("schedule-missing-file", ["run", "--schedule-file", "none.txt", "--f", "1", "--b", "2"],
+     "--schedule-file")
+
+# --- Experiment files (run FILE and sweep FILE).
+EXPERIMENTS = {
+    "deep.textproto": "base " * 50000 + "{" * 0 + "",
+    "deep2.textproto": "base { " + "set: " * 0 + "}" ,
+    "nest.textproto": "axes { with " * 50000 + "}" * 50000,
+    "deep.yaml": "- " * 50000 + "1\n",
+    "deepflow.yaml": "[" * 50000,
+    "deep.json": "[" * 50000,
+    "deepobj.json": "{\"a\":" * 50000,
+    "bigtoken.yaml": "name: " + BIG + "\nbase: {pp: " + BIG + "}\n",
+    "control.yaml": "name: \"a\\x01b\"\nbase: {schedule: \"1F1B\\n\\x1b[2J\"}\n",
+    "unknown.yaml": "base: {microbatch: 8}\n",
+    "binary.json": "\x00\xff{",
+    "utf8.yaml": "base: {schedule: \"\xe2\x82\"}\n",
+    "dup.yaml": "base: {pp: 2}\nbase: {pp: 3}\n",
+    "alias-bomb.yaml": "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+        for p, c in zip("abcdefgh", "bcdefghi")) + "base: *i\n",
+    "multi.yaml": "name: a\n---\nname: b\n",
+    "types.yaml": "base: {pp: [1]}\n",
+    "axes-1e12.yaml": "base: {schedule: 1F1B, pp: 4, microbatches: 8, f: 1, b: 2}\naxes:\n" + "".join(
+        "  - {field: %s, values: [%s]}\n" % (f, ", ".join(str(i + 1) for i in range(1000)))
+        for f in ["microbatches", "pp", "nodes", "dp"]),
+    "axes-2e64.yaml": "base: {schedule: 1F1B, pp: 4, microbatches: 8, f: 1, b: 2}\naxes:\n" + "".join(
+        "  - {field: %s, values: [%s]}\n" % (f, ", ".join(str(i + 1) for i in range(65536)))
+        for f in ["microbatches", "pp", "nodes", "dp"]),
+    "huge.yaml": "name: x\ndescription: " + "y" * (2 << 20) + "\n",
+    "bad-value.yaml": "base: {schedule: 1F1B, pp: 4, microbatches: 8, f: -1ms, b: 2}\n",
+    "bad-axis.yaml": "base: {schedule: 1F1B, pp: 4, f: 1, b: 2}\naxes: [{field: microbatches, values: ['0']}]\n",
+    "empty-axis.yaml": "base: {schedule: 1F1B, pp: 4, f: 1, b: 2}\naxes: [{field: microbatches}]\n",
+    "with-mismatch.json": '{"axes": [{"field": "pp", "values": ["1"], "with": [{"field": "f", "values": []}]}]}',
+    "tags.yaml": "base: !!binary aGVsbG8=\n",
+    "key-map.yaml": "{a: 1}: 2\n",
+}
+for name, text in EXPERIMENTS.items():
+    for command in (["run", name], ["sweep", name, "-o", "r.csv"]):
+        # `ppsim run FILE` runs the base run: it does not make a sweep's points at all.
+        code = 0 if command[0] == "run" and name == "axes-1e12.yaml" else 2
+        case(f"experiment-{command[0]}-{name}", command, name, files={name: text}, code=code)
+case("platform-missing-file", run_with("--platform", "no/such/file.yaml"), "no/such/file.yaml")
+case("issue-sweep-overwrites-input", ["sweep", "e.yaml", "-o", "e.yaml"], "-o",
+     files={"e.yaml": "base: {schedule: 1F1B, pp: 4, microbatches: 8, f: 1, b: 2, platform: ideal}\n"},
+     message="-o: 'e.yaml' is also an input of this command (e.yaml); choose another file")
+case("sweep-jobs", ["sweep", "e.yaml", "-o", "r.csv", "-j", "0"], "-j",
+     files={"e.yaml": "base: {schedule: 1F1B, pp: 4, microbatches: 8, f: 1, b: 2}\n"})
+case("sweep-shard", ["sweep", "e.yaml", "-o", "r.csv", "--shard", "3/2"], "--shard",
+     files={"e.yaml": "base: {schedule: 1F1B, pp: 4, microbatches: 8, f: 1, b: 2}\n"})
+case("sweep-timeout", ["sweep", "e.yaml", "-o", "r.csv", "--point-timeout", "-1s"], "--point-timeout",
+     files={"e.yaml": "base: {schedule: 1F1B, pp: 4, microbatches: 8, f: 1, b: 2}\n"})
+case("sweep-max-points", ["sweep", "e.yaml", "-o", "r.csv", "--max-points", ARG], "--max-points",
+     files={"e.yaml": "base: {schedule: 1F1B, pp: 4, microbatches: 8, f: 1, b: 2}\n"})
+
+# --- Profiles, models, clusters.
+for name, text in {"p.csv": "stage,f_ms\n0,-1\n", "p2.csv": "stage,f_lightyears\n0,1\n",
+                   "p3.csv": "f_ms,f_us\n1,2\n", "p4.csv": "", "p5.csv": "f_ms\n" + BIG + "\n",
+                   "p.yaml": "stages: [{f_s: 1e999}]\n", "p.json": "{\"stages\": " + "[" * 5000,
+                   "p.textproto": "stages { f_ms: 2 }\n"}.items():
+    case(f"profile-{name}", ["run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8",
+                             "--profile", name, "--platform", "ideal"], name, files={name: text})
+for name, text in {"m.yaml": "name: x\nlayers: 0\nhidden: 512\nheads: 8\nvocab: 1\n",
+                   "m2.yaml": "name: x\nlayers: 4\nhidden: 512\nheads: 3\nvocab: 1\nseq_len: 4\n",
+                   "m3.json": "{\"layers\": 99999999999999}", "m4.yaml": "mlp: SWIGLUE\n",
+                   "m5.textproto": "layers: -3000000000\n",
+                   "m6.yaml": "name: x\nlayers: 4\nhidden: 9223372036854775807\nheads: 1\nvocab: 1\nseq_len: 4\n"}.items():
+    case(f"model-file-{name}", ["model", "--model", name], name, files={name: text})
+for name, text in {"c.yaml": "nodes: -1\n", "c2.yaml": "gpus_per_node: 2147483647\nnodes: 2147483647\n",
+                   "c3.json": "{\"gpu\": {\"dense_bf16\": \"1e-300FLOP/s\"}}",
+                   "c4.textproto": "intra_node { kind: WARP }\n",
+                   "c5.yaml": "network: {oversubscription: .nan}\n"}.items():
+    case(f"cluster-{name}", run_with("--platform", name), name, files={name: text})
+
+# --- XML platforms.
+XML_HEAD = "<?xml version='1.0'?>\n<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n"
+XML_HOSTS = "<host id=\"a\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/>\n"
+XML_TAIL = "</zone>\n</platform>\n"
+XMLS = {
+    "empty": "",
+    "truncated": XML_HEAD + XML_HOSTS,
+    "duplicate-host": XML_HEAD + XML_HOSTS + "<host id=\"a\" speed=\"1Gf\"/>" + XML_TAIL,
+    "unknown-link": XML_HEAD + XML_HOSTS + "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>" + XML_TAIL,
+    "range": XML_HEAD + "<host id=\"a\" speed=\"1e999f\"/><host id=\"b\" speed=\"1Gf\"/>" + XML_TAIL,
+    "zero-bandwidth": XML_HEAD + XML_HOSTS + "<link id=\"l\" bandwidth=\"0Bps\"/>" + XML_TAIL,
+    "negative-bandwidth": XML_HEAD + XML_HOSTS + "<link id=\"l\" bandwidth=\"-1GBps\"/>" + XML_TAIL,
+    "version": XML_HEAD.replace("4.1", "3") + XML_HOSTS + XML_TAIL,
+    "routing": XML_HEAD.replace("Full", "Star") + XML_HOSTS + XML_TAIL,
+    "entities": "<?xml version='1.0'?><!DOCTYPE p [<!ENTITY a \"aaaa\"><!ENTITY b \"&a;&a;&a;\">]>"
+                "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\"><host id=\"&b;\" speed=\"1Gf\"/>"
+                "<host id=\"b\" speed=\"1Gf\"/></zone></platform>",
+    "external": "<?xml version='1.0'?><!DOCTYPE p [<!ENTITY x SYSTEM \"file:///etc/passwd\">]>"
+                "<platform version=\"4.1\">&x;</platform>",
+    "actor": XML_HEAD + XML_HOSTS + "<actor host=\"a\" function=\"f\"/>" + XML_TAIL,
+    "deep": XML_HEAD + "<zone id=\"x\" routing=\"Full\">" * 5000 + XML_TAIL,
+    "binary": "\x00\x01\x02",
+}
+for name, text in XMLS.items():
+    case(f"xml-{name}", ["run", "--schedule", "GPipe", "--pp", "2", "--microbatches", "1", "--f", "1",
+                         "--b", "2", "--platform", "p.xml", "--hosts", "a,b"], "p.xml",
+         files={"p.xml": text})
+case("xml-missing-host", ["run", "--schedule", "GPipe", "--pp", "2", "--microbatches", "1", "--f", "1",
+                          "--b", "2", "--platform", "p.xml", "--hosts", "a,c"], "--hosts",
+     files={"p.xml": XML_HEAD + XML_HOSTS + XML_TAIL})
+
+# --- Results: report, merge.
+HEADER = ("point,schedule,makespan_s,bubble_over_makespan,stage_bubble_rate,"
+          "throughput_microbatches_per_s,peak_memory_bytes,static_memory_bytes,oom,status,error,wall_s\n")
+ROW = "0,1F1B,1,0.1,0.1,8,1,0,false,ok,,0.1\n"
+RESULTS = {
+    "empty.csv": "", "header.csv": "x,y\n", "quote.csv": HEADER + "0,\"1F1B,1\n",
+    "point.csv": HEADER + ROW.replace("0,1F1B", "1000000000000000000,1F1B"),
+    "negative.csv": HEADER + ROW.replace("0,1F1B", "-1,1F1B"),
+    "nan.csv": HEADER + ROW.replace(",1,0.1,", ",nan,0.1,"),
+    "status.csv": HEADER + ROW.replace(",ok,", ",great,"),
+    "fields.csv": HEADER + "0,1F1B\n", "binary.csv": "\x00\xff\n",
+    "bigtoken.csv": HEADER + ROW.replace("1F1B", BIG),
+}
+for name, text in RESULTS.items():
+    # A large point number or a long value is data a page can show: no error.
+    code = 0 if name in ("point.csv", "bigtoken.csv") else 2
+    case(f"report-{name}", ["report", name, "-o", "r.html"], name, files={name: text}, code=code)
+case("issue-report-overwrites-input", ["report", "r.csv", "-o", "r.csv"], "-o",
+     files={"r.csv": HEADER + ROW})
+for name, text in {"gap.csv": HEADER + ROW.replace("0,1F1B", "1000000000000000000,1F1B"),
+                   "bad.csv": HEADER + "x\n", "header.csv": "y\n" + ROW}.items():
+    case(f"merge-{name}", ["merge", "a.csv", name, "-o", "m.csv"],
+         "ppsim merge" if name == "gap.csv" else name, files={"a.csv": HEADER + ROW, name: text})
+case("merge-overwrites-input", ["merge", "a.csv", "-o", "a.csv"], "-o", files={"a.csv": HEADER + ROW})
+
+# --- Other commands.
+case("schedule-bad", ["schedule", "--schedule", "Interleaved1F1B", "--pp", "2", "--microbatches", "5"],
+     "Interleaved1F1B")
+case("model-pp", ["model", "--model", "llama3-8b", "--pp", "100"], "--pp")
+case("platforms-unknown", ["platforms", ARG], "ppsim platforms")
+case("help-unknown", ["help", ARG], "ppsim help")
+case("command-unknown", [ARG], "ppsim:")
+
+
+def location_ok(line, where):
+    return line.startswith(where)
+
+
+def run_case(ppsim, workdir, c):
+    folder = os.path.join(workdir, c["name"].replace("/", "_")[:80])
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    for name, text in c["files"].items():
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(text.encode("utf-8", "surrogateescape"))
+    limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    start = time.monotonic()
+    process = subprocess.Popen([ppsim] + c["args"], cwd=folder, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, preexec_fn=limit)
+    try:
+        out, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return "ran away (over 30 s)"
+    wall = time.monotonic() - start
+    problems = []
+    if c["code"] == 0:  # an input that is valid after all: it runs, quickly, within the limit
+        if process.returncode != 0:
+            problems.append(f"exit {process.returncode}: {err[:300]!r}")
+        if wall > TIME_LIMIT_S:
+            problems.append(f"took {wall:.2f} s")
+        return "; ".join(problems)
+    if process.returncode != c["code"]:
+        problems.append(f"exit {process.returncode}, expected {c['code']}")
+    if out:
+        problems.append(f"stdout not empty: {out[:200]!r}")
+    text = err.decode("utf-8", "replace")
+    lines = text.split("\n")
+    if not text.endswith("\n") or not lines[0]:
+        problems.append(f"stderr is not lines: {text[:200]!r}")
+    for line in lines[:-1]:
+        if not location_ok(line, c["where"]):
+            problems.append(f"line not at {c['where']!r}: {line[:200]!r}")
+        if len(line.encode()) > 2000 + 30:
+            problems.append(f"line of {len(line)} characters")
+        if any(ord(ch) < 32 and ch != "\t" for ch in line):
+            problems.append(f"control character in {line[:200]!r}")
+    if c["message"] is not None and text != c["message"] + "\n":
+        problems.append(f"message {text!r}, expected {c['message']!r}")
+    if wall > TIME_LIMIT_S:
+        problems.append(f"took {wall:.2f} s")
+    return "; ".join(problems)
+
+
+def main():
+    ppsim, workdir = os.path.abspath(sys.argv[1]), sys.argv[2]
+    only = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "-k" else ""
+    os.makedirs(workdir, exist_ok=True)
+    failures = 0
+    ran = 0
+    for c in CASES:
+        if only not in c["name"]:
+            continue
+        ran += 1
+        problem = run_case(ppsim, workdir, c)
+        if problem:
+            failures += 1
+            print(f"FAIL {c['name']}: {problem}")
+    print(f"hostile: {ran} cases, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
