@@ -252,7 +252,7 @@ class JsonReader {
           break;
         }
         default:
-          return Complain(escape, "invalid escape '\\" + std::string(1, e) +
+          return Complain(escape, "invalid escape '\\" + Printable(std::string(1, e)) +
                                       "'; valid: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX");
       }
     }

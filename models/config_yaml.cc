@@ -163,12 +163,18 @@ bool ReadYaml(std::string_view text, ConfigNode* root, ConfigError* error) {
   // end of the file, where yaml-cpp reports it ("illegal EOF in scalar"); to a valid document the
   // comment changes nothing. A file not ending in a line break cannot hit the bug.
   if (!input.empty() && input.back() == '\n') input += '#';
-  std::vector<YAML::Node> documents;
+  // The events first, stopping at a second document: yaml-cpp 0.7's LoadAll never returns on
+  // some inputs (",A" starts a new empty document forever), and a configuration file holds one.
+  Outline outline;
+  outline.Trace(input);
+  if (outline.document_starts().size() > 1) {
+    *error = {outline.document_starts()[1], "a second document; a configuration file holds one"};
+    return false;
+  }
+  YAML::Node document;
   try {
-    documents = YAML::LoadAll(input);
+    document = YAML::Load(input);
   } catch (const YAML::Exception& e) {
-    Outline outline;
-    outline.Trace(input);
     if (outline.too_deep()) {
       *error = {*outline.too_deep(), TooDeep()};
     } else {
@@ -176,17 +182,8 @@ bool ReadYaml(std::string_view text, ConfigNode* root, ConfigError* error) {
     }
     return false;
   }
-  if (documents.size() > 1) {
-    Outline outline;
-    outline.Trace(input);
-    const size_t start = outline.document_starts().size() > 1 ? outline.document_starts()[1]
-                                                              : OffsetOf(documents[1].Mark());
-    *error = {start, "a second document; a configuration file holds one"};
-    return false;
-  }
   *root = ConfigNode();
-  if (documents.empty()) return true;
-  return TreeBuilder().Build(documents[0], root, error);
+  return TreeBuilder().Build(document, root, error);
 }
 
 }  // namespace ppsim::config_internal

@@ -167,7 +167,17 @@ Status ParseSize(std::string_view what, std::string_view text, int64_t* bytes) {
   while (digits.size() > 1 && digits[0] == '0') digits.erase(0, 1);
   const std::string too_large = prefix + "size " + Quote(text) + " is too large; sizes are at " +
                                 "most 2^63 - 1 bytes";
-  if (digits.size() > 30 || power_of_ten > 30) return Status::InvalidInput(too_large);
+  // Trailing zeros of the mantissa are a power of ten: 24 significant digits times the largest
+  // unit (2^40) stay inside 128 bits.
+  while (digits.size() > 1 && digits.back() == '0') {
+    digits.pop_back();
+    ++power_of_ten;
+  }
+  if (digits.size() > 24) {
+    return Status::InvalidInput(prefix + "size " + Quote(text) + " has more than 24 significant "
+                                "digits; " + std::string(kSizeHelp));
+  }
+  if (power_of_ten > 30) return Status::InvalidInput(too_large);
   __int128 value = 0;
   for (char c : digits) value = value * 10 + (c - '0');
   value *= found->scale;

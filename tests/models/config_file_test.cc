@@ -581,8 +581,11 @@ TEST(ConfigYaml, ASecondDocumentIsAnErrorWhereItStarts) {
             "m.yaml:2:1: a second document; a configuration file holds one");
   EXPECT_EQ(Errors<TransformerModel>("---\nlayers: 2\n---\nlayers: 3\n", "m.yaml"),
             "m.yaml:3:1: a second document; a configuration file holds one");
+  // The second document is reported first, where it starts, whatever follows it.
   EXPECT_EQ(Errors<TransformerModel>("layers: 2\n---\nlayers: [\n", "m.yaml"),
-            "m.yaml:4:1: end of sequence flow not found");
+            "m.yaml:2:1: a second document; a configuration file holds one");
+  EXPECT_EQ(Errors<TransformerModel>(",A", "m.yaml"),
+            "m.yaml:1:1: a second document; a configuration file holds one");
   // yaml-cpp ends the first document where a line is less indented than its start.
   EXPECT_EQ(Errors<TransformerModel>("  layers: 2\nheads: 3\n", "m.yaml"),
             "m.yaml:2:1: a second document; a configuration file holds one");
