@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "base/files.h"
+#include "base/escape.h"
 #include "base/numbers.h"
+#include "experiments/results.h"
 
 namespace ppsim {
 namespace {
@@ -31,29 +33,6 @@ Status WriteRows(const std::string& header, const JournalRows& rows, const std::
 
 }  // namespace
 
-bool ReadWholeLines(const std::string& path, std::vector<std::string>* lines) {
-  std::string text;
-  if (!ReadFile(path, &text).ok()) return false;
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t end = text.find('\n', start);
-    if (end == std::string::npos) break;
-    lines->push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return true;
-}
-
-int64_t ResultLinePoint(const std::string& line, bool json) {
-  const std::string key = "{\"point\": ";
-  if (json && line.rfind(key, 0) != 0) return -1;
-  const size_t offset = json ? key.size() : 0;
-  const size_t end = line.find_first_not_of("0123456789", offset);
-  int64_t point = -1;
-  if (!ParseWhole(std::string_view(line).substr(offset, end - offset), &point)) return -1;
-  return point;
-}
-
 std::string JsonLinesPath(const std::string& csv_path) {
   if (csv_path.size() > 4 && csv_path.ends_with(".csv")) {
     return csv_path.substr(0, csv_path.size() - 4) + ".jsonl";
@@ -71,35 +50,60 @@ Journal::~Journal() {
 
 bool Journal::exists() const { return Exists(csv_path_ + ".partial"); }
 
-Status Journal::Load(const std::string& header, int64_t points,
-                     const std::function<std::string(int64_t)>& row_prefix,
-                     const std::function<std::string(int64_t)>& describe,
-                     JournalRows* rows) const {
+Status Journal::Load(const std::string& header, int64_t points, bool retry_failed,
+                     const std::function<const std::vector<std::string>&(int64_t)>& values_of,
+                     const std::function<std::string(int64_t)>& describe, JournalRows* rows,
+                     std::vector<std::string>* dropped) const {
   *rows = JournalRows();
   const bool journal = exists();
   const std::string from = journal ? csv_path_ + ".partial" : csv_path_;
   const std::string json_from = journal ? json_path_ + ".partial" : json_path_;
-  std::vector<std::string> lines;
-  if (!ReadWholeLines(from, &lines) || lines.empty()) return Status();
-  if (lines[0] != header) {
+  std::string csv_text;
+  if (!Exists(from)) return Status();
+  Status status = ReadFile(from, &csv_text, kMaxResultsBytes, "results");
+  if (!status.ok()) return status;
+  if (csv_text.empty()) return Status();
+  const std::string first_line = csv_text.substr(0, csv_text.find('\n'));
+  if (first_line != header && first_line != header + "\r") {
     return Status::InvalidInput(from + ":1: its columns are not this experiment's; start over "
-                                "without --resume (expected: " + header + ")");
+                                "without --resume (expected: " + Printable(header) + ")");
   }
-  std::vector<std::string> json_lines;
-  if (!ReadWholeLines(json_from, &json_lines)) json_lines.clear();
-  std::map<int64_t, std::string> json_by_point;
-  for (const std::string& line : json_lines) json_by_point[ResultLinePoint(line, true)] = line;
-  for (size_t i = 1; i < lines.size(); ++i) {
-    const int64_t point = ResultLinePoint(lines[i], false);
-    // Rows without their JSON line are run again.
-    if (point < 0 || point >= points || json_by_point.count(point) == 0) continue;
-    if (lines[i].rfind(row_prefix(point) + ",", 0) != 0) {
-      return Status::InvalidInput(from + ":" + std::to_string(i + 1) + ": point " +
-                                  std::to_string(point) + " is not (" + describe(point) +
+  ResultsTable table;
+  status = ReadResultsCsv(csv_text, from, &table, dropped);
+  if (!status.ok()) return status;
+  std::string json_text;
+  if (Exists(json_from)) {
+    status = ReadFile(json_from, &json_text, kMaxResultsBytes, "results");
+    if (!status.ok()) return status;
+  }
+  std::vector<std::string> axes = table.Axes();
+  std::vector<ResultJsonRow> json_rows;
+  status = ReadResultsJsonLines(json_text, json_from, &axes, &json_rows, dropped);
+  if (!status.ok()) return status;
+  std::map<int64_t, const ResultJsonRow*> json_of;
+  for (const ResultJsonRow& row : json_rows) json_of[row.point] = &row;
+  for (const ResultRow& row : table.rows) {
+    const std::string where = from + ":" + std::to_string(row.line) + ": ";
+    if (row.point >= points) {
+      dropped->push_back(where + "point " + std::to_string(row.point) + " is not in this "
+                         "experiment's " + std::to_string(points) + " points");
+      continue;
+    }
+    const std::vector<std::string>& values = values_of(row.point);
+    if (!std::equal(values.begin(), values.end(), row.fields.begin() + 1)) {
+      return Status::InvalidInput(where + "point " + std::to_string(row.point) + " is not (" +
+                                  describe(row.point) +
                                   ") in this experiment; start over without --resume");
     }
-    rows->csv[point] = lines[i];
-    rows->json[point] = json_by_point[point];
+    const auto json = json_of.find(row.point);
+    if (json == json_of.end() || json->second->status != row.status) {
+      dropped->push_back(where + "point " + std::to_string(row.point) +
+                         " has no matching line in " + json_from);
+      continue;
+    }
+    if (retry_failed && IsFailure(row.status)) continue;
+    rows->csv[row.point] = table.CsvLine(row);
+    rows->json[row.point] = json->second->text;
   }
   return Status();
 }

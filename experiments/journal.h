@@ -12,19 +12,12 @@
 #include <vector>
 
 #include "base/status.h"
+#include "experiments/results.h"
 
 namespace ppsim {
 
 // The JSON lines file beside a results CSV: "r.csv" -> "r.jsonl", anything else + ".jsonl".
 std::string JsonLinesPath(const std::string& csv_path);
-
-// The whole lines of the file at `path`; a torn last line (no line break) is left out. False
-// when the file cannot be read.
-bool ReadWholeLines(const std::string& path, std::vector<std::string>* lines);
-
-// The point a results line starts with ("12,..." in a CSV, {"point": 12, ...} in JSON lines), or
-// -1 when it starts with none.
-int64_t ResultLinePoint(const std::string& line, bool json);
 
 // Finished points: the CSV row and the JSON line of each, by point index.
 struct JournalRows {
@@ -44,13 +37,16 @@ class Journal {
   bool exists() const;
 
   // The rows an earlier run of the same experiment finished: from the journal when there is one,
-  // else from the finished outputs (none when neither exists). A torn last line (no line break)
-  // was not finished and is dropped, as is a row without its JSON line or outside [0, points).
-  // InvalidInput when the header differs from `header` (another experiment) or when a row's
-  // leading fields differ from `row_prefix(point)` ("7,1F1B,8": the point and its values).
-  Status Load(const std::string& header, int64_t points,
-              const std::function<std::string(int64_t)>& row_prefix,
-              const std::function<std::string(int64_t)>& describe, JournalRows* rows) const;
+  // else from the finished outputs (none when neither exists). Every row is checked
+  // (experiments/results.h): a torn or malformed row, a CSV row without its JSON line (or one that
+  // disagrees with it) and a row outside [0, points) are left out, to be run again, each with a
+  // message in *dropped; with `retry_failed` so are failed, timeout and crashed points.
+  // InvalidInput when the header differs from `header` (another experiment) or when a row's axis
+  // values differ from `values_of(point)`; `describe(point)` names the point in that message.
+  Status Load(const std::string& header, int64_t points, bool retry_failed,
+              const std::function<const std::vector<std::string>&(int64_t)>& values_of,
+              const std::function<std::string(int64_t)>& describe, JournalRows* rows,
+              std::vector<std::string>* dropped) const;
 
   // Starts the journal as `header` and `rows`, written whole, then opens it for appending.
   Status Start(const std::string& header, const JournalRows& rows);

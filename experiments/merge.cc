@@ -1,71 +1,92 @@
 #include "experiments/merge.h"
 
-#include <cerrno>
-#include <cstring>
 #include <map>
 
+#include "base/csv.h"
 #include "base/files.h"
-#include "experiments/journal.h"
+#include "experiments/results.h"
 
 namespace ppsim {
+namespace {
+
+// Where each point was read: "FILE:LINE".
+using Origins = std::map<int64_t, std::string>;
+
+Status AddPoint(const std::string& input, int64_t line, int64_t point, std::string text,
+                std::map<int64_t, std::string>* rows, Origins* from) {
+  const std::string here = input + ":" + std::to_string(line);
+  const auto [it, inserted] = from->emplace(point, here);
+  if (!inserted) {
+    return Status::InvalidInput(here + ": point " + std::to_string(point) + " is also in " +
+                                it->second + "; give each shard's output once");
+  }
+  (*rows)[point] = std::move(text);
+  return Status();
+}
+
+// "point 3 missing", "points 3, 4, 9 missing", "points 0, 1, ... (10^18 in all) missing": gaps are
+// counted, not walked, so a point numbered 10^18 is one line to read, not 10^18 steps.
+std::string Missing(const std::map<int64_t, std::string>& rows) {
+  constexpr int64_t kShown = 10;
+  std::string missing;
+  int64_t expected = 0;
+  int64_t count = 0;
+  for (const auto& [point, row] : rows) {
+    for (int64_t gap = expected; gap < point && count + (gap - expected) < kShown; ++gap) {
+      missing += (missing.empty() ? "" : ", ") + std::to_string(gap);
+    }
+    count += point - expected;
+    expected = point + 1;
+  }
+  if (count == 0) return "";
+  return "ppsim merge: point" + std::string(count > 1 ? "s " : " ") + missing +
+         (count > kShown ? ", ... (" + std::to_string(count) + " in all)" : "") +
+         " missing; give every shard's output";
+}
+
+}  // namespace
 
 Status MergeResults(const std::vector<std::string>& inputs, const std::string& output) {
   if (inputs.empty()) return Status::InvalidInput("ppsim merge: no input files");
   const bool json = output.ends_with(".jsonl");
-  std::string header;
+  std::vector<std::string> header;
+  std::vector<std::string> axes;
   std::map<int64_t, std::string> rows;
-  std::map<int64_t, std::string> from;
+  Origins from;
   for (const std::string& input : inputs) {
-    std::vector<std::string> lines;
-    if (!ReadWholeLines(input, &lines)) {
-      return Status::InvalidInput(input + ": cannot read: " + std::strerror(errno));
+    std::string text;
+    Status status = ReadFile(input, &text, kMaxResultsBytes, "results");
+    if (!status.ok()) return status;
+    if (json) {
+      std::vector<ResultJsonRow> lines;
+      status = ReadResultsJsonLines(text, input, &axes, &lines);
+      if (!status.ok()) return status;
+      for (ResultJsonRow& line : lines) {
+        status = AddPoint(input, line.line, line.point, std::move(line.text), &rows, &from);
+        if (!status.ok()) return status;
+      }
+      continue;
     }
-    size_t first = 0;
-    if (!json) {
-      if (lines.empty()) return Status::InvalidInput(input + ": empty; expected a results CSV");
-      if (header.empty()) header = lines[0];
-      if (lines[0] != header) {
-        return Status::InvalidInput(input + ":1: its columns differ from " + inputs[0] +
-                                    "'s; merge shards of one experiment");
-      }
-      first = 1;
+    ResultsTable table;
+    status = ReadResultsCsv(text, input, &table);
+    if (!status.ok()) return status;
+    if (header.empty()) header = table.header;
+    if (table.header != header) {
+      return Status::InvalidInput(input + ":1: its columns differ from " + inputs[0] +
+                                  "'s; merge shards of one experiment");
     }
-    for (size_t i = first; i < lines.size(); ++i) {
-      const int64_t point = ResultLinePoint(lines[i], json);
-      if (point < 0) {
-        return Status::InvalidInput(input + ":" + std::to_string(i + 1) +
-                                    ": not a result line (it should start with the point)");
-      }
-      if (rows.count(point)) {
-        return Status::InvalidInput(input + ":" + std::to_string(i + 1) + ": point " +
-                                    std::to_string(point) + " is also in " + from[point]);
-      }
-      rows[point] = lines[i];
-      from[point] = input;
+    for (const ResultRow& row : table.rows) {
+      status = AddPoint(input, row.line, row.point, table.CsvLine(row), &rows, &from);
+      if (!status.ok()) return status;
     }
   }
-  // Gaps are counted, not walked: a point numbered 10^18 is one line to read, not 10^18 steps.
-  std::string missing;
-  int64_t expected = 0;
-  int64_t missing_count = 0;
-  for (const auto& [point, row] : rows) {
-    for (int64_t gap = expected; gap < point && gap < expected + 10; ++gap) {
-      if (missing_count + (gap - expected) < 10) {
-        missing += (missing.empty() ? "" : ", ") + std::to_string(gap);
-      }
-    }
-    missing_count += point - expected;
-    expected = point + 1;
+  const std::string missing = Missing(rows);
+  if (!missing.empty()) return Status::InvalidInput(missing);
+  std::string text;
+  if (!json) {
+    for (size_t c = 0; c < header.size(); ++c) text += (c ? "," : "") + CsvField(header[c]);
+    text += "\n";
   }
-  if (missing_count > 0) {
-    return Status::InvalidInput("ppsim merge: point" + std::string(missing_count > 1 ? "s " : " ") +
-                                missing + (missing_count > 10 ? ", ... (" +
-                                                                    std::to_string(missing_count) +
-                                                                    " in all)"
-                                                              : "") +
-                                " missing; give every shard's output");
-  }
-  std::string text = json ? "" : header + "\n";
   for (const auto& [point, row] : rows) text += row + "\n";
   return WriteWholeFile("", output, text);
 }

@@ -15,6 +15,7 @@
 #include "experiments/process_pool.h"
 #include "experiments/progress.h"
 #include "experiments/request.h"
+#include "experiments/results.h"
 #include "experiments/run_output.h"
 #include "experiments/trace_outputs.h"
 #include "models/units.h"
@@ -26,97 +27,39 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-std::string Header(const ExperimentPlan& plan) {
-  std::string header = "point";
-  for (const std::string& column : plan.columns) header += "," + CsvField(column);
-  for (std::string_view column : kResultMetricColumns) header += "," + std::string(column);
-  return header;
-}
-
 // One line: line breaks in a message become "; ".
 std::string OneLine(std::string text) {
   std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\n') {
+  for (char c : text) {
+    if (c == '\n') {
       out += "; ";
     } else {
-      out += text[i];
+      out += c;
     }
   }
   return out;
 }
 
-// What a point came to: the CSV metric fields (empty unless ok) and the run's JSON.
-struct Outcome {
-  std::string status;
-  std::string error;
-  std::string metrics_csv;  // makespan_s ... oom (7 fields), ok only
-  std::string result_json;  // ok only
-  double wall_s = 0;
-};
-
-std::string CsvRow(const ExperimentPlan& plan, const SweepPoint& point, const Outcome& o) {
-  std::string row = std::to_string(point.index);
-  for (const std::string& value : point.values) row += "," + CsvField(value);
-  row += "," + (o.metrics_csv.empty() ? std::string(",,,,,,") : o.metrics_csv);
-  return row + "," + o.status + "," + CsvField(o.error) + "," + FormatNumber(o.wall_s);
-}
-
-std::string JsonLine(const ExperimentPlan& plan, const SweepPoint& point, const Outcome& o) {
-  std::string line = "{\"point\": " + std::to_string(point.index) + ", \"values\": {";
-  for (size_t c = 0; c < plan.columns.size(); ++c) {
-    line += (c ? ", " : "") + JsonString(plan.columns[c]) + ": " + JsonString(point.values[c]);
-  }
-  line += "}, \"status\": " + JsonString(o.status) + ", \"error\": " + JsonString(o.error) +
-          ", \"wall_s\": " + FormatNumber(o.wall_s);
-  if (!o.result_json.empty()) line += ", \"result\": " + o.result_json;
-  return line + "}";
-}
-
-std::string MetricsCsv(const RunResult& r) {
+void SetMetrics(const RunResult& r, PointOutcome* o) {
   const RunMetrics& m = r.metrics;
-  int64_t peak = 0;
-  int64_t static_bytes = 0;
   for (const RankMetrics& k : m.ranks) {
-    peak = std::max(peak, k.peak_memory_bytes);
-    static_bytes = std::max(static_bytes, k.static_memory_bytes);
+    o->peak_memory_bytes = std::max(o->peak_memory_bytes, k.peak_memory_bytes);
+    o->static_memory_bytes = std::max(o->static_memory_bytes, k.static_memory_bytes);
   }
   const double microbatches = static_cast<double>(r.num_microbatches) * r.spec.training.dp;
-  const double throughput = m.makespan_s > 0 ? microbatches / m.makespan_s : 0;
-  return FormatNumber(m.makespan_s) + "," + FormatNumber(m.bubble_over_makespan) + "," +
-         FormatNumber(m.stage_bubble_rate) + "," + FormatNumber(throughput) + "," +
-         std::to_string(peak) + "," + std::to_string(static_bytes) + "," +
-         (m.oom_ranks > 0 ? "true" : "false");
-}
-
-// The child's message to the parent: status, wall time, error or metrics, JSON; '\0'-separated.
-std::string Serialize(const Outcome& o) {
-  return o.status + '\0' + FormatNumber(o.wall_s) + '\0' + o.error + '\0' + o.metrics_csv + '\0' +
-         o.result_json;
-}
-
-bool Deserialize(const std::string& text, Outcome* o) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (int k = 0; k < 4; ++k) {
-    const size_t end = text.find('\0', start);
-    if (end == std::string::npos) return false;
-    parts.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  o->status = parts[0];
-  o->wall_s = std::strtod(parts[1].c_str(), nullptr);
-  o->error = parts[2];
-  o->metrics_csv = parts[3];
-  o->result_json = text.substr(start);
-  return true;
+  o->makespan_s = m.makespan_s;
+  o->bubble_over_makespan = m.bubble_over_makespan;
+  o->stage_bubble_rate = m.stage_bubble_rate;
+  o->throughput_microbatches_per_s = m.makespan_s > 0 ? microbatches / m.makespan_s : 0;
+  o->oom = m.oom_ranks > 0;
+  o->result = RunJson(r);
 }
 
 // Runs in the point's process: simulates the point, SimGrid in this very process.
-Outcome RunPoint(const PointJob& job, const SweepOptions& options) {
+PointOutcome RunPoint(const PointJob& job, const SweepOptions& options) {
   const char* crash = std::getenv("PPSIM_SWEEP_CRASH_POINT");
   if (crash != nullptr && std::to_string(job.point->index) == crash) std::raise(SIGSEGV);
-  Outcome o;
+  PointOutcome o;
   const Clock::time_point start = Clock::now();
   PreparedRun prepared;
   Status status = PrepareRun(job.spec, &prepared);
@@ -131,29 +74,28 @@ Outcome RunPoint(const PointJob& job, const SweepOptions& options) {
   }
   o.wall_s = Seconds(Clock::now() - start);
   if (!status.ok()) {
-    o.status = "failed";
+    o.status = PointStatus::kFailed;
     o.error = OneLine(status.message());
     return o;
   }
-  o.status = "ok";
-  o.metrics_csv = MetricsCsv(result);
-  o.result_json = FormatResultJsonLine(result);
+  o.status = PointStatus::kOk;
+  SetMetrics(result, &o);
   return o;
 }
 
 // What a point's process came to: its outcome, or how the process ended.
-Outcome OutcomeOf(const ProcessPool::Finished& f, double timeout_s) {
-  Outcome o;
+PointOutcome OutcomeOf(const ProcessPool::Finished& f, double timeout_s) {
+  PointOutcome o;
   if (f.timed_out) {
-    o.status = "timeout";
+    o.status = PointStatus::kTimeout;
     o.error = "exceeded --point-timeout " + HumanDuration(timeout_s);
   } else if (WIFSIGNALED(f.wait_status)) {
-    o.status = "crashed";
+    o.status = PointStatus::kCrashed;
     o.error = "the point's process died of " + DescribeWaitStatus(f.wait_status);
   } else if (!WIFEXITED(f.wait_status) || WEXITSTATUS(f.wait_status) != 0 ||
-             !Deserialize(f.output, &o)) {
-    o = Outcome();
-    o.status = "crashed";
+             !ParsePointOutcome(f.output, &o)) {
+    o = PointOutcome();
+    o.status = PointStatus::kCrashed;
     o.error = "the point's process exited with status " +
               std::to_string(WIFEXITED(f.wait_status) ? WEXITSTATUS(f.wait_status) : -1);
   } else {
@@ -161,13 +103,6 @@ Outcome OutcomeOf(const ProcessPool::Finished& f, double timeout_s) {
   }
   o.wall_s = f.wall_s;
   return o;
-}
-
-// The row prefix of a point: its index and values, as the CSV writes them.
-std::string RowPrefix(const SweepPoint& point) {
-  std::string prefix = std::to_string(point.index);
-  for (const std::string& value : point.values) prefix += "," + CsvField(value);
-  return prefix;
 }
 
 }  // namespace
@@ -235,7 +170,7 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
                 const SweepOptions& options, std::ostream& progress_out, SweepSummary* summary) {
   *summary = SweepSummary();
   const Clock::time_point sweep_start = Clock::now();
-  const std::string header = Header(plan);
+  const std::string header = ResultsHeader(plan.columns);
   Journal journal(options.output);
   if (journal.exists() && !options.resume) {
     return Status::InvalidInput(options.output + ".partial: an interrupted sweep's results; add "
@@ -243,11 +178,20 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
   }
   JournalRows rows;
   if (options.resume) {
+    std::vector<std::string> dropped;
     Status status = journal.Load(
-        header, static_cast<int64_t>(jobs.size()),
-        [&](int64_t point) { return RowPrefix(*jobs[point].point); },
-        [&](int64_t point) { return DescribePoint(plan, *jobs[point].point); }, &rows);
+        header, static_cast<int64_t>(jobs.size()), options.retry_failed,
+        [&](int64_t point) -> const std::vector<std::string>& {
+          return jobs[point].point->values;
+        },
+        [&](int64_t point) { return DescribePoint(plan, *jobs[point].point); }, &rows, &dropped);
     if (!status.ok()) return status;
+    for (size_t d = 0; d < dropped.size() && d < 3; ++d) {
+      progress_out << "resume: runs again: " << dropped[d] << "\n";
+    }
+    if (dropped.size() > 3) {
+      progress_out << "resume: and " << dropped.size() - 3 << " more rows run again\n";
+    }
   }
   // The journal starts as the header and the resumed rows (a torn last line of an interrupted
   // journal is dropped), then grows a line per finished point.
@@ -268,17 +212,19 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
   size_t journaled = 0;
   const char* kill_after_env = std::getenv("PPSIM_SWEEP_KILL_AFTER");
   const long kill_after = kill_after_env == nullptr ? -1 : std::strtol(kill_after_env, nullptr, 10);
-  auto record = [&](size_t j, const Outcome& o) {
+  auto record = [&](size_t j, const PointOutcome& o) {
     const SweepPoint& point = *jobs[j].point;
-    const std::string row = CsvRow(plan, point, o);
-    const std::string line = JsonLine(plan, point, o);
+    const int64_t index = static_cast<int64_t>(point.index);
+    const std::string row = ResultCsvLine(index, point.values, o);
+    const std::string line = ResultJsonLine(index, plan.columns, point.values, o);
     Status appended = journal.Append(row, line);
     if (!appended.ok()) return appended;
     rows.csv[point.index] = row;
     rows.json[point.index] = line;
-    const bool failed = o.status != "ok" && o.status != "skipped";
-    (o.status == "ok" ? summary->ok : failed ? summary->failed : summary->skipped) += 1;
-    progress.PointDone(point.index, DescribePoint(plan, point), o.status, o.error, failed);
+    const bool failed = IsFailure(o.status);
+    (o.status == PointStatus::kOk ? summary->ok : failed ? summary->failed : summary->skipped) += 1;
+    progress.PointDone(point.index, DescribePoint(plan, point), std::string(PointStatusName(o.status)),
+                       o.error, failed);
     if (kill_after >= 0 && static_cast<long>(++journaled) >= kill_after) std::raise(SIGKILL);
     return Status();
   };
@@ -290,8 +236,8 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
       runnable.push_back(j);
       continue;
     }
-    Outcome o;
-    o.status = "skipped";
+    PointOutcome o;
+    o.status = PointStatus::kSkipped;
     o.error = OneLine(jobs[j].reason);
     status = record(j, o);
     if (!status.ok()) return status;
@@ -303,7 +249,7 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
   while (next < runnable.size() || !pool.empty()) {
     while (next < runnable.size() && !pool.full()) {
       const size_t j = runnable[next++];
-      status = pool.Start(j, [&, j] { return Serialize(RunPoint(jobs[j], options)); });
+      status = pool.Start(j, [&, j] { return SerializePointOutcome(RunPoint(jobs[j], options)); });
       if (!status.ok()) return Status::Internal("sweep: " + status.message());
     }
     for (const ProcessPool::Finished& f : pool.Wait()) {

@@ -22,17 +22,11 @@
 
 #include "experiments/experiment.h"
 #include "experiments/journal.h"
+#include "experiments/results.h"
 #include "experiments/run.h"
 #include "base/status.h"
 
 namespace ppsim {
-
-// The columns of a results CSV after `point` and the swept columns, in order.
-inline constexpr std::string_view kResultMetricColumns[] = {
-    "makespan_s",        "bubble_over_makespan", "stage_bubble_rate",
-    "throughput_microbatches_per_s", "peak_memory_bytes", "static_memory_bytes",
-    "oom",               "status",               "error",
-    "wall_s"};
 
 // A point ready to run: its spec, or why it does not run.
 struct PointJob {
@@ -46,6 +40,7 @@ struct SweepOptions {
   std::string output;        // the results CSV (required)
   int32_t jobs = 1;          // processes at a time
   bool resume = false;       // keep the points the journal (or a finished output) already has
+  bool retry_failed = false;  // with resume: run failed, timeout and crashed points again
   int32_t shard_index = 0;   // run the points with index % shard_count == shard_index
   int32_t shard_count = 1;
   double point_timeout_s = 0;  // 0: none

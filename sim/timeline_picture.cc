@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/escape.h"
+#include "base/svg.h"
 
 namespace ppsim {
 namespace {
@@ -45,19 +46,27 @@ struct Rgb {
   double r, g, b;  // 0..255
 };
 
-// One hue per kind; orange and red for the two backward kinds so that I and B stay apart.
+// The palette's colour of `hex` ("#4e79a7").
+Rgb FromHex(const char* hex) {
+  unsigned r = 0, g = 0, b = 0;
+  std::sscanf(hex, "#%02x%02x%02x", &r, &g, &b);
+  return {static_cast<double>(r), static_cast<double>(g), static_cast<double>(b)};
+}
+
+// One palette colour per kind (base/svg.h); orange and red for the two backward kinds so that I
+// and B stay apart.
 Rgb KindColour(BoxKind kind) {
   switch (kind) {
     case BoxKind::kForward:
-      return {0x2b, 0x6c, 0xb0};
+      return FromHex(kPalette[0]);
     case BoxKind::kBackwardInput:
-      return {0xe3, 0x7b, 0x1c};
+      return FromHex(kPalette[1]);
     case BoxKind::kBackwardWeight:
-      return {0x2e, 0x8b, 0x3e};
+      return FromHex(kPalette[4]);
     case BoxKind::kBackward:
-      return {0xc2, 0x3b, 0x3b};
+      return FromHex(kPalette[2]);
     case BoxKind::kOverlap:
-      return {0x7d, 0x4f, 0xb3};
+      return FromHex(kPalette[6]);
   }
   return {0x80, 0x80, 0x80};
 }
@@ -115,25 +124,9 @@ const char* TextColourOn(Rgb fill) {
   return on_dark >= on_white ? kDarkText : "#ffffff";
 }
 
-std::string Fixed(double value, int decimals) {
-  if (std::fabs(value) < 0.5 * std::pow(10.0, -decimals)) value = 0;  // never "-0"
-  char buffer[400];
-  std::snprintf(buffer, sizeof(buffer), "%.*f", decimals, value);
-  return buffer;
-}
-
-// Every coordinate is printed with one decimal, so equal pictures give equal bytes.
-std::string Px(double value) { return Fixed(value, 1); }
-
 // Characters of three or more UTF-8 bytes (arrows, CJK) count double: they tend to be wide.
 double TextWidth(std::string_view text, double font_px, double em_per_char = kEmPerChar) {
-  double chars = 0;
-  for (char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if ((u & 0xC0) == 0x80) continue;
-    chars += u >= 0xE0 ? 2 : 1;
-  }
-  return chars * font_px * em_per_char;
+  return TextCells(text) * font_px * em_per_char;
 }
 
 double LabelWidth(int32_t microbatch) {
@@ -149,7 +142,7 @@ std::string FormatBytes(int64_t bytes) {
     value /= 1024;
     ++unit;
   }
-  std::string text = Fixed(value, unit == 0 ? 0 : 1);
+  std::string text = FormatFixed(value, unit == 0 ? 0 : 1);
   if (text.size() > 2 && text.compare(text.size() - 2, 2, ".0") == 0) text.resize(text.size() - 2);
   return text + " " + kUnits[unit];
 }
@@ -194,26 +187,21 @@ Axis AxisTicks(double end_ns, double plot_width) {
   Axis axis{UnitFor(end_ns), {}};
   const double px_per_unit = plot_width / end_ns * axis.unit.ns;
   const double units = end_ns / axis.unit.ns;
-  for (int exponent = static_cast<int>(std::floor(std::log10(units))) - 3; exponent < 30;
-       ++exponent) {
-    for (int mantissa : {1, 2, 5}) {
-      const double step = mantissa * std::pow(10.0, exponent);
-      if (step * axis.unit.ns < 1) continue;  // no ticks between nanoseconds
-      const int decimals = std::max(0, -exponent);
-      const int64_t last = static_cast<int64_t>(std::floor(units / step + 1e-9));
-      double widest = 0;
-      std::vector<Tick> ticks;
-      for (int64_t i = 0; i <= last; ++i) {
-        ticks.push_back({static_cast<double>(i) * step * axis.unit.ns,
-                         Fixed(static_cast<double>(i) * step, decimals)});
-        widest = std::max(widest, TextWidth(ticks.back().label, kSmallPx));
-      }
-      if (step * px_per_unit >= std::max(kMinTickSpacing, widest + kTickLabelGap)) {
-        axis.ticks = std::move(ticks);
-        return axis;
-      }
+  NiceStep(static_cast<int>(std::floor(std::log10(units))) - 3, [&](double step, int exponent) {
+    if (step * axis.unit.ns < 1) return false;  // no ticks between nanoseconds
+    const int decimals = std::max(0, -exponent);
+    const int64_t last = static_cast<int64_t>(std::floor(units / step + 1e-9));
+    double widest = 0;
+    std::vector<Tick> ticks;
+    for (int64_t i = 0; i <= last; ++i) {
+      ticks.push_back({static_cast<double>(i) * step * axis.unit.ns,
+                       FormatFixed(static_cast<double>(i) * step, decimals)});
+      widest = std::max(widest, TextWidth(ticks.back().label, kSmallPx));
     }
-  }
+    if (step * px_per_unit < std::max(kMinTickSpacing, widest + kTickLabelGap)) return false;
+    axis.ticks = std::move(ticks);
+    return true;
+  });
   return axis;
 }
 
@@ -450,15 +438,15 @@ std::string MemorySvg(const TimelinePicture& picture, const Layout& layout, size
 std::string Svg(const TimelinePicture& picture, bool all_labels) {
   const Layout layout = MakeLayout(picture);
   std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"" +
-                    Fixed(layout.width, 0) + "\" height=\"" + Fixed(layout.height, 0) +
-                    "\" viewBox=\"0 0 " + Fixed(layout.width, 0) + " " + Fixed(layout.height, 0) +
+                    FormatFixed(layout.width, 0) + "\" height=\"" + FormatFixed(layout.height, 0) +
+                    "\" viewBox=\"0 0 " + FormatFixed(layout.width, 0) + " " + FormatFixed(layout.height, 0) +
                     "\" font-family=\"DejaVu Sans, Verdana, sans-serif\" font-size=\"12\"";
   // Where the plot is, for the page's zoom.
   out += " data-plot-x=\"" + Px(layout.plot_x) + "\" data-plot-w=\"" + Px(layout.plot_width) +
          "\" data-right=\"" + Px(layout.right) + "\" data-min-width=\"" + Px(layout.min_width) +
          "\" data-plot-top=\"" + Px(layout.plot_top) + "\" data-plot-bottom=\"" +
          Px(layout.plot_bottom) + "\" data-axis-y=\"" + Px(layout.axis_y) + "\" data-end-ns=\"" +
-         Fixed(layout.end_ns, 0) + "\">\n";
+         FormatFixed(layout.end_ns, 0) + "\">\n";
   out += "<defs><clipPath id=\"plot-clip\"><rect" + Attr("x", layout.plot_x) +
          Attr("y", layout.plot_top) + Attr("width", layout.plot_width) +
          Attr("height", layout.plot_bottom - layout.plot_top) + "/></clipPath></defs>\n";

@@ -5,9 +5,11 @@
 #include <string>
 
 #include "base/files.h"
+#include "base/names.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/options.h"
 #include "experiments/html_report.h"
+#include "experiments/results.h"
 
 namespace ppsim::cli {
 namespace {
@@ -21,10 +23,6 @@ constexpr const char* kReportHelp =
     "swept axes, charts of makespan, bubble over makespan and peak memory (lines over the first\n"
     "numeric axis that varies, one per combination of the other varying axes; bar charts when no\n"
     "numeric axis varies or no line would join two points), and the whole results table.\n";
-
-std::string Plural(int64_t count, const char* noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
-}
 
 }  // namespace
 
@@ -52,7 +50,6 @@ int ReportCommand(const CommandArgs& args, std::ostream& out, std::ostream& err)
   status = CheckNotAnInput("-o", output, {input});
   if (!status.ok()) return Fail(err, status);
   std::string csv;
-  constexpr int64_t kMaxResultsBytes = int64_t{1} << 30;  // about 3 million points
   status = ReadFile(input, &csv, kMaxResultsBytes, "results");
   if (!status.ok()) return Fail(err, status);
   std::string html;

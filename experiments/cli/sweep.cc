@@ -28,7 +28,7 @@ namespace {
 namespace po = boost::program_options;
 
 constexpr const char* kSweepSynopsis =
-    "usage: ppsim sweep FILE -o RESULTS.csv [-j N] [--resume] [--shard I/N] "
+    "usage: ppsim sweep FILE -o RESULTS.csv [-j N] [--resume [--retry-failed]] [--shard I/N] "
     "[--point-timeout TIME] [--timelines DIR]";
 
 po::options_description SweepOptionsDescription() {
@@ -38,6 +38,7 @@ po::options_description SweepOptionsDescription() {
       "jobs,j", po::value<std::string>()->value_name("N"),
       "points at a time, each in its own process (default: the cores)")(
       "resume", "keep the points an interrupted run (or a finished one) wrote")(
+      "retry-failed", "with --resume: run the failed, timed-out and crashed points again")(
       "shard", po::value<std::string>()->value_name("I/N"),
       "run only the points whose index mod N is I (join with ppsim merge)")(
       "point-timeout", po::value<std::string>()->value_name("TIME"),
@@ -77,6 +78,11 @@ Status ReadSweepOptions(const ParsedArgs& parsed, SweepOptions* options) {
   if (parsed.values.count("jobs")) status = Count("-j", OptionText(parsed, "jobs"), 1, &options->jobs);
   if (!status.ok()) return status;
   options->resume = parsed.values.count("resume") > 0;
+  options->retry_failed = parsed.values.count("retry-failed") > 0;
+  if (options->retry_failed && !options->resume) {
+    return Status::InvalidInput("--retry-failed: runs failed points of an earlier sweep again; "
+                                "add --resume");
+  }
   if (parsed.values.count("shard")) {
     const std::string text = OptionText(parsed, "shard");
     const size_t slash = text.find('/');

@@ -285,6 +285,74 @@ TEST(Sweep, AKilledSweepResumesIntoTheFileAnUninterruptedOneWrites) {
   EXPECT_EQ(WithoutWallTime(ReadFile(out)), WithoutWallTime(ReadFile(full)));
 }
 
+// Resume checks every journal row: a torn last line, a malformed row and a row without its JSON
+// line are run again; the rest are kept; the files end as an uninterrupted sweep's.
+TEST(Sweep, ResumeRunsTornAndMalformedJournalRowsAgain) {
+  const std::string path = Grid("torn.yaml");
+  const std::string full = Dir() + "torn-full.csv";
+  ASSERT_EQ(Cli({"sweep", path, "-o", full, "-j", "2"}).code, 0);
+  const std::string csv = ReadFile(full);
+  const std::string json = ReadFile(Dir() + "torn-full.jsonl");
+  std::vector<std::string> rows;
+  for (size_t at = 0; at < csv.size();) {
+    const size_t end = csv.find('\n', at);
+    rows.push_back(csv.substr(at, end - at));
+    at = end + 1;
+  }
+  ASSERT_EQ(rows.size(), 7u);  // header + 6 points
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < json.size();) {
+    const size_t end = json.find('\n', at);
+    lines.push_back(json.substr(at, end - at));
+    at = end + 1;
+  }
+  ASSERT_EQ(lines.size(), 6u);
+  // Journal: point 0 whole; point 1 with a status no sweep writes; point 2 without its JSON line;
+  // point 3 whole; point 5 torn in the middle of its row.
+  std::string bad_row = rows[2];
+  const size_t ok_at = bad_row.find(",ok,");
+  ASSERT_NE(ok_at, std::string::npos) << bad_row;
+  bad_row.replace(ok_at, 4, ",okay,");
+  const std::string out = Dir() + "torn.csv";
+  WriteFile("torn.csv.partial", rows[0] + "\n" + rows[1] + "\n" + bad_row + "\n" + rows[3] +
+                                    "\n" + rows[4] + "\n" + rows[6].substr(0, 9));
+  WriteFile("torn.jsonl.partial", lines[0] + "\n" + lines[1] + "\n" + lines[3] + "\n");
+  const CliResult resumed = Cli({"sweep", path, "-o", out, "-j", "2", "--resume"});
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("2 resumed"), std::string::npos) << resumed.out;  // points 0 and 3
+  EXPECT_NE(resumed.err.find("torn.csv.partial:3: status 'okay' is not valid"), std::string::npos)
+      << resumed.err;
+  EXPECT_NE(resumed.err.find("torn.csv.partial:6: torn last line"), std::string::npos)
+      << resumed.err;
+  EXPECT_EQ(WithoutWallTime(ReadFile(out)), WithoutWallTime(csv));
+  EXPECT_EQ(WithoutWallTime(ReadFile(Dir() + "torn.jsonl")), WithoutWallTime(json));
+}
+
+// A crashed point stays crashed on --resume, and runs again with --retry-failed.
+TEST(Sweep, RetryFailedRunsFailedPointsAgain) {
+  const std::string path = Grid("retry.yaml");
+  const std::string full = Dir() + "retry-full.csv";
+  ASSERT_EQ(Cli({"sweep", path, "-o", full, "-j", "2"}).code, 0);
+  const std::string out = Dir() + "retry.csv";
+  setenv("PPSIM_SWEEP_CRASH_POINT", "4", 1);
+  const CliResult crashed = Cli({"sweep", path, "-o", out, "-j", "2"});
+  unsetenv("PPSIM_SWEEP_CRASH_POINT");
+  EXPECT_EQ(crashed.code, 1);
+  const CliResult kept = Cli({"sweep", path, "-o", out, "--resume"});
+  EXPECT_EQ(kept.code, 0) << kept.err;
+  EXPECT_NE(kept.out.find("6 resumed"), std::string::npos) << kept.out;
+  EXPECT_NE(ReadFile(out).find(",crashed,"), std::string::npos);
+  const CliResult alone = Cli({"sweep", path, "-o", out, "--retry-failed"});
+  EXPECT_EQ(alone.code, 2);
+  EXPECT_EQ(alone.err, "--retry-failed: runs failed points of an earlier sweep again; add --resume\n");
+  const CliResult retried = Cli({"sweep", path, "-o", out, "--resume", "--retry-failed"});
+  EXPECT_EQ(retried.code, 0) << retried.err;
+  EXPECT_NE(retried.out.find("5 resumed"), std::string::npos) << retried.out;
+  EXPECT_EQ(WithoutWallTime(ReadFile(out)), WithoutWallTime(ReadFile(full)));
+  EXPECT_EQ(WithoutWallTime(ReadFile(Dir() + "retry.jsonl")),
+            WithoutWallTime(ReadFile(Dir() + "retry-full.jsonl")));
+}
+
 TEST(Sweep, APointThatCrashesOrTimesOutIsARowAndTheOthersGoOn) {
   const std::string path = Grid("crash.yaml");
   const std::string out = Dir() + "crash.csv";
@@ -326,7 +394,7 @@ TEST(Sweep, ShardsMergeIntoTheUnshardedResults) {
   EXPECT_EQ(missing.err, "ppsim merge: points 1, 3 missing; give every shard's output\n");
   const CliResult twice =
       Cli({"merge", Dir() + "s0.csv", Dir() + "s0.csv", "-o", Dir() + "twice.csv"});
-  EXPECT_EQ(twice.err, Dir() + "s0.csv:2: point 0 is also in " + Dir() + "s0.csv\n");
+  EXPECT_EQ(twice.err, Dir() + "s0.csv:2: point 0 is also in " + Dir() + "s0.csv:2; give each shard's output once\n");
 }
 
 TEST(Sweep, FlagsAreCheckedWithOneLineMessages) {

@@ -1,12 +1,23 @@
-// Results CSVs as `ppsim report` reads them (validated, charted, laid out as a page).
+// Results files as ppsim reads them back: a results CSV as `ppsim report` reads it (validated,
+// charted, laid out as a page) and as `--resume` reads a journal (bad rows dropped), and the same
+// bytes as a JSON lines file (merge and resume).
 #include <string>
+#include <vector>
 
 #include "experiments/html_report.h"
+#include "experiments/results.h"
 #include "tests/fuzz/fuzz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text = ppsim::fuzz::Text(data, size);
   std::string html;
-  ppsim::fuzz::ExpectReadable(
-      ppsim::RenderHtmlReport(ppsim::fuzz::Text(data, size), "r.csv", &html), "r.csv");
+  ppsim::fuzz::ExpectReadable(ppsim::RenderHtmlReport(text, "r.csv", &html), "r.csv");
+  ppsim::ResultsTable table;
+  std::vector<std::string> dropped;
+  ppsim::fuzz::ExpectReadable(ppsim::ReadResultsCsv(text, "r.csv", &table, &dropped), "r.csv");
+  std::vector<std::string> axes;
+  std::vector<ppsim::ResultJsonRow> rows;
+  ppsim::fuzz::ExpectReadable(ppsim::ReadResultsJsonLines(text, "r.jsonl", &axes, &rows),
+                              "r.jsonl");
   return 0;
 }

@@ -1,0 +1,42 @@
+// Helpers for the SVG that ppsim draws by hand (the timeline picture, the sweep report's charts):
+// one number format for coordinates, one estimate of text width, one rule for 1-2-5 ticks and one
+// palette, so the two pictures cannot drift apart.
+#ifndef PPSIM_BASE_SVG_H_
+#define PPSIM_BASE_SVG_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace ppsim {
+
+// `value` with `decimals` decimals, never "-0" (a value that rounds to zero prints as 0).
+std::string FormatFixed(double value, int decimals);
+
+// A coordinate: one decimal, so equal pictures give equal bytes.
+inline std::string Px(double value) { return FormatFixed(value, 1); }
+
+// The width of `text` in character cells, for layout before a browser has measured anything: a
+// character of three or more UTF-8 bytes (arrows, CJK) counts as two cells, since such characters
+// tend to be wide; continuation bytes count nothing. Callers multiply by their font's cell width.
+double TextCells(std::string_view text);
+
+// At most `max_chars` characters (UTF-8 code points) of `text`, ending in an ellipsis when cut.
+std::string TruncateText(const std::string& text, size_t max_chars);
+
+// The first of the steps 1, 2 and 5 x 10^k, for k = first_exponent, first_exponent + 1, ... (60
+// decades at most), that `accept(step, k)` accepts; 0 when none is. Tick pickers state their rule
+// as `accept` (how many ticks, how far apart) and share this walk.
+double NiceStep(int first_exponent, const std::function<bool(double step, int exponent)>& accept);
+
+// Tableau 10: ten colours that stay distinguishable; series and kinds take them in order.
+inline constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                           "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+inline constexpr int kPaletteSize = 10;
+
+// Palette colour `index` (wrapping around after ten).
+inline const char* PaletteColour(int index) { return kPalette[index % kPaletteSize]; }
+
+}  // namespace ppsim
+
+#endif  // PPSIM_BASE_SVG_H_

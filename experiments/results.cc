@@ -1,0 +1,404 @@
+#include "experiments/results.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "base/csv.h"
+#include "base/escape.h"
+#include "base/names.h"
+#include "base/json.h"
+#include "base/numbers.h"
+
+namespace ppsim {
+namespace {
+
+constexpr std::string_view kStatusNames[] = {"ok", "failed", "skipped", "timeout", "crashed"};
+
+constexpr std::string_view kValidHeader =
+    "a results CSV has point, the swept axes, then makespan_s, bubble_over_makespan, "
+    "stage_bubble_rate, throughput_microbatches_per_s, peak_memory_bytes, static_memory_bytes, "
+    "oom, status, error, wall_s";
+
+constexpr size_t kMaxErrors = 20;
+constexpr int kMaxJsonDepth = 64;
+
+std::string Where(const std::string& source, int64_t line) {
+  return source + ":" + std::to_string(line) + ": ";
+}
+
+// Bad rows: errors, or (with `dropped`) rows left out. Joins the errors into one status.
+class Problems {
+ public:
+  Problems(const std::string& source, std::vector<std::string>* dropped)
+      : source_(source), dropped_(dropped) {}
+
+  void Add(std::string message) {
+    if (dropped_ != nullptr) {
+      dropped_->push_back(std::move(message));
+    } else if (errors_.size() < kMaxErrors) {
+      errors_.push_back(std::move(message));
+    } else {
+      ++more_;
+    }
+  }
+
+  Status ToStatus() const {
+    if (errors_.empty()) return Status();
+    std::string message;
+    for (const std::string& e : errors_) message += (message.empty() ? "" : "\n") + e;
+    if (more_ > 0) message += "\n" + source_ + ": " + Plural(more_, "more bad row") + " not shown";
+    return Status::InvalidInput(message);
+  }
+
+ private:
+  const std::string& source_;
+  std::vector<std::string>* dropped_;
+  std::vector<std::string> errors_;
+  int64_t more_ = 0;
+};
+
+Status CheckHeader(const CsvRecord& header, const std::string& source, int* axis_count) {
+  const std::string where = Where(source, header.line);
+  const std::string valid = "; " + std::string(kValidHeader);
+  const std::vector<std::string>& f = header.fields;
+  if (f[0] != "point") {
+    return Status::InvalidInput(where + "first column is " + Quoted(f[0]) +
+                                ", expected 'point'" + valid);
+  }
+  const auto makespan = std::find(f.begin() + 1, f.end(), kResultMetricColumns[kMakespanColumn]);
+  if (makespan == f.end()) return Status::InvalidInput(where + "missing column 'makespan_s'" + valid);
+  const size_t first_metric = makespan - f.begin();
+  for (int m = 0; m < kResultMetricColumnCount; ++m) {
+    const size_t column = first_metric + m;
+    const std::string name(kResultMetricColumns[m]);
+    if (column < f.size() && f[column] == name) continue;
+    const bool present = std::find(f.begin(), f.end(), name) != f.end();
+    if (!present || column >= f.size()) {
+      return Status::InvalidInput(where + "missing column '" + name + "'" + valid);
+    }
+    return Status::InvalidInput(where + "column " + std::to_string(column + 1) + " is '" +
+                                Printable(f[column]) + "', expected '" + name + "'" + valid);
+  }
+  if (f.size() > first_metric + kResultMetricColumnCount) {
+    return Status::InvalidInput(where + "unexpected column '" +
+                                Printable(f[first_metric + kResultMetricColumnCount]) +
+                                "' after wall_s" + valid);
+  }
+  for (size_t a = 1; a < first_metric; ++a) {
+    if (f[a].empty()) {
+      return Status::InvalidInput(where + "column " + std::to_string(a + 1) +
+                                  " has no name; an axis column is named for the field it sweeps");
+    }
+  }
+  std::map<std::string, size_t> first_of;
+  for (size_t j = 0; j < f.size(); ++j) {
+    const auto [it, inserted] = first_of.emplace(f[j], j);
+    if (!inserted) {
+      return Status::InvalidInput(where + "column " + std::to_string(j + 1) + " '" +
+                                  Printable(f[j]) + "' repeats column " +
+                                  std::to_string(it->second + 1) + "; each column appears once");
+    }
+  }
+  *axis_count = static_cast<int>(first_metric) - 1;
+  return Status();
+}
+
+// The first problem of the row, or "".
+std::string CheckRow(const ResultsTable& table, const CsvRecord& record, const std::string& source,
+                     ResultRow* row) {
+  const std::string where = Where(source, record.line);
+  const size_t expected = table.header.size();
+  if (record.fields.size() != expected) {
+    return where + Plural(static_cast<int64_t>(record.fields.size()), "field") + ", expected " +
+           std::to_string(expected);
+  }
+  row->line = record.line;
+  row->fields = record.fields;
+  if (!ParseWhole(row->fields[0], &row->point) || row->point < 0) {
+    return where + "point '" + Printable(row->fields[0]) +
+           "' is not a whole number >= 0; point is the 0-based index of the sweep point";
+  }
+  const std::string& status = table.Cell(*row, kStatusColumn);
+  if (!ParsePointStatus(status, &row->status)) {
+    return where + "status '" + Printable(status) +
+           "' is not valid; valid: ok, failed, skipped, timeout, crashed";
+  }
+  const bool ok = row->status == PointStatus::kOk;
+  const std::string& wall = table.Cell(*row, kWallColumn);
+  double wall_s;
+  if (!ParseFinite(wall, &wall_s) && !(wall.empty() && !ok)) {
+    return where + "wall_s '" + Printable(wall) +
+           "' is not a number; wall_s is the run's wall-clock seconds";
+  }
+  if (!ok) return "";
+  for (int m = 0; m < kNumericMetrics; ++m) {
+    const std::string& cell = table.Cell(*row, m);
+    if (!ParseFinite(cell, &row->metric[m])) {
+      return where + std::string(kResultMetricColumns[m]) + " '" + Printable(cell) +
+             "' is not a number; an ok row has a number in each metric column";
+    }
+  }
+  const std::string& oom = table.Cell(*row, kOomColumn);
+  if (oom != "true" && oom != "false") {
+    return where + "oom '" + Printable(oom) + "' is not valid; valid: true, false";
+  }
+  row->oom = oom == "true";
+  return "";
+}
+
+// The deepest nesting of arrays and objects in `text`, counted outside strings.
+int JsonDepth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// The first problem of a JSON line, or "".
+std::string CheckJsonLine(std::string_view text, std::vector<std::string>* axes,
+                          ResultJsonRow* row) {
+  if (JsonDepth(text) > kMaxJsonDepth) {
+    return "nested more than " + std::to_string(kMaxJsonDepth) + " deep; a results line is flat";
+  }
+  const nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return "not valid JSON; each line is one JSON object";
+  if (!value.is_object()) return "not a JSON object; each line is one JSON object";
+  const auto point = value.find("point");
+  if (point == value.end() || !point->is_number_integer() || point->get<int64_t>() < 0) {
+    return "\"point\" is not a whole number >= 0";
+  }
+  row->point = point->get<int64_t>();
+  const auto values = value.find("values");
+  if (values == value.end() || !values->is_object()) return "\"values\" is not an object";
+  // nlohmann::json keeps keys sorted; the order is checked on the text.
+  std::vector<std::string> keys;
+  for (const auto& [key, v] : values->items()) {
+    if (!v.is_string()) return "values[" + Quoted(key) + "] is not a string";
+    keys.push_back(key);
+  }
+  std::vector<std::string> expected = *axes;
+  std::sort(expected.begin(), expected.end());
+  if (axes->empty() && !keys.empty()) {
+    const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text);
+    for (const auto& [key, v] : ordered["values"].items()) axes->push_back(key);
+  } else if (keys != expected) {
+    return "\"values\" are not this sweep's axes";
+  }
+  const auto status = value.find("status");
+  if (status == value.end() || !status->is_string() ||
+      !ParsePointStatus(status->get<std::string>(), &row->status)) {
+    return "\"status\" is not one of ok, failed, skipped, timeout, crashed";
+  }
+  const auto error = value.find("error");
+  if (error == value.end() || !error->is_string()) return "\"error\" is not a string";
+  const auto wall = value.find("wall_s");
+  if (wall == value.end() || !wall->is_number()) return "\"wall_s\" is not a number";
+  const auto result = value.find("result");
+  const bool ok = row->status == PointStatus::kOk;
+  if (ok != (result != value.end())) return "\"result\" is there exactly when status is ok";
+  if (ok && !result->is_object()) return "\"result\" is not an object";
+  row->text = std::string(text);
+  return "";
+}
+
+}  // namespace
+
+std::string_view PointStatusName(PointStatus status) {
+  return kStatusNames[static_cast<int>(status)];
+}
+
+bool ParsePointStatus(std::string_view name, PointStatus* status) {
+  for (int s = 0; s < kPointStatusCount; ++s) {
+    if (name == kStatusNames[s]) {
+      *status = static_cast<PointStatus>(s);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsFailure(PointStatus status) {
+  return status == PointStatus::kFailed || status == PointStatus::kTimeout ||
+         status == PointStatus::kCrashed;
+}
+
+std::string ResultsHeader(const std::vector<std::string>& axes) {
+  std::string header = "point";
+  for (const std::string& axis : axes) header += "," + CsvField(axis);
+  for (std::string_view column : kResultMetricColumns) header += "," + std::string(column);
+  return header;
+}
+
+std::string SerializePointOutcome(const PointOutcome& o) {
+  nlohmann::ordered_json json = {
+      {"status", PointStatusName(o.status)},
+      {"error", o.error},
+      {"wall_s", o.wall_s},
+      {"metrics",
+       {o.makespan_s, o.bubble_over_makespan, o.stage_bubble_rate,
+        o.throughput_microbatches_per_s}},
+      {"memory_bytes", {o.peak_memory_bytes, o.static_memory_bytes}},
+      {"oom", o.oom},
+      {"result", o.result},
+  };
+  return json.dump();
+}
+
+bool ParsePointOutcome(std::string_view text, PointOutcome* o) {
+  const nlohmann::ordered_json json =
+      nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return false;
+  try {
+    if (!ParsePointStatus(json.at("status").get<std::string>(), &o->status)) return false;
+    o->error = json.at("error").get<std::string>();
+    o->wall_s = json.at("wall_s").get<double>();
+    const auto& metrics = json.at("metrics");
+    const auto& memory = json.at("memory_bytes");
+    if (metrics.size() != 4 || memory.size() != 2) return false;
+    o->makespan_s = metrics.at(0).get<double>();
+    o->bubble_over_makespan = metrics.at(1).get<double>();
+    o->stage_bubble_rate = metrics.at(2).get<double>();
+    o->throughput_microbatches_per_s = metrics.at(3).get<double>();
+    o->peak_memory_bytes = memory.at(0).get<int64_t>();
+    o->static_memory_bytes = memory.at(1).get<int64_t>();
+    o->oom = json.at("oom").get<bool>();
+    o->result = json.at("result");
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+  return true;
+}
+
+std::string ResultCsvLine(int64_t point, const std::vector<std::string>& values,
+                          const PointOutcome& o) {
+  std::string row = std::to_string(point);
+  for (const std::string& value : values) row += "," + CsvField(value);
+  if (o.status == PointStatus::kOk) {
+    row += "," + FormatNumber(o.makespan_s) + "," + FormatNumber(o.bubble_over_makespan) + "," +
+           FormatNumber(o.stage_bubble_rate) + "," +
+           FormatNumber(o.throughput_microbatches_per_s) + "," +
+           std::to_string(o.peak_memory_bytes) + "," + std::to_string(o.static_memory_bytes) +
+           "," + (o.oom ? "true" : "false");
+  } else {
+    row += ",,,,,,,";
+  }
+  return row + "," + std::string(PointStatusName(o.status)) + "," + CsvField(o.error) + "," +
+         FormatNumber(o.wall_s);
+}
+
+std::string ResultJsonLine(int64_t point, const std::vector<std::string>& axes,
+                           const std::vector<std::string>& values, const PointOutcome& o) {
+  nlohmann::ordered_json json;
+  json["point"] = point;
+  json["values"] = nlohmann::ordered_json::object();
+  for (size_t c = 0; c < axes.size(); ++c) json["values"][axes[c]] = values[c];
+  json["status"] = PointStatusName(o.status);
+  json["error"] = o.error;
+  json["wall_s"] = JsonNumber(o.wall_s);
+  if (o.status == PointStatus::kOk) json["result"] = o.result;
+  return FormatJsonCompact(json);
+}
+
+std::string ResultsTable::CsvLine(const ResultRow& row) const {
+  std::string line;
+  for (size_t f = 0; f < row.fields.size(); ++f) line += (f ? "," : "") + CsvField(row.fields[f]);
+  return line;
+}
+
+Status ReadResultsCsv(std::string_view text, const std::string& source, ResultsTable* table,
+                      std::vector<std::string>* dropped) {
+  *table = ResultsTable();
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark
+  if (text.empty()) {
+    return Status::InvalidInput(source + ":1: empty file; " + std::string(kValidHeader));
+  }
+  std::vector<CsvRecord> records;
+  Status status = ReadCsv(text, source, &records);
+  Problems problems(source, dropped);
+  if (!status.ok()) {
+    if (dropped == nullptr || records.size() < 2) return status;
+    problems.Add(status.message() + " (the rest is read again)");
+  } else if (dropped != nullptr && !text.ends_with('\n') && records.size() > 1) {
+    problems.Add(Where(source, records.back().line) + "torn last line (no line break)");
+    records.pop_back();
+  }
+  status = CheckHeader(records[0], source, &table->axis_count);
+  if (!status.ok()) return status;
+  table->header = records[0].fields;
+  std::map<int64_t, int64_t> line_of_point;
+  for (size_t r = 1; r < records.size(); ++r) {
+    ResultRow row;
+    std::string error = CheckRow(*table, records[r], source, &row);
+    if (error.empty()) {
+      const auto [it, inserted] = line_of_point.emplace(row.point, row.line);
+      if (!inserted) {
+        error = Where(source, row.line) + "point " + std::to_string(row.point) + " repeats line " +
+                std::to_string(it->second) + "; each point appears once";
+      }
+    }
+    if (error.empty()) {
+      table->rows.push_back(std::move(row));
+    } else {
+      problems.Add(std::move(error));
+    }
+  }
+  status = problems.ToStatus();
+  if (!status.ok()) {
+    *table = ResultsTable();
+    return status;
+  }
+  std::stable_sort(table->rows.begin(), table->rows.end(),
+                   [](const ResultRow& a, const ResultRow& b) { return a.point < b.point; });
+  return Status();
+}
+
+Status ReadResultsJsonLines(std::string_view text, const std::string& source,
+                            std::vector<std::string>* axes, std::vector<ResultJsonRow>* rows,
+                            std::vector<std::string>* dropped) {
+  rows->clear();
+  Problems problems(source, dropped);
+  int64_t line = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    ++line;
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) {
+      if (dropped != nullptr) {
+        problems.Add(Where(source, line) + "torn last line (no line break)");
+        break;
+      }
+      end = text.size();
+    }
+    ResultJsonRow row;
+    row.line = line;
+    const std::string error = CheckJsonLine(text.substr(start, end - start), axes, &row);
+    if (error.empty()) {
+      rows->push_back(std::move(row));
+    } else {
+      problems.Add(Where(source, line) + error);
+    }
+    start = end + 1;
+  }
+  Status status = problems.ToStatus();
+  if (!status.ok()) rows->clear();
+  return status;
+}
+
+}  // namespace ppsim
