@@ -18,6 +18,13 @@ import time
 
 MEMORY_LIMIT = 2 << 30
 TIME_LIMIT_S = 1.0
+# Under AddressSanitizer (PPSIM_SANITIZED=1, set by CMake for -DPPSIM_SANITIZE=ON builds) the
+# address-space limit cannot hold (ASan maps terabytes of shadow memory): ASan's own resident
+# limit takes its place, and the time limit allows for ASan's slowdown.
+SANITIZED = os.environ.get("PPSIM_SANITIZED") == "1"
+if SANITIZED:
+    TIME_LIMIT_S = 10.0
+    os.environ["ASAN_OPTIONS"] = "hard_rss_limit_mb=%d:exitcode=86" % (MEMORY_LIMIT >> 20)
 BIG = "7" * (1 << 20)  # a 1 MB token, in files
 ARG = "7" * 100000     # the longest a command-line argument may be is 128 KiB
 
@@ -291,7 +298,9 @@ def run_case(ppsim, workdir, c):
     for name, text in c["files"].items():
         with open(os.path.join(folder, name), "wb") as f:
             f.write(text.encode("utf-8", "surrogateescape"))
-    limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    def limit():
+        if not SANITIZED:
+            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     start = time.monotonic()
     process = subprocess.Popen([ppsim] + c["args"], cwd=folder, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, preexec_fn=limit)
