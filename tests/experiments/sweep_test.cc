@@ -4,6 +4,7 @@
 
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -326,6 +327,48 @@ TEST(Sweep, ResumeRunsTornAndMalformedJournalRowsAgain) {
       << resumed.err;
   EXPECT_EQ(WithoutWallTime(ReadFile(out)), WithoutWallTime(csv));
   EXPECT_EQ(WithoutWallTime(ReadFile(Dir() + "torn.jsonl")), WithoutWallTime(json));
+}
+
+// A journal write that fails (here: the file-size limit, as a full disk would) stops the sweep at
+// once with the file and the reason; what was journaled resumes into the uninterrupted result.
+TEST(Sweep, AFailedJournalWriteStopsTheSweepAndWhatWasJournaledResumes) {
+  const std::string path = Grid("full.yaml");
+  const std::string whole = Dir() + "full-whole.csv";
+  ASSERT_EQ(Cli({"sweep", path, "-o", whole, "-j", "1"}).code, 0);
+  const std::string json = ReadFile(Dir() + "full-whole.jsonl");
+  const std::string out = Dir() + "full.csv";
+  std::remove(out.c_str());
+  std::remove((out + ".partial").c_str());
+  std::remove((Dir() + "full.jsonl.partial").c_str());
+  const std::string err_path = Dir() + "full.err";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // Room for the first JSON line and a half: the second append fails with EFBIG.
+    const rlim_t limit = json.find('\n') * 3 / 2;
+    const struct rlimit rl = {limit, limit};
+    std::signal(SIGXFSZ, SIG_IGN);
+    setrlimit(RLIMIT_FSIZE, &rl);
+    const CliResult r = Cli({"sweep", path, "-o", out, "-j", "1"});
+    std::ofstream(err_path) << r.err;
+    _exit(r.code);
+  }
+  int wait_status = 0;
+  ASSERT_EQ(waitpid(pid, &wait_status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(wait_status));
+  EXPECT_EQ(WEXITSTATUS(wait_status), 2);
+  const std::string err = ReadFile(err_path);
+  EXPECT_NE(err.find(Dir() + "full.jsonl.partial: cannot write: File too large; the sweep "
+                              "stopped, and --resume continues it\n"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2) << err;  // one point, then the stop
+  EXPECT_FALSE(Exists(out));
+  const CliResult resumed = Cli({"sweep", path, "-o", out, "-j", "1", "--resume"});
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("1 resumed"), std::string::npos) << resumed.out;
+  EXPECT_EQ(WithoutWallTime(ReadFile(out)), WithoutWallTime(ReadFile(whole)));
+  EXPECT_EQ(WithoutWallTime(ReadFile(Dir() + "full.jsonl")), WithoutWallTime(json));
 }
 
 // A crashed point stays crashed on --resume, and runs again with --retry-failed.
