@@ -58,7 +58,10 @@ void SetMetrics(const RunResult& r, PointOutcome* o) {
 // Runs in the point's process: simulates the point, SimGrid in this very process.
 PointOutcome RunPoint(const PointJob& job, const SweepOptions& options) {
   const char* crash = std::getenv("PPSIM_SWEEP_CRASH_POINT");
-  if (crash != nullptr && std::to_string(job.point->index) == crash) std::raise(SIGSEGV);
+  if (crash != nullptr && std::to_string(job.point->index) == crash) {
+    std::signal(SIGSEGV, SIG_DFL);  // die of the signal, also under ASan (which handles SEGV)
+    std::raise(SIGSEGV);
+  }
   PointOutcome o;
   const Clock::time_point start = Clock::now();
   PreparedRun prepared;
