@@ -25,10 +25,12 @@ PATH=$PATH:/usr/sbin
 rm -rf "$work"
 mkdir -p "$work/state" "$work/spool" "$work/run"
 work=$(cd "$work" && pwd)
-# munged refuses a socket folder that not everyone can enter, and a key others can read.
-chmod 711 "$work"
-dd if=/dev/urandom of="$work/munge.key" bs=1024 count=1 status=none
-chmod 600 "$work/munge.key"
+# munged refuses a socket whose folders, up to /, not everyone can enter (a build folder may sit in
+# a private one), and a key others can read: its files get a folder of their own under /tmp.
+munge=$(mktemp -d /tmp/ppsim-munge.XXXXXX)
+chmod 711 "$munge"
+dd if=/dev/urandom of="$munge/munge.key" bs=1024 count=1 status=none
+chmod 600 "$munge/munge.key"
 
 # Ports of this run's own, so that a Slurm on the machine (or another test) is left alone.
 base_port=$((20000 + ($$ % 20000)))
@@ -41,7 +43,7 @@ SlurmdPort=$((base_port + 1))
 SlurmUser=$user
 SlurmdUser=$user
 AuthType=auth/munge
-AuthInfo=socket=$work/munge.socket
+AuthInfo=socket=$munge/munge.socket
 CredType=cred/munge
 StateSaveLocation=$work/state
 SlurmdSpoolDir=$work/spool
@@ -67,9 +69,10 @@ export SLURM_CONF=$work/slurm.conf
 stop() {
   scontrol shutdown >/dev/null 2>&1 || true
   sleep 1
-  for pid_file in "$work/slurmctld.pid" "$work/slurmd.pid" "$work/munged.pid"; do
+  for pid_file in "$work/slurmctld.pid" "$work/slurmd.pid" "$munge/munged.pid"; do
     [ -f "$pid_file" ] && kill "$(cat "$pid_file")" 2>/dev/null || true
   done
+  rm -rf "$munge"
 }
 fail() {
   echo "slurm_test: $*" >&2
@@ -80,8 +83,9 @@ fail() {
 }
 trap stop EXIT
 
-munged --socket="$work/munge.socket" --key-file="$work/munge.key" --pid-file="$work/munged.pid" \
-  --log-file="$work/munged.log" --seed-file="$work/munge.seed" || fail "munged did not start"
+munged --socket="$munge/munge.socket" --key-file="$munge/munge.key" \
+  --pid-file="$munge/munged.pid" --log-file="$work/munged.log" --seed-file="$munge/munge.seed" ||
+  fail "munged did not start"
 slurmctld -c -f "$SLURM_CONF" || fail "slurmctld did not start"
 slurmd -f "$SLURM_CONF" -N ppsimnode || fail "slurmd did not start"
 for _ in $(seq 1 60); do
