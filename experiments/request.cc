@@ -308,6 +308,9 @@ Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator>
   if (status.ok() && !config.engine().empty()) {
     status = ParseEngineKind(at.Where("engine"), config.engine(), &base.engine);
   }
+  if (status.ok() && !config.p2p_mode().empty()) {
+    status = ParseP2pMode(at.Where("p2p_mode"), config.p2p_mode(), &base.p2p_mode);
+  }
   if (status.ok()) status = ResolveOutputs(config, at, request);
   if (!status.ok()) return status;
   if (!base.schedule_file.empty()) {

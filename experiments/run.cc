@@ -74,7 +74,7 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
 // InvalidInput when a run of this size would compile into more than spec.max_tasks tasks.
 Status CheckRunSize(const RunSpec& spec, double stages, double microbatches, double actions) {
   const TrainingSetup& t = spec.training;
-  const double tasks = TaskCountBound(stages, microbatches, actions, t.dp, t.tp);
+  const double tasks = TaskCountBound(stages, microbatches, actions, t.dp, t.tp, spec.p2p_mode);
   if (tasks <= static_cast<double>(spec.max_tasks)) return Status();
   const Locator& where = *spec.where;
   const ScheduleParams& p = spec.params;
@@ -269,8 +269,14 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
     }
   }
   if (!compile) return Status();
-  return CompileTaskGraph(run->schedule, run->costs,
-                          Parallelism{spec.training.dp, spec.training.tp}, &run->graph);
+  Status compiled = CompileTaskGraph(run->schedule, run->costs,
+                                     Parallelism{spec.training.dp, spec.training.tp, spec.p2p_mode},
+                                     &run->graph);
+  if (compiled.code() == StatusCode::kInvalidInput) {
+    // The schedule cannot run with the p2p mode.
+    return where.Invalid("p2p_mode", compiled.message());
+  }
+  return compiled;
 }
 
 Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_out,

@@ -45,6 +45,7 @@ struct RunSpec {
   PlatformChoice platform;  // preset or file, nodes, set, placement, hosts
   int64_t memory_limit_bytes = 0;  // 0: the platform GPU's memory
   EngineKind engine = EngineKind::kSimGrid;
+  P2pMode p2p_mode = P2pMode::kEager;
   // PrepareRun refuses a run that would compile into more tasks (sim/task_graph.h), before it
   // allocates them: 5e7 tasks are about 7 GB.
   int64_t max_tasks = kDefaultMaxTasks;

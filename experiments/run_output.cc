@@ -69,6 +69,8 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   o["allreduce_tasks"] = m.num_allreduce_tasks;
   o["allreduce_bytes"] = m.allreduce_bytes;
   o["allreduce_tail_s"] = JsonNumber(m.allreduce_tail_s);
+  o["p2p_mode"] = std::string(P2pModeName(r.spec.p2p_mode));
+  o["p2p_wait_s"] = JsonNumber(m.p2p_wait_s);
   auto traffic = [](const TrafficMetrics& t) {
     nlohmann::ordered_json j;
     j["transfers"] = t.transfers;
@@ -189,6 +191,12 @@ std::string SingleTable(const RunResult& r) {
                                           std::to_string(r.num_ranks) + " x tp " +
                                           std::to_string(tp) + " = " +
                                           std::to_string(dp * r.num_ranks * tp) + " GPUs"});
+  }
+  if (r.spec.p2p_mode != P2pMode::kEager) {
+    summary.push_back({"p2p calls", std::string(P2pModeName(r.spec.p2p_mode)) + ": " +
+                                        std::to_string(m.num_wait_tasks) + " blocking calls, " +
+                                        HumanDuration(m.p2p_wait_s) +
+                                        " blocked in them (all ranks)"});
   }
   if (m.num_allreduce_tasks > 0) {
     summary.push_back({"all-reduce", std::to_string(m.num_allreduce_tasks) + " ring steps (" +

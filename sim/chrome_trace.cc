@@ -44,7 +44,9 @@ class ChromeSink : public TraceSink {
                MicrosecondsText(slice.start_ns) +
                ",\"dur\":" + MicrosecondsText(slice.end_ns - slice.start_ns) + ",\"name\":";
     AppendJsonString(slice.name, &buffer_);
-    buffer_ += slice.kind == TaskKind::kCompute ? ",\"cat\":\"compute\"" : ",\"cat\":\"transfer\"";
+    buffer_ += slice.kind == TaskKind::kCompute ? ",\"cat\":\"compute\""
+               : slice.kind == TaskKind::kWait  ? ",\"cat\":\"wait\""
+                                                : ",\"cat\":\"transfer\"";
     buffer_ += ",\"args\":{";
     for (size_t i = 0; i < slice.args.size(); ++i) {
       const TraceArg& arg = slice.args[i];

@@ -13,8 +13,8 @@ Status RunCriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Tim
   std::vector<double>& start = timeline->start_s;
   for (TaskId t : graph.topological_order) {
     const Task& task = graph.tasks[t];
-    double duration = task.duration_s;
-    if (task.kind != TaskKind::kCompute) {
+    double duration = task.duration_s;  // compute; 0 for a wait
+    if (task.kind == TaskKind::kTransfer || task.kind == TaskKind::kAllReduce) {
       const TaskGpus gpus = GpusOf(task, platform);
       duration = platform.UncontendedTransferTime(gpus.src, gpus.dst, task.bytes);
     }

@@ -25,13 +25,24 @@ Status Execute(EngineKind kind, const TaskGraph& graph, const PlatformSpec& plat
     return Status::Internal("critical-path: the routes of the XML platform " + platform.xml_file +
                             " are known to SimGrid only");
   }
+  Status status = Status::Internal("unknown engine");
   switch (kind) {
     case EngineKind::kSimGrid:
-      return process == SimGridProcess::kChild ? RunSimGrid(graph, platform, timeline)
-                                               : SimulateInThisProcess(graph, platform, timeline);
-    case EngineKind::kCriticalPath: return RunCriticalPath(graph, platform, timeline);
+      status = process == SimGridProcess::kChild ? RunSimGrid(graph, platform, timeline)
+                                                 : SimulateInThisProcess(graph, platform, timeline);
+      break;
+    case EngineKind::kCriticalPath:
+      status = RunCriticalPath(graph, platform, timeline);
+      break;
   }
-  return Status::Internal("unknown engine");
+  if (!status.ok()) return status;
+  // A wait starts when its rank reached the call.
+  for (size_t i = 0; i < graph.wait_after.size(); ++i) {
+    const TaskId before = graph.wait_after[i];
+    timeline->start_s[graph.waits_begin + i] =
+        before == TaskGraph::kNoTask ? 0.0 : timeline->end_s[before];
+  }
+  return Status();
 }
 
 }  // namespace ppsim

@@ -16,7 +16,9 @@
 
 namespace ppsim {
 
-// When each task ran, in seconds from the start of the iteration. Indexed by TaskId.
+// When each task ran, in seconds from the start of the iteration. Indexed by TaskId. A wait task
+// "runs" from the end of the task before it on its rank's stream (the rank reached the call) to
+// the end of the call.
 struct Timeline {
   std::vector<double> start_s;
   std::vector<double> end_s;
@@ -42,7 +44,7 @@ struct TaskGpus {
   int32_t dst = 0;
 };
 inline TaskGpus GpusOf(const Task& task, const PlatformSpec& platform) {
-  if (task.kind == TaskKind::kCompute) {
+  if (task.kind == TaskKind::kCompute || task.kind == TaskKind::kWait) {
     const int32_t gpu = platform.GpuOf(task.replica, task.rank, 0);
     return {gpu, gpu};
   }

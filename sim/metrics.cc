@@ -86,6 +86,9 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
         ++m.num_allreduce_tasks;
         m.allreduce_bytes += task.bytes;
         break;
+      case TaskKind::kWait:
+        ++m.num_wait_tasks;
+        break;
     }
   }
   m.makespan_s = graph.num_tasks() == 0 ? 0 : latest - earliest;
@@ -97,6 +100,11 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
   }
   m.memory_timeline.resize(schedule.num_ranks);
   double total_busy = 0;
+  std::vector<double> wait_of_rank(schedule.num_ranks, 0.0);  // replica 0's, as the ranks below
+  for (size_t t = graph.communication_end(); t < graph.num_tasks(); ++t) {
+    const Task& wait = graph.tasks[t];
+    if (wait.replica == 0) wait_of_rank[wait.rank] += timeline.end_s[t] - timeline.start_s[t];
+  }
   for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
     RankMetrics r;
     r.rank = rank;
@@ -123,6 +131,8 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
         [&](size_t index, int64_t live) {
           samples.push_back({timeline.end_s[graph.ComputeTask(rank, index)], live});
         });
+    r.p2p_wait_s = wait_of_rank[rank];
+    m.p2p_wait_s += r.p2p_wait_s;
     r.static_memory_bytes = static_bytes[rank];
     r.peak_memory_bytes = r.static_memory_bytes + r.peak_activation_bytes;
     r.memory_capacity_bytes = memory_capacity_bytes;
@@ -158,7 +168,7 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
     int64_t bytes;
   };
   std::vector<Use> uses;
-  for (size_t t = graph.num_compute_tasks(); t < graph.num_tasks(); ++t) {
+  for (size_t t = graph.num_compute_tasks(); t < graph.communication_end(); ++t) {
     const Task& task = graph.tasks[t];
     const TaskGpus gpus = GpusOf(task, platform);
     const double start = timeline.start_s[t];

@@ -46,6 +46,7 @@ struct RankMetrics {
   int64_t peak_memory_bytes = 0;      // static + peak activation
   int64_t memory_capacity_bytes = 0;  // 0: unlimited
   bool oom = false;                   // peak_memory_bytes > memory_capacity_bytes
+  double p2p_wait_s = 0;  // blocked in p2p calls (--p2p-mode megatron), within idle_in_span_s
 };
 
 // Live activation bytes of a rank from `time_s` on.
@@ -82,6 +83,8 @@ struct RunMetrics {
   size_t num_allreduce_tasks = 0;  // steps of data-parallel all-reduces, per GPU
   int64_t allreduce_bytes = 0;
   double allreduce_tail_s = 0;     // from the last compute end to the end of the iteration
+  size_t num_wait_tasks = 0;       // blocking p2p calls (--p2p-mode megatron), every replica
+  double p2p_wait_s = 0;           // time ranks spent blocked in them, summed over ranks
   // Set by ComputeLinkMetrics: every link that carried bytes, in platform order.
   std::vector<LinkMetrics> links;
   TrafficMetrics intra_node;

@@ -83,6 +83,11 @@ class JustInTimeRunner {
  private:
   void Launch(TaskId t) {
     const Task& task = graph_.tasks[t];
+    if (task.kind == TaskKind::kWait) {  // takes no time: it ends once its predecessors have
+      const double now = s4u::Engine::get_clock();
+      Finished(t, now, now);
+      return;
+    }
     void* data = reinterpret_cast<void*>(static_cast<uintptr_t>(t));
     const TaskGpus gpus = GpusOf(task, platform_);
     if (task.kind == TaskKind::kCompute) {
@@ -111,14 +116,19 @@ class JustInTimeRunner {
     }
     ++depth_;
     const TaskId t = static_cast<TaskId>(reinterpret_cast<uintptr_t>(activity.get_data<void>()));
-    timeline_->start_s[t] = activity.get_start_time();
-    timeline_->end_s[t] = activity.get_finish_time();
-    ++completed_;
     finished_.push_back(t);
+    Finished(t, activity.get_start_time(), activity.get_finish_time());
+    --depth_;
+  }
+
+  // Records task t and launches the tasks it was the last predecessor of.
+  void Finished(TaskId t, double start_s, double end_s) {
+    timeline_->start_s[t] = start_s;
+    timeline_->end_s[t] = end_s;
+    ++completed_;
     for (TaskId next : boost::make_iterator_range(boost::adjacent_vertices(t, graph_.dag))) {
       if (--remaining_[next] == 0) Launch(next);
     }
-    --depth_;
   }
 
   const TaskGraph& graph_;

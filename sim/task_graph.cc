@@ -3,8 +3,13 @@
 #include <string>
 #include <utility>
 
+#include "base/names.h"
+
 namespace ppsim {
 namespace {
+
+constexpr NamedValue<P2pMode> kP2pModes[] = {{"eager", P2pMode::kEager},
+                                             {"megatron", P2pMode::kMegatron}};
 
 // What an op consumes: the output of another op, named by its (stage, microbatch).
 enum class Output {
@@ -115,6 +120,7 @@ std::string DescribeDeadlock(const Schedule& schedule, const TaskGraph& graph,
       waits_for += (waits_for.empty() ? "" : " and ") +
                    NeededOpName(need, ActionOf(schedule, graph.tasks[producer]));
     }
+    if (waits_for.empty()) waits_for = "its p2p call";
     message += std::string(first ? " " : "; ") + "rank " + std::to_string(rank) + " waits at " +
                FormatAction(action) + " for " + waits_for;
     first = false;
@@ -198,7 +204,211 @@ void AddAllReduces(const Schedule& schedule, const StageCosts& costs, const Para
   }
 }
 
+
+// One blocking p2p call of a rank (P2pMode::kMegatron): it comes before action `before` of the
+// rank's order, sends the cross-rank outputs of the actions at positions `sends` and receives the
+// cross-rank inputs of those at `recvs`.
+struct Call {
+  size_t before = 0;
+  std::vector<size_t> sends;
+  std::vector<size_t> recvs;
+};
+
+// The calls of one rank's order as Megatron-LM's schedules issue them (task_graph.h), or an
+// empty string's opposite: why the order does not have Megatron's shape.
+std::string MegatronCalls(const std::vector<Action>& order, int32_t chunks,
+                          std::vector<Call>* calls) {
+  const size_t n = order.size();
+  size_t forwards = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Action& a = order[i];
+    if (a.num_ops() != 1 || (a.op(0).kind != OpKind::kForward && a.op(0).kind != OpKind::kBackward)) {
+      return "its action " + FormatAction(a) + " is not a single F or B";
+    }
+    forwards += a.op(0).kind == OpKind::kForward ? 1 : 0;
+  }
+  auto is_forward = [&](size_t i) { return order[i].op(0).kind == OpKind::kForward; };
+  size_t leading = 0;
+  while (leading < n && is_forward(leading)) ++leading;
+  if (2 * forwards != n) return "it has " + std::to_string(forwards) + " forwards in " +
+                                std::to_string(n) + " actions";
+  // W warmup forwards, R forward-backward pairs, W cooldown backwards.
+  const size_t warmup = leading == forwards ? leading : leading - 1;
+  const size_t pairs = forwards - warmup;
+  for (size_t i = warmup; i < n; ++i) {
+    const bool in_pairs = i < warmup + 2 * pairs;
+    const bool forward_expected = in_pairs && (i - warmup) % 2 == 0;
+    if (is_forward(i) != forward_expected) {
+      return "action " + std::to_string(i) + " (" + FormatAction(order[i]) +
+             ") breaks the shape of warmup forwards, forward-backward pairs, cooldown backwards";
+    }
+  }
+  auto add = [&](size_t before, std::vector<size_t> sends, std::vector<size_t> recvs) {
+    std::erase_if(recvs, [&](size_t r) { return r >= n; });
+    calls->push_back({before, std::move(sends), std::move(recvs)});
+  };
+  const size_t w = warmup;
+  const size_t r = pairs;
+  if (chunks == 1) {
+    for (size_t i = 0; i < w; ++i) {
+      add(i, {}, {i});      // recv_forward
+      add(i + 1, {i}, {});  // send_forward
+    }
+    if (r > 0) add(w, {}, {w});
+    for (size_t i = 0; i < r; ++i) {
+      const size_t f = w + 2 * i;
+      const size_t b = f + 1;
+      add(b, {f}, {b});  // send_forward_recv_backward
+      if (i + 1 < r) {
+        add(b + 1, {b}, {b + 1});  // send_backward_recv_forward
+      } else {
+        add(b + 1, {b}, {});  // send_backward
+      }
+    }
+    for (size_t i = 0; i < w; ++i) {
+      const size_t c = w + 2 * r + i;
+      add(c, {}, {c});      // recv_backward
+      add(c + 1, {c}, {});  // send_backward
+    }
+    return "";
+  }
+  add(0, {}, {0});  // recv_forward
+  for (size_t k = 0; k < w; ++k) {
+    if (k + 1 == w && r > 0) {
+      add(k + 1, {k}, {k + 1, k + 2});  // send_forward_backward_recv_forward_backward
+    } else if (k + 1 < w) {
+      add(k + 1, {k}, {k + 1});  // send_forward_recv_forward
+    } else {
+      add(k + 1, {k}, {});  // the last forward: nothing more to receive from before
+    }
+  }
+  if (r == 0) add(w, {}, {w});  // recv_backward
+  for (size_t k = 0; k < r; ++k) {
+    const size_t f = w + 2 * k;
+    const size_t b = f + 1;
+    if (k + 1 < r) {
+      add(b + 1, {f, b}, {b + 1, b + 2});
+    } else {
+      add(b + 1, {f, b}, {b + 1});  // the first cooldown backward's input, if any
+    }
+  }
+  for (size_t i = 0; i < w; ++i) {
+    const size_t c = w + 2 * r + i;
+    add(c + 1, {c}, {c + 1});  // send_backward_recv_backward
+  }
+  return "";
+}
+
+// Replaces the order edges of every rank's stream by Megatron's blocking calls: a wait task per
+// call that moves something, between the actions it sits between; each transfer starts after
+// both ranks reached their calls and ends both calls. `ends[i]` are the producer and consumer of
+// transfer transfers_begin + i.
+Status AddMegatronCalls(const Schedule& schedule, const std::vector<std::pair<TaskId, TaskId>>& ends,
+                        TaskId transfers_begin, TaskGraph* graph,
+                        std::vector<std::pair<TaskId, TaskId>>* edges) {
+  const int32_t ranks = schedule.num_ranks;
+  std::vector<int32_t> chunks(ranks, 0);
+  for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
+    ++chunks[schedule.stage_to_rank[stage].value()];
+  }
+  std::vector<std::vector<Call>> calls(ranks);
+  // Per rank and position: the call sending its outputs and the one receiving its inputs.
+  std::vector<std::vector<int32_t>> send_call(ranks), recv_call(ranks);
+  for (int32_t rank = 0; rank < ranks; ++rank) {
+    const auto& order = schedule.orders[rank];
+    const std::string why = MegatronCalls(order, chunks[rank], &calls[rank]);
+    if (!why.empty()) {
+      return Status::InvalidInput("megatron: rank " + std::to_string(rank) +
+                                  "'s order is not Megatron-LM's: " + why +
+                                  "; Megatron runs 1F1B, Interleaved1F1B and GPipe orders");
+    }
+    if (chunks[rank] > 1 && ranks <= 2) {
+      return Status::InvalidInput("megatron: Megatron-LM's interleaved schedule with "
+                                  "batched p2p calls needs more than 2 pipeline ranks");
+    }
+    send_call[rank].assign(order.size(), -1);
+    recv_call[rank].assign(order.size(), -1);
+    for (size_t c = 0; c < calls[rank].size(); ++c) {
+      for (size_t p : calls[rank][c].sends) send_call[rank][p] = static_cast<int32_t>(c);
+      for (size_t p : calls[rank][c].recvs) recv_call[rank][p] = static_cast<int32_t>(c);
+    }
+  }
+  auto rank_and_position = [&](TaskId compute) {
+    const Task& task = graph->tasks[compute];
+    return std::pair<int32_t, size_t>(task.rank, task.position);
+  };
+  // Which calls move something (the same in every replica).
+  std::vector<std::vector<bool>> used(ranks);
+  for (int32_t rank = 0; rank < ranks; ++rank) used[rank].assign(calls[rank].size(), false);
+  for (const auto& [producer, consumer] : ends) {
+    const auto [from, p] = rank_and_position(producer);
+    const auto [to, q] = rank_and_position(consumer);
+    if (send_call[from][p] < 0 || recv_call[to][q] < 0) {
+      return Status::Internal("megatron: no call moves the transfer from rank " +
+                              std::to_string(from) + " to rank " + std::to_string(to));
+    }
+    used[from][send_call[from][p]] = true;
+    used[to][recv_call[to][q]] = true;
+  }
+  graph->waits_begin = static_cast<TaskId>(graph->tasks.size());
+  // Per replica, rank and call: the task before the call on the rank's stream, and its wait.
+  std::vector<std::vector<std::vector<TaskId>>> post(graph->num_replicas),
+      wait(graph->num_replicas);
+  for (int32_t replica = 0; replica < graph->num_replicas; ++replica) {
+    post[replica].resize(ranks);
+    wait[replica].resize(ranks);
+    for (int32_t rank = 0; rank < ranks; ++rank) {
+      post[replica][rank].assign(calls[rank].size(), TaskGraph::kNoTask);
+      wait[replica][rank].assign(calls[rank].size(), TaskGraph::kNoTask);
+      TaskId previous = TaskGraph::kNoTask;
+      size_t next_call = 0;
+      const size_t n = schedule.orders[rank].size();
+      for (size_t position = 0; position <= n; ++position) {
+        for (; next_call < calls[rank].size() && calls[rank][next_call].before == position;
+             ++next_call) {
+          if (!used[rank][next_call]) continue;
+          const TaskId w = static_cast<TaskId>(graph->tasks.size());
+          Task task;
+          task.kind = TaskKind::kWait;
+          task.replica = task.peer_replica = static_cast<uint16_t>(replica);
+          task.rank = task.peer = rank;
+          task.position = static_cast<uint32_t>(position);
+          graph->tasks.push_back(task);
+          graph->wait_after.push_back(previous);
+          if (previous != TaskGraph::kNoTask) edges->emplace_back(previous, w);
+          post[replica][rank][next_call] = previous;
+          wait[replica][rank][next_call] = w;
+          previous = w;
+        }
+        if (position == n) break;
+        const TaskId compute = graph->ComputeTask(rank, position, replica);
+        if (previous != TaskGraph::kNoTask) edges->emplace_back(previous, compute);
+        previous = compute;
+      }
+    }
+  }
+  for (size_t i = 0; i < ends.size(); ++i) {
+    const TaskId transfer = transfers_begin + static_cast<TaskId>(i);
+    const int32_t replica = graph->tasks[transfer].replica;
+    const auto [from, p] = rank_and_position(ends[i].first);
+    const auto [to, q] = rank_and_position(ends[i].second);
+    for (const auto& [rank, call] :
+         {std::pair(from, send_call[from][p]), std::pair(to, recv_call[to][q])}) {
+      const TaskId before = post[replica][rank][call];
+      if (before != TaskGraph::kNoTask) edges->emplace_back(before, transfer);
+      edges->emplace_back(transfer, wait[replica][rank][call]);
+    }
+  }
+  return Status();
+}
+
 }  // namespace
+
+std::string_view P2pModeName(P2pMode mode) { return NameOf(kP2pModes, mode); }
+
+Status ParseP2pMode(std::string_view what, std::string_view text, P2pMode* mode) {
+  return ParseNamed(kP2pModes, "p2p mode", what, text, mode);
+}
 
 Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
                         const Parallelism& parallelism, TaskGraph* graph) {
@@ -233,15 +443,18 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
     }
   }
 
+  const bool megatron = parallelism.p2p_mode == P2pMode::kMegatron;
   std::vector<std::pair<TaskId, TaskId>> edges;
   edges.reserve(3 * num_actions * dp);
+  const TaskId transfers_begin = static_cast<TaskId>(tasks.size());
+  std::vector<std::pair<TaskId, TaskId>> transfer_ends;  // megatron: producer and consumer
   for (int32_t replica = 0; replica < dp; ++replica) {
     const TaskId offset = static_cast<TaskId>(replica) * graph->compute_per_replica;
     for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
       const auto& order = schedule.orders[rank];
       for (size_t position = 0; position < order.size(); ++position) {
         const TaskId consumer = graph->ComputeTask(rank, position, replica);
-        if (position > 0) edges.emplace_back(consumer - 1, consumer);
+        if (position > 0 && !megatron) edges.emplace_back(consumer - 1, consumer);
         const Action& action = order[position];
         for (int k = 0; k < action.num_ops(); ++k) {
           Need need;
@@ -262,12 +475,18 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
                                            SplitBytes(costs.message_bytes[boundary], tp, shard)));
             edges.emplace_back(producer, transfer);
             edges.emplace_back(transfer, consumer);
+            if (megatron) transfer_ends.emplace_back(producer, consumer);
           }
         }
       }
     }
   }
   if (dp > 1) AddAllReduces(schedule, costs, parallelism, graph, &edges);
+  graph->waits_begin = static_cast<TaskId>(tasks.size());
+  if (megatron) {
+    Status status = AddMegatronCalls(schedule, transfer_ends, transfers_begin, graph, &edges);
+    if (!status.ok()) return status;
+  }
 
   const size_t n = tasks.size();
   graph->num_predecessors.assign(n, 0);

@@ -19,6 +19,7 @@
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/range/iterator_range.hpp>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "models/stage_costs.h"
@@ -33,7 +34,27 @@ enum class TaskKind : uint8_t {
   kCompute,    // an action of the schedule
   kTransfer,   // part of a stage-boundary message (an activation or a gradient)
   kAllReduce,  // one step of one GPU in a data-parallel gradient all-reduce
+  kWait,       // a rank's blocking p2p call returning (P2pMode::kMegatron); takes no time itself
 };
+
+// How ranks issue and wait on their pipeline transfers.
+enum class P2pMode : uint8_t {
+  // A transfer starts as soon as its producer ends, and only its consumer waits for it: ideal
+  // overlap, what the closed forms and the zero-bubble paper's Table 5 assume.
+  kEager,
+  // As Megatron-LM's schedules (megatron/core/pipeline_parallel/schedules.py with the training
+  // defaults: batched p2p groups, each waited on and followed by a device synchronize): a rank
+  // issues blocking calls between its actions, each sending the outputs of the action before and
+  // receiving the inputs of the action after (see CompileTaskGraph), and does nothing else until
+  // every transfer of the call has ended. A transfer starts once both ranks have reached the calls
+  // that hold it (NCCL's send/recv rendezvous).
+  kMegatron,
+};
+
+// "eager", "megatron".
+std::string_view P2pModeName(P2pMode mode);
+// The message starts with `what` and lists the valid names.
+Status ParseP2pMode(std::string_view what, std::string_view text, P2pMode* mode);
 
 struct Task {
   TaskKind kind = TaskKind::kCompute;
@@ -43,7 +64,8 @@ struct Task {
   int32_t rank = 0;           // Compute: the rank running it. Transfers: the sending rank.
   int32_t peer = 0;           // Transfers: the receiving rank. Compute: same as rank.
   // Compute: index in the rank's order. kTransfer: the boundary (between stages b and b + 1).
-  // kAllReduce: the stage whose gradients move.
+  // kAllReduce: the stage whose gradients move. kWait: how many of the rank's actions come before
+  // the call.
   uint32_t position = 0;
   double duration_s = 0;  // Compute: the action's duration. Transfers: 0 (the platform decides).
   int64_t bytes = 0;      // Transfers: bytes moved. Compute: 0.
@@ -53,6 +75,7 @@ struct Task {
 struct Parallelism {
   int32_t dp = 1;
   int32_t tp = 1;
+  P2pMode p2p_mode = P2pMode::kEager;
 };
 
 using TaskDag = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property,
@@ -62,7 +85,8 @@ using TaskDag = boost::compressed_sparse_row_graph<boost::directedS, boost::no_p
 struct TaskGraph {
   // Compute tasks come first, replica by replica, and within a replica rank by rank in schedule
   // order: the task of action `position` on `rank` of `replica` is
-  // replica * compute_per_replica + compute_begin[rank] + position. Transfers follow.
+  // replica * compute_per_replica + compute_begin[rank] + position. Transfers and all-reduce steps
+  // follow, then the wait tasks (from waits_begin on).
   std::vector<Task> tasks;
   std::vector<TaskId> compute_begin;  // num_ranks + 1 entries.
   TaskId compute_per_replica = 0;
@@ -70,8 +94,16 @@ struct TaskGraph {
   TaskDag dag;
   std::vector<TaskId> num_predecessors;    // In-degree of every task (parallel edges counted).
   std::vector<TaskId> topological_order;   // Every task, each after all its predecessors.
+  // Wait tasks: [waits_begin, num_tasks()). wait_after[t - waits_begin] is the task before wait t
+  // on its rank's stream (kNoTask when it is the first): the rank blocks from that task's end to
+  // the wait's end.
+  TaskId waits_begin = 0;
+  std::vector<TaskId> wait_after;
+  static constexpr TaskId kNoTask = ~TaskId{0};
 
   size_t num_tasks() const { return tasks.size(); }
+  // Transfers and all-reduce steps: [num_compute_tasks(), communication_end()).
+  size_t communication_end() const { return wait_after.empty() ? num_tasks() : waits_begin; }
   size_t num_compute_tasks() const {
     return static_cast<size_t>(compute_per_replica) * num_replicas;
   }
@@ -82,7 +114,23 @@ struct TaskGraph {
 };
 
 // Compiles a schedule that CheckSchedule() accepted, with costs that CheckCostsCoverSchedule()
-// accepted, into `graph`. Returns Deadlock when the order cannot execute, naming every stuck rank,
+// accepted, into `graph`.
+//
+// With P2pMode::kMegatron every rank's order must have Megatron-LM's shape: single F and B
+// actions, W forwards, then R forward-backward pairs, then W backwards (1F1B, Interleaved1F1B,
+// GPipe); else InvalidInput "p2p mode megatron: ...". The calls between actions, as Megatron's
+// schedules issue them (a call's sends are the outputs of the action before it that cross ranks,
+// its receives the inputs of the action after it; a call that would move nothing is not made):
+//   one virtual stage per rank (forward_backward_pipelining_without_interleaving):
+//     warmup F: recv_forward before, send_forward after (two calls); before the first pair:
+//     recv_forward; pair: send_forward_recv_backward between F and B, send_backward_recv_forward
+//     after B (send_backward alone after the last pair); cooldown B: recv_backward before,
+//     send_backward after;
+//   several (forward_backward_pipelining_with_interleaving, overlap_p2p_comm off): recv_forward
+//     before the first action; after each warmup F one call sends its output and receives the
+//     next F's input (the last warmup call also the first B's input); after each pair's B one call
+//     sends both outputs and receives the next F's and the next B's inputs; after each cooldown B
+//     one call sends its output and receives the next B's input. Megatron requires pp > 2 here. Returns Deadlock when the order cannot execute, naming every stuck rank,
 // the action it waits at and the ops it waits for:
 //   "deadlock: rank 1 waits at 1B0 for 2B0; rank 2 waits at 2F3 for 1F3"
 Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
@@ -101,9 +149,11 @@ inline constexpr double kBytesPerTask = 140;
 // `dp` replicas and `tp` GPUs per rank compiles into: compute tasks, the transfers between
 // stages (2 per microbatch and boundary, per TP shard) and the all-reduce ring steps
 // (stages x tp x 2(dp - 1) x dp). Computed in doubles: it never overflows.
+// With blocking p2p calls (P2pMode::kMegatron) each action adds at most two wait tasks.
 inline double TaskCountBound(double stages, double microbatches, double actions, double dp,
-                             double tp) {
-  const double compute = (actions > 0 ? actions : 3 * stages * microbatches) * dp;
+                             double tp, P2pMode p2p_mode = P2pMode::kEager) {
+  const double compute = (actions > 0 ? actions : 3 * stages * microbatches) * dp *
+                         (p2p_mode == P2pMode::kEager ? 1 : 3);
   const double transfers = 2 * microbatches * (stages > 1 ? stages - 1 : 0) * tp * dp;
   const double allreduce = stages * tp * 2 * (dp - 1) * dp;
   return compute + transfers + allreduce;

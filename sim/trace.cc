@@ -19,7 +19,9 @@ namespace {
 // Flow ids. An edge u → v gets 4v + 1 (+ 1 for the second predecessor of an all-reduce step)
 // when v is a transfer or all-reduce step, else 4u + 3 when u is a transfer (its only successor,
 // the consumer): both ends compute it from the edge alone, so no reverse index is needed.
-bool IsCommunication(const Task& task) { return task.kind != TaskKind::kCompute; }
+bool IsCommunication(const Task& task) {
+  return task.kind == TaskKind::kTransfer || task.kind == TaskKind::kAllReduce;
+}
 
 uint64_t FlowIntoCommunication(const TaskGraph& graph, TaskId from, TaskId to) {
   const Task& a = graph.tasks[from];
@@ -60,7 +62,8 @@ class TraceStreamer {
     num_streams_ = graph_.num_replicas * schedule_.num_ranks;
     transfers_begin_ = static_cast<TaskId>(graph_.num_compute_tasks());
     transfers_end_ = transfers_begin_;
-    while (transfers_end_ < graph_.num_tasks() &&
+    communication_end_ = static_cast<TaskId>(graph_.communication_end());
+    while (transfers_end_ < communication_end_ &&
            graph_.tasks[transfers_end_].kind == TaskKind::kTransfer) {
       ++transfers_end_;
     }
@@ -104,7 +107,28 @@ class TraceStreamer {
   }
   // The one successor of a boundary transfer: its consumer.
   TaskId ConsumerOf(TaskId transfer) const {
-    return *boost::adjacent_vertices(transfer, graph_.dag).first;
+    for (TaskId v : boost::make_iterator_range(boost::adjacent_vertices(transfer, graph_.dag))) {
+      if (graph_.tasks[v].kind == TaskKind::kCompute) return v;
+    }
+    std::fprintf(stderr, "internal error: transfer %u has no consumer\n", transfer);
+    std::abort();
+  }
+  // Whether compute task c produced what `transfer` carries (with blocking p2p calls, the task
+  // before the sender's or the receiver's call also precedes it, without a flow).
+  bool Produces(TaskId c, TaskId transfer) const {
+    if (graph_.tasks[transfer].kind != TaskKind::kTransfer) return true;
+    const Carried carried = CarriedBy(transfer);
+    const int32_t stage = carried.gradient ? carried.op->stage.value() + 1
+                                           : carried.op->stage.value() - 1;
+    const Action& action = ActionOf(c);
+    for (int k = 0; k < action.num_ops(); ++k) {
+      const Op& op = action.op(k);
+      if (op.stage.value() == stage && op.microbatch == carried.op->microbatch &&
+          (op.kind == OpKind::kForward) != carried.gradient) {
+        return true;
+      }
+    }
+    return false;
   }
   Carried CarriedBy(TaskId transfer) const {
     const int32_t boundary = static_cast<int32_t>(graph_.tasks[transfer].position);
@@ -220,13 +244,13 @@ class TraceStreamer {
       TaskId task;
     };
     std::vector<Shown> shown;
-    for (TaskId t = transfers_begin_; t < graph_.num_tasks(); ++t) {
+    for (TaskId t = transfers_begin_; t < communication_end_; ++t) {
       if (ShownCommunication(t)) shown.push_back({GroupKey(t), Start(t), End(t), t});
     }
     std::sort(shown.begin(), shown.end(), [](const Shown& a, const Shown& b) {
       return std::tie(a.group, a.start, a.end, a.task) < std::tie(b.group, b.start, b.end, b.task);
     });
-    place_.assign(graph_.num_tasks() - transfers_begin_, Place());
+    place_.assign(communication_end_ - transfers_begin_, Place());
     std::vector<int64_t> lane_end;
     size_t lanes = 0;
     for (size_t i = 0; i < shown.size(); ++i) {
@@ -294,6 +318,7 @@ class TraceStreamer {
 
   void EmitCompute() {
     TaskId cursor = transfers_begin_;  // transfers come in the order of their consumers
+    TaskId wait_cursor = communication_end_;  // waits come by replica, rank and position
     std::vector<uint64_t> flows_in, flows_out;
     std::vector<TraceArg> args;
     std::string op_text;
@@ -309,10 +334,12 @@ class TraceStreamer {
           for (; cursor < transfers_end_ && ConsumerOf(cursor) == c; ++cursor) {
             if (shown && ShownCommunication(cursor)) flows_in.push_back(FlowOutOfTransfer(cursor));
           }
+          EmitWaitsBefore(replica, rank, position, shown, track, &wait_cursor);
           if (!shown) continue;
           flows_out.clear();
           for (TaskId v : boost::make_iterator_range(boost::adjacent_vertices(c, graph_.dag))) {
             if (!IsCommunication(graph_.tasks[v]) || !ShownCommunication(v)) continue;
+            if (!Produces(c, v)) continue;
             flows_out.push_back(FlowIntoCommunication(graph_, c, v));
             if (graph_.tasks[v].kind == TaskKind::kAllReduce) MarkAllReduceFed(v);
           }
@@ -347,6 +374,8 @@ class TraceStreamer {
           slice.num_chunks = chunks_of_rank_[rank];
           sink_->Slice(slice);
         }
+        EmitWaitsBefore(replica, rank, order.size(), !order.empty() && Shown(order.back()), track,
+                        &wait_cursor);
       }
     }
     if (cursor != transfers_end_) {
@@ -355,8 +384,32 @@ class TraceStreamer {
     }
   }
 
+  // The waits of (replica, rank) before its action `position` (blocking p2p calls), as slices
+  // "wait" on its compute track from when the rank reached the call to when the call returned.
+  // Waits that took no time are not drawn.
+  void EmitWaitsBefore(int32_t replica, int32_t rank, size_t position, bool shown,
+                       const TraceTrack& track, TaskId* cursor) {
+    for (; *cursor < graph_.num_tasks(); ++*cursor) {
+      const Task& wait = graph_.tasks[*cursor];
+      if (wait.replica != replica || wait.rank != rank || wait.position != position) return;
+      const int64_t start = Start(*cursor);
+      const int64_t end = End(*cursor);
+      if (!shown || end <= start) continue;
+      const TraceArg args[] = {Int("duration_ns", end - start)};
+      TraceSlice slice;
+      slice.track = &track;
+      slice.task = *cursor;
+      slice.kind = TaskKind::kWait;
+      slice.name = kWaitName;
+      slice.start_ns = start;
+      slice.end_ns = end;
+      slice.args = args;
+      sink_->Slice(slice);
+    }
+  }
+
   void MarkAllReduceFed(TaskId step) {
-    if (all_reduce_fed_.empty()) all_reduce_fed_.assign(graph_.num_tasks() - transfers_end_, false);
+    if (all_reduce_fed_.empty()) all_reduce_fed_.assign(communication_end_ - transfers_end_, false);
     all_reduce_fed_[step - transfers_end_] = true;
   }
 
@@ -365,7 +418,7 @@ class TraceStreamer {
   void EmitCommunication() {
     std::vector<uint64_t> flows_in, flows_out;
     std::vector<TraceArg> args;
-    for (TaskId t = transfers_begin_; t < graph_.num_tasks(); ++t) {
+    for (TaskId t = transfers_begin_; t < communication_end_; ++t) {
       const Place place = place_[t - transfers_begin_];
       if (place.group == kHidden) continue;
       const uint32_t lane = place.lane;
@@ -543,6 +596,7 @@ class TraceStreamer {
   }
   static constexpr std::string_view kOverlapName = "F&B";
   static constexpr std::string_view kActivationName = "activation";
+  static constexpr std::string_view kWaitName = "wait";
   static constexpr std::string_view kGradientName = "gradient";
   static constexpr std::string_view kAllReduceName = "all-reduce";
   // Sort slots per stream among its process's tracks: compute, memory, then its send lanes.
@@ -568,6 +622,7 @@ class TraceStreamer {
   int32_t num_streams_ = 0;
   TaskId transfers_begin_ = 0;
   TaskId transfers_end_ = 0;
+  TaskId communication_end_ = 0;  // waits follow
   std::vector<int32_t> chunk_of_stage_;
   std::vector<int32_t> chunks_of_rank_;
   std::vector<std::vector<int32_t>> stages_of_rank_;
@@ -628,7 +683,7 @@ Status CheckTraceWindow(std::string_view flag, const TraceWindow& window,
 
 const std::vector<std::string_view>& TraceSliceNames() {
   static const std::vector<std::string_view> names = {
-      "F", "I", "W", "B", "F&B", "activation", "gradient", "all-reduce"};
+      "F", "I", "W", "B", "F&B", "activation", "gradient", "all-reduce", "wait"};
   return names;
 }
 

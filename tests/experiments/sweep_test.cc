@@ -138,7 +138,8 @@ skip:
                    "grad_bytes, profile, memory_limit, fail_on_oom, model, seq_len, "
                    "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
                    "layers_per_stage, embedding_as_layer, loss_as_layer, efficiency, platform, "
-                   "nodes, placement, hosts, tp, dp, p2p_latency, p2p_bandwidth, engine, format, "
+                   "nodes, placement, hosts, tp, dp, p2p_latency, p2p_bandwidth, p2p_mode, engine, "
+                      "format, "
                    "max_tasks, set.PATH (did you mean microbatches?)\n" +
             path + ":11:12: axes[3].field: unknown cluster field 'nic.speed'; valid: name, "
                    "description, gpu.name, gpu.dense_bf16, gpu.dense_fp8, gpu.memory, "
@@ -154,7 +155,8 @@ skip:
                    "grad_bytes, profile, memory_limit, fail_on_oom, model, seq_len, "
                    "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
                    "layers_per_stage, embedding_as_layer, loss_as_layer, efficiency, platform, "
-                   "nodes, placement, hosts, tp, dp, p2p_latency, p2p_bandwidth, engine, format, "
+                   "nodes, placement, hosts, tp, dp, p2p_latency, p2p_bandwidth, p2p_mode, engine, "
+                      "format, "
                    "max_tasks, set.PATH (did you mean platform?)\n" +
             path + ":10:14: axes[2].values[0]: expected an integer, got 'two'");
 }

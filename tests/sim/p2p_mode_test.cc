@@ -1,0 +1,152 @@
+// --p2p-mode megatron: ranks block in Megatron-LM's p2p calls, and a transfer starts only once
+// both ranks have reached their calls (NCCL's send/recv rendezvous).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "schedules/registry.h"
+#include "sim/engine.h"
+#include "sim/metrics.h"
+#include "sim/task_graph.h"
+#include "tests/support/platforms.h"
+
+namespace ppsim {
+namespace {
+
+StageCosts Uniform(int32_t stages, double f, double b) {
+  StageCosts c;
+  for (int32_t s = 0; s < stages; ++s) {
+    c.forward_s.push_back(f);
+    c.backward_input_s.push_back(b / 2);
+    c.backward_weight_s.push_back(b / 2);
+    c.backward_s.push_back(b);
+    c.overlap_s.push_back(f + b);
+    c.activation_bytes.push_back(0);
+    c.activation_w_bytes.push_back(0);
+    c.message_bytes.push_back(0);
+  }
+  return c;
+}
+
+Schedule Generated(const std::string& name, int32_t p, int32_t v, int32_t m) {
+  ScheduleParams params;
+  params.num_ranks = p;
+  params.stages_per_rank = v;
+  params.num_microbatches = m;
+  Schedule s;
+  EXPECT_TRUE(GenerateSchedule(name, params, &s).ok()) << name;
+  return s;
+}
+
+std::vector<double> ComputeStarts(const TaskGraph& graph, const Timeline& timeline, int32_t rank) {
+  std::vector<double> starts;
+  for (TaskId t = graph.compute_begin[rank]; t < graph.compute_begin[rank + 1]; ++t) {
+    starts.push_back(timeline.start_s[t]);
+  }
+  return starts;
+}
+
+// 1F1B, p = 2, m = 3, F = 1, B = 2, every transfer c = 0.25 (latency, no bytes). Megatron's calls
+// (schedules.py, forward_backward_pipelining_without_interleaving):
+//   rank 0 (W = 1): F0 send_forward | F1 send_forward_recv_backward | B0 | F2
+//                   send_forward_recv_backward | B1 | recv_backward | B2
+//   rank 1 (W = 0): recv_forward | F0 | B0 send_backward_recv_forward | F1 | B1
+//                   send_backward_recv_forward | F2 | B2 send_backward
+// By hand: rank 0 F0 [0, 1]; a(F0) moves [1, 1+c]; F1 [1+c, 2+c], rank 1 F0 [1+c, 2+c], B0
+// [2+c, 4+c]; both calls are reached at 2+c and 4+c, so a(F1) and g(B0) move [4+c, 4+2c]; rank 0
+// B0 [4+2c, 6+2c], F2 [6+2c, 7+2c]; rank 1 F1 [4+2c, 5+2c], B1 [5+2c, 7+2c]; a(F2) and g(B1) move
+// [7+2c, 7+3c]; rank 0 B1 [7+3c, 9+3c] then waits in recv_backward; rank 1 F2 [7+3c, 8+3c], B2
+// [8+3c, 10+3c]; g(B2) moves [10+3c, 10+4c]; rank 0 B2 [10+4c, 12+4c]. Eager, rank 1's F1 would
+// start at 4+c, as soon as it is free (a(F1) arrived at 2+2c).
+TEST(P2pMegatron, OneFOneBMatchesAHandDerivedTimeline) {
+  const double c = 0.25;
+  const Schedule s = Generated("1F1B", 2, 1, 3);
+  const StageCosts costs = Uniform(2, 1, 2);
+  const PlatformSpec platform = IdealPlatform(2, c);
+  TaskGraph graph;
+  ASSERT_TRUE(CompileTaskGraph(s, costs, Parallelism{1, 1, P2pMode::kMegatron}, &graph).ok());
+  EXPECT_EQ(graph.num_tasks() - graph.waits_begin, 8u);  // 4 calls per rank move something
+  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
+    Timeline timeline;
+    ASSERT_TRUE(Execute(engine, graph, platform, &timeline).ok());
+    EXPECT_EQ(ComputeStarts(graph, timeline, 0),
+              (std::vector<double>{0, 1 + c, 4 + 2 * c, 6 + 2 * c, 7 + 3 * c, 10 + 4 * c}))
+        << EngineName(engine);
+    EXPECT_EQ(ComputeStarts(graph, timeline, 1),
+              (std::vector<double>{1 + c, 2 + c, 4 + 2 * c, 5 + 2 * c, 7 + 3 * c, 8 + 3 * c}))
+        << EngineName(engine);
+    const RunMetrics m = ComputeMetrics(s, costs, graph, timeline, 0);
+    EXPECT_DOUBLE_EQ(m.makespan_s, 12 + 4 * c);
+    // Rank 0 blocks c (send F0), 2 + c (F1 / g(B0)), c (F2 / g(B1)), 1 + c (recv g(B2));
+    // rank 1 1 + c (recv F0), then c in each of its three calls.
+    EXPECT_DOUBLE_EQ(m.ranks[0].p2p_wait_s, 3 + 4 * c);
+    EXPECT_DOUBLE_EQ(m.ranks[1].p2p_wait_s, 1 + 4 * c);
+  }
+  TaskGraph eager;
+  ASSERT_TRUE(CompileTaskGraph(s, costs, &eager).ok());
+  Timeline timeline;
+  ASSERT_TRUE(RunCriticalPath(eager, platform, &timeline).ok());
+  EXPECT_EQ(ComputeStarts(eager, timeline, 1)[2], 4 + c);
+}
+
+// Without latency nothing is waited for longer than the work itself: Megatron's calls cost
+// nothing over eager in 1F1B on an ideal network (the closed form (m + p - 1)(F + B)).
+TEST(P2pMegatron, WithoutLatencyOneFOneBKeepsTheClosedForm) {
+  const Schedule s = Generated("1F1B", 4, 1, 8);
+  TaskGraph graph;
+  ASSERT_TRUE(CompileTaskGraph(s, Uniform(4, 1, 2), Parallelism{1, 1, P2pMode::kMegatron}, &graph)
+                  .ok());
+  Timeline timeline;
+  ASSERT_TRUE(RunCriticalPath(graph, IdealPlatform(4), &timeline).ok());
+  double makespan = 0;
+  for (double end : timeline.end_s) makespan = std::max(makespan, end);
+  EXPECT_DOUBLE_EQ(makespan, (8 + 4 - 1) * 3.0);
+}
+
+// The engines agree task by task, and Megatron's calls never deadlock, for every schedule with
+// Megatron's shape, with latency and with bandwidth.
+TEST(P2pMegatron, EnginesAgreeOnEveryMegatronShapedSchedule) {
+  struct Case {
+    const char* name;
+    int32_t p, v, m;
+  };
+  for (const Case& k : {Case{"1F1B", 3, 1, 5}, Case{"1F1B", 4, 1, 2}, Case{"GPipe", 3, 1, 4},
+                        Case{"Interleaved1F1B", 3, 2, 6}, Case{"Interleaved1F1B", 4, 3, 8}}) {
+    const Schedule s = Generated(k.name, k.p, k.v, k.m);
+    StageCosts costs = Uniform(s.num_stages, 0.7, 1.3);
+    for (int32_t stage = 0; stage < s.num_stages; ++stage) {
+      costs.message_bytes[stage] = 1'000'000 * (stage + 1);
+    }
+    TaskGraph graph;
+    const Status status =
+        CompileTaskGraph(s, costs, Parallelism{1, 1, P2pMode::kMegatron}, &graph);
+    ASSERT_TRUE(status.ok()) << k.name << ": " << status.message();
+    const PlatformSpec platform = IdealPlatform(k.p, 0.01, 1e9);
+    Timeline oracle, simgrid;
+    ASSERT_TRUE(Execute(EngineKind::kCriticalPath, graph, platform, &oracle).ok());
+    ASSERT_TRUE(Execute(EngineKind::kSimGrid, graph, platform, &simgrid).ok());
+    for (size_t t = 0; t < graph.num_tasks(); ++t) {
+      EXPECT_NEAR(simgrid.start_s[t], oracle.start_s[t], 1e-9 * (1 + oracle.end_s[t]))
+          << k.name << " task " << t;
+      EXPECT_NEAR(simgrid.end_s[t], oracle.end_s[t], 1e-9 * (1 + oracle.end_s[t]))
+          << k.name << " task " << t;
+    }
+  }
+}
+
+TEST(P2pMegatron, OrdersWithoutMegatronsShapeAreRefused) {
+  TaskGraph graph;
+  const Status zb = CompileTaskGraph(Generated("ZB-H1", 4, 1, 8), Uniform(4, 1, 2),
+                                     Parallelism{1, 1, P2pMode::kMegatron}, &graph);
+  EXPECT_EQ(zb.code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(zb.message(), "megatron: rank 0's order is not Megatron-LM's: its action 0I0 is not a "
+                          "single F or B; Megatron runs 1F1B, Interleaved1F1B and GPipe orders");
+  const Status two = CompileTaskGraph(Generated("Interleaved1F1B", 2, 2, 4), Uniform(4, 1, 2),
+                                      Parallelism{1, 1, P2pMode::kMegatron}, &graph);
+  EXPECT_EQ(two.message(), "megatron: Megatron-LM's interleaved schedule with batched p2p calls "
+                           "needs more than 2 pipeline ranks");
+}
+
+}  // namespace
+}  // namespace ppsim
