@@ -196,7 +196,8 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
     // The model's options mean nothing without a model.
     const char* fields[] = {"seq_len", "microbatch_size", "dtype", "sequence_parallel",
                             "recompute", "flash_attention", "zero", "layers_per_stage",
-                            "embedding_as_layer", "loss_as_layer", "efficiency"};
+                            "embedding_as_layer", "loss_as_layer", "efficiency", "grad_dtype",
+                            "bytes_per_param"};
     const google::protobuf::Descriptor* type = c.GetDescriptor();
     const google::protobuf::Reflection* reflection = c.GetReflection();
     for (const char* field : fields) {
@@ -226,6 +227,26 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   }
   if (status.ok() && !c.recompute().empty()) {
     status = ParseRecompute(where.Where("recompute"), c.recompute(), &t.recompute);
+  }
+  if (status.ok() && !c.grad_dtype().empty()) {
+    if (c.grad_dtype() != "fp32" && c.grad_dtype() != "bf16") {
+      return where.Invalid("grad_dtype", "invalid value " + Quoted(c.grad_dtype()) +
+                                             "; valid: fp32, bf16");
+    }
+    t.fp32_grads = c.grad_dtype() == "fp32";
+  }
+  if (status.ok() && !c.bytes_per_param().empty()) {
+    std::vector<int32_t> bytes;
+    status = WholeList(where, "bytes_per_param", c.bytes_per_param(), 0, &bytes);
+    if (status.ok() && (bytes.empty() || bytes.size() > 2 || bytes[0] > 64 ||
+                        (bytes.size() == 2 && bytes[1] > 64))) {
+      return where.Invalid("bytes_per_param",
+                           "give R or R,S: whole bytes per parameter, each 0 to 64 (e.g. 6,12)");
+    }
+    if (status.ok()) {
+      t.replicated_bytes_per_param = bytes[0];
+      t.sharded_bytes_per_param = bytes.size() == 2 ? bytes[1] : 0;
+    }
   }
   if (!status.ok()) return status;
   t.sequence_parallel = c.sequence_parallel();

@@ -285,6 +285,13 @@ std::string_view RecomputeName(Recompute recompute) { return NameOf(kRecomputes,
 
 int64_t DtypeBytes(Dtype dtype) { return dtype == Dtype::kFp8 ? 1 : 2; }
 
+ParamBytes RecipeBytes(const TrainingSetup& setup) {
+  ParamBytes bytes = setup.fp32_grads ? ParamBytes{6, 12} : ParamBytes{4, 16};
+  if (setup.replicated_bytes_per_param >= 0) bytes.replicated = setup.replicated_bytes_per_param;
+  if (setup.sharded_bytes_per_param >= 0) bytes.sharded = setup.sharded_bytes_per_param;
+  return bytes;
+}
+
 Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup,
                           const Locator& where) {
   auto at_least_one = [&](std::string_view field, int64_t value) {
@@ -453,9 +460,11 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
     }
     stage.parameters = CeilDiv(parameters, t);
     const int64_t optimizer_shards = setup.zero_stage == 1 ? setup.dp : 1;
-    stage.static_bytes = 4 * stage.parameters + CeilDiv(12 * stage.parameters, optimizer_shards);
+    const ParamBytes bytes = RecipeBytes(setup);
+    stage.static_bytes = bytes.replicated * stage.parameters +
+                         CeilDiv(bytes.sharded * stage.parameters, optimizer_shards);
     stage.message_bytes = sb * spec.hidden * DtypeBytes(setup.dtype);
-    stage.gradient_bytes = 2 * stage.parameters;
+    stage.gradient_bytes = (setup.fp32_grads ? 4 : 2) * stage.parameters;
     stages.push_back(stage);
   }
   return stages;

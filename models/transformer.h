@@ -120,7 +120,25 @@ struct TrainingSetup {
   bool flash_attention = true;
   int32_t dp = 1;          // data-parallel degree
   int32_t zero_stage = 0;  // 0 or 1 (ZeRO-1 shards the optimizer state over dp)
+  // Main gradients in fp32 (Megatron-LM's default for 16-bit training,
+  // --accumulate-allreduce-grads-in-fp32), else in the parameters' 16 bits.
+  bool fp32_grads = true;
+  // Bytes per parameter kept on every GPU of the data-parallel group, and bytes sharded over it
+  // with ZeRO-1 (Megatron's distributed optimizer); -1: the precision recipe's (RecipeBytes).
+  int64_t replicated_bytes_per_param = -1;
+  int64_t sharded_bytes_per_param = -1;
 };
+
+// Bytes per parameter of mixed-precision Adam as Megatron-LM's distributed-optimizer guide gives
+// them (docs/source/api-guide/dist_optimizer.md, "theoretical number of bytes per parameter"):
+// 16-bit parameters with fp32 gradients 18 = 6 + 12/d (parameter 2 and gradient 4 on every GPU;
+// fp32 main parameter, Adam's two moments 12, sharded with ZeRO-1), 16-bit gradients 20 =
+// 4 + 16/d (the fp32 main gradient joins the sharded state). Values given override both.
+struct ParamBytes {
+  int64_t replicated = 0;
+  int64_t sharded = 0;
+};
+ParamBytes RecipeBytes(const TrainingSetup& setup);
 
 // Checks a setup against a model (positive sizes; tp divides heads, kv_heads and ffn_hidden;
 // zero_stage 0 or 1); messages start where the field was written (fields tp, seq_len,
@@ -178,12 +196,11 @@ struct StageModel {
   // platform splits it over the group's t GPUs (each sends its sequence-parallel shard, or
   // Megatron's scatter-gather slice without sequence parallelism).
   int64_t message_bytes = 0;
-  // This GPU's gradients (2 bytes per parameter, part of static_bytes): what the data-parallel
-  // all-reduce moves.
+  // This GPU's gradients (4 bytes per parameter, or 2 with 16-bit gradients; part of
+  // static_bytes): what the data-parallel all-reduce moves.
   int64_t gradient_bytes = 0;
-  // Mixed-precision Adam, 16 bytes per parameter (Rajbhandari et al. 2020, ZeRO, Sec. 3.1): 16-bit
-  // weights 2 and gradients 2, optimizer state 12 (fp32 master weights, momentum, variance), the
-  // state divided by dp (rounded up) with ZeRO-1. (Megatron's fp32 gradient buffers would add 2.)
+  // Parameters, gradients and optimizer state: RecipeBytes per parameter, the sharded part
+  // divided by dp (rounded up) with ZeRO-1.
   int64_t static_bytes = 0;
 };
 

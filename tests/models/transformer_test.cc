@@ -298,22 +298,38 @@ TEST(TransformerStageModels, UntiedHeadAndTensorParallelShares) {
                                                 2.0 * b * s * h * V / t);
 }
 
-TEST(TransformerStageModels, StaticMemoryIs16BytesPerParameterAndZeroOneShardsTheOptimizer) {
+// Megatron-LM's distributed-optimizer guide (docs/source/api-guide/dist_optimizer.md), bytes per
+// parameter: 16-bit parameters with fp32 gradients 18, or 6 + 12/d with the distributed optimizer;
+// with 16-bit gradients 20, or 4 + 16/d.
+TEST(TransformerStageModels, StaticMemoryFollowsMegatronsBytesPerParameter) {
   const TransformerSpec& llama = Preset("llama3-8b");
   TrainingSetup setup = Training(8192, 1);
   const int64_t p = llama.TotalParameters();
   std::vector<StageModel> stages = BuildStageModels(llama, setup, {32});
-  EXPECT_EQ(stages[0].static_bytes, 16 * p);
+  EXPECT_EQ(stages[0].static_bytes, 18 * p);
+  EXPECT_EQ(stages[0].gradient_bytes, 4 * p);  // the fp32 gradients the all-reduce moves
   setup.dp = 8;
   stages = BuildStageModels(llama, setup, {32});
-  EXPECT_EQ(stages[0].static_bytes, 16 * p);  // dp alone changes nothing
+  EXPECT_EQ(stages[0].static_bytes, 18 * p);  // dp alone changes nothing
   setup.zero_stage = 1;
   stages = BuildStageModels(llama, setup, {32});
-  EXPECT_EQ(stages[0].static_bytes, 2 * p + 2 * p + 12 * p / 8);
+  EXPECT_EQ(stages[0].static_bytes, 6 * p + 12 * p / 8);
   setup.tp = 2;
   stages = BuildStageModels(llama, setup, {32});
   EXPECT_EQ(stages[0].parameters, p / 2);
-  EXPECT_EQ(stages[0].static_bytes, 4 * (p / 2) + 12 * (p / 2) / 8);
+  EXPECT_EQ(stages[0].static_bytes, 6 * (p / 2) + 12 * (p / 2) / 8);
+  setup.tp = 1;
+  setup.fp32_grads = false;
+  stages = BuildStageModels(llama, setup, {32});
+  EXPECT_EQ(stages[0].static_bytes, 4 * p + 16 * p / 8);
+  EXPECT_EQ(stages[0].gradient_bytes, 2 * p);
+  setup.zero_stage = 0;
+  stages = BuildStageModels(llama, setup, {32});
+  EXPECT_EQ(stages[0].static_bytes, 20 * p);
+  setup.replicated_bytes_per_param = 16;  // values given: 16 on every GPU, nothing sharded
+  setup.sharded_bytes_per_param = 0;
+  stages = BuildStageModels(llama, setup, {32});
+  EXPECT_EQ(stages[0].static_bytes, 16 * p);
 }
 
 TEST(TransformerStageModels, MessageBytesAreTheRanksWholeBoundaryTensor) {
