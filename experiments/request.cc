@@ -187,6 +187,19 @@ Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const Resol
       return where.Invalid("memory_limit", "must be more than 0 bytes");
     }
   }
+  if (!c.memory_reserve().empty()) {
+    status = ParseSize(where.Where("memory_reserve"), c.memory_reserve(),
+                       &spec->memory_reserve_bytes);
+    if (!status.ok()) return status;
+  }
+  if (c.has_activation_overhead()) {
+    if (!(c.activation_overhead() >= 0 && c.activation_overhead() <= 10)) {
+      return where.Invalid("activation_overhead",
+                           "invalid value '" + FormatNumber(c.activation_overhead()) +
+                               "'; valid: a fraction of the peak activations, 0 to 10");
+    }
+    spec->activation_overhead = c.activation_overhead();
+  }
   return Status();
 }
 

@@ -293,7 +293,19 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
   result->platform = run.platform.name;
   const int64_t capacity =
       run.spec.memory_limit_bytes > 0 ? run.spec.memory_limit_bytes : run.platform.gpu.memory_bytes;
-  result->metrics = ComputeMetrics(run.schedule, run.costs, run.graph, timeline, capacity);
+  // The default reserve applies when the run counts memory at all.
+  bool counts_memory = false;
+  for (int64_t bytes : run.costs.static_bytes) counts_memory = counts_memory || bytes > 0;
+  for (int64_t bytes : run.costs.activation_bytes) counts_memory = counts_memory || bytes > 0;
+  MemoryReserve reserve;
+  reserve.fixed_bytes = run.spec.memory_reserve_bytes >= 0 ? run.spec.memory_reserve_bytes
+                        : counts_memory                    ? kDefaultMemoryReserveBytes
+                                                           : 0;
+  reserve.activation_fraction = run.spec.activation_overhead >= 0 ? run.spec.activation_overhead
+                                : counts_memory ? kDefaultActivationOverhead
+                                                : 0;
+  result->metrics =
+      ComputeMetrics(run.schedule, run.costs, run.graph, timeline, capacity, reserve);
   ComputeLinkMetrics(run.graph, run.platform, timeline, &result->metrics);
   result->model = run.model;
   result->model_flops = run.model_flops;

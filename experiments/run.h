@@ -44,6 +44,10 @@ struct RunSpec {
   double efficiency = 0.5;
   PlatformChoice platform;  // preset or file, nodes, set, placement, hosts
   int64_t memory_limit_bytes = 0;  // 0: the platform GPU's memory
+  // Memory beyond the model's (sim/metrics.h MemoryReserve); -1: the defaults below when the run
+  // counts memory at all (a model, a profile or sizes give static or activation bytes), else 0.
+  int64_t memory_reserve_bytes = -1;
+  double activation_overhead = -1;
   EngineKind engine = EngineKind::kSimGrid;
   P2pMode p2p_mode = P2pMode::kEager;
   // PrepareRun refuses a run that would compile into more tasks (sim/task_graph.h), before it
@@ -52,6 +56,13 @@ struct RunSpec {
   // Where each field was written, for messages ("--pp", "e.yaml:3:5: base.pp").
   std::shared_ptr<const Locator> where = std::make_shared<FieldNames>();
 };
+
+// The default reserve (README, Memory): CUDA context 0.3-0.7 GiB (PyTorch PR
+// #86509, lazy loading), NCCL 0.5-2 GiB per rank (NVIDIA/nccl #864, #964; Megatron-LM PR #6479),
+// so 3 GiB fixed; the caching allocator 10% of activations (between Megatron's 5% for temporaries
+// and GMLake's, ASPLOS 2024, 15% average fragmentation).
+inline constexpr int64_t kDefaultMemoryReserveBytes = int64_t{3} << 30;
+inline constexpr double kDefaultActivationOverhead = 0.1;
 
 // A run described, validated and compiled: ready to execute.
 struct PreparedRun {

@@ -100,6 +100,7 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
     rank["peak_activation_bytes"] = k.peak_activation_bytes;
     rank["peak_activation_time_s"] = JsonNumber(k.peak_activation_time_s);
     rank["static_memory_bytes"] = k.static_memory_bytes;
+    rank["reserve_bytes"] = k.reserve_bytes;
     rank["peak_memory_bytes"] = k.peak_memory_bytes;
     rank["memory_capacity_bytes"] = k.memory_capacity_bytes;
     rank["oom"] = k.oom;
@@ -217,13 +218,19 @@ std::string SingleTable(const RunResult& r) {
                                             std::to_string(m.ranks.size()) + " ranks"});
   }
   out += FormatColumns(summary);
+  bool reserved = false;
+  for (const RankMetrics& k : m.ranks) reserved = reserved || k.reserve_bytes > 0;
   std::vector<std::vector<std::string>> rows = {
       {"rank", "busy", "span", "idle in span", "peak activation", "static", "peak memory"}};
+  if (reserved) rows[0].insert(rows[0].end() - 1, "reserve");
   for (const RankMetrics& k : m.ranks) {
     rows.push_back({std::to_string(k.rank), HumanDuration(k.busy_s), HumanDuration(k.span_s),
                     HumanDuration(k.idle_in_span_s),
                     HumanBytes(static_cast<double>(k.peak_activation_bytes)),
                     HumanBytes(static_cast<double>(k.static_memory_bytes)), MemoryOf(k)});
+    if (reserved) {
+      rows.back().insert(rows.back().end() - 1, HumanBytes(static_cast<double>(k.reserve_bytes)));
+    }
   }
   out += "\n" + FormatColumns(rows);
   if (!m.links.empty()) {

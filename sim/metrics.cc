@@ -64,7 +64,7 @@ std::vector<int64_t> PeakActivationBytes(const Schedule& schedule, const StageCo
 
 RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
                           const TaskGraph& graph, const Timeline& timeline,
-                          int64_t memory_capacity_bytes) {
+                          int64_t memory_capacity_bytes, MemoryReserve reserve) {
   RunMetrics m;
   m.num_compute_tasks = graph.num_compute_tasks();
   double earliest = std::numeric_limits<double>::infinity();
@@ -134,7 +134,10 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
     r.p2p_wait_s = wait_of_rank[rank];
     m.p2p_wait_s += r.p2p_wait_s;
     r.static_memory_bytes = static_bytes[rank];
-    r.peak_memory_bytes = r.static_memory_bytes + r.peak_activation_bytes;
+    r.reserve_bytes = reserve.fixed_bytes +
+                      static_cast<int64_t>(std::ceil(reserve.activation_fraction *
+                                                     static_cast<double>(r.peak_activation_bytes)));
+    r.peak_memory_bytes = r.static_memory_bytes + r.peak_activation_bytes + r.reserve_bytes;
     r.memory_capacity_bytes = memory_capacity_bytes;
     r.oom = memory_capacity_bytes > 0 && r.peak_memory_bytes > memory_capacity_bytes;
     m.oom_ranks += r.oom ? 1 : 0;

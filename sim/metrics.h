@@ -43,7 +43,8 @@ struct RankMetrics {
   int64_t peak_activation_bytes = 0;
   double peak_activation_time_s = 0;  // when the peak was first reached
   int64_t static_memory_bytes = 0;
-  int64_t peak_memory_bytes = 0;      // static + peak activation
+  int64_t reserve_bytes = 0;          // MemoryReserve: fixed + fraction of peak activation
+  int64_t peak_memory_bytes = 0;      // static + peak activation + reserve
   int64_t memory_capacity_bytes = 0;  // 0: unlimited
   bool oom = false;                   // peak_memory_bytes > memory_capacity_bytes
   double p2p_wait_s = 0;  // blocked in p2p calls (--p2p-mode megatron), within idle_in_span_s
@@ -95,10 +96,19 @@ struct RunMetrics {
   std::vector<std::vector<MemorySample>> memory_timeline;
 };
 
-// `memory_capacity_bytes` is each GPU's memory (0: unlimited, nothing is out of memory).
+// GPU memory a training process holds beyond parameters, gradients, optimizer state and
+// activations: a fixed part (CUDA context, NCCL's buffers) and a fraction of the peak activations
+// (the caching allocator's rounding and fragmentation).
+struct MemoryReserve {
+  int64_t fixed_bytes = 0;
+  double activation_fraction = 0;
+};
+
+// `memory_capacity_bytes` is each GPU's memory (0: unlimited, nothing is out of memory); a rank's
+// peak memory is its static bytes, its peak activations and `reserve`.
 RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
                           const TaskGraph& graph, const Timeline& timeline,
-                          int64_t memory_capacity_bytes = 0);
+                          int64_t memory_capacity_bytes = 0, MemoryReserve reserve = {});
 
 // Fills `metrics->links`, intra_node and inter_node from the transfers' routes on `platform`
 // (nothing for an XML platform). Uses metrics->makespan_s.

@@ -28,14 +28,16 @@ void ExpectInvalid(const CliResult& r, const std::string& message) {
 }
 
 TEST(Cli, JsonHasTheClosedFormMetricsOfCheckCase1) {
-  const CliResult r = RunIdeal({"--activation", "1", "--format", "json"});
+  const CliResult r = RunIdeal(
+      {"--activation", "1", "--memory-reserve", "0", "--activation-overhead", "0", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"makespan_s\": 33,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"bubble_over_ideal\": 0.375,"), std::string::npos);
   EXPECT_NE(r.out.find("{\"rank\": 3, \"busy_s\": 24, \"span_s\": 24, \"idle_in_span_s\": 0, "
                        "\"first_start_s\": 3, \"last_end_s\": 27, \"peak_activation_bytes\": 1, "
                        "\"peak_activation_time_s\": 3, \"static_memory_bytes\": 0, "
-                       "\"peak_memory_bytes\": 1, \"memory_capacity_bytes\": 85899345920, "
+                       "\"reserve_bytes\": 0, \"peak_memory_bytes\": 1, "
+                       "\"memory_capacity_bytes\": 85899345920, "
                        "\"oom\": false}"),
             std::string::npos)
       << r.out;
@@ -303,8 +305,9 @@ TEST(Cli, TorchRejectionsNameTheRule) {
 
 TEST(Cli, MemoryLimitFlagsOomAndFailOnOomExitsOne) {
   // 1F1B rank r holds 4 - r activations of 1 GB: a 3.5 GB limit does not fit rank 0 (4 GB).
-  const std::vector<std::string> args = {"--activation", "1GB", "--memory-limit", "3.5GB",
-                                         "--format", "json"};
+  const std::vector<std::string> args = {"--activation",          "1GB", "--memory-limit", "3.5GB",
+                                         "--memory-reserve",      "0",   "--format",       "json",
+                                         "--activation-overhead", "0"};
   const CliResult r = RunIdeal(args);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"oom\": true,\n  \"oom_ranks\": 1,"), std::string::npos) << r.out;
@@ -317,6 +320,26 @@ TEST(Cli, MemoryLimitFlagsOomAndFailOnOomExitsOne) {
   EXPECT_EQ(f.code, 1);
   EXPECT_EQ(f.err, "out of memory: 1F1B rank 0 needs 3.725 GiB of 3.26 GiB\n");
   ExpectInvalid(RunIdeal({"--memory-limit", "0"}), "--memory-limit: must be more than 0 bytes");
+}
+
+// The default reserve, once memory is counted: 3 GiB (CUDA context and NCCL) and 10% of the peak
+// activations (the allocator): rank 0 needs 4 GB + 3 GiB + 0.4 GB; rank 3 1 GB + 3 GiB + 0.1 GB.
+TEST(Cli, TheDefaultReserveCountsTowardsOutOfMemory) {
+  const CliResult r = RunIdeal({"--activation", "1GB", "--memory-limit", "7GB", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"reserve_bytes\": 3621225472, \"peak_memory_bytes\": 7621225472, "
+                       "\"memory_capacity_bytes\": 7000000000, \"oom\": true}"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"reserve_bytes\": 3321225472, \"peak_memory_bytes\": 4321225472, "),
+            std::string::npos);
+  // No memory counted, no reserve.
+  const CliResult none = RunIdeal({"--format", "json"});
+  EXPECT_NE(none.out.find("\"reserve_bytes\": 0, \"peak_memory_bytes\": 0, "), std::string::npos)
+      << none.out;
+  ExpectInvalid(RunIdeal({"--activation-overhead", "-1"}),
+                "--activation-overhead: invalid value '-1'; valid: a fraction of the peak "
+                "activations, 0 to 10");
 }
 
 TEST(Cli, ProfileCsvRunsLikeTheSameFlags) {
