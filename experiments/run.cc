@@ -238,6 +238,7 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
   }
   Profile profile;
   bool has_profile = false;
+  bool profile_from_model = false;
   if (!spec.profile_file.empty()) {
     status = ReadProfile(spec.profile_file, &profile);
     if (!status.ok()) return status;
@@ -249,6 +250,7 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
     profile = ProfileFromCosts(StageModelsToCosts(stages, flops_per_s),
                                where.Name("model") + " " + spec.model);
     has_profile = true;
+    profile_from_model = true;
     run->model = model.name;
     run->model_flops =
         ModelFlopsPerIteration(stages, run->schedule, spec.training.tp, spec.training.dp);
@@ -258,6 +260,10 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
   if (!status.ok()) return status;
   status = CheckCostsCoverSchedule(run->costs, run->schedule, where);
   if (!status.ok()) return status;
+  if (profile_from_model) {
+    // The optimizer step is the model's (profiles give none).
+    for (const StageModel& stage : stages) run->costs.optimizer_bytes.push_back(stage.optimizer_bytes);
+  }
   if (spec.training.dp > 1) {
     bool any = false;
     for (int64_t bytes : run->costs.gradient_bytes) any = any || bytes > 0;
@@ -266,6 +272,14 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
                                      " replicas all-reduce their gradients, but no stage has any; "
                                      "give " + where.Name("model") + ", a profile with grad_bytes, "
                                      "or " + where.Name("grad_bytes"));
+    }
+  }
+  // The optimizer steps at the GPU's HBM bandwidth (none when the platform lists none).
+  run->costs.optimizer_s.clear();
+  const double hbm = run->platform.gpu.memory_bandwidth_bytes_per_s;
+  if (hbm > 0) {
+    for (int64_t bytes : run->costs.optimizer_bytes) {
+      run->costs.optimizer_s.push_back(static_cast<double>(bytes) / hbm);
     }
   }
   if (!compile) return Status();

@@ -71,6 +71,7 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   o["allreduce_tail_s"] = JsonNumber(m.allreduce_tail_s);
   o["p2p_mode"] = std::string(P2pModeName(r.spec.p2p_mode));
   o["p2p_wait_s"] = JsonNumber(m.p2p_wait_s);
+  o["optimizer_tasks"] = m.num_optimizer_tasks;
   auto traffic = [](const TrafficMetrics& t) {
     nlohmann::ordered_json j;
     j["transfers"] = t.transfers;
@@ -97,6 +98,8 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
     rank["idle_in_span_s"] = JsonNumber(k.idle_in_span_s);
     rank["first_start_s"] = JsonNumber(k.first_start_s);
     rank["last_end_s"] = JsonNumber(k.last_end_s);
+    rank["p2p_wait_s"] = JsonNumber(k.p2p_wait_s);
+    rank["optimizer_s"] = JsonNumber(k.optimizer_s);
     rank["peak_activation_bytes"] = k.peak_activation_bytes;
     rank["peak_activation_time_s"] = JsonNumber(k.peak_activation_time_s);
     rank["static_memory_bytes"] = k.static_memory_bytes;

@@ -32,6 +32,11 @@ struct StageCosts {
   // The stage's gradients on each GPU (included in static_bytes): the bytes each GPU all-reduces
   // over the data-parallel replicas after the stage's last backward. Zeros when not given.
   std::vector<int64_t> gradient_bytes;
+  // The stage's optimizer step on each GPU, after its gradients are synchronised: the HBM bytes it
+  // reads and writes, and its duration at the GPU's HBM bandwidth (set when the platform is
+  // known). Empty or zero: no step.
+  std::vector<int64_t> optimizer_bytes;
+  std::vector<double> optimizer_s;
 
   int32_t num_stages() const { return static_cast<int32_t>(forward_s.size()); }
   bool has_split_backward() const { return !backward_input_s.empty(); }

@@ -465,6 +465,8 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
                          CeilDiv(bytes.sharded * stage.parameters, optimizer_shards);
     stage.message_bytes = sb * spec.hidden * DtypeBytes(setup.dtype);
     stage.gradient_bytes = (setup.fp32_grads ? 4 : 2) * stage.parameters;
+    stage.optimizer_bytes =
+        (setup.fp32_grads ? 30 : 36) * CeilDiv(stage.parameters, optimizer_shards);
     stages.push_back(stage);
   }
   return stages;
@@ -484,6 +486,7 @@ StageCosts StageModelsToCosts(const std::vector<StageModel>& stages, double flop
     costs.message_bytes.push_back(stage.message_bytes);
     costs.static_bytes.push_back(stage.static_bytes);
     costs.gradient_bytes.push_back(stage.gradient_bytes);
+    costs.optimizer_bytes.push_back(stage.optimizer_bytes);
   }
   return costs;
 }

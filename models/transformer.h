@@ -202,6 +202,12 @@ struct StageModel {
   // Parameters, gradients and optimizer state: RecipeBytes per parameter, the sharded part
   // divided by dp (rounded up) with ZeRO-1.
   int64_t static_bytes = 0;
+  // Adam's step on this GPU's parameters (its 1/dp shard with ZeRO-1): per parameter it reads the
+  // fp32 main gradient, main parameter and two moments (16 bytes) and writes the main parameter,
+  // the moments and the 16-bit parameter (14): 30 bytes; with 16-bit gradients the main gradient
+  // is first made from the 16-bit one (2 read, 4 written): 36. HBM-bound, so its time is these
+  // bytes over the GPU's HBM bandwidth.
+  int64_t optimizer_bytes = 0;
 };
 
 // The stages of one pipeline with `layers_per_stage` layers each: the embedding on the first, the

@@ -46,6 +46,7 @@ class ChromeSink : public TraceSink {
     AppendJsonString(slice.name, &buffer_);
     buffer_ += slice.kind == TaskKind::kCompute ? ",\"cat\":\"compute\""
                : slice.kind == TaskKind::kWait  ? ",\"cat\":\"wait\""
+               : slice.kind == TaskKind::kOptimizer ? ",\"cat\":\"optimizer\""
                                                 : ",\"cat\":\"transfer\"";
     buffer_ += ",\"args\":{";
     for (size_t i = 0; i < slice.args.size(); ++i) {

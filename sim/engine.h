@@ -44,7 +44,8 @@ struct TaskGpus {
   int32_t dst = 0;
 };
 inline TaskGpus GpusOf(const Task& task, const PlatformSpec& platform) {
-  if (task.kind == TaskKind::kCompute || task.kind == TaskKind::kWait) {
+  if (task.kind == TaskKind::kCompute || task.kind == TaskKind::kWait ||
+      task.kind == TaskKind::kOptimizer) {
     const int32_t gpu = platform.GpuOf(task.replica, task.rank, 0);
     return {gpu, gpu};
   }

@@ -70,6 +70,7 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
   double earliest = std::numeric_limits<double>::infinity();
   double latest = 0;
   double latest_compute = 0;
+  double latest_allreduce = 0;
   for (size_t t = 0; t < graph.num_tasks(); ++t) {
     earliest = std::min(earliest, timeline.start_s[t]);
     latest = std::max(latest, timeline.end_s[t]);
@@ -85,14 +86,18 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
       case TaskKind::kAllReduce:
         ++m.num_allreduce_tasks;
         m.allreduce_bytes += task.bytes;
+        latest_allreduce = std::max(latest_allreduce, timeline.end_s[t]);
         break;
       case TaskKind::kWait:
         ++m.num_wait_tasks;
         break;
+      case TaskKind::kOptimizer:
+        ++m.num_optimizer_tasks;
+        break;
     }
   }
   m.makespan_s = graph.num_tasks() == 0 ? 0 : latest - earliest;
-  m.allreduce_tail_s = std::max(0.0, latest - latest_compute);
+  m.allreduce_tail_s = std::max(0.0, latest_allreduce - latest_compute);
 
   std::vector<int64_t> static_bytes(schedule.num_ranks, 0);
   for (int32_t stage = 0; stage < static_cast<int32_t>(costs.static_bytes.size()); ++stage) {
@@ -101,9 +106,14 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
   m.memory_timeline.resize(schedule.num_ranks);
   double total_busy = 0;
   std::vector<double> wait_of_rank(schedule.num_ranks, 0.0);  // replica 0's, as the ranks below
-  for (size_t t = graph.communication_end(); t < graph.num_tasks(); ++t) {
+  for (size_t t = graph.communication_end(); t < graph.optimizers_begin(); ++t) {
     const Task& wait = graph.tasks[t];
     if (wait.replica == 0) wait_of_rank[wait.rank] += timeline.end_s[t] - timeline.start_s[t];
+  }
+  std::vector<double> optimizer_of_rank(schedule.num_ranks, 0.0);
+  for (size_t t = graph.optimizers_begin(); t < graph.num_tasks(); ++t) {
+    const Task& step = graph.tasks[t];
+    if (step.replica == 0) optimizer_of_rank[step.rank] = timeline.end_s[t] - timeline.start_s[t];
   }
   for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
     RankMetrics r;
@@ -132,6 +142,7 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
           samples.push_back({timeline.end_s[graph.ComputeTask(rank, index)], live});
         });
     r.p2p_wait_s = wait_of_rank[rank];
+    r.optimizer_s = optimizer_of_rank[rank];
     m.p2p_wait_s += r.p2p_wait_s;
     r.static_memory_bytes = static_bytes[rank];
     r.reserve_bytes = reserve.fixed_bytes +

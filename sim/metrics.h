@@ -48,6 +48,7 @@ struct RankMetrics {
   int64_t memory_capacity_bytes = 0;  // 0: unlimited
   bool oom = false;                   // peak_memory_bytes > memory_capacity_bytes
   double p2p_wait_s = 0;  // blocked in p2p calls (--p2p-mode megatron), within idle_in_span_s
+  double optimizer_s = 0;  // its optimizer step (after its span)
 };
 
 // Live activation bytes of a rank from `time_s` on.
@@ -83,9 +84,10 @@ struct RunMetrics {
   int64_t transfer_bytes = 0;
   size_t num_allreduce_tasks = 0;  // steps of data-parallel all-reduces, per GPU
   int64_t allreduce_bytes = 0;
-  double allreduce_tail_s = 0;     // from the last compute end to the end of the iteration
+  double allreduce_tail_s = 0;     // from the last action's end to the last all-reduce step's
   size_t num_wait_tasks = 0;       // blocking p2p calls (--p2p-mode megatron), every replica
   double p2p_wait_s = 0;           // time ranks spent blocked in them, summed over ranks
+  size_t num_optimizer_tasks = 0;  // optimizer steps, one per rank and replica with one
   // Set by ComputeLinkMetrics: every link that carried bytes, in platform order.
   std::vector<LinkMetrics> links;
   TrafficMetrics intra_node;

@@ -90,7 +90,7 @@ class JustInTimeRunner {
     }
     void* data = reinterpret_cast<void*>(static_cast<uintptr_t>(t));
     const TaskGpus gpus = GpusOf(task, platform_);
-    if (task.kind == TaskKind::kCompute) {
+    if (task.kind == TaskKind::kCompute || task.kind == TaskKind::kOptimizer) {
       s4u::Host* host = gpus_.at(gpus.src);
       s4u::ExecPtr exec = s4u::Exec::init();
       exec->set_flops_amount(task.duration_s * host->get_speed());

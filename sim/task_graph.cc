@@ -158,8 +158,10 @@ Task TransferTaskOf(TaskKind kind, int32_t replica, int32_t peer_replica, int32_
 }
 
 // The ring all-reduces of every stage's gradients over the replicas (see task_graph.h).
+// `last_steps[stage]` gets the ring's last step of every replica and shard.
 void AddAllReduces(const Schedule& schedule, const StageCosts& costs, const Parallelism& par,
-                   TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges) {
+                   TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges,
+                   std::vector<std::vector<TaskId>>* last_steps) {
   const int32_t dp = par.dp;
   // The position of each stage's last backward (B or W; a W always follows its I) on its rank.
   std::vector<int64_t> last_backward(schedule.num_stages, -1);
@@ -199,6 +201,40 @@ void AddAllReduces(const Schedule& schedule, const StageCosts& costs, const Para
           }
         }
         previous.swap(current);
+      }
+      (*last_steps)[stage].insert((*last_steps)[stage].end(), previous.begin(), previous.end());
+    }
+  }
+}
+
+// A step per rank and replica whose stages have one, after the rank's last task on its stream
+// (`stream_end`, per replica and rank) and the last all-reduce steps of its stages' gradients.
+void AddOptimizerSteps(const Schedule& schedule, const StageCosts& costs,
+                       const std::vector<std::vector<TaskId>>& last_steps,
+                       const std::vector<std::vector<TaskId>>& stream_end, TaskGraph* graph,
+                       std::vector<std::pair<TaskId, TaskId>>* edges) {
+  graph->optimizer_begin = static_cast<TaskId>(graph->tasks.size());
+  if (costs.optimizer_s.empty()) return;
+  std::vector<double> duration(schedule.num_ranks, 0.0);
+  for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
+    duration[schedule.stage_to_rank[stage].value()] += costs.optimizer_s[stage];
+  }
+  for (int32_t replica = 0; replica < graph->num_replicas; ++replica) {
+    for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+      if (duration[rank] <= 0) continue;
+      const TaskId step = static_cast<TaskId>(graph->tasks.size());
+      Task task = ComputeTaskOf(rank, schedule.orders[rank].size(), duration[rank]);
+      task.kind = TaskKind::kOptimizer;
+      task.replica = task.peer_replica = static_cast<uint16_t>(replica);
+      graph->tasks.push_back(task);
+      if (stream_end[replica][rank] != TaskGraph::kNoTask) {
+        edges->emplace_back(stream_end[replica][rank], step);
+      }
+      for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
+        if (schedule.stage_to_rank[stage].value() != rank) continue;
+        for (TaskId last : last_steps[stage]) {
+          if (graph->tasks[last].replica == replica) edges->emplace_back(last, step);
+        }
       }
     }
   }
@@ -481,12 +517,27 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
       }
     }
   }
-  if (dp > 1) AddAllReduces(schedule, costs, parallelism, graph, &edges);
+  std::vector<std::vector<TaskId>> last_steps(schedule.num_stages);
+  if (dp > 1) AddAllReduces(schedule, costs, parallelism, graph, &edges, &last_steps);
   graph->waits_begin = static_cast<TaskId>(tasks.size());
   if (megatron) {
     Status status = AddMegatronCalls(schedule, transfer_ends, transfers_begin, graph, &edges);
     if (!status.ok()) return status;
   }
+  // The last task on each rank's stream: its last action, or a wait after it.
+  std::vector<std::vector<TaskId>> stream_end(dp, std::vector<TaskId>(schedule.num_ranks));
+  for (int32_t replica = 0; replica < dp; ++replica) {
+    for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+      const size_t n = schedule.orders[rank].size();
+      stream_end[replica][rank] =
+          n == 0 ? TaskGraph::kNoTask : graph->ComputeTask(rank, n - 1, replica);
+    }
+  }
+  for (TaskId w = graph->waits_begin; w < tasks.size(); ++w) {
+    const Task& wait = tasks[w];
+    if (wait.position == schedule.orders[wait.rank].size()) stream_end[wait.replica][wait.rank] = w;
+  }
+  AddOptimizerSteps(schedule, costs, last_steps, stream_end, graph, &edges);
 
   const size_t n = tasks.size();
   graph->num_predecessors.assign(n, 0);

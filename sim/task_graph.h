@@ -18,6 +18,7 @@
 
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/range/iterator_range.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,7 @@ enum class TaskKind : uint8_t {
   kTransfer,   // part of a stage-boundary message (an activation or a gradient)
   kAllReduce,  // one step of one GPU in a data-parallel gradient all-reduce
   kWait,       // a rank's blocking p2p call returning (P2pMode::kMegatron); takes no time itself
+  kOptimizer,  // a rank's optimizer step, after its last action and its gradients' all-reduces
 };
 
 // How ranks issue and wait on their pipeline transfers.
@@ -65,9 +67,9 @@ struct Task {
   int32_t peer = 0;           // Transfers: the receiving rank. Compute: same as rank.
   // Compute: index in the rank's order. kTransfer: the boundary (between stages b and b + 1).
   // kAllReduce: the stage whose gradients move. kWait: how many of the rank's actions come before
-  // the call.
+  // the call. kOptimizer: the number of the rank's actions.
   uint32_t position = 0;
-  double duration_s = 0;  // Compute: the action's duration. Transfers: 0 (the platform decides).
+  double duration_s = 0;  // Compute, optimizer: its duration. Transfers: 0 (the platform decides).
   int64_t bytes = 0;      // Transfers: bytes moved. Compute: 0.
 };
 
@@ -97,13 +99,18 @@ struct TaskGraph {
   // Wait tasks: [waits_begin, num_tasks()). wait_after[t - waits_begin] is the task before wait t
   // on its rank's stream (kNoTask when it is the first): the rank blocks from that task's end to
   // the wait's end.
-  TaskId waits_begin = 0;
+  // (kNoTask, as in a graph built by hand: none.)
+  TaskId waits_begin = kNoTask;
   std::vector<TaskId> wait_after;
+  // Optimizer steps, one per rank and replica whose stages have one: [optimizer_begin, num_tasks()).
+  TaskId optimizer_begin = kNoTask;
   static constexpr TaskId kNoTask = ~TaskId{0};
 
   size_t num_tasks() const { return tasks.size(); }
   // Transfers and all-reduce steps: [num_compute_tasks(), communication_end()).
-  size_t communication_end() const { return wait_after.empty() ? num_tasks() : waits_begin; }
+  size_t communication_end() const { return std::min<size_t>(waits_begin, num_tasks()); }
+  // Waits: [communication_end(), optimizers_begin()).
+  size_t optimizers_begin() const { return std::min<size_t>(optimizer_begin, num_tasks()); }
   size_t num_compute_tasks() const {
     return static_cast<size_t>(compute_per_replica) * num_replicas;
   }
@@ -156,7 +163,8 @@ inline double TaskCountBound(double stages, double microbatches, double actions,
                          (p2p_mode == P2pMode::kEager ? 1 : 3);
   const double transfers = 2 * microbatches * (stages > 1 ? stages - 1 : 0) * tp * dp;
   const double allreduce = stages * tp * 2 * (dp - 1) * dp;
-  return compute + transfers + allreduce;
+  const double optimizer = stages * dp;  // at most one per rank and replica
+  return compute + transfers + allreduce + optimizer;
 }
 
 }  // namespace ppsim

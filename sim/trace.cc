@@ -319,6 +319,7 @@ class TraceStreamer {
   void EmitCompute() {
     TaskId cursor = transfers_begin_;  // transfers come in the order of their consumers
     TaskId wait_cursor = communication_end_;  // waits come by replica, rank and position
+    TaskId optimizer_cursor = static_cast<TaskId>(graph_.optimizers_begin());  // by replica, rank
     std::vector<uint64_t> flows_in, flows_out;
     std::vector<TraceArg> args;
     std::string op_text;
@@ -376,6 +377,8 @@ class TraceStreamer {
         }
         EmitWaitsBefore(replica, rank, order.size(), !order.empty() && Shown(order.back()), track,
                         &wait_cursor);
+        EmitOptimizerStep(replica, rank, whole_ || end_microbatch_ == schedule_.num_microbatches,
+                          track, &optimizer_cursor);
       }
     }
     if (cursor != transfers_end_) {
@@ -389,7 +392,7 @@ class TraceStreamer {
   // Waits that took no time are not drawn.
   void EmitWaitsBefore(int32_t replica, int32_t rank, size_t position, bool shown,
                        const TraceTrack& track, TaskId* cursor) {
-    for (; *cursor < graph_.num_tasks(); ++*cursor) {
+    for (; *cursor < graph_.optimizers_begin(); ++*cursor) {
       const Task& wait = graph_.tasks[*cursor];
       if (wait.replica != replica || wait.rank != rank || wait.position != position) return;
       const int64_t start = Start(*cursor);
@@ -406,6 +409,29 @@ class TraceStreamer {
       slice.args = args;
       sink_->Slice(slice);
     }
+  }
+
+  // The optimizer step of (replica, rank), if it has one, as a slice "optimizer" after its last
+  // action (shown when the window reaches the last microbatch, as the all-reduces).
+  void EmitOptimizerStep(int32_t replica, int32_t rank, bool shown, const TraceTrack& track,
+                         TaskId* cursor) {
+    if (*cursor >= graph_.num_tasks()) return;
+    const Task& step = graph_.tasks[*cursor];
+    if (step.replica != replica || step.rank != rank) return;
+    const TaskId t = (*cursor)++;
+    if (!shown) return;
+    const int64_t start = Start(t);
+    const int64_t end = End(t);
+    const TraceArg args[] = {Int("duration_ns", end - start)};
+    TraceSlice slice;
+    slice.track = &track;
+    slice.task = t;
+    slice.kind = TaskKind::kOptimizer;
+    slice.name = kOptimizerName;
+    slice.start_ns = start;
+    slice.end_ns = end;
+    slice.args = args;
+    sink_->Slice(slice);
   }
 
   void MarkAllReduceFed(TaskId step) {
@@ -449,7 +475,7 @@ class TraceStreamer {
         }
         if (!first_step) flows_in.push_back(4 * static_cast<uint64_t>(t) + 2);
         for (TaskId v : boost::make_iterator_range(boost::adjacent_vertices(t, graph_.dag))) {
-          flows_out.push_back(FlowIntoCommunication(graph_, t, v));
+          if (IsCommunication(graph_.tasks[v])) flows_out.push_back(FlowIntoCommunication(graph_, t, v));
         }
         args.push_back(Int("stage", static_cast<int64_t>(task.position)));
         args.push_back(Int("rank", task.rank));
@@ -597,6 +623,7 @@ class TraceStreamer {
   static constexpr std::string_view kOverlapName = "F&B";
   static constexpr std::string_view kActivationName = "activation";
   static constexpr std::string_view kWaitName = "wait";
+  static constexpr std::string_view kOptimizerName = "optimizer";
   static constexpr std::string_view kGradientName = "gradient";
   static constexpr std::string_view kAllReduceName = "all-reduce";
   // Sort slots per stream among its process's tracks: compute, memory, then its send lanes.
@@ -683,7 +710,7 @@ Status CheckTraceWindow(std::string_view flag, const TraceWindow& window,
 
 const std::vector<std::string_view>& TraceSliceNames() {
   static const std::vector<std::string_view> names = {
-      "F", "I", "W", "B", "F&B", "activation", "gradient", "all-reduce", "wait"};
+      "F", "I", "W", "B", "F&B", "activation", "gradient", "all-reduce", "wait", "optimizer"};
   return names;
 }
 

@@ -34,7 +34,8 @@ TEST(Cli, JsonHasTheClosedFormMetricsOfCheckCase1) {
   EXPECT_NE(r.out.find("\"makespan_s\": 33,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"bubble_over_ideal\": 0.375,"), std::string::npos);
   EXPECT_NE(r.out.find("{\"rank\": 3, \"busy_s\": 24, \"span_s\": 24, \"idle_in_span_s\": 0, "
-                       "\"first_start_s\": 3, \"last_end_s\": 27, \"peak_activation_bytes\": 1, "
+                       "\"first_start_s\": 3, \"last_end_s\": 27, \"p2p_wait_s\": 0, \"optimizer_s\": 0, "
+                       "\"peak_activation_bytes\": 1, "
                        "\"peak_activation_time_s\": 3, \"static_memory_bytes\": 0, "
                        "\"reserve_bytes\": 0, \"peak_memory_bytes\": 1, "
                        "\"memory_capacity_bytes\": 85899345920, "
@@ -384,6 +385,23 @@ TEST(Cli, Llama3On4H100sFitsWithItsStaticMemory) {
       << r.out;
   EXPECT_NE(r.out.find("\"oom\": false,"), std::string::npos);
   EXPECT_NE(r.out.find("\"model\": \"llama3-8b\""), std::string::npos);
+}
+
+// The optimizer step reads and writes 30 bytes per parameter (fp32 main gradient, main parameter
+// and two moments read; those and the bf16 parameter written) at the GPU's HBM bandwidth (H100
+// SXM: 3.35 TB/s), after the rank's last action: rank 0 of llama3-8b on 4 ranks holds 8 layers
+// of 218,112,000 parameters and the 128256 x 4096 embedding.
+TEST(Cli, TheOptimizerStepTakesItsBytesOverTheHbmBandwidth) {
+  const CliResult r = Cli(ModelRun({"--model", "llama3-8b", "--format", "json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const double params = 8.0 * 218112000 + 128256.0 * 4096;
+  const double step = 30 * params / 3.35e12;
+  const nlohmann::json& rank0 = j["ranks"][0];
+  EXPECT_NEAR(rank0["optimizer_s"].get<double>(), step, 1e-12 * step);
+  EXPECT_EQ(j["optimizer_tasks"].get<int>(), 4);
+  // Rank 0 ends last: the iteration ends with its step.
+  EXPECT_NEAR(j["makespan_s"].get<double>(), rank0["last_end_s"].get<double>() + step, 1e-9);
 }
 
 TEST(Cli, Llama3_70bOn4H100sIsOutOfMemoryWithTheNumbers) {
