@@ -52,6 +52,21 @@ void ListPresets(std::ostream& out) {
   }
 }
 
+// The optimizer step at the GPU's HBM bandwidth (0 when the platform lists none).
+double OptimizerSeconds(const StageModel& stage, const PlatformSpec& platform) {
+  const double hbm = platform.gpu.memory_bandwidth_bytes_per_s;
+  return hbm > 0 ? static_cast<double>(stage.optimizer_bytes) / hbm : 0;
+}
+
+// "18 bytes per parameter: 6 on every GPU + 12 sharded by --zero 1 (not sharded)".
+std::string ParamBytesText(const TrainingSetup& setup) {
+  const ParamBytes bytes = RecipeBytes(setup);
+  return std::to_string(bytes.replicated + bytes.sharded) + " bytes per parameter: " +
+         std::to_string(bytes.replicated) + " on every GPU + " + std::to_string(bytes.sharded) +
+         (setup.zero_stage == 1 ? " sharded over dp " + std::to_string(setup.dp) + " (--zero 1)"
+                                : " for the optimizer (shard it with --zero 1)");
+}
+
 std::string ModelJson(const TransformerSpec& model, const PlatformSpec& platform,
                       double flops_per_s, double iteration_flops,
                       const std::vector<StageModel>& stages) {
@@ -76,13 +91,15 @@ std::string ModelJson(const TransformerSpec& model, const PlatformSpec& platform
     stage["activation_w_bytes"] = st.activation_w_bytes;
     stage["message_bytes"] = st.message_bytes;
     stage["static_bytes"] = st.static_bytes;
+    stage["optimizer_s"] = JsonNumber(OptimizerSeconds(st, platform));
     j["stages"].push_back(std::move(stage));
   }
   return FormatJsonPretty(j) + "\n";
 }
 
 std::string ModelTable(const TransformerSpec& model, const PlatformSpec& platform,
-                       double flops_per_s, double efficiency, int32_t stage_count,
+                       const TrainingSetup& setup, double flops_per_s, double efficiency,
+                       int32_t stage_count,
                        int32_t microbatches, double iteration_flops,
                        const std::vector<StageModel>& stages) {
   std::string out = model.name + ": " + HumanCount(static_cast<double>(model.TotalParameters())) +
@@ -91,7 +108,7 @@ std::string ModelTable(const TransformerSpec& model, const PlatformSpec& platfor
                     FormatNumber(efficiency) + " of peak); per GPU of the tensor-parallel group\n\n";
   std::vector<std::vector<std::string>> rows = {{"stage", "layers", "parameters", "F", "I", "W",
                                                  "activation", "activation W", "message",
-                                                 "static"}};
+                                                 "static", "optimizer"}};
   for (size_t k = 0; k < stages.size(); ++k) {
     const StageModel& st = stages[k];
     rows.push_back({std::to_string(k) + (st.embedding ? " (emb)" : "") + (st.lm_head ? " (head)" : ""),
@@ -102,9 +119,11 @@ std::string ModelTable(const TransformerSpec& model, const PlatformSpec& platfor
                     HumanBytes(static_cast<double>(st.activation_bytes)),
                     HumanBytes(static_cast<double>(st.activation_w_bytes)),
                     HumanBytes(static_cast<double>(st.message_bytes)),
-                    HumanBytes(static_cast<double>(st.static_bytes))});
+                    HumanBytes(static_cast<double>(st.static_bytes)),
+                    HumanDuration(OptimizerSeconds(st, platform))});
   }
-  return out + FormatColumns(rows) + "\nmodel FLOPs per iteration (" +
+  return out + FormatColumns(rows) + "\nstatic: " + ParamBytesText(setup) +
+         "; optimizer: Adam's step at the HBM bandwidth\nmodel FLOPs per iteration (" +
          std::to_string(microbatches) + " microbatches): " + HumanFlops(iteration_flops) + "\n" +
          kDefinition + "\n";
 }
@@ -167,8 +186,8 @@ int ModelCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
   const double flops_per_s = PeakFlopsPerS(platform, spec.training.dtype) * spec.efficiency;
   const double iteration_flops = ModelFlopsPerIteration(stages, shape, spec.training.tp, 1);
   out << (format == "json" ? ModelJson(model, platform, flops_per_s, iteration_flops, stages)
-                           : ModelTable(model, platform, flops_per_s, spec.efficiency, p * v, m,
-                                        iteration_flops, stages));
+                           : ModelTable(model, platform, spec.training, flops_per_s,
+                                        spec.efficiency, p * v, m, iteration_flops, stages));
   return kExitOk;
 }
 
