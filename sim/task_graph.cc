@@ -1,6 +1,7 @@
 #include "sim/task_graph.h"
 
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "base/names.h"
@@ -241,17 +242,20 @@ void AddOptimizerSteps(const Schedule& schedule, const StageCosts& costs,
 }
 
 
-// One blocking p2p call of a rank (P2pMode::kMegatron): it comes before action `before` of the
-// rank's order, sends the cross-rank outputs of the actions at positions `sends` and receives the
-// cross-rank inputs of those at `recvs`.
+// A point of a rank's stream where it issues p2p ops (P2pMode::kMegatron): before action
+// `before`, it posts the sends of the cross-rank outputs of the actions at `sends` and the receives
+// of the cross-rank inputs of the actions at `recvs`, then waits until the ops named in
+// `wait_sends` and `wait_recvs` (posted here or earlier) have ended.
 struct Call {
   size_t before = 0;
   std::vector<size_t> sends;
   std::vector<size_t> recvs;
+  std::vector<size_t> wait_sends;
+  std::vector<size_t> wait_recvs;
 };
 
-// The calls of one rank's order as Megatron-LM's schedules issue them (task_graph.h), or an
-// empty string's opposite: why the order does not have Megatron's shape.
+// The calls of one rank's order as Megatron-LM's schedules issue them with its training defaults
+// (task_graph.h), or why the order does not have Megatron's shape.
 std::string MegatronCalls(const std::vector<Action>& order, int32_t chunks,
                           std::vector<Call>* calls) {
   const size_t n = order.size();
@@ -279,59 +283,72 @@ std::string MegatronCalls(const std::vector<Action>& order, int32_t chunks,
              ") breaks the shape of warmup forwards, forward-backward pairs, cooldown backwards";
     }
   }
-  auto add = [&](size_t before, std::vector<size_t> sends, std::vector<size_t> recvs) {
-    std::erase_if(recvs, [&](size_t r) { return r >= n; });
-    calls->push_back({before, std::move(sends), std::move(recvs)});
+  auto in_range = [&](std::vector<size_t> positions) {
+    std::erase_if(positions, [&](size_t p) { return p >= n; });
+    return positions;
+  };
+  // A blocking call: posts and waits for the same ops.
+  auto blocking = [&](size_t before, std::vector<size_t> sends, std::vector<size_t> recvs) {
+    recvs = in_range(std::move(recvs));
+    calls->push_back({before, sends, recvs, sends, recvs});
   };
   const size_t w = warmup;
   const size_t r = pairs;
   if (chunks == 1) {
+    // forward_backward_pipelining_without_interleaving: batched groups, each waited on.
     for (size_t i = 0; i < w; ++i) {
-      add(i, {}, {i});      // recv_forward
-      add(i + 1, {i}, {});  // send_forward
+      blocking(i, {}, {i});      // recv_forward
+      blocking(i + 1, {i}, {});  // send_forward
     }
-    if (r > 0) add(w, {}, {w});
+    if (r > 0) blocking(w, {}, {w});
     for (size_t i = 0; i < r; ++i) {
       const size_t f = w + 2 * i;
       const size_t b = f + 1;
-      add(b, {f}, {b});  // send_forward_recv_backward
+      blocking(b, {f}, {b});  // send_forward_recv_backward
       if (i + 1 < r) {
-        add(b + 1, {b}, {b + 1});  // send_backward_recv_forward
+        blocking(b + 1, {b}, {b + 1});  // send_backward_recv_forward
       } else {
-        add(b + 1, {b}, {});  // send_backward
+        blocking(b + 1, {b}, {});  // send_backward
       }
     }
     for (size_t i = 0; i < w; ++i) {
       const size_t c = w + 2 * r + i;
-      add(c, {}, {c});      // recv_backward
-      add(c + 1, {c}, {});  // send_backward
+      blocking(c, {}, {c});      // recv_backward
+      blocking(c + 1, {c}, {});  // send_backward
     }
     return "";
   }
-  add(0, {}, {0});  // recv_forward
+  // forward_backward_pipelining_with_interleaving with overlap_p2p_comm (the training default for
+  // interleaved schedules): single ops, and handles waited on later.
+  blocking(0, {}, {0});  // recv_forward
   for (size_t k = 0; k < w; ++k) {
+    blocking(k + 1, {k}, {k + 1});  // send_forward_recv_forward, waited
     if (k + 1 == w && r > 0) {
-      add(k + 1, {k}, {k + 1, k + 2});  // send_forward_backward_recv_forward_backward
-    } else if (k + 1 < w) {
-      add(k + 1, {k}, {k + 1});  // send_forward_recv_forward
-    } else {
-      add(k + 1, {k}, {});  // the last forward: nothing more to receive from before
+      calls->push_back({k + 1, {}, in_range({k + 2}), {}, {}});  // recv for the first B, queued
     }
   }
-  if (r == 0) add(w, {}, {w});  // recv_backward
+  if (r == 0) blocking(w, {}, {w});  // recv_backward
   for (size_t k = 0; k < r; ++k) {
     const size_t f = w + 2 * k;
     const size_t b = f + 1;
-    if (k + 1 < r) {
-      add(b + 1, {f, b}, {b + 1, b + 2});
-    } else {
-      add(b + 1, {f, b}, {b + 1});  // the first cooldown backward's input, if any
-    }
+    // pre_forward: the queued receive of F's input (from the previous pair's post_forward).
+    if (k > 0) calls->push_back({f, {}, {}, {}, {f}});
+    // post_forward: send F's output and receive the next F's input; the send is waited on at once
+    // (deallocate_pipeline_outputs); pre_backward: the queued receive of B's input.
+    std::vector<size_t> next_forward = k + 1 < r ? std::vector<size_t>{f + 2} : std::vector<size_t>{};
+    calls->push_back({b, {f}, next_forward, {f}, {b}});
+    // post_backward: send B's output and receive the next B's input; wait the previous B's send.
+    const size_t next_backward = k + 1 < r ? b + 2 : b + 1;  // the first cooldown B after the last
+    std::vector<size_t> previous_send = k > 0 ? std::vector<size_t>{b - 2} : std::vector<size_t>{};
+    calls->push_back({b + 1, {b}, in_range({next_backward}), previous_send, {}});
   }
   for (size_t i = 0; i < w; ++i) {
     const size_t c = w + 2 * r + i;
-    add(c + 1, {c}, {c + 1});  // send_backward_recv_backward
+    if (i == 0 && r > 0) calls->push_back({c, {}, {}, {}, {c}});  // the queued receive
+    blocking(c + 1, {c}, {c + 1});  // send_backward_recv_backward
   }
+  // The last pair's backward send is waited on at the end.
+  if (r > 0) calls->push_back({n, {}, {}, {w + 2 * r - 1}, {}});
   return "";
 }
 
@@ -348,8 +365,12 @@ Status AddMegatronCalls(const Schedule& schedule, const std::vector<std::pair<Ta
     ++chunks[schedule.stage_to_rank[stage].value()];
   }
   std::vector<std::vector<Call>> calls(ranks);
-  // Per rank and position: the call sending its outputs and the one receiving its inputs.
-  std::vector<std::vector<int32_t>> send_call(ranks), recv_call(ranks);
+  // Per rank and position: the calls posting and waiting on the send of its outputs and on the
+  // receive of its inputs (-1: none).
+  struct Ops {
+    std::vector<int32_t> send_post, send_wait, recv_post, recv_wait;
+  };
+  std::vector<Ops> ops(ranks);
   for (int32_t rank = 0; rank < ranks; ++rank) {
     const auto& order = schedule.orders[rank];
     const std::string why = MegatronCalls(order, chunks[rank], &calls[rank]);
@@ -358,36 +379,40 @@ Status AddMegatronCalls(const Schedule& schedule, const std::vector<std::pair<Ta
                                   "'s order is not Megatron-LM's: " + why +
                                   "; Megatron runs 1F1B, Interleaved1F1B and GPipe orders");
     }
-    if (chunks[rank] > 1 && ranks <= 2) {
-      return Status::InvalidInput("megatron: Megatron-LM's interleaved schedule with "
-                                  "batched p2p calls needs more than 2 pipeline ranks");
+    Ops& o = ops[rank];
+    for (auto* v : {&o.send_post, &o.send_wait, &o.recv_post, &o.recv_wait}) {
+      v->assign(order.size(), -1);
     }
-    send_call[rank].assign(order.size(), -1);
-    recv_call[rank].assign(order.size(), -1);
     for (size_t c = 0; c < calls[rank].size(); ++c) {
-      for (size_t p : calls[rank][c].sends) send_call[rank][p] = static_cast<int32_t>(c);
-      for (size_t p : calls[rank][c].recvs) recv_call[rank][p] = static_cast<int32_t>(c);
+      const Call& call = calls[rank][c];
+      const int32_t index = static_cast<int32_t>(c);
+      for (size_t p : call.sends) o.send_post[p] = index;
+      for (size_t p : call.recvs) o.recv_post[p] = index;
+      for (size_t p : call.wait_sends) o.send_wait[p] = index;
+      for (size_t p : call.wait_recvs) o.recv_wait[p] = index;
     }
   }
   auto rank_and_position = [&](TaskId compute) {
     const Task& task = graph->tasks[compute];
     return std::pair<int32_t, size_t>(task.rank, task.position);
   };
-  // Which calls move something (the same in every replica).
-  std::vector<std::vector<bool>> used(ranks);
-  for (int32_t rank = 0; rank < ranks; ++rank) used[rank].assign(calls[rank].size(), false);
+  // Which calls wait on something (the same in every replica): those get a wait task.
+  std::vector<std::vector<bool>> waits(ranks);
+  for (int32_t rank = 0; rank < ranks; ++rank) waits[rank].assign(calls[rank].size(), false);
   for (const auto& [producer, consumer] : ends) {
     const auto [from, p] = rank_and_position(producer);
     const auto [to, q] = rank_and_position(consumer);
-    if (send_call[from][p] < 0 || recv_call[to][q] < 0) {
+    if (ops[from].send_post[p] < 0 || ops[to].recv_post[q] < 0 || ops[from].send_wait[p] < 0 ||
+        ops[to].recv_wait[q] < 0) {
       return Status::Internal("megatron: no call moves the transfer from rank " +
                               std::to_string(from) + " to rank " + std::to_string(to));
     }
-    used[from][send_call[from][p]] = true;
-    used[to][recv_call[to][q]] = true;
+    waits[from][ops[from].send_wait[p]] = true;
+    waits[to][ops[to].recv_wait[q]] = true;
   }
   graph->waits_begin = static_cast<TaskId>(graph->tasks.size());
-  // Per replica, rank and call: the task before the call on the rank's stream, and its wait.
+  // Per replica, rank and call: the task before the call on the rank's stream (where its ops are
+  // posted), and its wait task.
   std::vector<std::vector<std::vector<TaskId>>> post(graph->num_replicas),
       wait(graph->num_replicas);
   for (int32_t replica = 0; replica < graph->num_replicas; ++replica) {
@@ -402,7 +427,8 @@ Status AddMegatronCalls(const Schedule& schedule, const std::vector<std::pair<Ta
       for (size_t position = 0; position <= n; ++position) {
         for (; next_call < calls[rank].size() && calls[rank][next_call].before == position;
              ++next_call) {
-          if (!used[rank][next_call]) continue;
+          post[replica][rank][next_call] = previous;
+          if (!waits[rank][next_call]) continue;
           const TaskId w = static_cast<TaskId>(graph->tasks.size());
           Task task;
           task.kind = TaskKind::kWait;
@@ -412,7 +438,6 @@ Status AddMegatronCalls(const Schedule& schedule, const std::vector<std::pair<Ta
           graph->tasks.push_back(task);
           graph->wait_after.push_back(previous);
           if (previous != TaskGraph::kNoTask) edges->emplace_back(previous, w);
-          post[replica][rank][next_call] = previous;
           wait[replica][rank][next_call] = w;
           previous = w;
         }
@@ -428,11 +453,13 @@ Status AddMegatronCalls(const Schedule& schedule, const std::vector<std::pair<Ta
     const int32_t replica = graph->tasks[transfer].replica;
     const auto [from, p] = rank_and_position(ends[i].first);
     const auto [to, q] = rank_and_position(ends[i].second);
-    for (const auto& [rank, call] :
-         {std::pair(from, send_call[from][p]), std::pair(to, recv_call[to][q])}) {
-      const TaskId before = post[replica][rank][call];
+    // The transfer starts once both ops are posted (NCCL's rendezvous) and ends both waits.
+    for (const auto& [rank, posted, waited] :
+         {std::tuple(from, ops[from].send_post[p], ops[from].send_wait[p]),
+          std::tuple(to, ops[to].recv_post[q], ops[to].recv_wait[q])}) {
+      const TaskId before = post[replica][rank][posted];
       if (before != TaskGraph::kNoTask) edges->emplace_back(before, transfer);
-      edges->emplace_back(transfer, wait[replica][rank][call]);
+      edges->emplace_back(transfer, wait[replica][rank][waited]);
     }
   }
   return Status();

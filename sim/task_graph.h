@@ -125,21 +125,23 @@ struct TaskGraph {
 //
 // With P2pMode::kMegatron every rank's order must have Megatron-LM's shape: single F and B
 // actions, W forwards, then R forward-backward pairs, then W backwards (1F1B, Interleaved1F1B,
-// GPipe); else InvalidInput "p2p mode megatron: ...". The calls between actions, as Megatron's
-// schedules issue them (a call's sends are the outputs of the action before it that cross ranks,
-// its receives the inputs of the action after it; a call that would move nothing is not made):
-//   one virtual stage per rank (forward_backward_pipelining_without_interleaving):
-//     warmup F: recv_forward before, send_forward after (two calls); before the first pair:
-//     recv_forward; pair: send_forward_recv_backward between F and B, send_backward_recv_forward
-//     after B (send_backward alone after the last pair); cooldown B: recv_backward before,
-//     send_backward after;
-//   several (forward_backward_pipelining_with_interleaving, overlap_p2p_comm off): recv_forward
-//     before the first action; after each warmup F one call sends its output and receives the
-//     next F's input (the last warmup call also the first B's input); after each pair's B one call
-//     sends both outputs and receives the next F's and the next B's inputs; after each cooldown B
-//     one call sends its output and receives the next B's input. Megatron requires pp > 2 here. Returns Deadlock when the order cannot execute, naming every stuck rank,
-// the action it waits at and the ops it waits for:
-//   "deadlock: rank 1 waits at 1B0 for 2B0; rank 2 waits at 2F3 for 1F3"
+// GPipe); else InvalidInput "megatron: ...". The ranks issue p2p ops as Megatron's schedules do
+// with its training defaults (sim/p2p-semantics.md); a transfer starts once both its send and its
+// receive are posted, and a rank waits where Megatron waits:
+//   one virtual stage per rank (forward_backward_pipelining_without_interleaving, batched groups
+//     each waited on): warmup F: recv_forward before, send_forward after (two calls); before the
+//     first pair: recv_forward; pair: send_forward_recv_backward between F and B,
+//     send_backward_recv_forward after B (send_backward alone after the last pair); cooldown B:
+//     recv_backward before, send_backward after;
+//   several (forward_backward_pipelining_with_interleaving with overlap_p2p_comm): recv_forward
+//     before the first action; after each warmup F a blocking send_forward_recv_forward (the last
+//     also posts the first B's receive); in each pair, the F's input is waited on before it, after
+//     it its output is sent (and waited on: deallocate_pipeline_outputs) and the next F's input
+//     posted, the B's input is waited on before it, after it its output is sent and the next B's
+//     input posted, and the previous B's send waited on; the first cooldown B waits for its queued
+//     input, each cooldown B is followed by a blocking send_backward_recv_backward; the last
+//     pair's send is waited on at the end.
+// A call that waits on nothing that moves is not made.
 Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
                         const Parallelism& parallelism, TaskGraph* graph);
 inline Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
