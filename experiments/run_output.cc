@@ -198,7 +198,7 @@ std::string SingleTable(const RunResult& r) {
   }
   if (r.spec.p2p_mode != P2pMode::kEager) {
     summary.push_back({"p2p calls", std::string(P2pModeName(r.spec.p2p_mode)) + ": " +
-                                        std::to_string(m.num_wait_tasks) + " blocking calls, " +
+                                        std::to_string(m.num_wait_tasks) + " waits, " +
                                         HumanDuration(m.p2p_wait_s) +
                                         " blocked in them (all ranks)"});
   }

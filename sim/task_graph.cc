@@ -1,5 +1,6 @@
 #include "sim/task_graph.h"
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -9,8 +10,8 @@
 namespace ppsim {
 namespace {
 
-constexpr NamedValue<P2pMode> kP2pModes[] = {{"eager", P2pMode::kEager},
-                                             {"megatron", P2pMode::kMegatron}};
+constexpr NamedValue<P2pMode> kP2pModes[] = {
+    {"eager", P2pMode::kEager}, {"megatron", P2pMode::kMegatron}, {"torch", P2pMode::kTorch}};
 
 // What an op consumes: the output of another op, named by its (stage, microbatch).
 enum class Output {
@@ -352,19 +353,102 @@ std::string MegatronCalls(const std::vector<Action>& order, int32_t chunks,
   return "";
 }
 
-// Replaces the order edges of every rank's stream by Megatron's blocking calls: a wait task per
-// call that moves something, between the actions it sits between; each transfer starts after
-// both ranks reached their calls and ends both calls. `ends[i]` are the producer and consumer of
-// transfer transfers_begin + i.
-Status AddMegatronCalls(const Schedule& schedule, const std::vector<std::pair<TaskId, TaskId>>& ends,
-                        TaskId transfers_begin, TaskGraph* graph,
-                        std::vector<std::pair<TaskId, TaskId>>* edges) {
+// Every rank's calls as Megatron issues them, or InvalidInput naming the first rank whose order
+// does not have Megatron's shape.
+Status MegatronCallsOfRanks(const Schedule& schedule, std::vector<std::vector<Call>>* calls) {
   const int32_t ranks = schedule.num_ranks;
   std::vector<int32_t> chunks(ranks, 0);
   for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
     ++chunks[schedule.stage_to_rank[stage].value()];
   }
-  std::vector<std::vector<Call>> calls(ranks);
+  calls->assign(ranks, {});
+  for (int32_t rank = 0; rank < ranks; ++rank) {
+    const std::string why = MegatronCalls(schedule.orders[rank], chunks[rank], &(*calls)[rank]);
+    if (!why.empty()) {
+      return Status::InvalidInput("megatron: rank " + std::to_string(rank) +
+                                  "'s order is not Megatron-LM's: " + why +
+                                  "; Megatron runs 1F1B, Interleaved1F1B and GPipe orders");
+    }
+  }
+  return Status();
+}
+
+// Every rank's p2p ops as torch.distributed.pipelining's _PipelineScheduleRuntime issues them
+// (sim/p2p-semantics.md, section 5.4): the orders are lowered round-robin over the ranks, one
+// action per rank and round, an action once its inputs are there (its receive lowered, or its
+// producer lowered on the same rank); a lowered action's sends are posted right after it and
+// waited on at the end of the step, and each receive is posted where the receiving rank's list
+// has got to when the sender's action is lowered, and waited on just before its consumer. `ends`
+// are the transfers' producers and consumers. Deadlock when no rank can go on.
+Status TorchCallsOfRanks(const Schedule& schedule, const TaskGraph& graph,
+                         const std::vector<std::pair<TaskId, TaskId>>& ends,
+                         std::vector<std::vector<Call>>* calls) {
+  const int32_t ranks = schedule.num_ranks;
+  calls->assign(ranks, {});
+  // Per rank and position: the positions of cross-rank producers it waits for, and the
+  // (rank, position) of cross-rank consumers of its outputs (replica 0's transfers).
+  std::vector<std::vector<std::vector<std::pair<int32_t, size_t>>>> inputs(ranks), outputs(ranks);
+  for (int32_t rank = 0; rank < ranks; ++rank) {
+    inputs[rank].resize(schedule.orders[rank].size());
+    outputs[rank].resize(schedule.orders[rank].size());
+  }
+  for (const auto& [producer, consumer] : ends) {
+    const Task& from = graph.tasks[producer];
+    const Task& to = graph.tasks[consumer];
+    if (from.replica != 0) continue;
+    inputs[to.rank][to.position].emplace_back(from.rank, from.position);
+    outputs[from.rank][from.position].emplace_back(to.rank, to.position);
+  }
+  std::vector<size_t> lowered(ranks, 0);  // actions lowered per rank
+  size_t remaining = schedule.NumActions();
+  while (remaining > 0) {
+    bool progress = false;
+    for (int32_t rank = 0; rank < ranks; ++rank) {
+      const size_t position = lowered[rank];
+      if (position == schedule.orders[rank].size()) continue;
+      bool ready = true;
+      for (const auto& [from, p] : inputs[rank][position]) ready = ready && lowered[from] > p;
+      // Inputs from this rank come earlier in its own order (CheckSchedule and the compiler's
+      // deadlock check hold that).
+      if (!ready) continue;
+      lowered[rank] = position + 1;
+      --remaining;
+      progress = true;
+      for (const auto& [to, q] : outputs[rank][position]) {
+        (*calls)[rank].push_back({position + 1, {position}, {}, {}, {}});  // SEND after it
+        (*calls)[to].push_back({lowered[to], {}, {q}, {}, {}});  // RECV at the receiver's end
+      }
+      if (!inputs[rank][position].empty()) {
+        (*calls)[rank].push_back({position, {}, {}, {}, {position}});  // wait just before it
+      }
+    }
+    if (!progress) return Status::Deadlock("torch: the orders cannot be lowered");
+  }
+  for (int32_t rank = 0; rank < ranks; ++rank) {
+    std::vector<size_t> sent;
+    for (const Call& call : (*calls)[rank]) sent.insert(sent.end(), call.sends.begin(), call.sends.end());
+    if (!sent.empty()) {
+      (*calls)[rank].push_back({schedule.orders[rank].size(), {}, {}, sent, {}});  // end of step
+    }
+    // In stream order; at one point, posts before waits.
+    std::stable_sort((*calls)[rank].begin(), (*calls)[rank].end(),
+                     [](const Call& a, const Call& b) {
+                       const bool a_waits = !a.wait_sends.empty() || !a.wait_recvs.empty();
+                       const bool b_waits = !b.wait_sends.empty() || !b.wait_recvs.empty();
+                       return std::pair(a.before, a_waits) < std::pair(b.before, b_waits);
+                     });
+  }
+  return Status();
+}
+
+// Replaces the order edges of every rank's stream by its p2p calls: a wait task per call that
+// waits on something that moves, between the actions it sits between; each transfer starts after
+// both its send and its receive are posted and ends the calls that wait on them. `ends[i]` are
+// the producer and consumer of transfer transfers_begin + i.
+Status AddCalls(const Schedule& schedule, const std::vector<std::vector<Call>>& calls,
+                const std::vector<std::pair<TaskId, TaskId>>& ends, TaskId transfers_begin,
+                TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges) {
+  const int32_t ranks = schedule.num_ranks;
   // Per rank and position: the calls posting and waiting on the send of its outputs and on the
   // receive of its inputs (-1: none).
   struct Ops {
@@ -373,12 +457,6 @@ Status AddMegatronCalls(const Schedule& schedule, const std::vector<std::pair<Ta
   std::vector<Ops> ops(ranks);
   for (int32_t rank = 0; rank < ranks; ++rank) {
     const auto& order = schedule.orders[rank];
-    const std::string why = MegatronCalls(order, chunks[rank], &calls[rank]);
-    if (!why.empty()) {
-      return Status::InvalidInput("megatron: rank " + std::to_string(rank) +
-                                  "'s order is not Megatron-LM's: " + why +
-                                  "; Megatron runs 1F1B, Interleaved1F1B and GPipe orders");
-    }
     Ops& o = ops[rank];
     for (auto* v : {&o.send_post, &o.send_wait, &o.recv_post, &o.recv_wait}) {
       v->assign(order.size(), -1);
@@ -404,7 +482,7 @@ Status AddMegatronCalls(const Schedule& schedule, const std::vector<std::pair<Ta
     const auto [to, q] = rank_and_position(consumer);
     if (ops[from].send_post[p] < 0 || ops[to].recv_post[q] < 0 || ops[from].send_wait[p] < 0 ||
         ops[to].recv_wait[q] < 0) {
-      return Status::Internal("megatron: no call moves the transfer from rank " +
+      return Status::Internal("p2p calls: none moves the transfer from rank " +
                               std::to_string(from) + " to rank " + std::to_string(to));
     }
     waits[from][ops[from].send_wait[p]] = true;
@@ -506,7 +584,8 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
     }
   }
 
-  const bool megatron = parallelism.p2p_mode == P2pMode::kMegatron;
+  // With p2p calls, the calls order each rank's stream.
+  const bool calls_mode = parallelism.p2p_mode != P2pMode::kEager;
   std::vector<std::pair<TaskId, TaskId>> edges;
   edges.reserve(3 * num_actions * dp);
   const TaskId transfers_begin = static_cast<TaskId>(tasks.size());
@@ -517,7 +596,7 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
       const auto& order = schedule.orders[rank];
       for (size_t position = 0; position < order.size(); ++position) {
         const TaskId consumer = graph->ComputeTask(rank, position, replica);
-        if (position > 0 && !megatron) edges.emplace_back(consumer - 1, consumer);
+        if (position > 0 && !calls_mode) edges.emplace_back(consumer - 1, consumer);
         const Action& action = order[position];
         for (int k = 0; k < action.num_ops(); ++k) {
           Need need;
@@ -538,7 +617,7 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
                                            SplitBytes(costs.message_bytes[boundary], tp, shard)));
             edges.emplace_back(producer, transfer);
             edges.emplace_back(transfer, consumer);
-            if (megatron) transfer_ends.emplace_back(producer, consumer);
+            if (calls_mode) transfer_ends.emplace_back(producer, consumer);
           }
         }
       }
@@ -547,8 +626,12 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   std::vector<std::vector<TaskId>> last_steps(schedule.num_stages);
   if (dp > 1) AddAllReduces(schedule, costs, parallelism, graph, &edges, &last_steps);
   graph->waits_begin = static_cast<TaskId>(tasks.size());
-  if (megatron) {
-    Status status = AddMegatronCalls(schedule, transfer_ends, transfers_begin, graph, &edges);
+  if (calls_mode) {
+    std::vector<std::vector<Call>> calls;
+    Status status = parallelism.p2p_mode == P2pMode::kMegatron
+                        ? MegatronCallsOfRanks(schedule, &calls)
+                        : TorchCallsOfRanks(schedule, *graph, transfer_ends, &calls);
+    if (status.ok()) status = AddCalls(schedule, calls, transfer_ends, transfers_begin, graph, &edges);
     if (!status.ok()) return status;
   }
   // The last task on each rank's stream: its last action, or a wait after it.

@@ -51,9 +51,14 @@ enum class P2pMode : uint8_t {
   // every transfer of the call has ended. A transfer starts once both ranks have reached the calls
   // that hold it (NCCL's send/recv rendezvous).
   kMegatron,
+  // As torch.distributed.pipelining's _PipelineScheduleRuntime (the runtime of its multi-stage
+  // schedules and of orders loaded from CSV): sends posted right after their producer and waited
+  // on at the end of the step; each receive posted where the runtime's lowering puts it and
+  // waited on just before its consumer (see CompileTaskGraph).
+  kTorch,
 };
 
-// "eager", "megatron".
+// "eager", "megatron", "torch".
 std::string_view P2pModeName(P2pMode mode);
 // The message starts with `what` and lists the valid names.
 Status ParseP2pMode(std::string_view what, std::string_view text, P2pMode* mode);
@@ -142,6 +147,12 @@ struct TaskGraph {
 //     input, each cooldown B is followed by a blocking send_backward_recv_backward; the last
 //     pair's send is waited on at the end.
 // A call that waits on nothing that moves is not made.
+//
+// With P2pMode::kTorch the orders are lowered as _PipelineScheduleRuntime's _add_send_recv does:
+// round-robin over the ranks, one action per rank and round, an action once its inputs are there;
+// its sends follow it, and each receive is placed at the receiving rank's current end. PyTorch's
+// single-stage ScheduleGPipe and Schedule1F1B classes run their own loops (fused pairs), which
+// this mode does not follow.
 Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
                         const Parallelism& parallelism, TaskGraph* graph);
 inline Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
@@ -158,7 +169,7 @@ inline constexpr double kBytesPerTask = 140;
 // `dp` replicas and `tp` GPUs per rank compiles into: compute tasks, the transfers between
 // stages (2 per microbatch and boundary, per TP shard) and the all-reduce ring steps
 // (stages x tp x 2(dp - 1) x dp). Computed in doubles: it never overflows.
-// With blocking p2p calls (P2pMode::kMegatron) each action adds at most two wait tasks.
+// With p2p calls (P2pMode::kMegatron, kTorch) each action adds at most two wait tasks.
 inline double TaskCountBound(double stages, double microbatches, double actions, double dp,
                              double tp, P2pMode p2p_mode = P2pMode::kEager) {
   const double compute = (actions > 0 ? actions : 3 * stages * microbatches) * dp *

@@ -2,6 +2,7 @@
 // both ranks have reached their calls (NCCL's send/recv rendezvous).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -143,6 +144,66 @@ TEST(P2pMegatron, OrdersWithoutMegatronsShapeAreRefused) {
   EXPECT_EQ(zb.code(), StatusCode::kInvalidInput);
   EXPECT_EQ(zb.message(), "megatron: rank 0's order is not Megatron-LM's: its action 0I0 is not a "
                           "single F or B; Megatron runs 1F1B, Interleaved1F1B and GPipe orders");
+}
+
+// torch: 1F1B, p = 2, m = 2, F = 1, B = 2, c = 0.25. The runtime's lowering, round by round:
+// rank 0 F0 (SEND after it; RECV on rank 1 at its start), rank 1 F0; rank 0 F1 (RECV on rank 1
+// after its F0), rank 1 B0 (RECV on rank 0 after its F1); rank 0 B0, rank 1 F1; rank 1 B1 (RECV on
+// rank 0 after its B0); rank 0 B1. So a(F1) starts when rank 1 has finished F0 (2.25, not 2 as
+// eager), and each receive is waited on just before its consumer: rank 0 waits [2, 4.5] for g(B0)
+// and [6.5, 7.5] for g(B1); rank 1 waits [0, 1.25] for a(F0) and [7.25, 7.5] for its sends at the
+// end of the step.
+TEST(P2pTorch, TheRuntimesLoweringPostsReceivesWhereTheSenderWasLowered) {
+  const double c = 0.25;
+  const Schedule s = Generated("1F1B", 2, 1, 2);
+  const StageCosts costs = Uniform(2, 1, 2);
+  TaskGraph graph;
+  ASSERT_TRUE(CompileTaskGraph(s, costs, Parallelism{1, 1, P2pMode::kTorch}, &graph).ok());
+  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
+    Timeline timeline;
+    ASSERT_TRUE(Execute(engine, graph, IdealPlatform(2, c), &timeline).ok());
+    std::vector<double> transfer_starts;
+    for (size_t t = graph.num_compute_tasks(); t < graph.communication_end(); ++t) {
+      transfer_starts.push_back(timeline.start_s[t]);
+    }
+    std::sort(transfer_starts.begin(), transfer_starts.end());
+    EXPECT_EQ(transfer_starts, (std::vector<double>{1, 2 + c, 4 + c, 7 + c})) << EngineName(engine);
+    const RunMetrics m = ComputeMetrics(s, costs, graph, timeline, 0);
+    EXPECT_DOUBLE_EQ(m.makespan_s, 9 + 2 * c);
+    EXPECT_DOUBLE_EQ(m.ranks[0].p2p_wait_s, (4 + 2 * c - 2) + (7 + 2 * c - (6 + 2 * c)));
+    EXPECT_DOUBLE_EQ(m.ranks[1].p2p_wait_s, (1 + c) + c);
+  }
+}
+
+// The engines agree task by task in torch mode on every kind of order, split backwards and
+// overlapped pairs included.
+TEST(P2pTorch, EnginesAgreeOnEveryScheduleFamily) {
+  struct Case {
+    const char* name;
+    int32_t p, v, m;
+  };
+  for (const Case& k : {Case{"GPipe", 3, 1, 4}, Case{"1F1B", 4, 1, 8}, Case{"Interleaved1F1B", 4, 2, 8},
+                        Case{"ZB-H1", 4, 1, 8}, Case{"ZBVZeroBubble", 4, 2, 8},
+                        Case{"InterleavedZeroBubble", 4, 2, 8}, Case{"DualPipeV", 4, 2, 10}}) {
+    const Schedule s = Generated(k.name, k.p, k.v, k.m);
+    StageCosts costs = Uniform(s.num_stages, 0.7, 1.3);
+    for (int32_t stage = 0; stage < s.num_stages; ++stage) {
+      costs.message_bytes[stage] = 1'000'000 * (stage + 1);
+    }
+    TaskGraph graph;
+    const Status status = CompileTaskGraph(s, costs, Parallelism{1, 1, P2pMode::kTorch}, &graph);
+    ASSERT_TRUE(status.ok()) << k.name << ": " << status.message();
+    const PlatformSpec platform = IdealPlatform(k.p, 0.01, 1e9);
+    Timeline oracle, simgrid;
+    ASSERT_TRUE(Execute(EngineKind::kCriticalPath, graph, platform, &oracle).ok());
+    ASSERT_TRUE(Execute(EngineKind::kSimGrid, graph, platform, &simgrid).ok());
+    for (size_t t = 0; t < graph.num_tasks(); ++t) {
+      EXPECT_NEAR(simgrid.start_s[t], oracle.start_s[t], 1e-9 * (1 + oracle.end_s[t]))
+          << k.name << " task " << t;
+      EXPECT_NEAR(simgrid.end_s[t], oracle.end_s[t], 1e-9 * (1 + oracle.end_s[t]))
+          << k.name << " task " << t;
+    }
+  }
 }
 
 }  // namespace
