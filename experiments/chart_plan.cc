@@ -8,13 +8,10 @@
 namespace ppsim {
 namespace {
 
-using Results = ResultsTable;
-using Row = ResultRow;
-
 // Whether a line over `x_axis` would join anything: some combination of the other varying axes has
 // ok points at two x values. When none does (the numeric axis only moves together with the others,
 // as stages_per_rank with schedule), bars show the points better.
-bool SomeLineHasTwoPoints(const Results& results, const std::vector<Axis>& axes,
+bool SomeLineHasTwoPoints(const ResultsTable& results, const std::vector<Axis>& axes,
                           const std::vector<int>& varying, int x_axis) {
   std::map<std::vector<double>, double> x_of_series;
   bool any_ok = false;
@@ -57,7 +54,7 @@ Plan MakePlan(const ResultsTable& results, const std::vector<Axis>& axes) {
 
   std::vector<size_t> plotted;
   for (size_t r = 0; r < results.rows.size(); ++r) {
-    const Row& row = results.rows[r];
+    const ResultRow& row = results.rows[r];
     if (row.status != PointStatus::kOk) {
       ++plan.not_plotted[static_cast<int>(row.status)];
     } else if (!plan.bars && !std::isfinite(axes[plan.x_axis].key[r])) {
@@ -97,7 +94,7 @@ Plan MakePlan(const ResultsTable& results, const std::vector<Axis>& axes) {
   }
   for (auto& [key, index] : groups) {
     index = static_cast<int>(plan.group_labels.size());
-    const Row& row = results.rows[group_first_row[key]];
+    const ResultRow& row = results.rows[group_first_row[key]];
     std::string label = plan.group_axis >= 0 ? results.AxisText(row, plan.group_axis)
                                              : "point " + std::to_string(row.point);
     plan.group_labels.push_back(label.empty() ? "(empty)" : label);

@@ -15,12 +15,6 @@
 namespace ppsim {
 namespace {
 
-using Results = ResultsTable;
-using Row = ResultRow;
-constexpr int kMakespan = kMakespanColumn;
-constexpr int kPeakMemory = kPeakMemoryColumn;
-constexpr int kStatusCount = kPointStatusCount;
-
 constexpr std::string_view kStyle =
     R"(body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px;color:#222;line-height:1.4}
 h1{font-size:22px;margin:0 0 6px}
@@ -120,7 +114,7 @@ std::string ChartsIntro(const std::vector<Axis>& axes, const Plan& plan) {
 std::string NotPlottedNote(const Plan& plan) {
   int64_t total = plan.missing_x;
   std::string reasons;
-  for (int s = 0; s < kStatusCount; ++s) {
+  for (int s = 0; s < kPointStatusCount; ++s) {
     if (plan.not_plotted[s] == 0) continue;
     total += plan.not_plotted[s];
     reasons += (reasons.empty() ? "" : ", ") + std::to_string(plan.not_plotted[s]) + " " +
@@ -135,7 +129,7 @@ std::string NotPlottedNote(const Plan& plan) {
          " not plotted (" + reasons + "); see the table.</p>\n";
 }
 
-std::string TableMarkup(const Results& results, const std::vector<Axis>& axes) {
+std::string TableMarkup(const ResultsTable& results, const std::vector<Axis>& axes) {
   const int columns = static_cast<int>(results.header.size());
   std::vector<bool> numeric(columns, false);
   numeric[0] = true;
@@ -150,14 +144,14 @@ std::string TableMarkup(const Results& results, const std::vector<Axis>& axes) {
     out += "<th title=\"sort by " + MarkupEscape(name) + "\">" + MarkupEscape(name) + "</th>";
   }
   out += "</tr></thead>\n<tbody>\n";
-  for (const Row& row : results.rows) {
+  for (const ResultRow& row : results.rows) {
     out += row.status == PointStatus::kOk ? "<tr>" : "<tr class=\"not-ok\">";
     for (int c = 0; c < columns; ++c) {
       const std::string& cell = row.fields[c];
       std::string title;
       const int metric = c - 1 - results.axis_count;
-      if (row.status == PointStatus::kOk && metric == kMakespan) title = HumanDuration(row.metric[kMakespan]);
-      if (row.status == PointStatus::kOk && (metric == kPeakMemory || metric == kPeakMemory + 1)) {
+      if (row.status == PointStatus::kOk && metric == kMakespanColumn) title = HumanDuration(row.metric[kMakespanColumn]);
+      if (row.status == PointStatus::kOk && (metric == kPeakMemoryColumn || metric == kPeakMemoryColumn + 1)) {
         title = HumanBytes(row.metric[metric]);
       }
       out += "<td";
@@ -171,7 +165,7 @@ std::string TableMarkup(const Results& results, const std::vector<Axis>& axes) {
   return out + "</tbody>\n</table>\n</div>\n";
 }
 
-std::string Page(const Results& results, const std::vector<Axis>& axes, const Plan& plan,
+std::string Page(const ResultsTable& results, const std::vector<Axis>& axes, const Plan& plan,
                  const std::string& source, const std::vector<std::string>& charts) {
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -183,10 +177,10 @@ std::string Page(const Results& results, const std::vector<Axis>& axes, const Pl
   if (results.rows.empty()) {
     out += "no points (the file has a header and no rows).</p>\n";
   } else {
-    int64_t by_status[kStatusCount] = {};
-    for (const Row& row : results.rows) ++by_status[static_cast<int>(row.status)];
+    int64_t by_status[kPointStatusCount] = {};
+    for (const ResultRow& row : results.rows) ++by_status[static_cast<int>(row.status)];
     std::string counts;
-    for (int s = 0; s < kStatusCount; ++s) {
+    for (int s = 0; s < kPointStatusCount; ++s) {
       if (by_status[s] == 0) continue;
       counts += (counts.empty() ? "" : ", ") + std::to_string(by_status[s]) + " " +
                 std::string(PointStatusName(static_cast<PointStatus>(s)));
@@ -221,7 +215,7 @@ std::string Page(const Results& results, const std::vector<Axis>& axes, const Pl
 
 Status RenderHtmlReport(std::string_view csv_text, const std::string& source, std::string* html,
                         HtmlReportSummary* summary) {
-  Results results;
+  ResultsTable results;
   Status status = ReadResultsCsv(csv_text, source, &results);
   if (!status.ok()) return status;
   const std::vector<Axis> axes = ClassifyAxes(results);

@@ -10,9 +10,6 @@
 namespace ppsim {
 namespace {
 
-using Results = ResultsTable;
-using Row = ResultRow;
-
 constexpr AxisKind kNumericKinds[] = {AxisKind::kNumber, AxisKind::kBandwidth, AxisKind::kSize,
                                       AxisKind::kDuration, AxisKind::kFlopRate};
 
@@ -51,7 +48,7 @@ std::string_view UnitSuffix(std::string_view text) {
 }
 
 // Shows the axis in the unit every value was written in, else the base unit with a prefix.
-void ChooseDisplayUnit(const Results& results, int a, Axis* axis) {
+void ChooseDisplayUnit(const ResultsTable& results, int a, Axis* axis) {
   if (axis->kind == AxisKind::kNumber) {
     // Plain numbers of a million and more are shown in a power of 1000, so ticks stay short.
     double largest = 0;
@@ -135,12 +132,12 @@ std::vector<Axis> ClassifyAxes(const ResultsTable& results) {
     Axis& axis = axes[a];
     axis.name = results.header[1 + a];
     bool any_value = false;
-    for (const Row& row : results.rows) any_value = any_value || !results.AxisText(row, a).empty();
+    for (const ResultRow& row : results.rows) any_value = any_value || !results.AxisText(row, a).empty();
     if (any_value) {
       for (AxisKind kind : kNumericKinds) {
         bool all = true;
         double value;
-        for (const Row& row : results.rows) {
+        for (const ResultRow& row : results.rows) {
           const std::string& text = results.AxisText(row, a);
           if (!text.empty() && !ParseAs(kind, text, &value)) {
             all = false;
@@ -154,7 +151,7 @@ std::vector<Axis> ClassifyAxes(const ResultsTable& results) {
       }
     }
     std::map<std::string, double> category;
-    for (const Row& row : results.rows) {
+    for (const ResultRow& row : results.rows) {
       const std::string& text = results.AxisText(row, a);
       double key;
       if (!IsNumeric(axis)) {

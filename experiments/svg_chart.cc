@@ -13,11 +13,6 @@
 namespace ppsim {
 namespace {
 
-using Results = ResultsTable;
-using Row = ResultRow;
-constexpr int kMakespan = kMakespanColumn;
-constexpr int kBubble = kBubbleColumn;
-
 // Layout, in SVG pixels. Text widths are estimated conservatively per character.
 constexpr double kCharPx = 7;       // 12px text
 constexpr double kTitleCharPx = 9;  // 14px bold titles
@@ -48,18 +43,18 @@ struct YAxis {
   std::vector<std::string> labels;  // per plan point, for tooltips
 };
 
-YAxis MakeYAxis(const Results& results, const Plan& plan, const ChartMetric& chart) {
+YAxis MakeYAxis(const ResultsTable& results, const Plan& plan, const ChartMetric& chart) {
   YAxis y;
   double largest = 0;
   for (const PlotPoint& p : plan.points) {
     largest = std::max(largest, std::fabs(results.rows[p.row].metric[chart.metric]));
   }
   std::string unit;
-  if (chart.metric == kMakespan) {
+  if (chart.metric == kMakespanColumn) {
     const DisplayUnit u = PickUnit(kDurationUnits, largest);
     y.scale = u.scale;
     unit = u.name;
-  } else if (chart.metric == kBubble) {
+  } else if (chart.metric == kBubbleColumn) {
     y.scale = 0.01;
     unit = "%";
   } else {
@@ -69,12 +64,12 @@ YAxis MakeYAxis(const Results& results, const Plan& plan, const ChartMetric& cha
   }
   y.title = std::string(chart.quantity) + " (" + unit + ")";
   for (const PlotPoint& p : plan.points) {
-    const Row& row = results.rows[p.row];
+    const ResultRow& row = results.rows[p.row];
     const double v = row.metric[chart.metric];
     y.values.push_back(v / y.scale);
-    if (chart.metric == kMakespan) {
+    if (chart.metric == kMakespanColumn) {
       y.labels.push_back(HumanDuration(v));
-    } else if (chart.metric == kBubble) {
+    } else if (chart.metric == kBubbleColumn) {
       y.labels.push_back(Short(v * 100) + " %");
     } else {
       y.labels.push_back(HumanBytes(v) + (row.oom ? " (OOM)" : ""));
@@ -333,7 +328,7 @@ std::string LineChart(const ResultsTable& results, const std::vector<Axis>& axes
     out += "<polyline class=\"line\" points=\"" + coordinates + "\" fill=\"none\" stroke=\"" +
            Colour(series) + "\" stroke-width=\"2\"/>\n";
     for (size_t i = begin; i < end; ++i) {
-      const Row& row = results.rows[plan.points[i].row];
+      const ResultRow& row = results.rows[plan.points[i].row];
       out += Marker(series, px(plan.points[i].x), py(y.values[i]), "marker",
                     PointName(results, axes, row) + ": " + y.labels[i]) +
              "\n";
@@ -408,7 +403,7 @@ std::string BarChart(const ResultsTable& results, const std::vector<Axis>& axes,
         f.plot_left + group_left[p.group] + placed[p.group]++ * (kBarWidth + kBarGap);
     const double top = std::min(zero, py(y.values[i]));
     const double height = std::fabs(py(y.values[i]) - zero);
-    const Row& row = results.rows[p.row];
+    const ResultRow& row = results.rows[p.row];
     out += "<rect class=\"bar\" data-series=\"" + MarkupEscape(plan.series_labels[p.series]) + "\" x=\"" +
            Px(left) + "\" y=\"" + Px(top) + "\" width=\"" + Px(kBarWidth) + "\" height=\"" +
            Px(height) + "\" fill=\"" + Colour(p.series) + "\"><title>" +

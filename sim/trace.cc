@@ -395,19 +395,7 @@ class TraceStreamer {
     for (; *cursor < graph_.optimizers_begin(); ++*cursor) {
       const Task& wait = graph_.tasks[*cursor];
       if (wait.replica != replica || wait.rank != rank || wait.position != position) return;
-      const int64_t start = Start(*cursor);
-      const int64_t end = End(*cursor);
-      if (!shown || end <= start) continue;
-      const TraceArg args[] = {Int("duration_ns", end - start)};
-      TraceSlice slice;
-      slice.track = &track;
-      slice.task = *cursor;
-      slice.kind = TaskKind::kWait;
-      slice.name = kWaitName;
-      slice.start_ns = start;
-      slice.end_ns = end;
-      slice.args = args;
-      sink_->Slice(slice);
+      if (shown && End(*cursor) > Start(*cursor)) EmitStreamSlice(track, *cursor, kWaitName);
     }
   }
 
@@ -419,15 +407,19 @@ class TraceStreamer {
     const Task& step = graph_.tasks[*cursor];
     if (step.replica != replica || step.rank != rank) return;
     const TaskId t = (*cursor)++;
-    if (!shown) return;
+    if (shown) EmitStreamSlice(track, t, kOptimizerName);
+  }
+
+  // A slice of task t on a compute track (a wait or an optimizer step) with its duration.
+  void EmitStreamSlice(const TraceTrack& track, TaskId t, std::string_view name) {
     const int64_t start = Start(t);
     const int64_t end = End(t);
     const TraceArg args[] = {Int("duration_ns", end - start)};
     TraceSlice slice;
     slice.track = &track;
     slice.task = t;
-    slice.kind = TaskKind::kOptimizer;
-    slice.name = kOptimizerName;
+    slice.kind = graph_.tasks[t].kind;
+    slice.name = name;
     slice.start_ns = start;
     slice.end_ns = end;
     slice.args = args;

@@ -40,6 +40,36 @@ Schedule Generated(const std::string& name, int32_t p, int32_t v, int32_t m) {
   return s;
 }
 
+struct Case {
+  const char* name;
+  int32_t p, v, m;
+};
+
+// Compiles each case with `mode` (uneven message sizes, latency and bandwidth on an ideal network)
+// and expects both engines to run every task at the same times.
+void ExpectEnginesAgree(P2pMode mode, std::initializer_list<Case> cases) {
+  for (const Case& k : cases) {
+    const Schedule s = Generated(k.name, k.p, k.v, k.m);
+    StageCosts costs = Uniform(s.num_stages, 0.7, 1.3);
+    for (int32_t stage = 0; stage < s.num_stages; ++stage) {
+      costs.message_bytes[stage] = 1'000'000 * (stage + 1);
+    }
+    TaskGraph graph;
+    const Status status = CompileTaskGraph(s, costs, Parallelism{1, 1, mode}, &graph);
+    ASSERT_TRUE(status.ok()) << k.name << ": " << status.message();
+    const PlatformSpec platform = IdealPlatform(k.p, 0.01, 1e9);
+    Timeline oracle, simgrid;
+    ASSERT_TRUE(Execute(EngineKind::kCriticalPath, graph, platform, &oracle).ok());
+    ASSERT_TRUE(Execute(EngineKind::kSimGrid, graph, platform, &simgrid).ok());
+    for (size_t t = 0; t < graph.num_tasks(); ++t) {
+      EXPECT_NEAR(simgrid.start_s[t], oracle.start_s[t], 1e-9 * (1 + oracle.end_s[t]))
+          << k.name << " task " << t;
+      EXPECT_NEAR(simgrid.end_s[t], oracle.end_s[t], 1e-9 * (1 + oracle.end_s[t]))
+          << k.name << " task " << t;
+    }
+  }
+}
+
 std::vector<double> ComputeStarts(const TaskGraph& graph, const Timeline& timeline, int32_t rank) {
   std::vector<double> starts;
   for (TaskId t = graph.compute_begin[rank]; t < graph.compute_begin[rank + 1]; ++t) {
@@ -108,33 +138,10 @@ TEST(P2pMegatron, WithoutLatencyOneFOneBKeepsTheClosedForm) {
 // The engines agree task by task, and Megatron's calls never deadlock, for every schedule with
 // Megatron's shape, with latency and with bandwidth.
 TEST(P2pMegatron, EnginesAgreeOnEveryMegatronShapedSchedule) {
-  struct Case {
-    const char* name;
-    int32_t p, v, m;
-  };
-  for (const Case& k : {Case{"1F1B", 3, 1, 5}, Case{"1F1B", 4, 1, 2}, Case{"GPipe", 3, 1, 4},
-                        Case{"Interleaved1F1B", 2, 2, 4}, Case{"Interleaved1F1B", 3, 2, 6},
-                        Case{"Interleaved1F1B", 4, 3, 8}, Case{"Megatron-Interleaved", 4, 2, 8}}) {
-    const Schedule s = Generated(k.name, k.p, k.v, k.m);
-    StageCosts costs = Uniform(s.num_stages, 0.7, 1.3);
-    for (int32_t stage = 0; stage < s.num_stages; ++stage) {
-      costs.message_bytes[stage] = 1'000'000 * (stage + 1);
-    }
-    TaskGraph graph;
-    const Status status =
-        CompileTaskGraph(s, costs, Parallelism{1, 1, P2pMode::kMegatron}, &graph);
-    ASSERT_TRUE(status.ok()) << k.name << ": " << status.message();
-    const PlatformSpec platform = IdealPlatform(k.p, 0.01, 1e9);
-    Timeline oracle, simgrid;
-    ASSERT_TRUE(Execute(EngineKind::kCriticalPath, graph, platform, &oracle).ok());
-    ASSERT_TRUE(Execute(EngineKind::kSimGrid, graph, platform, &simgrid).ok());
-    for (size_t t = 0; t < graph.num_tasks(); ++t) {
-      EXPECT_NEAR(simgrid.start_s[t], oracle.start_s[t], 1e-9 * (1 + oracle.end_s[t]))
-          << k.name << " task " << t;
-      EXPECT_NEAR(simgrid.end_s[t], oracle.end_s[t], 1e-9 * (1 + oracle.end_s[t]))
-          << k.name << " task " << t;
-    }
-  }
+  ExpectEnginesAgree(P2pMode::kMegatron,
+                     {{"1F1B", 3, 1, 5}, {"1F1B", 4, 1, 2}, {"GPipe", 3, 1, 4},
+                      {"Interleaved1F1B", 2, 2, 4}, {"Interleaved1F1B", 3, 2, 6},
+                      {"Interleaved1F1B", 4, 3, 8}, {"Megatron-Interleaved", 4, 2, 8}});
 }
 
 TEST(P2pMegatron, OrdersWithoutMegatronsShapeAreRefused) {
@@ -178,32 +185,10 @@ TEST(P2pTorch, TheRuntimesLoweringPostsReceivesWhereTheSenderWasLowered) {
 // The engines agree task by task in torch mode on every kind of order, split backwards and
 // overlapped pairs included.
 TEST(P2pTorch, EnginesAgreeOnEveryScheduleFamily) {
-  struct Case {
-    const char* name;
-    int32_t p, v, m;
-  };
-  for (const Case& k : {Case{"GPipe", 3, 1, 4}, Case{"1F1B", 4, 1, 8}, Case{"Interleaved1F1B", 4, 2, 8},
-                        Case{"ZB-H1", 4, 1, 8}, Case{"ZBVZeroBubble", 4, 2, 8},
-                        Case{"InterleavedZeroBubble", 4, 2, 8}, Case{"DualPipeV", 4, 2, 10}}) {
-    const Schedule s = Generated(k.name, k.p, k.v, k.m);
-    StageCosts costs = Uniform(s.num_stages, 0.7, 1.3);
-    for (int32_t stage = 0; stage < s.num_stages; ++stage) {
-      costs.message_bytes[stage] = 1'000'000 * (stage + 1);
-    }
-    TaskGraph graph;
-    const Status status = CompileTaskGraph(s, costs, Parallelism{1, 1, P2pMode::kTorch}, &graph);
-    ASSERT_TRUE(status.ok()) << k.name << ": " << status.message();
-    const PlatformSpec platform = IdealPlatform(k.p, 0.01, 1e9);
-    Timeline oracle, simgrid;
-    ASSERT_TRUE(Execute(EngineKind::kCriticalPath, graph, platform, &oracle).ok());
-    ASSERT_TRUE(Execute(EngineKind::kSimGrid, graph, platform, &simgrid).ok());
-    for (size_t t = 0; t < graph.num_tasks(); ++t) {
-      EXPECT_NEAR(simgrid.start_s[t], oracle.start_s[t], 1e-9 * (1 + oracle.end_s[t]))
-          << k.name << " task " << t;
-      EXPECT_NEAR(simgrid.end_s[t], oracle.end_s[t], 1e-9 * (1 + oracle.end_s[t]))
-          << k.name << " task " << t;
-    }
-  }
+  ExpectEnginesAgree(P2pMode::kTorch,
+                     {{"GPipe", 3, 1, 4}, {"1F1B", 4, 1, 8}, {"Interleaved1F1B", 4, 2, 8},
+                      {"ZB-H1", 4, 1, 8}, {"ZBVZeroBubble", 4, 2, 8},
+                      {"InterleavedZeroBubble", 4, 2, 8}, {"DualPipeV", 4, 2, 10}});
 }
 
 }  // namespace
