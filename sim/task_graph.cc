@@ -11,7 +11,10 @@ namespace ppsim {
 namespace {
 
 constexpr NamedValue<P2pMode> kP2pModes[] = {
-    {"eager", P2pMode::kEager}, {"megatron", P2pMode::kMegatron}, {"torch", P2pMode::kTorch}};
+    {"eager", P2pMode::kEager},
+    {"megatron", P2pMode::kMegatron},
+    {"megatron-no-overlap", P2pMode::kMegatronNoOverlap},
+    {"torch", P2pMode::kTorch}};
 
 // What an op consumes: the output of another op, named by its (stage, microbatch).
 enum class Output {
@@ -255,9 +258,10 @@ struct Call {
   std::vector<size_t> wait_recvs;
 };
 
-// The calls of one rank's order as Megatron-LM's schedules issue them with its training defaults
-// (task_graph.h), or why the order does not have Megatron's shape.
-std::string MegatronCalls(const std::vector<Action>& order, int32_t chunks,
+// The calls of one rank's order as Megatron-LM's schedules issue them with its training defaults,
+// or with --no-overlap-p2p-communication (task_graph.h), or why the order does not have
+// Megatron's shape.
+std::string MegatronCalls(const std::vector<Action>& order, int32_t chunks, bool overlap_p2p_comm,
                           std::vector<Call>* calls) {
   const size_t n = order.size();
   size_t forwards = 0;
@@ -319,6 +323,34 @@ std::string MegatronCalls(const std::vector<Action>& order, int32_t chunks,
     }
     return "";
   }
+  if (!overlap_p2p_comm) {
+    // forward_backward_pipelining_with_interleaving without overlap_p2p_comm: batched, blocking
+    // calls; the last warmup call also receives the first backward's input, and each steady pair
+    // runs F and B before one call that sends both outputs and receives both next inputs.
+    blocking(0, {}, {0});  // recv_forward
+    for (size_t k = 0; k < w; ++k) {
+      if (k + 1 == w && r > 0) {
+        blocking(k + 1, {k}, {k + 1, k + 2});  // send_forward_backward_recv_forward_backward
+      } else {
+        blocking(k + 1, {k}, {k + 1});  // send_forward_recv_forward
+      }
+    }
+    if (r == 0) blocking(w, {}, {w});  // recv_backward
+    for (size_t k = 0; k < r; ++k) {
+      const size_t f = w + 2 * k;
+      const size_t b = f + 1;
+      if (k + 1 < r) {
+        blocking(b + 1, {f, b}, {f + 2, b + 2});
+      } else {
+        blocking(b + 1, {f, b}, {b + 1});  // the first cooldown backward's input
+      }
+    }
+    for (size_t i = 0; i < w; ++i) {
+      const size_t c = w + 2 * r + i;
+      blocking(c + 1, {c}, {c + 1});  // send_backward_recv_backward
+    }
+    return "";
+  }
   // forward_backward_pipelining_with_interleaving with overlap_p2p_comm (the training default for
   // interleaved schedules): single ops, and handles waited on later.
   blocking(0, {}, {0});  // recv_forward
@@ -355,7 +387,8 @@ std::string MegatronCalls(const std::vector<Action>& order, int32_t chunks,
 
 // Every rank's calls as Megatron issues them, or InvalidInput naming the first rank whose order
 // does not have Megatron's shape.
-Status MegatronCallsOfRanks(const Schedule& schedule, std::vector<std::vector<Call>>* calls) {
+Status MegatronCallsOfRanks(const Schedule& schedule, bool overlap_p2p_comm,
+                            std::vector<std::vector<Call>>* calls) {
   const int32_t ranks = schedule.num_ranks;
   std::vector<int32_t> chunks(ranks, 0);
   for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
@@ -363,7 +396,8 @@ Status MegatronCallsOfRanks(const Schedule& schedule, std::vector<std::vector<Ca
   }
   calls->assign(ranks, {});
   for (int32_t rank = 0; rank < ranks; ++rank) {
-    const std::string why = MegatronCalls(schedule.orders[rank], chunks[rank], &(*calls)[rank]);
+    const std::string why =
+        MegatronCalls(schedule.orders[rank], chunks[rank], overlap_p2p_comm, &(*calls)[rank]);
     if (!why.empty()) {
       return Status::InvalidInput("megatron: rank " + std::to_string(rank) +
                                   "'s order is not Megatron-LM's: " + why +
@@ -628,9 +662,10 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   graph->waits_begin = static_cast<TaskId>(tasks.size());
   if (calls_mode) {
     std::vector<std::vector<Call>> calls;
-    Status status = parallelism.p2p_mode == P2pMode::kMegatron
-                        ? MegatronCallsOfRanks(schedule, &calls)
-                        : TorchCallsOfRanks(schedule, *graph, transfer_ends, &calls);
+    Status status =
+        parallelism.p2p_mode == P2pMode::kTorch
+            ? TorchCallsOfRanks(schedule, *graph, transfer_ends, &calls)
+            : MegatronCallsOfRanks(schedule, parallelism.p2p_mode == P2pMode::kMegatron, &calls);
     if (status.ok()) status = AddCalls(schedule, calls, transfer_ends, transfers_begin, graph, &edges);
     if (!status.ok()) return status;
   }

@@ -51,6 +51,11 @@ enum class P2pMode : uint8_t {
   // every transfer of the call has ended. A transfer starts once both ranks have reached the calls
   // that hold it (NCCL's send/recv rendezvous).
   kMegatron,
+  // Megatron-LM with --no-overlap-p2p-communication (as the zero-bubble paper's runs): the same for
+  // 1F1B; the interleaved schedule's calls are batched and blocking too, and in its steady state
+  // one call after each forward-backward pair sends both outputs and receives both next inputs
+  // (sim/p2p-semantics.md, section 4.2).
+  kMegatronNoOverlap,
   // As torch.distributed.pipelining's _PipelineScheduleRuntime (the runtime of its multi-stage
   // schedules and of orders loaded from CSV): sends posted right after their producer and waited
   // on at the end of the step; each receive posted where the runtime's lowering puts it and
@@ -58,7 +63,7 @@ enum class P2pMode : uint8_t {
   kTorch,
 };
 
-// "eager", "megatron", "torch".
+// "eager", "megatron", "megatron-no-overlap", "torch".
 std::string_view P2pModeName(P2pMode mode);
 // The message starts with `what` and lists the valid names.
 Status ParseP2pMode(std::string_view what, std::string_view text, P2pMode* mode);
@@ -128,7 +133,7 @@ struct TaskGraph {
 // Compiles a schedule that CheckSchedule() accepted, with costs that CheckCostsCoverSchedule()
 // accepted, into `graph`.
 //
-// With P2pMode::kMegatron every rank's order must have Megatron-LM's shape: single F and B
+// With P2pMode::kMegatron (and kMegatronNoOverlap) every rank's order must have Megatron-LM's shape: single F and B
 // actions, W forwards, then R forward-backward pairs, then W backwards (1F1B, Interleaved1F1B,
 // GPipe); else InvalidInput "megatron: ...". The ranks issue p2p ops as Megatron's schedules do
 // with its training defaults (sim/p2p-semantics.md); a transfer starts once both its send and its

@@ -144,6 +144,27 @@ TEST(P2pMegatron, EnginesAgreeOnEveryMegatronShapedSchedule) {
                       {"Interleaved1F1B", 4, 3, 8}, {"Megatron-Interleaved", 4, 2, 8}});
 }
 
+TEST(P2pMegatron, WithoutOverlapEnginesAgreeAndOneFOneBIsUnchanged) {
+  ExpectEnginesAgree(P2pMode::kMegatronNoOverlap,
+                     {{"1F1B", 3, 1, 5}, {"Interleaved1F1B", 2, 2, 4},
+                      {"Interleaved1F1B", 3, 2, 6}, {"Interleaved1F1B", 4, 3, 8}});
+  // 1F1B has no overlap option: the same calls, the same timeline.
+  const Schedule s = Generated("1F1B", 4, 1, 8);
+  std::vector<double> ends[2];
+  for (int k = 0; k < 2; ++k) {
+    TaskGraph graph;
+    ASSERT_TRUE(CompileTaskGraph(s, Uniform(4, 1, 2),
+                                 Parallelism{1, 1, k == 0 ? P2pMode::kMegatron
+                                                          : P2pMode::kMegatronNoOverlap},
+                                 &graph)
+                    .ok());
+    Timeline timeline;
+    ASSERT_TRUE(RunCriticalPath(graph, IdealPlatform(4, 0.25), &timeline).ok());
+    ends[k] = timeline.end_s;
+  }
+  EXPECT_EQ(ends[0], ends[1]);
+}
+
 TEST(P2pMegatron, OrdersWithoutMegatronsShapeAreRefused) {
   TaskGraph graph;
   const Status zb = CompileTaskGraph(Generated("ZB-H1", 4, 1, 8), Uniform(4, 1, 2),
