@@ -155,8 +155,29 @@ double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Sched
   return flops;
 }
 
+GpuModel GpuModelOf(const PlatformSpec& platform, Dtype dtype) {
+  GpuModel gpu;
+  gpu.matmul_flops_per_s = PeakFlopsPerS(platform, dtype);
+  gpu.attention_flops_per_s = platform.gpu.dense_bf16_flops_per_s;
+  gpu.sms = platform.gpu.sms;
+  gpu.matmul_efficiency = platform.gpu.matmul_efficiency;
+  gpu.attention_efficiency = platform.gpu.attention_efficiency;
+  gpu.memory_bytes_per_s = platform.gpu.memory_bandwidth_bytes_per_s;
+  gpu.memory_efficiency = platform.gpu.memory_efficiency;
+  return gpu;
+}
+
+std::vector<PassSeconds> ModelStageSeconds(const RunSpec& spec, const TransformerSpec& model,
+                                           const TrainingSetup& setup,
+                                           const PlatformSpec& platform,
+                                           const std::vector<StageModel>& stages) {
+  return StagePassSeconds(model, setup, stages, GpuModelOf(platform, setup.dtype),
+                          spec.efficiency);
+}
+
 Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
-                        std::vector<StageModel>* stages, TransformerSpec* model) {
+                        std::vector<StageModel>* stages, TransformerSpec* model,
+                        TrainingSetup* setup_out) {
   if (const TransformerSpec* preset = FindTransformerPreset(spec.model)) {
     *model = *preset;
   } else if (spec.model.find('.') != std::string::npos) {
@@ -174,7 +195,8 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
         "model", UnknownName("model", spec.model, names,
                              "or a model file (.textproto, .json, .yaml)"));
   }
-  TrainingSetup setup = spec.training;
+  TrainingSetup& setup = *setup_out;
+  setup = spec.training;
   if (setup.seq_len == 0) setup.seq_len = model->seq_len;
   Status status = CheckTrainingSetup(*model, setup, *spec.where);
   if (!status.ok()) return status;
@@ -223,8 +245,9 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
   // in a node).
   std::vector<StageModel> stages;
   TransformerSpec model;
+  TrainingSetup setup;
   if (!spec.model.empty()) {
-    status = BuildModelStages(spec, run->schedule, &stages, &model);
+    status = BuildModelStages(spec, run->schedule, &stages, &model, &setup);
     if (!status.ok()) return status;
   }
   status = BuildPlatform(spec.platform, run->schedule.num_ranks, spec.training.dp,
@@ -246,8 +269,8 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
   } else if (!spec.model.empty()) {
     status = CheckDtypeOnGpu(run->platform, spec.training.dtype, where);
     if (!status.ok()) return status;
-    const double flops_per_s = PeakFlopsPerS(run->platform, spec.training.dtype) * spec.efficiency;
-    profile = ProfileFromCosts(StageModelsToCosts(stages, flops_per_s),
+    profile = ProfileFromCosts(
+        StageModelsToCosts(stages, ModelStageSeconds(spec, model, setup, run->platform, stages)),
                                where.Name("model") + " " + spec.model);
     has_profile = true;
     profile_from_model = true;

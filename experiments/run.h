@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/locator.h"
+#include "models/op_costs.h"
 #include "models/stage_costs.h"
 #include "models/transformer.h"
 #include "platforms/cluster.h"
@@ -37,11 +38,12 @@ struct RunSpec {
   CostInputs costs;  // Each overrides the same field from the profile or model.
   std::string profile_file;  // measured costs (models/profile.h); empty: none.
   // A model preset name or a model file (models/transformer.h); empty: none. With a model the
-  // costs come from the analytic model at the platform GPU's peak FLOP/s times `efficiency`.
+  // costs come from the per-op cost model on the platform's GPU (models/op_costs.h), or with
+  // `efficiency` > 0 from the model FLOPs at the GPU's peak FLOP/s times `efficiency`.
   std::string model;
   TrainingSetup training;  // seq_len 0: the model's own
   LayerSplit layer_split;
-  double efficiency = 0.5;
+  double efficiency = 0;  // 0: the per-op model
   PlatformChoice platform;  // preset or file, nodes, set, placement, hosts
   int64_t memory_limit_bytes = 0;  // 0: the platform GPU's memory
   // Memory beyond the model's (sim/metrics.h MemoryReserve); -1: the defaults below when the run
@@ -98,9 +100,20 @@ std::vector<std::string> InputFiles(const RunSpec& spec);
 Status BuildSchedule(const RunSpec& spec, Schedule* schedule, std::string* label);
 
 // The analytic model's stages for `schedule` (one set per pipeline, each split over its stages)
-// on `platform`, and the model it used. For `ppsim model` and PrepareRun.
+// on `platform`, the model and the setup it used (the model's sequence length unless given). For
+// `ppsim model` and PrepareRun.
 Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
-                        std::vector<StageModel>* stages, TransformerSpec* model);
+                        std::vector<StageModel>* stages, TransformerSpec* model,
+                        TrainingSetup* setup);
+
+// The platform's GPU as the op cost model times it, for `dtype`.
+GpuModel GpuModelOf(const PlatformSpec& platform, Dtype dtype);
+// F, I and W of every stage on the platform's GPU: the op cost model, or the model FLOPs at the
+// peak x spec.efficiency when the request gives one (models/op_costs.h StagePassSeconds).
+std::vector<PassSeconds> ModelStageSeconds(const RunSpec& spec, const TransformerSpec& model,
+                                           const TrainingSetup& setup,
+                                           const PlatformSpec& platform,
+                                           const std::vector<StageModel>& stages);
 
 // The platform GPU's peak dense FLOP/s for `dtype` (fp8, or bf16/fp16).
 double PeakFlopsPerS(const PlatformSpec& platform, Dtype dtype);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/names.h"
+#include "models/op_costs.h"
 
 namespace ppsim {
 namespace {
@@ -472,15 +473,15 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
   return stages;
 }
 
-StageCosts StageModelsToCosts(const std::vector<StageModel>& stages, double flops_per_s) {
+StageCosts StageModelsToCosts(const std::vector<StageModel>& stages,
+                              const std::vector<PassSeconds>& seconds) {
   StageCosts costs;
-  for (const StageModel& stage : stages) {
-    const double i = stage.backward_input_flops / flops_per_s;
-    const double w = stage.backward_weight_flops / flops_per_s;
-    costs.forward_s.push_back(stage.forward_flops / flops_per_s);
-    costs.backward_input_s.push_back(i);
-    costs.backward_weight_s.push_back(w);
-    costs.backward_s.push_back(i + w);
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const StageModel& stage = stages[k];
+    costs.forward_s.push_back(seconds[k].forward_s);
+    costs.backward_input_s.push_back(seconds[k].backward_input_s);
+    costs.backward_weight_s.push_back(seconds[k].backward_weight_s);
+    costs.backward_s.push_back(seconds[k].backward_input_s + seconds[k].backward_weight_s);
     costs.activation_bytes.push_back(stage.activation_bytes);
     costs.activation_w_bytes.push_back(stage.activation_w_bytes);
     costs.message_bytes.push_back(stage.message_bytes);

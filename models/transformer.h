@@ -19,8 +19,8 @@
 // Norms, softmax, biases and other element-wise work are not counted, nor flash attention's own
 // recomputation inside its backward. The embedding lookup (and its scatter-add gradient) is counted
 // as 0 FLOPs; the LM head is a matmul of 2bshV forward, the same again for inputs and for weights
-// (the loss itself is element-wise, not counted). Efficiency is not modelled here: the caller turns
-// FLOPs into time at peak x efficiency (StageModelsToCosts).
+// (the loss itself is element-wise, not counted). These are the model FLOPs (MFU, --efficiency);
+// time comes from the per-op cost model (models/op_costs.h), which also counts element-wise work.
 //
 // All FLOPs, activations, parameters and messages are per GPU of a tensor-parallel group of t.
 // Activations (bytes of 16-bit tensors, whatever the dtype; Korthikanti et al. 2022, "Reducing
@@ -215,10 +215,12 @@ struct StageModel {
 std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const TrainingSetup& setup,
                                          const std::vector<int32_t>& layers_per_stage);
 
-// Durations at `flops_per_s` (the GPU's peak for the dtype times the efficiency, chosen by the
-// caller), activations, messages and static memory, one entry per stage: F, I, W and B = I + W;
-// overlap_s is left empty. REQUIRES: flops_per_s > 0.
-StageCosts StageModelsToCosts(const std::vector<StageModel>& stages, double flops_per_s);
+// Durations (F, I, W and B = I + W, one entry of `seconds` per stage: models/op_costs.h),
+// activations, messages and static memory, one entry per stage; overlap_s is left empty.
+// REQUIRES: seconds.size() == stages.size().
+struct PassSeconds;
+StageCosts StageModelsToCosts(const std::vector<StageModel>& stages,
+                              const std::vector<PassSeconds>& seconds);
 
 }  // namespace ppsim
 

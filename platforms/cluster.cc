@@ -11,12 +11,14 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "models/config_file.h"
 #include "platforms/xml_platform.h"
 #include "models/units.h"
 #include "base/escape.h"
 #include "base/names.h"
+#include "base/numbers.h"
 
 namespace ppsim {
 namespace {
@@ -27,6 +29,27 @@ namespace pb = google::protobuf;
 // ours. Latencies are per link crossed: a GPU-to-GPU route through a switch crosses two ports, a
 // route between nodes two NICs (and two leaf uplinks between leaves).
 //
+// The op cost model's constants (models/op_costs.h), per GPU:
+// - sms: streaming multiprocessors, from NVIDIA's architecture whitepapers: A100 108 ("NVIDIA A100
+//   Tensor Core GPU Architecture", 2020), H100 SXM5 132 ("NVIDIA H100 Tensor Core GPU
+//   Architecture", 2022; H200 is the same die); L40S 142 (Ada whitepaper: one RT core per SM,
+//   142 RT cores in the L40S datasheet); B200 148 (Blackwell: assumption, as publicly reported).
+// - matmul_efficiency: the fraction of the dense peak a large GEMM with full waves reaches. A100
+//   0.8: the zero-bubble paper's profiled W times (arXiv 2401.10241v1, Table 9: W is only the
+//   weight-gradient GEMMs) of its 1.5B, 6.2B and 14.6B models on A100 are 80.5%, 81% and 76% of
+//   the peak for the FLOPs counted here, with 94-98% of the tiles useful (so 0.78-0.85 before
+//   quantization). Other GPUs 0.75: assumption (cuBLAS BF16 GEMMs on H100 are commonly reported
+//   at 700-750 of 989 TFLOP/s); users calibrate it per GPU with --set gpu.matmul_efficiency=X.
+// - attention_efficiency 0.6: FlashAttention-2 reaches 50-73% of A100's peak in the forward and
+//   less in the backward (Dao 2023, arXiv 2307.08691, Sec. 4.1); FlashAttention-3 75% on H100
+//   (Shah et al. 2024, arXiv 2407.08608). Assumption for the others.
+// - memory_efficiency 0.85: streaming kernels reach about this share of the HBM bandwidth.
+//   Assumption.
+// These are also the defaults of a cluster file's gpu block (the A100's).
+constexpr double kDefaultMatmulEfficiency = 0.8;
+constexpr double kDefaultAttentionEfficiency = 0.6;
+constexpr double kDefaultMemoryEfficiency = 0.85;
+
 // H100 SXM5 (NVIDIA H100 Tensor Core GPU datasheet): 989 TFLOP/s dense BF16, 1,979 dense FP8
 // (3,958 with sparsity), 80 GB HBM3 = 5 stacks of 16 GiB (nvidia-smi: 81,559 MiB), 3.35 TB/s;
 // NVLink 4: 18 links x 25 GB/s per direction = 450 GB/s per direction (the "900 GB/s").
@@ -37,6 +60,8 @@ gpu {
   dense_fp8: "1979TFLOP/s"
   memory: "80GiB"
   memory_bandwidth: "3.35TB/s"
+  sms: 132
+  matmul_efficiency: 0.75
 }
 )";
 
@@ -85,6 +110,7 @@ gpu {
   dense_bf16: "312TFLOP/s"
   memory: "80GiB"
   memory_bandwidth: "2039GB/s"
+  sms: 108
 }
 gpus_per_node: 8
 nodes: 1
@@ -103,6 +129,8 @@ gpu {
   dense_fp8: "1979TFLOP/s"
   memory: "141GB"
   memory_bandwidth: "4.8TB/s"
+  sms: 132
+  matmul_efficiency: 0.75
 }
 gpus_per_node: 8
 nodes: 1
@@ -122,6 +150,8 @@ gpu {
   dense_fp8: "4.5PFLOP/s"
   memory: "180GB"
   memory_bandwidth: "8TB/s"
+  sms: 148
+  matmul_efficiency: 0.75
 }
 gpus_per_node: 8
 nodes: 1
@@ -142,6 +172,8 @@ gpu {
   dense_fp8: "5PFLOP/s"
   memory: "186GB"
   memory_bandwidth: "8TB/s"
+  sms: 148
+  matmul_efficiency: 0.75
 }
 gpus_per_node: 72
 nodes: 1
@@ -160,6 +192,8 @@ gpu {
   dense_fp8: "733TFLOP/s"
   memory: "48GB"
   memory_bandwidth: "864GB/s"
+  sms: 142
+  matmul_efficiency: 0.75
 }
 gpus_per_node: 8
 nodes: 1
@@ -259,6 +293,25 @@ Status ConvertCluster(const proto::Cluster& c, const FieldSource& source, Platfo
   if (!gpu.memory_bandwidth().empty()) {
     check(ParseBandwidth(source.Where("gpu.memory_bandwidth"), gpu.memory_bandwidth(),
                          &p->gpu.memory_bandwidth_bytes_per_s));
+  }
+  if (gpu.sms() < 0 || gpu.sms() > 100000) {
+    errors.push_back(source.Where("gpu.sms") + ": " + std::to_string(gpu.sms()) +
+                     " streaming multiprocessors; give 0 (no wave quantization) to 100000");
+  }
+  p->gpu.sms = gpu.sms();
+  for (auto [field, has, value, fallback, out] :
+       {std::tuple{"gpu.matmul_efficiency", gpu.has_matmul_efficiency(), gpu.matmul_efficiency(),
+                   kDefaultMatmulEfficiency, &p->gpu.matmul_efficiency},
+        std::tuple{"gpu.attention_efficiency", gpu.has_attention_efficiency(),
+                   gpu.attention_efficiency(), kDefaultAttentionEfficiency,
+                   &p->gpu.attention_efficiency},
+        std::tuple{"gpu.memory_efficiency", gpu.has_memory_efficiency(), gpu.memory_efficiency(),
+                   kDefaultMemoryEfficiency, &p->gpu.memory_efficiency}}) {
+    *out = has ? value : fallback;
+    if (!(*out > 0 && *out <= 1)) {
+      errors.push_back(source.Where(field) + ": " + FormatNumber(*out) +
+                       " is not a fraction of peak; give a value in (0, 1]");
+    }
   }
   p->gpu_flops_per_s = p->gpu.dense_bf16_flops_per_s > 0 ? p->gpu.dense_bf16_flops_per_s : 1e15;
 

@@ -24,7 +24,12 @@ struct GpuSpec {
   double dense_bf16_flops_per_s = 0;  // peak dense FLOP/s at bf16/fp16
   double dense_fp8_flops_per_s = 0;   // peak dense FLOP/s at fp8; 0: no fp8
   int64_t memory_bytes = 0;           // HBM capacity
-  double memory_bandwidth_bytes_per_s = 0;  // HBM bandwidth (listed, not simulated)
+  double memory_bandwidth_bytes_per_s = 0;  // HBM bandwidth
+  // The op cost model's constants (models/op_costs.h; platforms/cluster.proto gives defaults).
+  int32_t sms = 0;  // streaming multiprocessors; 0: no tile or wave quantization
+  double matmul_efficiency = 0;     // of the dense peak, by a large wave-aligned GEMM
+  double attention_efficiency = 0;  // of the 16-bit peak, by flash attention
+  double memory_efficiency = 0;     // of the HBM bandwidth, by streaming element-wise kernels
 };
 
 enum class IntraNodeKind { kNvswitch, kNvlink, kPcie, kUnlimited };

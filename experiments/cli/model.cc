@@ -67,14 +67,51 @@ std::string ParamBytesText(const TrainingSetup& setup) {
                                 : " for the optimizer (shard it with --zero 1)");
 }
 
+// The ops of a layer, the embedding and the head, timed on the GPU (the op model's breakdown).
+struct OpGroup {
+  const char* name;
+  std::vector<ModelOp> ops;
+};
+
+std::vector<OpGroup> OpGroups(const TransformerSpec& model, const TrainingSetup& setup) {
+  return {{"layer", LayerOps(model, setup)},
+          {"embedding", EmbeddingOps(model, setup)},
+          {"head", HeadOps(model, setup)}};
+}
+
+// "A100 SXM4 80GB: 108 SMs; matmul 0.8, attention 0.6 of 312 TFLOP/s; memory 0.85 of 2.04 TB/s"
+std::string GpuText(const PlatformSpec& platform, const GpuModel& gpu, double efficiency) {
+  const GpuSpec& g = platform.gpu;
+  if (efficiency > 0) {
+    return g.name + ": model FLOPs at " + FormatNumber(efficiency) + " of " +
+           HumanFlops(gpu.matmul_flops_per_s) + "/s (--efficiency; element-wise work not counted)";
+  }
+  return g.name + ": " + (g.sms > 0 ? std::to_string(g.sms) + " SMs (256x128 GEMM tiles)"
+                                    : std::string("no wave quantization (gpu.sms unset)")) +
+         "; matmul " + FormatNumber(g.matmul_efficiency) + " of " +
+         HumanFlops(gpu.matmul_flops_per_s) + "/s, attention " +
+         FormatNumber(g.attention_efficiency) + " of " + HumanFlops(gpu.attention_flops_per_s) +
+         "/s, element-wise " + FormatNumber(g.memory_efficiency) + " of " +
+         HumanBytes(gpu.memory_bytes_per_s) + "/s";
+}
+
 std::string ModelJson(const TransformerSpec& model, const PlatformSpec& platform,
-                      double flops_per_s, double iteration_flops,
-                      const std::vector<StageModel>& stages) {
+                      const TrainingSetup& setup, const GpuModel& gpu, double efficiency,
+                      double iteration_flops, const std::vector<StageModel>& stages,
+                      const std::vector<PassSeconds>& seconds) {
   nlohmann::ordered_json j;
   j["model"] = model.name;
   j["parameters"] = model.TotalParameters();
   j["gpu"] = platform.gpu.name;
-  j["flops_per_s"] = JsonNumber(flops_per_s);
+  j["cost_model"] = efficiency > 0 ? "efficiency" : "ops";
+  if (efficiency > 0) {
+    j["flops_per_s"] = JsonNumber(gpu.matmul_flops_per_s * efficiency);
+  } else {
+    j["sms"] = platform.gpu.sms;
+    j["matmul_flops_per_s"] = JsonNumber(gpu.matmul_flops_per_s * gpu.matmul_efficiency);
+    j["attention_flops_per_s"] = JsonNumber(gpu.attention_flops_per_s * gpu.attention_efficiency);
+    j["memory_bytes_per_s"] = JsonNumber(gpu.memory_bytes_per_s * gpu.memory_efficiency);
+  }
   j["model_flops_per_iteration"] = JsonNumber(iteration_flops);
   j["mfu_definition"] = kDefinition;
   j["stages"] = nlohmann::ordered_json::array();
@@ -84,9 +121,9 @@ std::string ModelJson(const TransformerSpec& model, const PlatformSpec& platform
     stage["stage"] = k;
     stage["layers"] = st.layers;
     stage["parameters"] = st.parameters;
-    stage["f_s"] = JsonNumber(st.forward_flops / flops_per_s);
-    stage["i_s"] = JsonNumber(st.backward_input_flops / flops_per_s);
-    stage["w_s"] = JsonNumber(st.backward_weight_flops / flops_per_s);
+    stage["f_s"] = JsonNumber(seconds[k].forward_s);
+    stage["i_s"] = JsonNumber(seconds[k].backward_input_s);
+    stage["w_s"] = JsonNumber(seconds[k].backward_weight_s);
     stage["activation_bytes"] = st.activation_bytes;
     stage["activation_w_bytes"] = st.activation_w_bytes;
     stage["message_bytes"] = st.message_bytes;
@@ -94,18 +131,70 @@ std::string ModelJson(const TransformerSpec& model, const PlatformSpec& platform
     stage["optimizer_s"] = JsonNumber(OptimizerSeconds(st, platform));
     j["stages"].push_back(std::move(stage));
   }
+  if (efficiency == 0) {
+    nlohmann::ordered_json ops;
+    for (const OpGroup& group : OpGroups(model, setup)) {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const ModelOp& op : group.ops) {
+        const OpTime time = TimeOp(op, gpu);
+        nlohmann::ordered_json o;
+        o["op"] = op.name;
+        o["pass"] = OpPassName(op.pass);
+        o["kind"] = KernelKindName(op.kind);
+        if (op.kind == KernelKind::kMatmul) {
+          o["m"] = op.m;
+          o["n"] = op.n;
+          o["k"] = op.k;
+          o["batch"] = op.batch;
+          o["tile_utilization"] = JsonNumber(time.quantization);
+        }
+        o["flops"] = JsonNumber(op.flops);
+        o["bytes"] = JsonNumber(op.bytes);
+        o["time_s"] = JsonNumber(time.seconds);
+        o["bound"] = time.memory_bound ? "memory" : "compute";
+        list.push_back(std::move(o));
+      }
+      ops[group.name] = std::move(list);
+    }
+    j["ops"] = std::move(ops);
+  }
   return FormatJsonPretty(j) + "\n";
 }
 
+std::string OpsTable(const TransformerSpec& model, const TrainingSetup& setup,
+                     const GpuModel& gpu) {
+  std::string out;
+  for (const OpGroup& group : OpGroups(model, setup)) {
+    std::vector<std::vector<std::string>> rows = {
+        {group.name, "pass", "kind", "shape", "FLOPs", "bytes", "time", "bound"}};
+    for (const ModelOp& op : group.ops) {
+      const OpTime time = TimeOp(op, gpu);
+      std::string shape;
+      if (op.kind == KernelKind::kMatmul) {
+        shape = (op.batch > 1 ? std::to_string(op.batch) + " x " : std::string()) +
+                std::to_string(op.m) + "x" + std::to_string(op.n) + "x" + std::to_string(op.k) +
+                " (tiles " + std::to_string(static_cast<int>(100 * time.quantization + 0.5)) +
+                "% used)";
+      }
+      rows.push_back({op.name, std::string(OpPassName(op.pass)), std::string(KernelKindName(op.kind)),
+                      shape, op.flops > 0 ? HumanFlops(op.flops) : "", HumanBytes(op.bytes),
+                      HumanDuration(time.seconds), time.memory_bound ? "memory" : "compute"});
+    }
+    out += "\n" + FormatColumns(rows);
+  }
+  return out;
+}
+
 std::string ModelTable(const TransformerSpec& model, const PlatformSpec& platform,
-                       const TrainingSetup& setup, double flops_per_s, double efficiency,
-                       int32_t stage_count,
-                       int32_t microbatches, double iteration_flops,
-                       const std::vector<StageModel>& stages) {
+                       const TrainingSetup& setup, const GpuModel& gpu, double efficiency,
+                       int32_t stage_count, int32_t microbatches, double iteration_flops,
+                       const std::vector<StageModel>& stages,
+                       const std::vector<PassSeconds>& seconds) {
   std::string out = model.name + ": " + HumanCount(static_cast<double>(model.TotalParameters())) +
-                    " parameters; " + std::to_string(stage_count) + " stages on " +
-                    platform.gpu.name + " at " + HumanFlops(flops_per_s) + "/s (" +
-                    FormatNumber(efficiency) + " of peak); per GPU of the tensor-parallel group\n\n";
+                    " parameters; " + std::to_string(stage_count) + " stages; per GPU of the "
+                    "tensor-parallel group, per microbatch of " +
+                    std::to_string(setup.microbatch_size) + " x " + std::to_string(setup.seq_len) +
+                    " tokens\n" + GpuText(platform, gpu, efficiency) + "\n\n";
   std::vector<std::vector<std::string>> rows = {{"stage", "layers", "parameters", "F", "I", "W",
                                                  "activation", "activation W", "message",
                                                  "static", "optimizer"}};
@@ -113,19 +202,21 @@ std::string ModelTable(const TransformerSpec& model, const PlatformSpec& platfor
     const StageModel& st = stages[k];
     rows.push_back({std::to_string(k) + (st.embedding ? " (emb)" : "") + (st.lm_head ? " (head)" : ""),
                     std::to_string(st.layers), HumanCount(static_cast<double>(st.parameters)),
-                    HumanDuration(st.forward_flops / flops_per_s),
-                    HumanDuration(st.backward_input_flops / flops_per_s),
-                    HumanDuration(st.backward_weight_flops / flops_per_s),
+                    HumanDuration(seconds[k].forward_s),
+                    HumanDuration(seconds[k].backward_input_s),
+                    HumanDuration(seconds[k].backward_weight_s),
                     HumanBytes(static_cast<double>(st.activation_bytes)),
                     HumanBytes(static_cast<double>(st.activation_w_bytes)),
                     HumanBytes(static_cast<double>(st.message_bytes)),
                     HumanBytes(static_cast<double>(st.static_bytes)),
                     HumanDuration(OptimizerSeconds(st, platform))});
   }
-  return out + FormatColumns(rows) + "\nstatic: " + ParamBytesText(setup) +
+  out += FormatColumns(rows) + "\nstatic: " + ParamBytesText(setup) +
          "; optimizer: Adam's step at the HBM bandwidth\nmodel FLOPs per iteration (" +
          std::to_string(microbatches) + " microbatches): " + HumanFlops(iteration_flops) + "\n" +
          kDefinition + "\n";
+  if (efficiency == 0) out += "\nops per microbatch (a stage's F, I, W sum them)\n" + OpsTable(model, setup, gpu);
+  return out;
 }
 
 }  // namespace
@@ -181,13 +272,16 @@ int ModelCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
   shape.num_microbatches = m;
   std::vector<StageModel> stages;
   TransformerSpec model;
-  status = BuildModelStages(spec, shape, &stages, &model);
+  TrainingSetup setup;
+  status = BuildModelStages(spec, shape, &stages, &model, &setup);
   if (!status.ok()) return Fail(err, status);
-  const double flops_per_s = PeakFlopsPerS(platform, spec.training.dtype) * spec.efficiency;
-  const double iteration_flops = ModelFlopsPerIteration(stages, shape, spec.training.tp, 1);
-  out << (format == "json" ? ModelJson(model, platform, flops_per_s, iteration_flops, stages)
-                           : ModelTable(model, platform, spec.training, flops_per_s,
-                                        spec.efficiency, p * v, m, iteration_flops, stages));
+  const GpuModel gpu = GpuModelOf(platform, setup.dtype);
+  const std::vector<PassSeconds> seconds = ModelStageSeconds(spec, model, setup, platform, stages);
+  const double iteration_flops = ModelFlopsPerIteration(stages, shape, setup.tp, 1);
+  out << (format == "json" ? ModelJson(model, platform, setup, gpu, spec.efficiency,
+                                       iteration_flops, stages, seconds)
+                           : ModelTable(model, platform, setup, gpu, spec.efficiency, p * v, m,
+                                        iteration_flops, stages, seconds));
   return kExitOk;
 }
 

@@ -551,7 +551,9 @@ TEST(CliPlatforms, BadClustersAndSettingsExitTwoWithTheLocation) {
   ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f", "1",
                      "--b", "2", "--platform", "dgx-h100", "--set", "nic.speed=1Gbps"}),
                 "--set nic.speed: unknown key; valid: name, description, gpu.name, "
-                "gpu.dense_bf16, gpu.dense_fp8, gpu.memory, gpu.memory_bandwidth, gpus_per_node, "
+                "gpu.dense_bf16, gpu.dense_fp8, gpu.memory, gpu.memory_bandwidth, gpu.sms, "
+                "gpu.matmul_efficiency, gpu.attention_efficiency, gpu.memory_efficiency, "
+                "gpus_per_node, "
                 "nodes, intra_node.kind, intra_node.bandwidth, intra_node.latency, "
                 "nic.attachment, nic.bandwidth, nic.latency, network.topology, "
                 "network.nodes_per_leaf, network.oversubscription, network.uplink_latency");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "experiments/locators.h"
+#include "models/op_costs.h"
 
 #include <cmath>
 
@@ -346,7 +347,7 @@ TEST(TransformerStageModels, MessageBytesAreTheRanksWholeBoundaryTensor) {
   EXPECT_EQ(BuildStageModels(spec, setup, {80})[0].message_bytes, s * b * h * 2);
 }
 
-TEST(TransformerStageCosts, DividesFlopsByTheRate) {
+TEST(TransformerStageCosts, EfficiencyDividesFlopsByThePeakTimesIt) {
   StageModel a;
   a.forward_flops = 4e12;
   a.backward_input_flops = 6e12;
@@ -357,7 +358,10 @@ TEST(TransformerStageCosts, DividesFlopsByTheRate) {
   a.static_bytes = 1000;
   StageModel b = a;
   b.forward_flops = 8e12;
-  const StageCosts costs = StageModelsToCosts({a, b}, 2e12);
+  GpuModel gpu;
+  gpu.matmul_flops_per_s = 4e12;
+  const StageCosts costs = StageModelsToCosts(
+      {a, b}, StagePassSeconds(Preset("gpt3-1.5b"), Training(1024, 1), {a, b}, gpu, 0.5));
   EXPECT_EQ(costs.forward_s, (std::vector<double>{2, 4}));
   EXPECT_EQ(costs.backward_input_s, (std::vector<double>{3, 3}));
   EXPECT_EQ(costs.backward_weight_s, (std::vector<double>{1, 1}));

@@ -32,15 +32,16 @@ TEST(ClusterPresets, CarryTheDatasheetNumbers) {
     int32_t gpus_per_node;
     double intra;
     double nic;
+    int32_t sms;  // the architecture whitepapers' SM counts
   };
   const Expected expected[] = {
-      {"h100-node", 989e12, 1979e12, 80LL << 30, 8, 450e9, 50e9},
-      {"dgx-a100", 312e12, 0, 80LL << 30, 8, 300e9, 25e9},
-      {"dgx-h100", 989e12, 1979e12, 80LL << 30, 8, 450e9, 50e9},
-      {"hgx-h200", 989e12, 1979e12, 141'000'000'000, 8, 450e9, 50e9},
-      {"dgx-b200", 2.25e15, 4.5e15, 180'000'000'000, 8, 900e9, 50e9},
-      {"gb200-nvl72", 2.5e15, 5e15, 186'000'000'000, 72, 900e9, 50e9},
-      {"pcie-l40s", 362e12, 733e12, 48'000'000'000, 8, 31.5e9, 25e9},
+      {"h100-node", 989e12, 1979e12, 80LL << 30, 8, 450e9, 50e9, 132},
+      {"dgx-a100", 312e12, 0, 80LL << 30, 8, 300e9, 25e9, 108},
+      {"dgx-h100", 989e12, 1979e12, 80LL << 30, 8, 450e9, 50e9, 132},
+      {"hgx-h200", 989e12, 1979e12, 141'000'000'000, 8, 450e9, 50e9, 132},
+      {"dgx-b200", 2.25e15, 4.5e15, 180'000'000'000, 8, 900e9, 50e9, 148},
+      {"gb200-nvl72", 2.5e15, 5e15, 186'000'000'000, 72, 900e9, 50e9, 148},
+      {"pcie-l40s", 362e12, 733e12, 48'000'000'000, 8, 31.5e9, 25e9, 142},
   };
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
@@ -53,6 +54,7 @@ TEST(ClusterPresets, CarryTheDatasheetNumbers) {
     EXPECT_EQ(p.num_nodes, 1);
     EXPECT_EQ(p.intra_bandwidth_bytes_per_s, e.intra);
     EXPECT_EQ(p.nic_bandwidth_bytes_per_s, e.nic);
+    EXPECT_EQ(p.gpu.sms, e.sms);
   }
   EXPECT_EQ(ClusterPresetNames(),
             "ideal, h100-node, dgx-a100, dgx-h100, hgx-h200, dgx-b200, gb200-nvl72, pcie-l40s");
@@ -184,7 +186,8 @@ TEST(ClusterSettings, OverrideAnyFieldAndReportTheKey) {
   EXPECT_EQ(p.gpu.memory_bytes, 96LL << 30);
   EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"nic.bandwith=1"})),
             "--set nic.bandwith: unknown key; valid: name, description, gpu.name, gpu.dense_bf16, "
-            "gpu.dense_fp8, gpu.memory, gpu.memory_bandwidth, gpus_per_node, nodes, "
+            "gpu.dense_fp8, gpu.memory, gpu.memory_bandwidth, gpu.sms, gpu.matmul_efficiency, "
+            "gpu.attention_efficiency, gpu.memory_efficiency, gpus_per_node, nodes, "
             "intra_node.kind, intra_node.bandwidth, intra_node.latency, nic.attachment, "
             "nic.bandwidth, nic.latency, network.topology, network.nodes_per_leaf, "
             "network.oversubscription, network.uplink_latency (did you mean nic.bandwidth?)");
@@ -196,6 +199,10 @@ TEST(ClusterSettings, OverrideAnyFieldAndReportTheKey) {
   EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"network.topology=RING"})),
             "--set network.topology: unknown value 'RING'; valid: SINGLE_SWITCH, FAT_TREE, "
             "RAIL_OPTIMIZED");
+  EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"gpu.matmul_efficiency=1.5"})),
+            "--set gpu.matmul_efficiency: 1.5 is not a fraction of peak; give a value in (0, 1]");
+  EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"gpu.sms=-1"})),
+            "--set gpu.sms: -1 streaming multiprocessors; give 0 (no wave quantization) to 100000");
   EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"nodes=two"})),
             "--set nodes: expected an integer, got 'two'");
   EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"nodes=0"})),

@@ -1,0 +1,115 @@
+// The per-op cost model: F, I and W of a transformer stage built from the kernels they run, each
+// timed on a GPU by a roofline.
+//
+// Ops per layer and microbatch on one GPU of the tensor-parallel group (T = b·s tokens; T_r = T/t
+// with sequence parallelism, else T: the tokens of the replicated region; e = 2 bytes per 16-bit
+// element). Element-wise byte counts are of Megatron-LM's kernels (fused where Megatron fuses):
+//   F  norm 1            LayerNorm / RMSNorm: read x, write y                     4·T_r·h
+//      qkv               GEMM T x (h + 2h_kv)/t x h
+//      rotary (Llama)    read and write Q and K                                   4·T·(h + h_kv)/t
+//      attention         flash attention (causal: (s+1)/(2s) of the s^2 scores are computed)
+//                        4·b·(a/t)·d·s^2·(s+1)/(2s) FLOPs, reads Q, K, V, writes O; or without
+//                        flash attention (unfused, all s^2 scores) the score GEMM, the fused
+//                        scale-mask-softmax (read and write 2 bytes per score), GPT's attention
+//                        dropout (read 2, write 2 and a 1-byte mask) and the context GEMM
+//      proj              GEMM T x h x h/t
+//      residual 1        bias-dropout-add (GPT: read 2 + 2, write 2, mask 1) 7·T_r·h; add 6·T_r·h
+//      norm 2                                                                     4·T_r·h
+//      mlp up            GEMM T x f/t x h (SwiGLU: gate and up, 2f/t)
+//      activation        GeLU: read, write 4·T·f/t; SwiGLU: read gate and up, write 6·T·f/t
+//      mlp down          GEMM T x h x f/t
+//      residual 2        as residual 1
+//   I  every GEMM's input gradient (dY·W^T, the same FLOPs), the backward of every element-wise op
+//      (norm: read x and dy, write dx, 6·T_r·h; residual: the gradient add 6·T_r·h, and GPT's
+//      dropout backward, read dy and mask, write dx, 5·T_r·h; GeLU: read x and dy, write dx,
+//      6·T·f/t; SwiGLU: read gate, up and dy, write both gradients, 10·T·f/t; rotary as forward),
+//      the attention backward (flash: 5 of the s^2·d GEMMs where the forward has 2, so 2.5 x its
+//      FLOPs, reading Q, K, V, O, dO and writing dQ, dK, dV; unfused: the two GEMMs of each score
+//      GEMM, dropout backward 5 and softmax backward 6 bytes per score), and the recomputation:
+//      selective repeats the attention's forward, full the layer's whole forward.
+//   W  every GEMM's weight gradient (X^T·dY, the same FLOPs) accumulated into the fp32 main
+//      gradient (Megatron's gradient-accumulation fusion: read and write 4 bytes per weight; 2 + 2
+//      with 16-bit gradients), and GPT's bias gradients (a read of each output gradient).
+// The embedding (first stage): a gather, read and written 4·T·h, GPT's position add and dropout
+// 7·T_r·h; its W: the scatter-add of the gradient rows, read 2·T·h, accumulated in fp32 8·T·h.
+// The head (last stage): the final norm, the GEMM T x V/t x h, and Megatron's vocabulary-parallel
+// cross-entropy in fp32: forward 30 bytes per logit (cast, max, subtract, exp, sum), backward 14
+// (read the saved softmax, write the gradient, cast it to 16 bits).
+//
+// A GEMM of m x n x k (batch B) runs in tiles (NVIDIA, "Matrix Multiplication Background User's
+// Guide", DU-09799-001, Feb 2023, Sec. 2.3 and 3: 256 x 128 tiles are cuBLAS's most efficient;
+// tile and wave quantization): ceil(m/256)·ceil(n/128)·B tiles (or the transposed tiling, if it
+// needs fewer waves) in waves of one tile per SM; its compute time is waves x SMs x 256·128·2k
+// FLOPs at the GPU's peak x matmul efficiency, its memory time its operands' and result's bytes at
+// the HBM bandwidth x memory efficiency, and it takes the longer. Attention takes the longer of its
+// FLOPs at the 16-bit peak x attention efficiency and its bytes; element-wise ops their bytes.
+// The GPU's constants (SMs, the three efficiencies) are per GPU, in the cluster's gpu block
+// (platforms/cluster.proto), with their sources there.
+#ifndef PPSIM_MODELS_OP_COSTS_H_
+#define PPSIM_MODELS_OP_COSTS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/transformer.h"
+
+namespace ppsim {
+
+// The GPU as the op model times it.
+struct GpuModel {
+  double matmul_flops_per_s = 0;     // dense peak for the run's dtype
+  double attention_flops_per_s = 0;  // dense 16-bit peak (attention runs in 16 bits)
+  int32_t sms = 0;                   // 0: no tile or wave quantization
+  double matmul_efficiency = 1;
+  double attention_efficiency = 1;
+  double memory_bytes_per_s = 0;     // HBM bandwidth
+  double memory_efficiency = 1;
+};
+
+enum class OpPass { kForward, kBackwardInput, kBackwardWeight };
+enum class KernelKind { kMatmul, kAttention, kMemory };
+
+struct ModelOp {
+  std::string name;  // "qkv", "attention", "norm 1", "recompute mlp up", ...
+  OpPass pass = OpPass::kForward;
+  KernelKind kind = KernelKind::kMemory;
+  // GEMM shape (kMatmul): batch of m x n results, inner dimension k.
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  double flops = 0;  // executed
+  double bytes = 0;  // HBM traffic
+};
+
+// The ops of one layer, of the embedding and of the head (final norm, LM head, loss), per
+// microbatch on one GPU of the tensor-parallel group, in pass order. REQUIRES: CheckTrainingSetup.
+std::vector<ModelOp> LayerOps(const TransformerSpec& spec, const TrainingSetup& setup);
+std::vector<ModelOp> EmbeddingOps(const TransformerSpec& spec, const TrainingSetup& setup);
+std::vector<ModelOp> HeadOps(const TransformerSpec& spec, const TrainingSetup& setup);
+
+struct OpTime {
+  double seconds = 0;
+  bool memory_bound = false;
+  double quantization = 1;  // useful / computed tile area (kMatmul)
+};
+OpTime TimeOp(const ModelOp& op, const GpuModel& gpu);
+
+struct PassSeconds {
+  double forward_s = 0;
+  double backward_input_s = 0;
+  double backward_weight_s = 0;
+};
+
+// F, I and W of each stage: its layers' ops plus the embedding's and the head's where it has them;
+// or, with `efficiency` > 0 (--efficiency), its model FLOPs (models/transformer.h) at the matmul
+// peak x efficiency, element-wise work not counted.
+std::vector<PassSeconds> StagePassSeconds(const TransformerSpec& spec, const TrainingSetup& setup,
+                                          const std::vector<StageModel>& stages,
+                                          const GpuModel& gpu, double efficiency);
+
+std::string_view OpPassName(OpPass pass);  // "F", "I", "W"
+std::string_view KernelKindName(KernelKind kind);  // "matmul", "attention", "memory"
+
+}  // namespace ppsim
+
+#endif  // PPSIM_MODELS_OP_COSTS_H_
