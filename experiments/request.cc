@@ -210,7 +210,7 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
     const char* fields[] = {"seq_len", "microbatch_size", "dtype", "sequence_parallel",
                             "recompute", "flash_attention", "zero", "layers_per_stage",
                             "embedding_as_layer", "loss_as_layer", "efficiency", "grad_dtype",
-                            "bytes_per_param"};
+                            "bytes_per_param", "tp_comm_overlap"};
     const google::protobuf::Descriptor* type = c.GetDescriptor();
     const google::protobuf::Reflection* reflection = c.GetReflection();
     for (const char* field : fields) {
@@ -263,6 +263,7 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   }
   if (!status.ok()) return status;
   t.sequence_parallel = c.sequence_parallel();
+  spec->tp_comm_overlap = c.tp_comm_overlap();
   if (!c.flash_attention().empty()) {
     if (c.flash_attention() != "on" && c.flash_attention() != "off") {
       return where.Invalid("flash_attention",

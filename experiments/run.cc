@@ -285,7 +285,14 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
   if (!status.ok()) return status;
   if (profile_from_model) {
     // The optimizer step is the model's (profiles give none).
-    for (const StageModel& stage : stages) run->costs.optimizer_bytes.push_back(stage.optimizer_bytes);
+    for (const StageModel& stage : stages) {
+      run->costs.optimizer_bytes.push_back(stage.optimizer_bytes);
+      if (spec.training.tp > 1) {
+        run->costs.tp_forward_steps.push_back(stage.tp_forward_steps);
+        run->costs.tp_backward_steps.push_back(stage.tp_backward_steps);
+        run->costs.tp_step_bytes.push_back(stage.tp_step_bytes);
+      }
+    }
   }
   if (spec.training.dp > 1) {
     bool any = false;
@@ -306,9 +313,14 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
     }
   }
   if (!compile) return Status();
-  Status compiled = CompileTaskGraph(run->schedule, run->costs,
-                                     Parallelism{spec.training.dp, spec.training.tp, spec.p2p_mode},
-                                     &run->graph);
+  Parallelism parallelism{spec.training.dp, spec.training.tp, spec.p2p_mode};
+  parallelism.tp_comm_overlap = spec.tp_comm_overlap;
+  if (spec.training.tp > 1 && run->platform.xml_file.empty()) {
+    // A ring step's latency: GPU 0 to GPU 1 of a group, uncontended and empty.
+    const int32_t first = run->platform.GpuOf(0, 0, 0);
+    parallelism.tp_step_latency_s = run->platform.UncontendedTransferTime(first, first + 1, 0);
+  }
+  Status compiled = CompileTaskGraph(run->schedule, run->costs, parallelism, &run->graph);
   if (compiled.code() == StatusCode::kInvalidInput) {
     // The schedule cannot run with the p2p mode.
     return where.Invalid("p2p_mode", compiled.message());

@@ -52,6 +52,9 @@ struct RunSpec {
   double activation_overhead = -1;
   EngineKind engine = EngineKind::kSimGrid;
   P2pMode p2p_mode = P2pMode::kEager;
+  // The tensor-parallel collectives of a model with --tp > 1 run alongside the compute of their
+  // op (Transformer Engine's communication overlap) instead of after it.
+  bool tp_comm_overlap = false;
   // PrepareRun refuses a run that would compile into more tasks (sim/task_graph.h), before it
   // allocates them: 5e7 tasks are about 7 GB.
   int64_t max_tasks = kDefaultMaxTasks;

@@ -22,6 +22,30 @@ double StageCosts::ActionDuration(const Action& action) const {
   return OpDuration(action.op(0)) + OpDuration(action.op(1));
 }
 
+StageCosts::Collectives StageCosts::ActionCollectives(const Action& action) const {
+  Collectives sum;
+  if (tp_step_bytes.empty()) return sum;
+  for (int k = 0; k < action.num_ops(); ++k) {
+    const Op& op = action.op(k);
+    const size_t stage = op.stage.value();
+    int64_t steps = 0;
+    switch (op.kind) {
+      case OpKind::kForward:
+        steps = tp_forward_steps[stage];
+        break;
+      case OpKind::kBackward:
+      case OpKind::kBackwardInput:
+        steps = tp_backward_steps[stage];
+        break;
+      case OpKind::kBackwardWeight:
+        break;
+    }
+    sum.steps += steps;
+    sum.bytes += steps * tp_step_bytes[stage];
+  }
+  return sum;
+}
+
 namespace {
 
 // One field: the request's list when given (one value broadcast to every stage), else the

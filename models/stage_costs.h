@@ -37,6 +37,12 @@ struct StageCosts {
   // known). Empty or zero: no step.
   std::vector<int64_t> optimizer_bytes;
   std::vector<double> optimizer_s;
+  // Tensor-parallel collectives inside F and inside I (or B), from a model with --tp > 1: per op,
+  // the ring steps of all its collectives (2(t - 1) per all-reduce, t - 1 per reduce-scatter or
+  // all-gather) and the bytes each GPU of the group sends per step. Empty: none.
+  std::vector<int32_t> tp_forward_steps;
+  std::vector<int32_t> tp_backward_steps;
+  std::vector<int64_t> tp_step_bytes;
 
   int32_t num_stages() const { return static_cast<int32_t>(forward_s.size()); }
   bool has_split_backward() const { return !backward_input_s.empty(); }
@@ -45,6 +51,13 @@ struct StageCosts {
   double OpDuration(const Op& op) const;
   // An overlap lasts overlap_s of its forward's stage, or F + B when overlap_s is empty.
   double ActionDuration(const Action& action) const;
+  // The ring steps and bytes per GPU of the tensor-parallel collectives inside an action (0 when
+  // there are none; W has none).
+  struct Collectives {
+    int64_t steps = 0;
+    int64_t bytes = 0;
+  };
+  Collectives ActionCollectives(const Action& action) const;
 };
 
 // Costs as the request gives them, parsed: each list holds one value for every virtual stage or

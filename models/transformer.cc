@@ -468,6 +468,22 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
     stage.gradient_bytes = (setup.fp32_grads ? 4 : 2) * stage.parameters;
     stage.optimizer_bytes =
         (setup.fp32_grads ? 30 : 36) * CeilDiv(stage.parameters, optimizer_shards);
+    if (t > 1) {
+      const int32_t all_reduce = 2 * (setup.tp - 1);
+      const int32_t half = setup.tp - 1;  // a reduce-scatter or an all-gather
+      const int32_t layers = stage.layers * (setup.recompute == Recompute::kFull ? 2 : 1);
+      stage.tp_forward_steps = 2 * stage.layers * all_reduce;
+      stage.tp_backward_steps = 2 * layers * all_reduce;
+      // Sequence parallelism keeps only the shard of a column-parallel layer's input and gathers
+      // it again in the backward for the weight gradient: QKV's and the MLP's.
+      if (setup.sequence_parallel) stage.tp_backward_steps += 2 * stage.layers * half;
+      if (stage.embedding) stage.tp_forward_steps += all_reduce;
+      if (stage.lm_head) {
+        stage.tp_forward_steps += setup.sequence_parallel ? half : 0;
+        stage.tp_backward_steps += setup.sequence_parallel ? half : all_reduce;
+      }
+      stage.tp_step_bytes = CeilDiv(sb * spec.hidden * 2, t);
+    }
     stages.push_back(stage);
   }
   return stages;
@@ -488,6 +504,9 @@ StageCosts StageModelsToCosts(const std::vector<StageModel>& stages,
     costs.static_bytes.push_back(stage.static_bytes);
     costs.gradient_bytes.push_back(stage.gradient_bytes);
     costs.optimizer_bytes.push_back(stage.optimizer_bytes);
+    costs.tp_forward_steps.push_back(stage.tp_forward_steps);
+    costs.tp_backward_steps.push_back(stage.tp_backward_steps);
+    costs.tp_step_bytes.push_back(stage.tp_step_bytes);
   }
   return costs;
 }

@@ -208,6 +208,19 @@ struct StageModel {
   // is first made from the 16-bit one (2 read, 4 written): 36. HBM-bound, so its time is these
   // bytes over the GPU's HBM bandwidth.
   int64_t optimizer_bytes = 0;
+  // Tensor-parallel collectives (t > 1), as Megatron-LM's tensor-parallel layers issue them, each
+  // of the whole s x b x h activation S in 16 bits, in ring steps (2(t - 1) per all-reduce, t - 1
+  // per reduce-scatter or all-gather) of S/t bytes per GPU: per layer, F all-reduces the attention
+  // and MLP outputs and I the gradients of their inputs (with sequence parallelism each becomes a
+  // reduce-scatter and an all-gather: the same steps); full recompute repeats the forward's in I;
+  // the vocabulary-parallel embedding all-reduces its output in F; the head's input is
+  // all-reduced in I (sequence parallelism: all-gathered in F, reduce-scattered in I). The
+  // cross-entropy's all-reduces of per-token scalars are not counted. With sequence parallelism
+  // the backward all-gathers QKV's and the MLP's inputs again for their weight gradients
+  // (Megatron keeps only the shard).
+  int32_t tp_forward_steps = 0;
+  int32_t tp_backward_steps = 0;
+  int64_t tp_step_bytes = 0;
 };
 
 // The stages of one pipeline with `layers_per_stage` layers each: the embedding on the first, the

@@ -18,6 +18,13 @@ Status ParseEngineKind(std::string_view what, std::string_view text, EngineKind*
   return ParseNamed(kEngineNames, "engine", what, text, kind);
 }
 
+bool HasRings(const TaskGraph& graph) {
+  for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
+    if (HasRing(graph, t)) return true;
+  }
+  return false;
+}
+
 Status Execute(EngineKind kind, const TaskGraph& graph, const PlatformSpec& platform,
                Timeline* timeline, SimGridProcess process) {
   if (kind == EngineKind::kCriticalPath && !platform.xml_file.empty()) {

@@ -19,10 +19,21 @@ namespace ppsim {
 // When each task ran, in seconds from the start of the iteration. Indexed by TaskId. A wait task
 // "runs" from the end of the task before it on its rank's stream (the rank reached the call) to
 // the end of the call.
+// A compute task with a tensor-parallel ring (Task::bytes, TaskGraph::tp > 1) also records when its
+// ring's transfers ran: ring_start_s/ring_end_s, indexed by TaskId over the compute tasks; empty
+// when the graph has no rings.
 struct Timeline {
   std::vector<double> start_s;
   std::vector<double> end_s;
+  std::vector<double> ring_start_s;
+  std::vector<double> ring_end_s;
 };
+
+// Whether compute task `t` runs a tensor-parallel ring.
+inline bool HasRing(const TaskGraph& graph, size_t t) {
+  return graph.tp > 1 && t < graph.num_compute_tasks() && graph.tasks[t].bytes > 0;
+}
+bool HasRings(const TaskGraph& graph);
 
 enum class EngineKind {
   // SimGrid executes the DAG: transfers share links as the platform's network model says.
@@ -51,6 +62,12 @@ inline TaskGpus GpusOf(const Task& task, const PlatformSpec& platform) {
   }
   return {platform.GpuOf(task.replica, task.rank, task.shard),
           platform.GpuOf(task.peer_replica, task.peer, task.shard)};
+}
+
+// Link k of a compute task's ring: GPU k of its rank's group to GPU k + 1 (mod tp).
+inline TaskGpus RingLink(const Task& task, const PlatformSpec& platform, int32_t tp, int32_t k) {
+  return {platform.GpuOf(task.replica, task.rank, k),
+          platform.GpuOf(task.replica, task.rank, (k + 1) % tp)};
 }
 
 // Where the SimGrid engine runs: in a child process (the default; the caller never holds SimGrid

@@ -182,20 +182,26 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
     int64_t bytes;
   };
   std::vector<Use> uses;
-  for (size_t t = graph.num_compute_tasks(); t < graph.communication_end(); ++t) {
-    const Task& task = graph.tasks[t];
-    const TaskGpus gpus = GpusOf(task, platform);
-    const double start = timeline.start_s[t];
-    const double end = timeline.end_s[t];
+  auto add = [&](const TaskGpus& gpus, double start, double end, int64_t bytes) {
     TrafficMetrics& traffic = platform.NodeOf(gpus.src) == platform.NodeOf(gpus.dst)
                                   ? metrics->intra_node
                                   : metrics->inter_node;
     ++traffic.transfers;
-    traffic.bytes += task.bytes;
+    traffic.bytes += bytes;
     traffic.time_s += end - start;
     const Route route = platform.RouteBetween(gpus.src, gpus.dst);
-    for (int i = 0; i < route.num_links; ++i) {
-      uses.push_back({route.links[i], start, end, task.bytes});
+    for (int i = 0; i < route.num_links; ++i) uses.push_back({route.links[i], start, end, bytes});
+  };
+  for (size_t t = graph.num_compute_tasks(); t < graph.communication_end(); ++t) {
+    add(GpusOf(graph.tasks[t], platform), timeline.start_s[t], timeline.end_s[t],
+        graph.tasks[t].bytes);
+  }
+  // Tensor-parallel rings: tp transfers per task, GPU k to GPU k + 1 of the group, each bytes.
+  for (size_t t = 0; t < timeline.ring_start_s.size(); ++t) {
+    if (!HasRing(graph, t)) continue;
+    for (int32_t k = 0; k < graph.tp; ++k) {
+      add(RingLink(graph.tasks[t], platform, graph.tp, k), timeline.ring_start_s[t],
+          timeline.ring_end_s[t], graph.tasks[t].bytes);
     }
   }
   std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {

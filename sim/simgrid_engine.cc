@@ -21,6 +21,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "sim/engine.h"
 #include "base/subprocess.h"
@@ -34,18 +35,7 @@ namespace s4u = simgrid::s4u;
 constexpr uint64_t kMagic = 0x7070'7369'6d54'4c31ULL;       // "ppsimTL1": a timeline follows
 constexpr uint64_t kInputError = 0x7070'7369'6d45'5231ULL;  // "ppsimER1": a message follows
 
-// The GPUs the graph's tasks run on or move data between, in order.
-std::vector<int32_t> UsedGpus(const TaskGraph& graph, const PlatformSpec& platform) {
-  std::set<int32_t> gpus;
-  for (size_t t = 0; t < graph.num_tasks(); ++t) {
-    const TaskGpus used = GpusOf(graph.tasks[t], platform);
-    gpus.insert(used.src);
-    gpus.insert(used.dst);
-  }
-  return {gpus.begin(), gpus.end()};
-}
-
-// The (source, destination) GPU pairs the graph's transfers use.
+// The (source, destination) GPU pairs the graph's transfers and tensor-parallel rings use.
 std::vector<std::pair<int32_t, int32_t>> UsedRoutes(const TaskGraph& graph,
                                                     const PlatformSpec& platform) {
   std::set<std::pair<int32_t, int32_t>> routes;
@@ -53,7 +43,32 @@ std::vector<std::pair<int32_t, int32_t>> UsedRoutes(const TaskGraph& graph,
     const TaskGpus gpus = GpusOf(graph.tasks[t], platform);
     routes.emplace(gpus.src, gpus.dst);
   }
+  if (HasRings(graph)) {
+    for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
+      if (!HasRing(graph, t)) continue;
+      for (int32_t k = 0; k < graph.tp; ++k) {
+        const TaskGpus link = RingLink(graph.tasks[t], platform, graph.tp, k);
+        routes.emplace(link.src, link.dst);
+      }
+    }
+  }
   return {routes.begin(), routes.end()};
+}
+
+// The GPUs the graph's tasks run on or move data between, in order.
+std::vector<int32_t> UsedGpus(const TaskGraph& graph, const PlatformSpec& platform,
+                              const std::vector<std::pair<int32_t, int32_t>>& routes) {
+  std::set<int32_t> gpus;
+  for (size_t t = 0; t < graph.num_tasks(); ++t) {
+    const TaskGpus used = GpusOf(graph.tasks[t], platform);
+    gpus.insert(used.src);
+    gpus.insert(used.dst);
+  }
+  for (const auto& [src, dst] : routes) {
+    gpus.insert(src);
+    gpus.insert(dst);
+  }
+  return {gpus.begin(), gpus.end()};
 }
 
 // Launches tasks as their predecessors finish and records when each ran.
@@ -69,6 +84,10 @@ class JustInTimeRunner {
         running_(graph.num_tasks()) {
     timeline_->start_s.assign(graph.num_tasks(), 0.0);
     timeline_->end_s.assign(graph.num_tasks(), 0.0);
+    if (HasRings(graph)) {
+      timeline_->ring_start_s.assign(graph.num_compute_tasks(), 0.0);
+      timeline_->ring_end_s.assign(graph.num_compute_tasks(), 0.0);
+    }
   }
 
   void Start() {
@@ -81,6 +100,11 @@ class JustInTimeRunner {
   size_t completed() const { return completed_; }
 
  private:
+  // An activity's data: its task, and whether it is one of the task's ring transfers.
+  static void* DataOf(TaskId t, bool ring) {
+    return reinterpret_cast<void*>((static_cast<uintptr_t>(t) << 1) | (ring ? 1 : 0));
+  }
+
   void Launch(TaskId t) {
     const Task& task = graph_.tasks[t];
     if (task.kind == TaskKind::kWait) {  // takes no time: it ends once its predecessors have
@@ -88,21 +112,42 @@ class JustInTimeRunner {
       Finished(t, now, now);
       return;
     }
-    void* data = reinterpret_cast<void*>(static_cast<uintptr_t>(t));
     const TaskGpus gpus = GpusOf(task, platform_);
     if (task.kind == TaskKind::kCompute || task.kind == TaskKind::kOptimizer) {
       s4u::Host* host = gpus_.at(gpus.src);
       s4u::ExecPtr exec = s4u::Exec::init();
       exec->set_flops_amount(task.duration_s * host->get_speed());
       exec->set_host(host);
-      exec->set_data(data);
+      exec->set_data(DataOf(t, false));
       running_[t] = exec;
+      if (HasRing(graph_, t)) {
+        // The compute and the ring's transfers (after it, or alongside it) end the task.
+        Ring& ring = rings_[t];
+        ring.start_s = s4u::Engine::get_clock();
+        ring.pending = graph_.tp_comm_overlap ? graph_.tp + 1 : 1;
+        if (graph_.tp_comm_overlap) LaunchRing(t);
+      }
       exec->start();
     } else {
       s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_.at(gpus.src), gpus_.at(gpus.dst));
       comm->set_payload_size(static_cast<uint64_t>(task.bytes));
-      comm->set_data(data);
+      comm->set_data(DataOf(t, false));
       running_[t] = comm;
+      comm->start();
+    }
+  }
+
+  // Starts the tp transfers of task t's ring, GPU k to GPU k + 1 of its group.
+  void LaunchRing(TaskId t) {
+    const Task& task = graph_.tasks[t];
+    Ring& ring = rings_[t];
+    timeline_->ring_start_s[t] = s4u::Engine::get_clock();
+    for (int32_t k = 0; k < graph_.tp; ++k) {
+      const TaskGpus link = RingLink(task, platform_, graph_.tp, k);
+      s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_.at(link.src), gpus_.at(link.dst));
+      comm->set_payload_size(static_cast<uint64_t>(task.bytes));
+      comm->set_data(DataOf(t, true));
+      ring.transfers.push_back(comm);
       comm->start();
     }
   }
@@ -113,11 +158,31 @@ class JustInTimeRunner {
     if (depth_ == 0) {
       for (TaskId t : finished_) running_[t].reset();
       finished_.clear();
+      for (TaskId t : rings_done_) rings_.erase(t);
+      rings_done_.clear();
     }
     ++depth_;
-    const TaskId t = static_cast<TaskId>(reinterpret_cast<uintptr_t>(activity.get_data<void>()));
-    finished_.push_back(t);
-    Finished(t, activity.get_start_time(), activity.get_finish_time());
+    const uintptr_t data = reinterpret_cast<uintptr_t>(activity.get_data<void>());
+    const TaskId t = static_cast<TaskId>(data >> 1);
+    auto ring = rings_.find(t);
+    if (ring == rings_.end()) {
+      finished_.push_back(t);
+      Finished(t, activity.get_start_time(), activity.get_finish_time());
+    } else {
+      if ((data & 1) != 0) {
+        timeline_->ring_end_s[t] = std::max(timeline_->ring_end_s[t], activity.get_finish_time());
+      } else {
+        finished_.push_back(t);
+        if (!graph_.tp_comm_overlap) {
+          ring->second.pending += graph_.tp;
+          LaunchRing(t);
+        }
+      }
+      if (--ring->second.pending == 0) {
+        rings_done_.push_back(t);
+        Finished(t, ring->second.start_s, s4u::Engine::get_clock());
+      }
+    }
     --depth_;
   }
 
@@ -138,18 +203,29 @@ class JustInTimeRunner {
   std::vector<TaskId> remaining_;
   std::vector<s4u::ActivityPtr> running_;
   std::vector<TaskId> finished_;
+  // Compute tasks whose ring is under way: the activities still to end, when the task started,
+  // its transfers (kept alive until released after the task ends).
+  struct Ring {
+    int32_t pending = 0;
+    double start_s = 0;
+    std::vector<s4u::CommPtr> transfers;
+  };
+  std::unordered_map<TaskId, Ring> rings_;
+  std::vector<TaskId> rings_done_;
   int depth_ = 0;
   size_t completed_ = 0;
 };
 
-// The bytes a simulation sends back: kMagic, the task count, then every start and every end; or
-// kInputError, the message's length and the message.
+// The bytes a simulation sends back: kMagic, the task count, the ring count, then every start and
+// every end, every ring start and every ring end; or kInputError, the message's length and the
+// message.
 std::string TimelineBytes(const Timeline& timeline) {
-  const uint64_t header[2] = {kMagic, timeline.start_s.size()};
-  const size_t bytes = timeline.start_s.size() * sizeof(double);
+  const uint64_t header[3] = {kMagic, timeline.start_s.size(), timeline.ring_start_s.size()};
   std::string out(reinterpret_cast<const char*>(header), sizeof(header));
-  out.append(reinterpret_cast<const char*>(timeline.start_s.data()), bytes);
-  out.append(reinterpret_cast<const char*>(timeline.end_s.data()), bytes);
+  for (const std::vector<double>* v :
+       {&timeline.start_s, &timeline.end_s, &timeline.ring_start_s, &timeline.ring_end_s}) {
+    out.append(reinterpret_cast<const char*>(v->data()), v->size() * sizeof(double));
+  }
   return out;
 }
 
@@ -172,8 +248,9 @@ Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platfor
   engine->set_config("network/crosstraffic:0");
   engine->set_config("network/TCP-gamma:0");
   GpuHosts gpus;
+  const std::vector<std::pair<int32_t, int32_t>> routes = UsedRoutes(graph, platform);
   Status status =
-      BuildSimGridPlatform(platform, UsedGpus(graph, platform), UsedRoutes(graph, platform), &gpus);
+      BuildSimGridPlatform(platform, UsedGpus(graph, platform, routes), routes, &gpus);
   if (!status.ok()) return status;
   JustInTimeRunner runner(graph, platform, std::move(gpus), timeline);
   runner.Start();
@@ -196,21 +273,28 @@ Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline
     return simulated.ok() ? TimelineBytes(own) : std::string();
   }, &bytes);
   if (!status.ok()) return status;
-  uint64_t header[2] = {0, 0};
-  if (bytes.size() >= sizeof(header)) std::memcpy(header, bytes.data(), sizeof(header));
-  const std::string_view body = std::string_view(bytes).substr(std::min(bytes.size(), sizeof(header)));
-  if (header[0] == kInputError && header[1] == body.size()) {
-    return Status::InvalidInput(std::string(body));
+  uint64_t header[3] = {0, 0, 0};
+  std::memcpy(header, bytes.data(), std::min(bytes.size(), sizeof(header)));
+  if (header[0] == kInputError && bytes.size() >= 2 * sizeof(uint64_t)) {
+    const std::string_view message = std::string_view(bytes).substr(2 * sizeof(uint64_t));
+    if (header[1] == message.size()) return Status::InvalidInput(std::string(message));
   }
+  const std::string_view body =
+      std::string_view(bytes).substr(std::min(bytes.size(), sizeof(header)));
   const size_t n = graph.num_tasks();
-  if (header[0] != kMagic || header[1] != n || body.size() != 2 * n * sizeof(double)) {
+  const size_t rings = HasRings(graph) ? graph.num_compute_tasks() : 0;
+  if (header[0] != kMagic || header[1] != n || header[2] != rings ||
+      body.size() != 2 * (n + rings) * sizeof(double)) {
     return Status::Internal("simgrid: the simulation process sent an incomplete timeline (" +
                             std::to_string(bytes.size()) + " bytes)");
   }
-  timeline->start_s.resize(n);
-  timeline->end_s.resize(n);
-  std::memcpy(timeline->start_s.data(), body.data(), n * sizeof(double));
-  std::memcpy(timeline->end_s.data(), body.data() + n * sizeof(double), n * sizeof(double));
+  const char* at = body.data();
+  for (auto [v, size] : {std::pair{&timeline->start_s, n}, {&timeline->end_s, n},
+                         {&timeline->ring_start_s, rings}, {&timeline->ring_end_s, rings}}) {
+    v->resize(size);
+    std::memcpy(v->data(), at, size * sizeof(double));
+    at += size * sizeof(double);
+  }
   return Status();
 }
 

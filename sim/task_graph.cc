@@ -604,12 +604,24 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
       const Action& action = order[position];
       const TaskId id = static_cast<TaskId>(tasks.size());
       for (int k = 0; k < action.num_ops(); ++k) producers.Add(action.op(k), id);
-      tasks.push_back(ComputeTaskOf(rank, position, costs.ActionDuration(action)));
+      Task task = ComputeTaskOf(rank, position, costs.ActionDuration(action));
+      if (tp > 1) {
+        // The ring's bytes go to the engine; its steps' latencies but one (the transfers' own)
+        // to the compute stream.
+        const StageCosts::Collectives ring = costs.ActionCollectives(action);
+        task.bytes = ring.bytes;
+        if (ring.steps > 1) {
+          task.duration_s += static_cast<double>(ring.steps - 1) * parallelism.tp_step_latency_s;
+        }
+      }
+      tasks.push_back(task);
     }
   }
   graph->compute_begin.push_back(static_cast<TaskId>(tasks.size()));
   graph->compute_per_replica = static_cast<TaskId>(tasks.size());
   graph->num_replicas = dp;
+  graph->tp = tp;
+  graph->tp_comm_overlap = parallelism.tp_comm_overlap;
   for (int32_t replica = 1; replica < dp; ++replica) {
     for (TaskId t = 0; t < graph->compute_per_replica; ++t) {
       Task task = tasks[t];

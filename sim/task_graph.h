@@ -80,7 +80,9 @@ struct Task {
   // the call. kOptimizer: the number of the rank's actions.
   uint32_t position = 0;
   double duration_s = 0;  // Compute, optimizer: its duration. Transfers: 0 (the platform decides).
-  int64_t bytes = 0;      // Transfers: bytes moved. Compute: 0.
+  // Transfers: bytes moved. Compute: the bytes each GPU of the rank's tensor-parallel group sends
+  // to the next GPU of the group (a ring) for the action's collectives; 0: none.
+  int64_t bytes = 0;
 };
 
 // How many pipeline replicas run side by side, and how many GPUs make one rank.
@@ -88,6 +90,10 @@ struct Parallelism {
   int32_t dp = 1;
   int32_t tp = 1;
   P2pMode p2p_mode = P2pMode::kEager;
+  // Tensor-parallel collectives (StageCosts::tp_*): whether they overlap their op's compute, and
+  // the latency of one ring step (a route between two GPUs of a group).
+  bool tp_comm_overlap = false;
+  double tp_step_latency_s = 0;
 };
 
 using TaskDag = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property,
@@ -103,6 +109,10 @@ struct TaskGraph {
   std::vector<TaskId> compute_begin;  // num_ranks + 1 entries.
   TaskId compute_per_replica = 0;
   int32_t num_replicas = 1;
+  // GPUs per rank, and whether a compute task's ring (Task::bytes) runs alongside its compute
+  // (else after it: the task ends when both are done).
+  int32_t tp = 1;
+  bool tp_comm_overlap = false;
   TaskDag dag;
   std::vector<TaskId> num_predecessors;    // In-degree of every task (parallel edges counted).
   std::vector<TaskId> topological_order;   // Every task, each after all its predecessors.

@@ -374,6 +374,7 @@ class TraceStreamer {
           slice.chunk = chunk_of_stage_[first.stage.value()];
           slice.num_chunks = chunks_of_rank_[rank];
           sink_->Slice(slice);
+          if (HasRing(graph_, c)) EmitRing(track, c);
         }
         EmitWaitsBefore(replica, rank, order.size(), !order.empty() && Shown(order.back()), track,
                         &wait_cursor);
@@ -408,6 +409,23 @@ class TraceStreamer {
     if (step.replica != replica || step.rank != rank) return;
     const TaskId t = (*cursor)++;
     if (shown) EmitStreamSlice(track, t, kOptimizerName);
+  }
+
+  // The tensor-parallel ring of compute task t, nested in its slice: "tp ring" with the bytes each
+  // GPU of the group sent.
+  void EmitRing(const TraceTrack& track, TaskId t) {
+    const int64_t start = TraceNs(timeline_.ring_start_s[t]);
+    const int64_t end = TraceNs(timeline_.ring_end_s[t]);
+    const TraceArg args[] = {Int("bytes", graph_.tasks[t].bytes), Int("duration_ns", end - start)};
+    TraceSlice slice;
+    slice.track = &track;
+    slice.task = t;
+    slice.kind = TaskKind::kTransfer;
+    slice.name = kRingName;
+    slice.start_ns = start;
+    slice.end_ns = end;
+    slice.args = args;
+    sink_->Slice(slice);
   }
 
   // A slice of task t on a compute track (a wait or an optimizer step) with its duration.
@@ -616,6 +634,7 @@ class TraceStreamer {
   static constexpr std::string_view kActivationName = "activation";
   static constexpr std::string_view kWaitName = "wait";
   static constexpr std::string_view kOptimizerName = "optimizer";
+  static constexpr std::string_view kRingName = "tp ring";
   static constexpr std::string_view kGradientName = "gradient";
   static constexpr std::string_view kAllReduceName = "all-reduce";
   // Sort slots per stream among its process's tracks: compute, memory, then its send lanes.
@@ -702,7 +721,8 @@ Status CheckTraceWindow(std::string_view flag, const TraceWindow& window,
 
 const std::vector<std::string_view>& TraceSliceNames() {
   static const std::vector<std::string_view> names = {
-      "F", "I", "W", "B", "F&B", "activation", "gradient", "all-reduce", "wait", "optimizer"};
+      "F",        "I",    "W",         "B",      "F&B", "activation", "gradient",
+      "all-reduce", "wait", "optimizer", "tp ring"};
   return names;
 }
 
