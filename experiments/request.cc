@@ -323,6 +323,20 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
     status = AtLeast(where, "dp", c.dp(), 1);
     spec->training.dp = c.dp();
   }
+  if (status.ok() && !c.grad_bucket().empty()) {
+    status = ParseSize(where.Where("grad_bucket"), c.grad_bucket(), &spec->grad_bucket_bytes);
+    if (status.ok() && spec->grad_bucket_bytes == 0) {
+      status = where.Invalid("grad_bucket", "must be more than 0 bytes");
+    }
+    if (status.ok() && spec->training.dp < 2) {
+      status = where.Invalid("grad_bucket", "buckets the data-parallel all-reduce; give " +
+                                                where.Name("dp") + " 2 or more");
+    }
+  }
+  if (status.ok() && spec->tp_comm_overlap && spec->training.tp < 2) {
+    status = where.Invalid("tp_comm_overlap", "overlaps the tensor-parallel collectives; give " +
+                                                  where.Name("tp") + " 2 or more");
+  }
   return status;
 }
 

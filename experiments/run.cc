@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "base/escape.h"
@@ -287,6 +288,9 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
     // The optimizer step is the model's (profiles give none).
     for (const StageModel& stage : stages) {
       run->costs.optimizer_bytes.push_back(stage.optimizer_bytes);
+      if (spec.training.zero_stage == 1 && spec.training.dp > 1) {
+        run->costs.param_gather_bytes.push_back(2 * stage.parameters);
+      }
       if (spec.training.tp > 1) {
         run->costs.tp_forward_steps.push_back(stage.tp_forward_steps);
         run->costs.tp_backward_steps.push_back(stage.tp_backward_steps);
@@ -315,6 +319,25 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
   if (!compile) return Status();
   Parallelism parallelism{spec.training.dp, spec.training.tp, spec.p2p_mode};
   parallelism.tp_comm_overlap = spec.tp_comm_overlap;
+  parallelism.grad_bucket_bytes = spec.grad_bucket_bytes;
+  if (spec.grad_bucket_bytes > 0) {
+    // Each bucket adds a ring per GPU of a group: checked before anything is allocated.
+    double buckets = 0;
+    for (int64_t bytes : run->costs.gradient_bytes) {
+      buckets +=
+          std::ceil(static_cast<double>(bytes) / static_cast<double>(spec.grad_bucket_bytes));
+    }
+    const double dp = spec.training.dp;
+    const double tasks = buckets * (spec.training.tp * 2 * (dp - 1) * dp + dp);
+    if (dp > 1 && tasks > static_cast<double>(spec.max_tasks)) {
+      char text[200];
+      std::snprintf(text, sizeof(text),
+                    "%.0f buckets of the stages' gradients make about %.3g all-reduce tasks; "
+                    "the limit is %lld (--max-tasks); give larger buckets",
+                    buckets, tasks, static_cast<long long>(spec.max_tasks));
+      return where.Invalid("grad_bucket", text);
+    }
+  }
   if (spec.training.tp > 1 && run->platform.xml_file.empty()) {
     // A ring step's latency: GPU 0 to GPU 1 of a group, uncontended and empty.
     const int32_t first = run->platform.GpuOf(0, 0, 0);

@@ -55,6 +55,8 @@ struct RunSpec {
   // The tensor-parallel collectives of a model with --tp > 1 run alongside the compute of their
   // op (Transformer Engine's communication overlap) instead of after it.
   bool tp_comm_overlap = false;
+  // Data-parallel gradient buckets (sim/task_graph.h Parallelism); 0: one all-reduce per stage.
+  int64_t grad_bucket_bytes = 0;
   // PrepareRun refuses a run that would compile into more tasks (sim/task_graph.h), before it
   // allocates them: 5e7 tasks are about 7 GB.
   int64_t max_tasks = kDefaultMaxTasks;

@@ -37,6 +37,10 @@ struct StageCosts {
   // known). Empty or zero: no step.
   std::vector<int64_t> optimizer_bytes;
   std::vector<double> optimizer_s;
+  // ZeRO-1 (Megatron's distributed optimizer, --zero 1 with --dp > 1): the 16-bit parameters each
+  // GPU all-gathers after the optimizer step; the gradients are then reduce-scattered, not
+  // all-reduced. Empty: all-reduce.
+  std::vector<int64_t> param_gather_bytes;
   // Tensor-parallel collectives inside F and inside I (or B), from a model with --tp > 1: per op,
   // the ring steps of all its collectives (2(t - 1) per all-reduce, t - 1 per reduce-scatter or
   // all-gather) and the bytes each GPU of the group sends per step. Empty: none.

@@ -56,7 +56,7 @@ struct TaskGpus {
 };
 inline TaskGpus GpusOf(const Task& task, const PlatformSpec& platform) {
   if (task.kind == TaskKind::kCompute || task.kind == TaskKind::kWait ||
-      task.kind == TaskKind::kOptimizer) {
+      task.kind == TaskKind::kOptimizer || task.kind == TaskKind::kDelay) {
     const int32_t gpu = platform.GpuOf(task.replica, task.rank, 0);
     return {gpu, gpu};
   }

@@ -94,6 +94,8 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
       case TaskKind::kOptimizer:
         ++m.num_optimizer_tasks;
         break;
+      case TaskKind::kDelay:
+        break;
     }
   }
   m.makespan_s = graph.num_tasks() == 0 ? 0 : latest - earliest;
@@ -193,6 +195,7 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
     for (int i = 0; i < route.num_links; ++i) uses.push_back({route.links[i], start, end, bytes});
   };
   for (size_t t = graph.num_compute_tasks(); t < graph.communication_end(); ++t) {
+    if (graph.tasks[t].kind == TaskKind::kDelay) continue;
     add(GpusOf(graph.tasks[t], platform), timeline.start_s[t], timeline.end_s[t],
         graph.tasks[t].bytes);
   }

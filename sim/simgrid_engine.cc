@@ -40,6 +40,7 @@ std::vector<std::pair<int32_t, int32_t>> UsedRoutes(const TaskGraph& graph,
                                                     const PlatformSpec& platform) {
   std::set<std::pair<int32_t, int32_t>> routes;
   for (size_t t = graph.num_compute_tasks(); t < graph.num_tasks(); ++t) {
+    if (graph.tasks[t].kind == TaskKind::kDelay) continue;
     const TaskGpus gpus = GpusOf(graph.tasks[t], platform);
     routes.emplace(gpus.src, gpus.dst);
   }
@@ -112,6 +113,15 @@ class JustInTimeRunner {
       Finished(t, now, now);
       return;
     }
+    if (task.kind == TaskKind::kDelay) {  // one core of the timer host for duration_s
+      s4u::ExecPtr exec = s4u::Exec::init();
+      exec->set_flops_amount(task.duration_s * kTimerSpeed);
+      exec->set_host(gpus_.at(kTimerHost));
+      exec->set_data(DataOf(t, false));
+      running_[t] = exec;
+      exec->start();
+      return;
+    }
     const TaskGpus gpus = GpusOf(task, platform_);
     if (task.kind == TaskKind::kCompute || task.kind == TaskKind::kOptimizer) {
       s4u::Host* host = gpus_.at(gpus.src);
@@ -164,7 +174,7 @@ class JustInTimeRunner {
     ++depth_;
     const uintptr_t data = reinterpret_cast<uintptr_t>(activity.get_data<void>());
     const TaskId t = static_cast<TaskId>(data >> 1);
-    auto ring = rings_.find(t);
+    auto ring = HasRing(graph_, t) ? rings_.find(t) : rings_.end();
     if (ring == rings_.end()) {
       finished_.push_back(t);
       Finished(t, activity.get_start_time(), activity.get_finish_time());
@@ -249,8 +259,14 @@ Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platfor
   engine->set_config("network/TCP-gamma:0");
   GpuHosts gpus;
   const std::vector<std::pair<int32_t, int32_t>> routes = UsedRoutes(graph, platform);
+  int32_t delays = 0;
+  for (const Task& task : graph.tasks) delays += task.kind == TaskKind::kDelay ? 1 : 0;
+  if (delays > 0 && !platform.xml_file.empty()) {
+    return Status::InvalidInput("simgrid: gradient buckets need a cluster platform; the XML "
+                                "platform " + platform.xml_file + " has no timer");
+  }
   Status status =
-      BuildSimGridPlatform(platform, UsedGpus(graph, platform, routes), routes, &gpus);
+      BuildSimGridPlatform(platform, UsedGpus(graph, platform, routes), routes, delays, &gpus);
   if (!status.ok()) return status;
   JustInTimeRunner runner(graph, platform, std::move(gpus), timeline);
   runner.Start();

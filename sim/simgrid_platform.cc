@@ -48,7 +48,7 @@ Status LoadXmlPlatform(const PlatformSpec& platform, GpuHosts* gpus) {
 
 Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int32_t>& used_gpus,
                             const std::vector<std::pair<int32_t, int32_t>>& routes,
-                            GpuHosts* gpus) {
+                            int32_t timer_cores, GpuHosts* gpus) {
   gpus->clear();
   if (!platform.xml_file.empty()) return LoadXmlPlatform(platform, gpus);
 
@@ -79,6 +79,10 @@ Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int3
     return it->second;
   };
   for (int32_t gpu : used_gpus) host(gpu);
+  if (timer_cores > 0) {
+    (*gpus)[kTimerHost] =
+        zone->create_host("timer", kTimerSpeed)->set_core_count(timer_cores)->seal();
+  }
   for (const auto& [src, dst] : routes) {
     const Route route = platform.RouteBetween(src, dst);
     std::vector<s4u::LinkInRoute> hops;

@@ -162,12 +162,61 @@ Task TransferTaskOf(TaskKind kind, int32_t replica, int32_t peer_replica, int32_
   return task;
 }
 
-// The ring all-reduces of every stage's gradients over the replicas (see task_graph.h).
-// `last_steps[stage]` gets the ring's last step of every replica and shard.
-void AddAllReduces(const Schedule& schedule, const StageCosts& costs, const Parallelism& par,
-                   TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges,
-                   std::vector<std::vector<TaskId>>* last_steps) {
+// The gradient synchronisation's tasks that later parts of the compiler wire up.
+struct GradientSync {
+  // Per stage: the last reduce step (all-reduce or ZeRO-1's reduce-scatter) of every replica and
+  // shard; the optimizer step of its rank waits for them.
+  std::vector<std::vector<TaskId>> last_steps;
+  // ZeRO-1, per stage: the first all-gather step of every replica and shard, which waits for the
+  // optimizer step of its rank and replica.
+  std::vector<std::vector<TaskId>> gather_starts;
+  // (compute task, delay task beside it): the delay gets the compute task's predecessors.
+  std::vector<std::pair<TaskId, TaskId>> delays;
+};
+
+// Adds `steps` steps of a ring over the replicas for (rank, stage, shard), from step `first` of
+// the 2(dp - 1)-step ring all-reduce of `bytes`: in step k replica i sends chunk (i - k) mod dp to
+// replica i + 1, after its own previous step and replica i - 1's. Each replica's first step comes
+// after `after[replica]` and `chain[replica]` (each when not kNoTask). `starts` and `ends` get
+// each replica's first and last step.
+void AddRingSteps(int32_t rank, int32_t stage, int32_t shard, int32_t dp, int32_t first,
+                  int32_t steps, int64_t bytes, const std::vector<TaskId>& after,
+                  const std::vector<TaskId>& chain, TaskGraph* graph,
+                  std::vector<std::pair<TaskId, TaskId>>* edges, std::vector<TaskId>* starts,
+                  std::vector<TaskId>* ends) {
+  std::vector<TaskId> previous(dp), current(dp);
+  for (int32_t k = 0; k < steps; ++k) {
+    const int32_t step = first + k;
+    for (int32_t replica = 0; replica < dp; ++replica) {
+      const int32_t chunk = ((replica - step) % dp + dp) % dp;
+      current[replica] = static_cast<TaskId>(graph->tasks.size());
+      graph->tasks.push_back(TransferTaskOf(TaskKind::kAllReduce, replica, (replica + 1) % dp,
+                                            shard, rank, rank, stage,
+                                            SplitBytes(bytes, dp, chunk)));
+      if (k == 0) {
+        for (TaskId before : {after[replica], chain[replica]}) {
+          if (before != TaskGraph::kNoTask) edges->emplace_back(before, current[replica]);
+        }
+        (*starts)[replica] = current[replica];
+      } else {
+        edges->emplace_back(previous[replica], current[replica]);
+        edges->emplace_back(previous[(replica + dp - 1) % dp], current[replica]);
+      }
+    }
+    previous.swap(current);
+  }
+  *ends = previous;
+}
+
+// The gradient synchronisation over the replicas (see task_graph.h): per stage, its buckets'
+// rings after the stage's last backward (or part-way through it).
+void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Parallelism& par,
+                     TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges,
+                     GradientSync* sync) {
   const int32_t dp = par.dp;
+  const bool zero = !costs.param_gather_bytes.empty();
+  sync->last_steps.assign(schedule.num_stages, {});
+  sync->gather_starts.assign(schedule.num_stages, {});
   // The position of each stage's last backward (B or W; a W always follows its I) on its rank.
   std::vector<int64_t> last_backward(schedule.num_stages, -1);
   for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
@@ -181,64 +230,95 @@ void AddAllReduces(const Schedule& schedule, const StageCosts& costs, const Para
       }
     }
   }
-  std::vector<TaskId> previous(dp), current(dp);
+  const std::vector<TaskId> none(dp, TaskGraph::kNoTask);
+  std::vector<TaskId> starts(dp), ends(dp), gather_ends(dp);
   for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
     const int64_t bytes = costs.gradient_bytes.empty() ? 0 : costs.gradient_bytes[stage];
     if (bytes == 0 || last_backward[stage] < 0) continue;
     const int32_t rank = schedule.stage_to_rank[stage].value();
-    for (int32_t shard = 0; shard < par.tp; ++shard) {
-      for (int32_t step = 0; step < 2 * (dp - 1); ++step) {
-        for (int32_t replica = 0; replica < dp; ++replica) {
-          // Replica i sends chunk (i - step) mod dp: reduce-scatter for dp - 1 steps, then the
-          // reduced chunks go round once more.
-          const int32_t chunk = ((replica - step) % dp + dp) % dp;
-          current[replica] = static_cast<TaskId>(graph->tasks.size());
-          graph->tasks.push_back(TransferTaskOf(TaskKind::kAllReduce, replica, (replica + 1) % dp,
-                                                shard, rank, rank, stage,
-                                                SplitBytes(bytes, dp, chunk)));
-          if (step == 0) {
-            edges->emplace_back(
-                graph->ComputeTask(rank, static_cast<size_t>(last_backward[stage]), replica),
-                current[replica]);
-          } else {
-            edges->emplace_back(previous[replica], current[replica]);
-            edges->emplace_back(previous[(replica + dp - 1) % dp], current[replica]);
-          }
-        }
-        previous.swap(current);
+    const size_t position = static_cast<size_t>(last_backward[stage]);
+    const int64_t buckets =
+        par.grad_bucket_bytes > 0 ? (bytes + par.grad_bucket_bytes - 1) / par.grad_bucket_bytes : 1;
+    // When each bucket is ready, per replica: a delay beside the backward, the last at its end.
+    std::vector<std::vector<TaskId>> ready(buckets, std::vector<TaskId>(dp));
+    for (int32_t replica = 0; replica < dp; ++replica) {
+      const TaskId backward = graph->ComputeTask(rank, position, replica);
+      const double duration = graph->tasks[backward].duration_s;
+      for (int64_t j = 0; j + 1 < buckets; ++j) {
+        Task delay = ComputeTaskOf(rank, static_cast<size_t>(stage),
+                                   duration * static_cast<double>(j + 1) /
+                                       static_cast<double>(buckets));
+        delay.kind = TaskKind::kDelay;
+        delay.replica = delay.peer_replica = static_cast<uint16_t>(replica);
+        ready[j][replica] = static_cast<TaskId>(graph->tasks.size());
+        sync->delays.emplace_back(backward, ready[j][replica]);
+        graph->tasks.push_back(delay);
       }
-      (*last_steps)[stage].insert((*last_steps)[stage].end(), previous.begin(), previous.end());
+      ready[buckets - 1][replica] = backward;
+    }
+    for (int32_t shard = 0; shard < par.tp; ++shard) {
+      std::vector<TaskId> chain = none, gather_chain = none;
+      for (int64_t j = 0; j < buckets; ++j) {
+        const int32_t bucket = static_cast<int32_t>(j);
+        const int64_t part = SplitBytes(bytes, static_cast<int32_t>(buckets), bucket);
+        AddRingSteps(rank, stage, shard, dp, 0, zero ? dp - 1 : 2 * (dp - 1), part, ready[j],
+                     chain, graph, edges, &starts, &ends);
+        chain = ends;
+        if (!zero) continue;
+        const int64_t params =
+            SplitBytes(costs.param_gather_bytes[stage], static_cast<int32_t>(buckets), bucket);
+        AddRingSteps(rank, stage, shard, dp, dp - 1, dp - 1, params, none, gather_chain, graph,
+                     edges, &starts, &gather_ends);
+        gather_chain = gather_ends;
+        auto& gathers = sync->gather_starts[stage];
+        gathers.insert(gathers.end(), starts.begin(), starts.end());
+      }
+      auto& last = sync->last_steps[stage];
+      last.insert(last.end(), chain.begin(), chain.end());
     }
   }
 }
 
 // A step per rank and replica whose stages have one, after the rank's last task on its stream
-// (`stream_end`, per replica and rank) and the last all-reduce steps of its stages' gradients.
+// (`stream_end`, per replica and rank) and the last reduce steps of its stages' gradients; with
+// ZeRO-1 the all-gathers of its stages follow it (or follow the reduce-scatters, without a step).
 void AddOptimizerSteps(const Schedule& schedule, const StageCosts& costs,
-                       const std::vector<std::vector<TaskId>>& last_steps,
+                       const GradientSync& sync,
                        const std::vector<std::vector<TaskId>>& stream_end, TaskGraph* graph,
                        std::vector<std::pair<TaskId, TaskId>>* edges) {
   graph->optimizer_begin = static_cast<TaskId>(graph->tasks.size());
-  if (costs.optimizer_s.empty()) return;
   std::vector<double> duration(schedule.num_ranks, 0.0);
-  for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
+  for (int32_t stage = 0; stage < static_cast<int32_t>(costs.optimizer_s.size()); ++stage) {
     duration[schedule.stage_to_rank[stage].value()] += costs.optimizer_s[stage];
   }
   for (int32_t replica = 0; replica < graph->num_replicas; ++replica) {
     for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
-      if (duration[rank] <= 0) continue;
-      const TaskId step = static_cast<TaskId>(graph->tasks.size());
-      Task task = ComputeTaskOf(rank, schedule.orders[rank].size(), duration[rank]);
-      task.kind = TaskKind::kOptimizer;
-      task.replica = task.peer_replica = static_cast<uint16_t>(replica);
-      graph->tasks.push_back(task);
-      if (stream_end[replica][rank] != TaskGraph::kNoTask) {
-        edges->emplace_back(stream_end[replica][rank], step);
+      TaskId step = TaskGraph::kNoTask;
+      if (duration[rank] > 0) {
+        step = static_cast<TaskId>(graph->tasks.size());
+        Task task = ComputeTaskOf(rank, schedule.orders[rank].size(), duration[rank]);
+        task.kind = TaskKind::kOptimizer;
+        task.replica = task.peer_replica = static_cast<uint16_t>(replica);
+        graph->tasks.push_back(task);
+        if (stream_end[replica][rank] != TaskGraph::kNoTask) {
+          edges->emplace_back(stream_end[replica][rank], step);
+        }
       }
       for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
         if (schedule.stage_to_rank[stage].value() != rank) continue;
-        for (TaskId last : last_steps[stage]) {
-          if (graph->tasks[last].replica == replica) edges->emplace_back(last, step);
+        for (TaskId last : sync.last_steps[stage]) {
+          if (graph->tasks[last].replica != replica) continue;
+          if (step != TaskGraph::kNoTask) {
+            edges->emplace_back(last, step);
+          } else {
+            for (TaskId gather : sync.gather_starts[stage]) {
+              if (graph->tasks[gather].replica == replica) edges->emplace_back(last, gather);
+            }
+          }
+        }
+        if (step == TaskGraph::kNoTask) continue;
+        for (TaskId gather : sync.gather_starts[stage]) {
+          if (graph->tasks[gather].replica == replica) edges->emplace_back(step, gather);
         }
       }
     }
@@ -669,8 +749,10 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
       }
     }
   }
-  std::vector<std::vector<TaskId>> last_steps(schedule.num_stages);
-  if (dp > 1) AddAllReduces(schedule, costs, parallelism, graph, &edges, &last_steps);
+  GradientSync sync;
+  sync.last_steps.assign(schedule.num_stages, {});
+  sync.gather_starts.assign(schedule.num_stages, {});
+  if (dp > 1) AddGradientSync(schedule, costs, parallelism, graph, &edges, &sync);
   graph->waits_begin = static_cast<TaskId>(tasks.size());
   if (calls_mode) {
     std::vector<std::vector<Call>> calls;
@@ -694,7 +776,18 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
     const Task& wait = tasks[w];
     if (wait.position == schedule.orders[wait.rank].size()) stream_end[wait.replica][wait.rank] = w;
   }
-  AddOptimizerSteps(schedule, costs, last_steps, stream_end, graph, &edges);
+  AddOptimizerSteps(schedule, costs, sync, stream_end, graph, &edges);
+  if (!sync.delays.empty()) {
+    // A delay starts when the backward beside it can: it gets the backward's predecessors.
+    std::vector<std::vector<TaskId>> delays_of(graph->num_compute_tasks());
+    for (const auto& [compute, delay] : sync.delays) delays_of[compute].push_back(delay);
+    const size_t count = edges.size();
+    for (size_t e = 0; e < count; ++e) {
+      const auto [from, to] = edges[e];
+      if (to >= delays_of.size()) continue;
+      for (TaskId delay : delays_of[to]) edges.emplace_back(from, delay);
+    }
+  }
 
   const size_t n = tasks.size();
   graph->num_predecessors.assign(n, 0);

@@ -9,10 +9,17 @@
 // With data parallelism (dp > 1) the pipeline is replicated dp times, and after the last backward
 // of each stage every replica joins a ring all-reduce of the stage's gradients: 2(dp - 1) steps,
 // in each of which every replica sends one of dp chunks to the next replica, once it has received
-// the previous step's chunk. With tensor parallelism (tp > 1) a rank is a group of tp GPUs: a
-// boundary message is split into tp transfers (GPU k of the group to GPU k of the next, bytes
-// divided as evenly as whole bytes allow, the first ones one byte larger), all of which the
-// consumer waits for, and each of the tp GPUs runs its own all-reduce ring of its gradients.
+// the previous step's chunk. With gradient buckets (Parallelism::grad_bucket_bytes) the stage's
+// gradients are k = ceil(bytes / bucket) buckets, the backward produces them in order, bucket j
+// (j = 0 .. k - 1) ready (j + 1)/k of the way through it (a kDelay task, the last one at its end),
+// and each bucket's ring starts once its bucket is ready and the previous bucket's ring has ended
+// (one NCCL stream). With ZeRO-1 (StageCosts::param_gather_bytes) each ring is a reduce-scatter
+// (the first dp - 1 steps) before the optimizer step and an all-gather of the 16-bit parameters
+// (dp - 1 steps of param_gather_bytes / dp) after it.
+// With tensor parallelism (tp > 1) a rank is a group of tp GPUs: a boundary message is split into
+// tp transfers (GPU k of the group to GPU k of the next, bytes divided as evenly as whole bytes
+// allow, the first ones one byte larger), all of which the consumer waits for, and each of the tp
+// GPUs runs its own all-reduce ring of its gradients.
 #ifndef PPSIM_SIM_TASK_GRAPH_H_
 #define PPSIM_SIM_TASK_GRAPH_H_
 
@@ -37,6 +44,10 @@ enum class TaskKind : uint8_t {
   kAllReduce,  // one step of one GPU in a data-parallel gradient all-reduce
   kWait,       // a rank's blocking p2p call returning (P2pMode::kMegatron); takes no time itself
   kOptimizer,  // a rank's optimizer step, after its last action and its gradients' all-reduces
+  // A timer (--grad-bucket): it starts when the compute task it stands beside can start (it has
+  // the same predecessors) and lasts duration_s: a gradient bucket becoming ready part-way
+  // through the stage's last backward. Uses no GPU or link.
+  kDelay,
 };
 
 // How ranks issue and wait on their pipeline transfers.
@@ -94,6 +105,10 @@ struct Parallelism {
   // the latency of one ring step (a route between two GPUs of a group).
   bool tp_comm_overlap = false;
   double tp_step_latency_s = 0;
+  // Data-parallel gradient buckets (Megatron's overlap_grad_reduce): each stage's gradients are
+  // split into buckets of at most this many bytes, each all-reduced as soon as the stage's last
+  // backward has produced it. 0: one all-reduce after that backward.
+  int64_t grad_bucket_bytes = 0;
 };
 
 using TaskDag = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property,
@@ -122,6 +137,7 @@ struct TaskGraph {
   // (kNoTask, as in a graph built by hand: none.)
   TaskId waits_begin = kNoTask;
   std::vector<TaskId> wait_after;
+  // Delay tasks (kDelay) sit among the transfers and all-reduce steps.
   // Optimizer steps, one per rank and replica whose stages have one: [optimizer_begin, num_tasks()).
   TaskId optimizer_begin = kNoTask;
   static constexpr TaskId kNoTask = ~TaskId{0};

@@ -142,6 +142,7 @@ class TraceStreamer {
     std::abort();
   }
   bool ShownCommunication(TaskId task) const {
+    if (graph_.tasks[task].kind == TaskKind::kDelay) return false;  // a timer, not drawn
     if (whole_) return true;
     if (graph_.tasks[task].kind == TaskKind::kAllReduce) {
       return end_microbatch_ == schedule_.num_microbatches;

@@ -140,7 +140,9 @@ skip:
                    "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
                       "grad_dtype, bytes_per_param, tp_comm_overlap, "
                    "layers_per_stage, embedding_as_layer, loss_as_layer, efficiency, platform, "
-                   "nodes, placement, hosts, tp, dp, p2p_latency, p2p_bandwidth, p2p_mode, engine, "
+                   "nodes, placement, hosts, tp, dp, grad_bucket, p2p_latency, p2p_bandwidth, "
+                   "p2p_mode, "
+                   "engine, "
                       "format, "
                    "max_tasks, set.PATH (did you mean microbatches?)\n" +
             path + ":11:12: axes[3].field: unknown cluster field 'nic.speed'; valid: name, "
@@ -160,7 +162,9 @@ skip:
                    "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
                       "grad_dtype, bytes_per_param, tp_comm_overlap, "
                    "layers_per_stage, embedding_as_layer, loss_as_layer, efficiency, platform, "
-                   "nodes, placement, hosts, tp, dp, p2p_latency, p2p_bandwidth, p2p_mode, engine, "
+                   "nodes, placement, hosts, tp, dp, grad_bucket, p2p_latency, p2p_bandwidth, "
+                   "p2p_mode, "
+                   "engine, "
                       "format, "
                    "max_tasks, set.PATH (did you mean platform?)\n" +
             path + ":10:14: axes[2].values[0]: expected an integer, got 'two'");

@@ -90,6 +90,18 @@ for i, value in enumerate(["0", "1e-320", "-0.5", "1.5", "nan", "inf", "x"]):
     case(f"efficiency-{i}", run_with("--model", "llama3-8b", ("--f", "--b")) + ["--efficiency", value],
          "--efficiency")
 
+for i, value in enumerate(["0", "-1", "1.5B", "9e99GB", "abc", ARG]):
+    case(f"grad-bucket-{i}", run_with("--dp", "2") + ["--grad-bytes", "1GB", "--grad-bucket", value],
+         "--grad-bucket")
+case("grad-bucket-tiny", run_with("--dp", "4") + ["--grad-bytes", "1GB", "--grad-bucket", "1B"],
+     "--grad-bucket")
+case("grad-bucket-no-dp", run_with("--grad-bytes", "1GB") + ["--grad-bucket", "1MB"], "--grad-bucket")
+case("tp-comm-overlap-no-tp", run_with("--model", "llama3-8b", ("--f", "--b")) +
+     ["--tp-comm-overlap"], "--tp-comm-overlap")
+for i, value in enumerate(["gpu.sms=-5", "gpu.sms=x", "gpu.matmul_efficiency=0",
+                           "gpu.memory_efficiency=2", "gpu.attention_efficiency=nan"]):
+    case(f"gpu-model-{i}", run_with("--set", value, platform="h100-node"), "--set")
+
 # --- Flags: names.
 for flag, values in [("--schedule", ["ZBV", "", ARG, "1F1B\nGPipe", "1F1B,,GPipe"]),
                      ("--platform", ["dgx-h1000", ARG]),

@@ -1,0 +1,87 @@
+// The data-parallel gradient synchronisation: bucketed all-reduces overlapping the last backward
+// (--grad-bucket), and ZeRO-1's reduce-scatter, optimizer step and all-gather. Expected times are
+// written out by hand from the ring's closed form, 2(d - 1) steps of (latency + chunk/bandwidth),
+// with the chunk = bytes/d, on an ideal network where nothing contends.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "schedules/registry.h"
+#include "sim/engine.h"
+#include "sim/task_graph.h"
+#include "tests/support/platforms.h"
+
+namespace ppsim {
+namespace {
+
+constexpr double kLatency = 0.01;
+constexpr double kBandwidth = 1e9;
+
+// One rank, one microbatch, two replicas: F [0, 1], B [1, 5], then the gradients' sync.
+double Makespan(int64_t gradient_bytes, int64_t bucket_bytes, double bandwidth,
+                std::vector<int64_t> gather_bytes = {}, std::vector<double> optimizer_s = {}) {
+  ScheduleParams params;
+  params.num_ranks = 1;
+  params.num_microbatches = 1;
+  Schedule s;
+  EXPECT_TRUE(GenerateSchedule("1F1B", params, &s).ok());
+  StageCosts costs;
+  costs.forward_s = {1};
+  costs.backward_s = {4};
+  costs.activation_bytes = {0};
+  costs.activation_w_bytes = {0};
+  costs.message_bytes = {0};
+  costs.gradient_bytes = {gradient_bytes};
+  costs.param_gather_bytes = std::move(gather_bytes);
+  costs.optimizer_s = std::move(optimizer_s);
+  Parallelism parallelism{2, 1, P2pMode::kEager};
+  parallelism.grad_bucket_bytes = bucket_bytes;
+  TaskGraph graph;
+  EXPECT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
+  const PlatformSpec platform = PlatformOrDie(IdealChoice(kLatency, bandwidth), 1, 2, 1);
+  double makespans[2] = {0, 0};
+  int k = 0;
+  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
+    Timeline timeline;
+    EXPECT_TRUE(Execute(engine, graph, platform, &timeline).ok());
+    for (double end : timeline.end_s) makespans[k] = std::max(makespans[k], end);
+    ++k;
+  }
+  EXPECT_NEAR(makespans[0], makespans[1], 1e-9);
+  return makespans[1];
+}
+
+TEST(GradientBuckets, OneAllReduceAfterTheBackward) {
+  // 2 steps of (0.01 + 2e8 / 1e9) after B ends at 5.
+  EXPECT_NEAR(Makespan(400'000'000, 0, kBandwidth), 5 + 2 * (kLatency + 0.2), 1e-9);
+}
+
+TEST(GradientBuckets, BucketsHideTheAllReduceBehindALongBackward) {
+  // 4 buckets of 1e8 ready at 2, 3, 4 and 5; each ring takes 2 x (0.01 + 0.05) = 0.12 < 1, so
+  // only the last bucket's ring is left after the backward.
+  EXPECT_NEAR(Makespan(400'000'000, 100'000'000, kBandwidth), 5 + 2 * (kLatency + 0.05), 1e-9);
+}
+
+TEST(GradientBuckets, BucketsQueueWhenTheirRingsOutlastTheBackward) {
+  // At 1e8 B/s a bucket's ring takes 2 x (0.01 + 0.5) = 1.02 > 1: each starts when the previous
+  // one ends (one NCCL stream), from 2: 2 + 4 x 1.02.
+  EXPECT_NEAR(Makespan(400'000'000, 100'000'000, 1e8), 2 + 4 * 2 * (kLatency + 0.5), 1e-9);
+}
+
+TEST(GradientBuckets, UnevenBucketsSplitTheBytes) {
+  // 3e8 in buckets of 2e8: 2 buckets of 1.5e8 each (split evenly), ready at 3 and 5.
+  EXPECT_NEAR(Makespan(300'000'000, 200'000'000, kBandwidth), 5 + 2 * (kLatency + 0.075), 1e-9);
+}
+
+TEST(ZeroOne, ReduceScatterThenTheStepThenAllGather) {
+  // Reduce-scatter: one step of 0.01 + 2e8/1e9 after 5; the step 0.5; all-gather of the 2e8
+  // bytes of parameters: one step of 0.01 + 1e8/1e9.
+  EXPECT_NEAR(Makespan(400'000'000, 0, kBandwidth, {200'000'000}, {0.5}),
+              5 + (kLatency + 0.2) + 0.5 + (kLatency + 0.1), 1e-9);
+  // Without an optimizer step the all-gather follows the reduce-scatter.
+  EXPECT_NEAR(Makespan(400'000'000, 0, kBandwidth, {200'000'000}),
+              5 + (kLatency + 0.2) + (kLatency + 0.1), 1e-9);
+}
+
+}  // namespace
+}  // namespace ppsim
