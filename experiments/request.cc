@@ -323,6 +323,13 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
     status = AtLeast(where, "dp", c.dp(), 1);
     spec->training.dp = c.dp();
   }
+  if (status.ok() && c.has_cp()) {
+    status = AtLeast(where, "cp", c.cp(), 1);
+    spec->training.cp = c.cp();
+    if (status.ok() && c.cp() > 1 && c.model().empty()) {
+      status = where.Invalid("cp", "splits the model's sequences; give " + where.Name("model"));
+    }
+  }
   if (status.ok() && !c.grad_bucket().empty()) {
     status = ParseSize(where.Where("grad_bucket"), c.grad_bucket(), &spec->grad_bucket_bytes);
     if (status.ok() && spec->grad_bucket_bytes == 0) {

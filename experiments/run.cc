@@ -75,7 +75,8 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
 // InvalidInput when a run of this size would compile into more than spec.max_tasks tasks.
 Status CheckRunSize(const RunSpec& spec, double stages, double microbatches, double actions) {
   const TrainingSetup& t = spec.training;
-  const double tasks = TaskCountBound(stages, microbatches, actions, t.dp, t.tp, spec.p2p_mode);
+  const double tasks =
+      TaskCountBound(stages, microbatches, actions, t.dp, t.GpusPerRank(), spec.p2p_mode);
   if (tasks <= static_cast<double>(spec.max_tasks)) return Status();
   const Locator& where = *spec.where;
   const ScheduleParams& p = spec.params;
@@ -91,6 +92,7 @@ Status CheckRunSize(const RunSpec& spec, double stages, double microbatches, dou
   size("stages_per_rank", p.stages_per_rank, p.stages_per_rank > 0);
   size("dp", t.dp, t.dp > 1);
   size("tp", t.tp, t.tp > 1);
+  size("cp", t.cp, t.cp > 1);
   char text[160];
   std::snprintf(text, sizeof(text), ": %.1e tasks (about %s); the limit is %.1e tasks (",
                 tasks, HumanBytes(tasks * kBytesPerTask).c_str(),
@@ -252,7 +254,7 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
     if (!status.ok()) return status;
   }
   status = BuildPlatform(spec.platform, run->schedule.num_ranks, spec.training.dp,
-                         spec.training.tp, where, &run->platform);
+                         spec.training.tp, where, &run->platform, spec.training.cp);
   if (!status.ok()) return status;
   if (spec.engine == EngineKind::kCriticalPath && !run->platform.xml_file.empty()) {
     return where.Invalid("engine", "critical-path needs a cluster (a preset or a cluster file); "
@@ -277,7 +279,8 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
     profile_from_model = true;
     run->model = model.name;
     run->model_flops =
-        ModelFlopsPerIteration(stages, run->schedule, spec.training.tp, spec.training.dp);
+        ModelFlopsPerIteration(stages, run->schedule, spec.training.GpusPerRank(),
+                               spec.training.dp);
   }
   status = BuildStageCosts(spec.costs, has_profile ? &profile : nullptr,
                            run->schedule.num_stages, where, &run->costs);
@@ -288,13 +291,17 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
     // The optimizer step is the model's (profiles give none).
     for (const StageModel& stage : stages) {
       run->costs.optimizer_bytes.push_back(stage.optimizer_bytes);
-      if (spec.training.zero_stage == 1 && spec.training.dp > 1) {
+      if (spec.training.zero_stage == 1 && spec.training.dp * spec.training.cp > 1) {
         run->costs.param_gather_bytes.push_back(2 * stage.parameters);
       }
       if (spec.training.tp > 1) {
         run->costs.tp_forward_steps.push_back(stage.tp_forward_steps);
         run->costs.tp_backward_steps.push_back(stage.tp_backward_steps);
         run->costs.tp_step_bytes.push_back(stage.tp_step_bytes);
+      }
+      if (spec.training.cp > 1) {
+        run->costs.cp_forward_bytes.push_back(stage.cp_forward_bytes);
+        run->costs.cp_backward_bytes.push_back(stage.cp_backward_bytes);
       }
     }
   }
@@ -318,6 +325,7 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
   }
   if (!compile) return Status();
   Parallelism parallelism{spec.training.dp, spec.training.tp, spec.p2p_mode};
+  parallelism.cp = spec.training.cp;
   parallelism.tp_comm_overlap = spec.tp_comm_overlap;
   parallelism.grad_bucket_bytes = spec.grad_bucket_bytes;
   if (spec.grad_bucket_bytes > 0) {
@@ -328,8 +336,9 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
           std::ceil(static_cast<double>(bytes) / static_cast<double>(spec.grad_bucket_bytes));
     }
     const double dp = spec.training.dp;
-    const double tasks = buckets * (spec.training.tp * 2 * (dp - 1) * dp + dp);
-    if (dp > 1 && tasks > static_cast<double>(spec.max_tasks)) {
+    const double members = dp * spec.training.cp;  // of each gradient ring
+    const double tasks = buckets * (spec.training.tp * 2 * (members - 1) * members + dp);
+    if (members > 1 && tasks > static_cast<double>(spec.max_tasks)) {
       char text[200];
       std::snprintf(text, sizeof(text),
                     "%.0f buckets of the stages' gradients make about %.3g all-reduce tasks; "
@@ -382,8 +391,8 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
   result->model = run.model;
   result->model_flops = run.model_flops;
   if (run.model_flops > 0 && result->metrics.makespan_s > 0) {
-    const double gpus = static_cast<double>(run.schedule.num_ranks) * run.spec.training.tp *
-                        run.spec.training.dp;
+    const double gpus = static_cast<double>(run.schedule.num_ranks) *
+                        run.spec.training.GpusPerRank() * run.spec.training.dp;
     result->mfu = run.model_flops / (result->metrics.makespan_s * gpus *
                                      PeakFlopsPerS(run.platform, run.spec.training.dtype));
   }

@@ -58,6 +58,7 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   o["engine"] = std::string(EngineName(r.spec.engine));
   o["dp"] = r.spec.training.dp;
   o["tp"] = r.spec.training.tp;
+  o["cp"] = r.spec.training.cp;
   o["makespan_s"] = JsonNumber(m.makespan_s);
   o["bubble_over_makespan"] = JsonNumber(m.bubble_over_makespan);
   o["bubble_over_ideal"] = JsonNumber(m.bubble_over_ideal);
@@ -190,11 +191,13 @@ std::string SingleTable(const RunResult& r) {
   }
   const int32_t dp = r.spec.training.dp;
   const int32_t tp = r.spec.training.tp;
-  if (dp > 1 || tp > 1) {
+  const int32_t cp = r.spec.training.cp;
+  if (dp > 1 || tp > 1 || cp > 1) {
     summary.push_back({"parallelism", "dp " + std::to_string(dp) + " x pp " +
                                           std::to_string(r.num_ranks) + " x tp " +
-                                          std::to_string(tp) + " = " +
-                                          std::to_string(dp * r.num_ranks * tp) + " GPUs"});
+                                          std::to_string(tp) +
+                                          (cp > 1 ? " x cp " + std::to_string(cp) : "") + " = " +
+                                          std::to_string(dp * r.num_ranks * tp * cp) + " GPUs"});
   }
   if (r.spec.p2p_mode != P2pMode::kEager) {
     summary.push_back({"p2p calls", std::string(P2pModeName(r.spec.p2p_mode)) + ": " +

@@ -81,16 +81,17 @@ class OpList {
 
 // The model's sizes on one GPU, as doubles (their products overflow nothing).
 struct Dims {
-  double b, s, tokens, tokens_r, t, h, kv, f, heads, head_dim, vocab_shard;
+  double b, s, tokens, tokens_r, t, cp, h, kv, f, heads, head_dim, vocab_shard;
   bool gpt;
 };
 
 Dims DimsOf(const TransformerSpec& spec, const TrainingSetup& setup) {
   Dims d;
   d.t = setup.tp;
+  d.cp = setup.cp;
   d.b = static_cast<double>(setup.microbatch_size);
   d.s = static_cast<double>(setup.seq_len);
-  d.tokens = d.b * d.s;
+  d.tokens = d.b * d.s / setup.cp;  // this GPU's tokens (context parallelism: s/c of each)
   d.tokens_r = setup.sequence_parallel ? d.tokens / d.t : d.tokens;
   d.h = static_cast<double>(spec.hidden);
   d.kv = static_cast<double>(spec.hidden / spec.heads * spec.kv_heads);
@@ -107,7 +108,8 @@ void AttentionOps(const Dims& d, bool flash, bool backward, OpList* ops) {
   const double batch = d.b * d.heads;
   const double scores = batch * d.s * d.s;
   if (flash) {
-    const double forward_flops = 2 * batch * d.head_dim * d.s * (d.s + 1);
+    // With context parallelism each of the c GPUs computes 1/c of the causal scores.
+    const double forward_flops = 2 * batch * d.head_dim * d.s * (d.s + 1) / d.cp;
     const double qkvo = 2 * d.tokens * (2 * d.h + 2 * d.kv) / d.t;
     if (backward) {
       ops->Attention("attention", 2.5 * forward_flops, 2 * qkvo);

@@ -24,24 +24,19 @@ double StageCosts::ActionDuration(const Action& action) const {
 
 StageCosts::Collectives StageCosts::ActionCollectives(const Action& action) const {
   Collectives sum;
-  if (tp_step_bytes.empty()) return sum;
   for (int k = 0; k < action.num_ops(); ++k) {
     const Op& op = action.op(k);
     const size_t stage = op.stage.value();
-    int64_t steps = 0;
-    switch (op.kind) {
-      case OpKind::kForward:
-        steps = tp_forward_steps[stage];
-        break;
-      case OpKind::kBackward:
-      case OpKind::kBackwardInput:
-        steps = tp_backward_steps[stage];
-        break;
-      case OpKind::kBackwardWeight:
-        break;
+    const bool forward = op.kind == OpKind::kForward;
+    if (!forward && op.kind != OpKind::kBackward && op.kind != OpKind::kBackwardInput) continue;
+    if (!tp_step_bytes.empty()) {
+      const int64_t steps = forward ? tp_forward_steps[stage] : tp_backward_steps[stage];
+      sum.steps += steps;
+      sum.bytes += steps * tp_step_bytes[stage];
     }
-    sum.steps += steps;
-    sum.bytes += steps * tp_step_bytes[stage];
+    if (!cp_forward_bytes.empty()) {
+      sum.cp_bytes += forward ? cp_forward_bytes[stage] : cp_backward_bytes[stage];
+    }
   }
   return sum;
 }

@@ -47,6 +47,10 @@ struct StageCosts {
   std::vector<int32_t> tp_forward_steps;
   std::vector<int32_t> tp_backward_steps;
   std::vector<int64_t> tp_step_bytes;
+  // Ring attention with context parallelism (--cp > 1): the bytes each GPU passes to the next
+  // slice during F and during I (or B). Empty: none.
+  std::vector<int64_t> cp_forward_bytes;
+  std::vector<int64_t> cp_backward_bytes;
 
   int32_t num_stages() const { return static_cast<int32_t>(forward_s.size()); }
   bool has_split_backward() const { return !backward_input_s.empty(); }
@@ -60,6 +64,7 @@ struct StageCosts {
   struct Collectives {
     int64_t steps = 0;
     int64_t bytes = 0;
+    int64_t cp_bytes = 0;  // ring attention's
   };
   Collectives ActionCollectives(const Action& action) const;
 };

@@ -106,9 +106,11 @@ LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& se
   const double qkv = 2 * b * s * h * (h + 2 * kv);
   const double projection = 2 * b * s * h * h;
   const double mlp = (spec.swiglu ? 6 : 4) * b * s * h * f;
+  // Context parallelism: each GPU has s/c of the tokens (queries) and computes 1/c of the scores.
+  const double c = static_cast<double>(setup.cp);
   LayerFlops flops;
-  flops.weights = (qkv + projection + mlp) / t;
-  flops.attention = 4 * b * s * s * h / t;
+  flops.weights = (qkv + projection + mlp) / t / c;
+  flops.attention = 4 * b * s * s * h / t / c;
   return flops;
 }
 
@@ -122,7 +124,7 @@ struct LayerActivations {
 
 LayerActivations LayerActivationBytes(const TransformerSpec& spec, const TrainingSetup& setup) {
   const int64_t t = setup.tp;
-  const int64_t sb = setup.seq_len * setup.microbatch_size;
+  const int64_t sb = setup.seq_len / setup.cp * setup.microbatch_size;  // this GPU's tokens
   const int64_t h_t = spec.hidden / t;
   const int64_t kv_t = KvWidth(spec) / t;
   const int64_t f_t = spec.ffn_hidden / t;
@@ -302,6 +304,17 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
   if (setup.microbatch_size < 1) return at_least_one("microbatch_size", setup.microbatch_size);
   if (setup.tp < 1) return at_least_one("tp", setup.tp);
   if (setup.dp < 1) return at_least_one("dp", setup.dp);
+  if (setup.cp < 1) return at_least_one("cp", setup.cp);
+  if (setup.cp > 1 && setup.seq_len % (2 * setup.cp) != 0) {
+    return where.Invalid("cp", std::to_string(setup.cp) + " GPUs hold 2 x " +
+                                   std::to_string(setup.cp) + " chunks of each sequence; " +
+                                   std::to_string(2 * setup.cp) + " does not divide the " +
+                                   "sequence length " + std::to_string(setup.seq_len));
+  }
+  if (setup.cp > 1 && !setup.flash_attention) {
+    return where.Invalid("cp", "context parallelism runs ring attention on flash attention "
+                               "(Transformer Engine); drop --flash-attention off");
+  }
   if (setup.zero_stage != 0 && setup.zero_stage != 1) {
     return where.Invalid("zero", std::to_string(setup.zero_stage) +
                                      " is not supported; valid: 0, 1");
@@ -424,7 +437,7 @@ Status SplitLayers(const TransformerSpec& spec, int32_t num_stages, const LayerS
 std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const TrainingSetup& setup,
                                          const std::vector<int32_t>& layers_per_stage) {
   const int64_t t = setup.tp;
-  const int64_t sb = setup.seq_len * setup.microbatch_size;
+  const int64_t sb = setup.seq_len / setup.cp * setup.microbatch_size;  // this GPU's tokens
   const int64_t h_per_gpu = setup.sequence_parallel ? spec.hidden / t : spec.hidden;
   const int64_t vocab_shard = CeilDiv(spec.vocab, t);
   const LayerCosts layer = TransformerLayerCosts(spec, setup);
@@ -460,11 +473,14 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
       stage.activation_w_bytes += 2 * sb * h_per_gpu + 2 * sb * vocab_shard;
     }
     stage.parameters = CeilDiv(parameters, t);
-    const int64_t optimizer_shards = setup.zero_stage == 1 ? setup.dp : 1;
+    // Megatron's distributed optimizer shards over the data-parallel group with its context-
+    // parallel GPUs (they hold the same parameters).
+    const int64_t optimizer_shards = setup.zero_stage == 1 ? int64_t{setup.dp} * setup.cp : 1;
     const ParamBytes bytes = RecipeBytes(setup);
     stage.static_bytes = bytes.replicated * stage.parameters +
                          CeilDiv(bytes.sharded * stage.parameters, optimizer_shards);
-    stage.message_bytes = sb * spec.hidden * DtypeBytes(setup.dtype);
+    // The rank's whole boundary tensor (all its GPUs' tokens).
+    stage.message_bytes = sb * setup.cp * spec.hidden * DtypeBytes(setup.dtype);
     stage.gradient_bytes = (setup.fp32_grads ? 4 : 2) * stage.parameters;
     stage.optimizer_bytes =
         (setup.fp32_grads ? 30 : 36) * CeilDiv(stage.parameters, optimizer_shards);
@@ -483,6 +499,13 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
         stage.tp_backward_steps += setup.sequence_parallel ? half : all_reduce;
       }
       stage.tp_step_bytes = CeilDiv(sb * spec.hidden * 2, t);
+    }
+    if (setup.cp > 1) {
+      const int64_t kv_block = 4 * sb * (KvWidth(spec) / t);  // K and V of this GPU's tokens
+      const int64_t forward = (setup.cp - 1) * kv_block;
+      const int64_t recompute = setup.recompute == Recompute::kNone ? 0 : 1;
+      stage.cp_forward_bytes = stage.layers * forward;
+      stage.cp_backward_bytes = stage.layers * (2 + recompute) * forward;
     }
     stages.push_back(stage);
   }

@@ -116,6 +116,11 @@ struct TrainingSetup {
   Dtype dtype = Dtype::kBf16;
   int32_t tp = 1;                  // tensor-parallel degree t (divides heads, kv_heads, ffn)
   bool sequence_parallel = false;  // Megatron's sequence parallelism (with tp > 1)
+  // Context-parallel degree c: each GPU of a rank's group holds s/c of every sequence (2c chunks,
+  // GPU j the j-th and the (2c - 1 - j)-th, so that causal attention is balanced) and ring
+  // attention passes K and V around the c GPUs (Megatron-core with Transformer Engine).
+  int32_t cp = 1;
+  int32_t GpusPerRank() const { return tp * cp; }
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;
   int32_t dp = 1;          // data-parallel degree
@@ -141,8 +146,8 @@ struct ParamBytes {
 ParamBytes RecipeBytes(const TrainingSetup& setup);
 
 // Checks a setup against a model (positive sizes; tp divides heads, kv_heads and ffn_hidden;
-// zero_stage 0 or 1); messages start where the field was written (fields tp, seq_len,
-// microbatch_size, dp, zero): "--tp: 3 does not divide the 32 heads of llama3-8b",
+// zero_stage 0 or 1; 2cp divides seq_len, and cp > 1 needs flash attention); messages start where
+// the field was written (fields tp, cp, seq_len, microbatch_size, dp, zero): "--tp: 3 does not divide the 32 heads of llama3-8b",
 // "--zero: 2 is not supported; valid: 0, 1". The other functions below REQUIRE a setup that passes.
 Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup,
                           const Locator& where);
@@ -215,12 +220,20 @@ struct StageModel {
   // reduce-scatter and an all-gather: the same steps); full recompute repeats the forward's in I;
   // the vocabulary-parallel embedding all-reduces its output in F; the head's input is
   // all-reduced in I (sequence parallelism: all-gathered in F, reduce-scattered in I). The
-  // cross-entropy's all-reduces of per-token scalars are not counted. With sequence parallelism
+  // cross-entropy's all-reduces of per-token scalars are not counted. With context parallelism
+  // the tensor-parallel groups are the c slices of the rank's group, each on its s/c tokens. With
+  // sequence parallelism
   // the backward all-gathers QKV's and the MLP's inputs again for their weight gradients
   // (Megatron keeps only the shard).
   int32_t tp_forward_steps = 0;
   int32_t tp_backward_steps = 0;
   int64_t tp_step_bytes = 0;
+  // Context parallelism (c > 1): the bytes each GPU sends to the next of the c GPUs of its ring
+  // attention in F and in I: per layer, F passes its K and V blocks c - 1 times (4(s/c)b h_kv/t
+  // bytes each); the backward passes them again and their gradients back (twice F); recompute
+  // (full or selective: the attention runs again) repeats F's in I.
+  int64_t cp_forward_bytes = 0;
+  int64_t cp_backward_bytes = 0;
 };
 
 // The stages of one pipeline with `layers_per_stage` layers each: the embedding on the first, the

@@ -576,10 +576,10 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
 }
 
 Status BuildPlatform(const PlatformChoice& choice, int32_t num_ranks, int32_t dp, int32_t tp,
-                     const Locator& where, PlatformSpec* platform) {
+                     const Locator& where, PlatformSpec* platform, int32_t cp) {
   Status status = LoadCluster(choice, where, platform);
   if (!status.ok()) return status;
-  return PlaceRanks(num_ranks, dp, tp, choice.placement, where, platform);
+  return PlaceRanks(num_ranks, dp, tp, choice.placement, where, platform, cp);
 }
 
 std::string DescribePlatform(const PlatformSpec& p) {

@@ -220,8 +220,13 @@ Status ParsePlacement(std::string_view what, std::string_view text, Placement* p
   return Status();
 }
 
-Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& placement,
-                  const Locator& where, PlatformSpec* p) {
+Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp_degree, const Placement& placement,
+                  const Locator& where, PlatformSpec* p, int32_t cp) {
+  // A rank's group: tp_degree x cp GPUs; messages name both flags.
+  const int32_t tp = tp_degree * cp;
+  const std::string group_text =
+      where.Name("tp") + " " + std::to_string(tp_degree) +
+      (cp > 1 ? " x " + where.Name("cp") + " " + std::to_string(cp) : "");
   p->num_ranks = num_ranks;
   p->dp = dp;
   p->tp = tp;
@@ -241,17 +246,20 @@ Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& pl
   if (needed > p->num_gpus()) {
     std::string need = std::to_string(num_ranks) + " ranks";
     if (dp > 1 || tp > 1) {
-      need += " x " + where.Name("dp") + " " + std::to_string(dp) + " x " + where.Name("tp") +
-              " " + std::to_string(tp);
+      need += " x " + where.Name("dp") + " " + std::to_string(dp) + " x " + group_text;
     }
     return where.Invalid("pp", need + " need " + std::to_string(needed) + " GPUs; platform " +
                                    p->name + " has " + std::to_string(p->num_gpus()) + nodes_text);
   }
   const int32_t per_node = p->xml_file.empty() ? p->gpus_per_node : p->num_gpus();
   if (per_node % tp != 0) {
-    return where.Invalid("tp", std::to_string(tp) + " does not divide the " +
+    return where.Invalid("tp", (cp > 1 ? std::to_string(tp_degree) + " x " + where.Name("cp") +
+                                             " " + std::to_string(cp) + " = "
+                                       : std::string()) +
+                                   std::to_string(tp) + " does not divide the " +
                                    std::to_string(per_node) + " GPUs per node of " + p->name +
-                                   "; a tensor-parallel group stays inside one node");
+                                   (cp > 1 ? "; a rank's group of GPUs stays inside one node"
+                                            : "; a tensor-parallel group stays inside one node"));
   }
   const int32_t nodes = p->xml_file.empty() ? p->num_nodes : 1;
   // GPU -> group using it, to find overlaps in explicit placements.
@@ -293,8 +301,7 @@ Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& pl
                                                         : ""));
         }
         if (gpu / per_node != (gpu + tp - 1) / per_node) {
-          return where.Invalid("placement", entry + ": the group of " + where.Name("tp") + " " +
-                                                std::to_string(tp) +
+          return where.Invalid("placement", entry + ": the group of " + group_text +
                                                 " GPUs would cross a node boundary; a node has " +
                                                 std::to_string(per_node) + " GPUs");
         }

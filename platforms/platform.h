@@ -130,11 +130,11 @@ struct PlatformSpec {
   double UncontendedTransferTime(int32_t src, int32_t dst, int64_t bytes) const;
 };
 
-// Places `num_ranks` ranks × `dp` replicas × `tp` GPUs on `platform` (which has its cluster set),
-// filling num_ranks, dp, tp and group_gpu. Errors start where pp, tp or placement was written.
+// Places `num_ranks` ranks × `dp` replicas × groups of `tp` × `cp` GPUs on `platform` (which has
+// its cluster set), filling num_ranks, dp, tp (the group's GPUs) and group_gpu. Errors start
+// where pp, tp or placement was written.
 Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& placement,
-                  const Locator& where,
-                  PlatformSpec* platform);
+                  const Locator& where, PlatformSpec* platform, int32_t cp = 1);
 
 // "contiguous", "round-robin" or a comma list of GPUs; errors start with `what`.
 Status ParsePlacement(std::string_view what, std::string_view text, Placement* placement);

@@ -25,6 +25,13 @@ bool HasRings(const TaskGraph& graph) {
   return false;
 }
 
+bool HasCpRings(const TaskGraph& graph) {
+  for (size_t t = 0; t < graph.cp_bytes.size(); ++t) {
+    if (HasCpRing(graph, t)) return true;
+  }
+  return false;
+}
+
 Status Execute(EngineKind kind, const TaskGraph& graph, const PlatformSpec& platform,
                Timeline* timeline, SimGridProcess process) {
   if (kind == EngineKind::kCriticalPath && !platform.xml_file.empty()) {

@@ -19,21 +19,28 @@ namespace ppsim {
 // When each task ran, in seconds from the start of the iteration. Indexed by TaskId. A wait task
 // "runs" from the end of the task before it on its rank's stream (the rank reached the call) to
 // the end of the call.
-// A compute task with a tensor-parallel ring (Task::bytes, TaskGraph::tp > 1) also records when its
-// ring's transfers ran: ring_start_s/ring_end_s, indexed by TaskId over the compute tasks; empty
-// when the graph has no rings.
+// A compute task with tensor-parallel rings (Task::bytes, TaskGraph::tp > 1) also records when its
+// rings' transfers ran: ring_start_s/ring_end_s, indexed by TaskId over the compute tasks; empty
+// when the graph has no rings. cp_ring_start_s/cp_ring_end_s: the same for ring attention.
 struct Timeline {
   std::vector<double> start_s;
   std::vector<double> end_s;
   std::vector<double> ring_start_s;
   std::vector<double> ring_end_s;
+  // The same for ring attention's transfers (context parallelism).
+  std::vector<double> cp_ring_start_s;
+  std::vector<double> cp_ring_end_s;
 };
 
-// Whether compute task `t` runs a tensor-parallel ring.
+// Whether compute task `t` runs tensor-parallel rings, or ring attention's (context parallelism).
 inline bool HasRing(const TaskGraph& graph, size_t t) {
   return graph.tp > 1 && t < graph.num_compute_tasks() && graph.tasks[t].bytes > 0;
 }
+inline bool HasCpRing(const TaskGraph& graph, size_t t) {
+  return t < graph.cp_bytes.size() && graph.cp_bytes[t] > 0;
+}
 bool HasRings(const TaskGraph& graph);
+bool HasCpRings(const TaskGraph& graph);
 
 enum class EngineKind {
   // SimGrid executes the DAG: transfers share links as the platform's network model says.
@@ -61,13 +68,21 @@ inline TaskGpus GpusOf(const Task& task, const PlatformSpec& platform) {
     return {gpu, gpu};
   }
   return {platform.GpuOf(task.replica, task.rank, task.shard),
-          platform.GpuOf(task.peer_replica, task.peer, task.shard)};
+          platform.GpuOf(task.peer_replica, task.peer, task.peer_shard)};
 }
 
-// Link k of a compute task's ring: GPU k of its rank's group to GPU k + 1 (mod tp).
-inline TaskGpus RingLink(const Task& task, const PlatformSpec& platform, int32_t tp, int32_t k) {
-  return {platform.GpuOf(task.replica, task.rank, k),
-          platform.GpuOf(task.replica, task.rank, (k + 1) % tp)};
+// Link i (0 .. tp x cp - 1) of a compute task's tensor-parallel rings: GPU k of slice j
+// (i = j tp + k) to GPU k + 1 (mod tp) of the same slice.
+inline TaskGpus RingLink(const Task& task, const PlatformSpec& platform, int32_t tp, int32_t i) {
+  const int32_t slice = i / tp * tp;
+  return {platform.GpuOf(task.replica, task.rank, i),
+          platform.GpuOf(task.replica, task.rank, slice + (i % tp + 1) % tp)};
+}
+// Link i of its ring attention: GPU k of slice j to GPU k of slice j + 1 (mod cp).
+inline TaskGpus CpRingLink(const Task& task, const PlatformSpec& platform, int32_t tp, int32_t cp,
+                           int32_t i) {
+  return {platform.GpuOf(task.replica, task.rank, i),
+          platform.GpuOf(task.replica, task.rank, (i + tp) % (tp * cp))};
 }
 
 // Where the SimGrid engine runs: in a child process (the default; the caller never holds SimGrid

@@ -199,12 +199,20 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
     add(GpusOf(graph.tasks[t], platform), timeline.start_s[t], timeline.end_s[t],
         graph.tasks[t].bytes);
   }
-  // Tensor-parallel rings: tp transfers per task, GPU k to GPU k + 1 of the group, each bytes.
+  // Tensor-parallel rings and ring attention: one transfer from every GPU of the rank's group.
+  const int32_t gpus = graph.tp * graph.cp;
   for (size_t t = 0; t < timeline.ring_start_s.size(); ++t) {
     if (!HasRing(graph, t)) continue;
-    for (int32_t k = 0; k < graph.tp; ++k) {
-      add(RingLink(graph.tasks[t], platform, graph.tp, k), timeline.ring_start_s[t],
+    for (int32_t i = 0; i < gpus; ++i) {
+      add(RingLink(graph.tasks[t], platform, graph.tp, i), timeline.ring_start_s[t],
           timeline.ring_end_s[t], graph.tasks[t].bytes);
+    }
+  }
+  for (size_t t = 0; t < timeline.cp_ring_start_s.size(); ++t) {
+    if (!HasCpRing(graph, t)) continue;
+    for (int32_t i = 0; i < gpus; ++i) {
+      add(CpRingLink(graph.tasks[t], platform, graph.tp, graph.cp, i),
+          timeline.cp_ring_start_s[t], timeline.cp_ring_end_s[t], graph.cp_bytes[t]);
     }
   }
   std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {

@@ -44,12 +44,18 @@ std::vector<std::pair<int32_t, int32_t>> UsedRoutes(const TaskGraph& graph,
     const TaskGpus gpus = GpusOf(graph.tasks[t], platform);
     routes.emplace(gpus.src, gpus.dst);
   }
-  if (HasRings(graph)) {
+  const int32_t gpus = graph.tp * graph.cp;
+  if (HasRings(graph) || HasCpRings(graph)) {
     for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
-      if (!HasRing(graph, t)) continue;
-      for (int32_t k = 0; k < graph.tp; ++k) {
-        const TaskGpus link = RingLink(graph.tasks[t], platform, graph.tp, k);
-        routes.emplace(link.src, link.dst);
+      for (int32_t i = 0; i < gpus; ++i) {
+        if (HasRing(graph, t)) {
+          const TaskGpus link = RingLink(graph.tasks[t], platform, graph.tp, i);
+          routes.emplace(link.src, link.dst);
+        }
+        if (HasCpRing(graph, t)) {
+          const TaskGpus link = CpRingLink(graph.tasks[t], platform, graph.tp, graph.cp, i);
+          routes.emplace(link.src, link.dst);
+        }
       }
     }
   }
@@ -89,6 +95,10 @@ class JustInTimeRunner {
       timeline_->ring_start_s.assign(graph.num_compute_tasks(), 0.0);
       timeline_->ring_end_s.assign(graph.num_compute_tasks(), 0.0);
     }
+    if (HasCpRings(graph)) {
+      timeline_->cp_ring_start_s.assign(graph.num_compute_tasks(), 0.0);
+      timeline_->cp_ring_end_s.assign(graph.num_compute_tasks(), 0.0);
+    }
   }
 
   void Start() {
@@ -101,9 +111,11 @@ class JustInTimeRunner {
   size_t completed() const { return completed_; }
 
  private:
-  // An activity's data: its task, and whether it is one of the task's ring transfers.
-  static void* DataOf(TaskId t, bool ring) {
-    return reinterpret_cast<void*>((static_cast<uintptr_t>(t) << 1) | (ring ? 1 : 0));
+  // An activity's data: its task, and what it is: the task itself, one of its tensor-parallel
+  // ring transfers or one of its ring attention transfers.
+  enum Part : uintptr_t { kItself = 0, kTpRing = 1, kCpRing = 2 };
+  static void* DataOf(TaskId t, Part part) {
+    return reinterpret_cast<void*>((static_cast<uintptr_t>(t) << 2) | part);
   }
 
   void Launch(TaskId t) {
@@ -117,7 +129,7 @@ class JustInTimeRunner {
       s4u::ExecPtr exec = s4u::Exec::init();
       exec->set_flops_amount(task.duration_s * kTimerSpeed);
       exec->set_host(gpus_.at(kTimerHost));
-      exec->set_data(DataOf(t, false));
+      exec->set_data(DataOf(t, kItself));
       running_[t] = exec;
       exec->start();
       return;
@@ -128,35 +140,45 @@ class JustInTimeRunner {
       s4u::ExecPtr exec = s4u::Exec::init();
       exec->set_flops_amount(task.duration_s * host->get_speed());
       exec->set_host(host);
-      exec->set_data(DataOf(t, false));
+      exec->set_data(DataOf(t, kItself));
       running_[t] = exec;
-      if (HasRing(graph_, t)) {
-        // The compute and the ring's transfers (after it, or alongside it) end the task.
+      const bool tp_ring = HasRing(graph_, t);
+      const bool cp_ring = HasCpRing(graph_, t);
+      if (tp_ring || cp_ring) {
+        // The compute and the rings' transfers end the task: ring attention alongside the
+        // compute, the tensor-parallel rings after it (or alongside it).
         Ring& ring = rings_[t];
         ring.start_s = s4u::Engine::get_clock();
-        ring.pending = graph_.tp_comm_overlap ? graph_.tp + 1 : 1;
-        if (graph_.tp_comm_overlap) LaunchRing(t);
+        ring.pending = 1;
+        if (cp_ring) LaunchRing(t, kCpRing);
+        if (tp_ring && graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
       }
       exec->start();
     } else {
       s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_.at(gpus.src), gpus_.at(gpus.dst));
       comm->set_payload_size(static_cast<uint64_t>(task.bytes));
-      comm->set_data(DataOf(t, false));
+      comm->set_data(DataOf(t, kItself));
       running_[t] = comm;
       comm->start();
     }
   }
 
-  // Starts the tp transfers of task t's ring, GPU k to GPU k + 1 of its group.
-  void LaunchRing(TaskId t) {
+  // Starts the transfers of one of task t's rings, one from every GPU of its rank's group.
+  void LaunchRing(TaskId t, Part part) {
     const Task& task = graph_.tasks[t];
     Ring& ring = rings_[t];
-    timeline_->ring_start_s[t] = s4u::Engine::get_clock();
-    for (int32_t k = 0; k < graph_.tp; ++k) {
-      const TaskGpus link = RingLink(task, platform_, graph_.tp, k);
+    const int32_t gpus = graph_.tp * graph_.cp;
+    ring.pending += gpus;
+    (part == kTpRing ? timeline_->ring_start_s : timeline_->cp_ring_start_s)[t] =
+        s4u::Engine::get_clock();
+    const int64_t bytes = part == kTpRing ? task.bytes : graph_.cp_bytes[t];
+    for (int32_t i = 0; i < gpus; ++i) {
+      const TaskGpus link = part == kTpRing
+                                ? RingLink(task, platform_, graph_.tp, i)
+                                : CpRingLink(task, platform_, graph_.tp, graph_.cp, i);
       s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_.at(link.src), gpus_.at(link.dst));
-      comm->set_payload_size(static_cast<uint64_t>(task.bytes));
-      comm->set_data(DataOf(t, true));
+      comm->set_payload_size(static_cast<uint64_t>(bytes));
+      comm->set_data(DataOf(t, part));
       ring.transfers.push_back(comm);
       comm->start();
     }
@@ -173,20 +195,19 @@ class JustInTimeRunner {
     }
     ++depth_;
     const uintptr_t data = reinterpret_cast<uintptr_t>(activity.get_data<void>());
-    const TaskId t = static_cast<TaskId>(data >> 1);
-    auto ring = HasRing(graph_, t) ? rings_.find(t) : rings_.end();
+    const TaskId t = static_cast<TaskId>(data >> 2);
+    const Part part = static_cast<Part>(data & 3);
+    auto ring = HasRing(graph_, t) || HasCpRing(graph_, t) ? rings_.find(t) : rings_.end();
     if (ring == rings_.end()) {
       finished_.push_back(t);
       Finished(t, activity.get_start_time(), activity.get_finish_time());
     } else {
-      if ((data & 1) != 0) {
-        timeline_->ring_end_s[t] = std::max(timeline_->ring_end_s[t], activity.get_finish_time());
+      if (part != kItself) {
+        double& end = (part == kTpRing ? timeline_->ring_end_s : timeline_->cp_ring_end_s)[t];
+        end = std::max(end, activity.get_finish_time());
       } else {
         finished_.push_back(t);
-        if (!graph_.tp_comm_overlap) {
-          ring->second.pending += graph_.tp;
-          LaunchRing(t);
-        }
+        if (HasRing(graph_, t) && !graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
       }
       if (--ring->second.pending == 0) {
         rings_done_.push_back(t);
@@ -226,14 +247,16 @@ class JustInTimeRunner {
   size_t completed_ = 0;
 };
 
-// The bytes a simulation sends back: kMagic, the task count, the ring count, then every start and
-// every end, every ring start and every ring end; or kInputError, the message's length and the
-// message.
+// The bytes a simulation sends back: kMagic, the task count and the two ring counts, then every
+// start and every end, every ring start and end, every ring attention start and end; or
+// kInputError, the message's length and the message.
 std::string TimelineBytes(const Timeline& timeline) {
-  const uint64_t header[3] = {kMagic, timeline.start_s.size(), timeline.ring_start_s.size()};
+  const uint64_t header[4] = {kMagic, timeline.start_s.size(), timeline.ring_start_s.size(),
+                              timeline.cp_ring_start_s.size()};
   std::string out(reinterpret_cast<const char*>(header), sizeof(header));
   for (const std::vector<double>* v :
-       {&timeline.start_s, &timeline.end_s, &timeline.ring_start_s, &timeline.ring_end_s}) {
+       {&timeline.start_s, &timeline.end_s, &timeline.ring_start_s, &timeline.ring_end_s,
+        &timeline.cp_ring_start_s, &timeline.cp_ring_end_s}) {
     out.append(reinterpret_cast<const char*>(v->data()), v->size() * sizeof(double));
   }
   return out;
@@ -289,7 +312,7 @@ Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline
     return simulated.ok() ? TimelineBytes(own) : std::string();
   }, &bytes);
   if (!status.ok()) return status;
-  uint64_t header[3] = {0, 0, 0};
+  uint64_t header[4] = {0, 0, 0, 0};
   std::memcpy(header, bytes.data(), std::min(bytes.size(), sizeof(header)));
   if (header[0] == kInputError && bytes.size() >= 2 * sizeof(uint64_t)) {
     const std::string_view message = std::string_view(bytes).substr(2 * sizeof(uint64_t));
@@ -299,14 +322,17 @@ Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline
       std::string_view(bytes).substr(std::min(bytes.size(), sizeof(header)));
   const size_t n = graph.num_tasks();
   const size_t rings = HasRings(graph) ? graph.num_compute_tasks() : 0;
-  if (header[0] != kMagic || header[1] != n || header[2] != rings ||
-      body.size() != 2 * (n + rings) * sizeof(double)) {
+  const size_t cp_rings = HasCpRings(graph) ? graph.num_compute_tasks() : 0;
+  if (header[0] != kMagic || header[1] != n || header[2] != rings || header[3] != cp_rings ||
+      body.size() != 2 * (n + rings + cp_rings) * sizeof(double)) {
     return Status::Internal("simgrid: the simulation process sent an incomplete timeline (" +
                             std::to_string(bytes.size()) + " bytes)");
   }
   const char* at = body.data();
   for (auto [v, size] : {std::pair{&timeline->start_s, n}, {&timeline->end_s, n},
-                         {&timeline->ring_start_s, rings}, {&timeline->ring_end_s, rings}}) {
+                         {&timeline->ring_start_s, rings}, {&timeline->ring_end_s, rings},
+                         {&timeline->cp_ring_start_s, cp_rings},
+                         {&timeline->cp_ring_end_s, cp_rings}}) {
     v->resize(size);
     std::memcpy(v->data(), at, size * sizeof(double));
     at += size * sizeof(double);

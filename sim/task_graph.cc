@@ -154,7 +154,7 @@ Task TransferTaskOf(TaskKind kind, int32_t replica, int32_t peer_replica, int32_
   task.kind = kind;
   task.replica = static_cast<uint16_t>(replica);
   task.peer_replica = static_cast<uint16_t>(peer_replica);
-  task.shard = static_cast<uint16_t>(shard);
+  task.shard = task.peer_shard = static_cast<uint16_t>(shard);
   task.rank = rank;
   task.peer = peer;
   task.position = static_cast<uint32_t>(position);
@@ -174,33 +174,43 @@ struct GradientSync {
   std::vector<std::pair<TaskId, TaskId>> delays;
 };
 
-// Adds `steps` steps of a ring over the replicas for (rank, stage, shard), from step `first` of
-// the 2(dp - 1)-step ring all-reduce of `bytes`: in step k replica i sends chunk (i - k) mod dp to
-// replica i + 1, after its own previous step and replica i - 1's. Each replica's first step comes
-// after `after[replica]` and `chain[replica]` (each when not kNoTask). `starts` and `ends` get
-// each replica's first and last step.
-void AddRingSteps(int32_t rank, int32_t stage, int32_t shard, int32_t dp, int32_t first,
-                  int32_t steps, int64_t bytes, const std::vector<TaskId>& after,
+// A GPU of a gradient ring: its replica and its GPU in the rank's group.
+struct RingMember {
+  int32_t replica = 0;
+  int32_t shard = 0;
+};
+
+// Adds `steps` steps of a ring over `members` for (rank, stage), from step `first` of the
+// 2(n - 1)-step ring all-reduce of `bytes` over its n members: in step k member i sends chunk
+// (i - k) mod n to member i + 1, after its own previous step and member i - 1's. Each member's
+// first step comes after `after[i]` and `chain[i]` (each when not kNoTask). `starts` and `ends`
+// get each member's first and last step.
+void AddRingSteps(int32_t rank, int32_t stage, const std::vector<RingMember>& members,
+                  int32_t first, int32_t steps, int64_t bytes, const std::vector<TaskId>& after,
                   const std::vector<TaskId>& chain, TaskGraph* graph,
                   std::vector<std::pair<TaskId, TaskId>>* edges, std::vector<TaskId>* starts,
                   std::vector<TaskId>* ends) {
-  std::vector<TaskId> previous(dp), current(dp);
+  const int32_t n = static_cast<int32_t>(members.size());
+  std::vector<TaskId> previous(n), current(n);
   for (int32_t k = 0; k < steps; ++k) {
     const int32_t step = first + k;
-    for (int32_t replica = 0; replica < dp; ++replica) {
-      const int32_t chunk = ((replica - step) % dp + dp) % dp;
-      current[replica] = static_cast<TaskId>(graph->tasks.size());
-      graph->tasks.push_back(TransferTaskOf(TaskKind::kAllReduce, replica, (replica + 1) % dp,
-                                            shard, rank, rank, stage,
-                                            SplitBytes(bytes, dp, chunk)));
+    for (int32_t i = 0; i < n; ++i) {
+      const RingMember& from = members[i];
+      const RingMember& to = members[(i + 1) % n];
+      const int32_t chunk = ((i - step) % n + n) % n;
+      current[i] = static_cast<TaskId>(graph->tasks.size());
+      Task task = TransferTaskOf(TaskKind::kAllReduce, from.replica, to.replica, from.shard, rank,
+                                 rank, stage, SplitBytes(bytes, n, chunk));
+      task.peer_shard = static_cast<uint16_t>(to.shard);
+      graph->tasks.push_back(task);
       if (k == 0) {
-        for (TaskId before : {after[replica], chain[replica]}) {
-          if (before != TaskGraph::kNoTask) edges->emplace_back(before, current[replica]);
+        for (TaskId before : {after[i], chain[i]}) {
+          if (before != TaskGraph::kNoTask) edges->emplace_back(before, current[i]);
         }
-        (*starts)[replica] = current[replica];
+        (*starts)[i] = current[i];
       } else {
-        edges->emplace_back(previous[replica], current[replica]);
-        edges->emplace_back(previous[(replica + dp - 1) % dp], current[replica]);
+        edges->emplace_back(previous[i], current[i]);
+        edges->emplace_back(previous[(i + n - 1) % n], current[i]);
       }
     }
     previous.swap(current);
@@ -209,11 +219,13 @@ void AddRingSteps(int32_t rank, int32_t stage, int32_t shard, int32_t dp, int32_
 }
 
 // The gradient synchronisation over the replicas (see task_graph.h): per stage, its buckets'
-// rings after the stage's last backward (or part-way through it).
+// rings after the stage's last backward (or part-way through it), one ring per tensor-parallel
+// index over the dp x cp GPUs that hold the same parameters.
 void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Parallelism& par,
                      TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges,
                      GradientSync* sync) {
   const int32_t dp = par.dp;
+  const int32_t n = par.dp * par.cp;  // ring members
   const bool zero = !costs.param_gather_bytes.empty();
   sync->last_steps.assign(schedule.num_stages, {});
   sync->gather_starts.assign(schedule.num_stages, {});
@@ -230,8 +242,9 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
       }
     }
   }
-  const std::vector<TaskId> none(dp, TaskGraph::kNoTask);
-  std::vector<TaskId> starts(dp), ends(dp), gather_ends(dp);
+  const std::vector<TaskId> none(n, TaskGraph::kNoTask);
+  std::vector<TaskId> starts(n), ends(n), gather_ends(n);
+  std::vector<RingMember> members(n);
   for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
     const int64_t bytes = costs.gradient_bytes.empty() ? 0 : costs.gradient_bytes[stage];
     if (bytes == 0 || last_backward[stage] < 0) continue;
@@ -239,36 +252,41 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
     const size_t position = static_cast<size_t>(last_backward[stage]);
     const int64_t buckets =
         par.grad_bucket_bytes > 0 ? (bytes + par.grad_bucket_bytes - 1) / par.grad_bucket_bytes : 1;
-    // When each bucket is ready, per replica: a delay beside the backward, the last at its end.
-    std::vector<std::vector<TaskId>> ready(buckets, std::vector<TaskId>(dp));
+    // When each bucket is ready, per member: a delay beside its replica's backward (the last
+    // bucket at the backward's end).
+    std::vector<std::vector<TaskId>> ready(buckets, std::vector<TaskId>(n));
     for (int32_t replica = 0; replica < dp; ++replica) {
       const TaskId backward = graph->ComputeTask(rank, position, replica);
       const double duration = graph->tasks[backward].duration_s;
-      for (int64_t j = 0; j + 1 < buckets; ++j) {
-        Task delay = ComputeTaskOf(rank, static_cast<size_t>(stage),
-                                   duration * static_cast<double>(j + 1) /
-                                       static_cast<double>(buckets));
-        delay.kind = TaskKind::kDelay;
-        delay.replica = delay.peer_replica = static_cast<uint16_t>(replica);
-        ready[j][replica] = static_cast<TaskId>(graph->tasks.size());
-        sync->delays.emplace_back(backward, ready[j][replica]);
-        graph->tasks.push_back(delay);
+      for (int64_t j = 0; j < buckets; ++j) {
+        TaskId at = backward;
+        if (j + 1 < buckets) {
+          Task delay = ComputeTaskOf(rank, static_cast<size_t>(stage),
+                                     duration * static_cast<double>(j + 1) /
+                                         static_cast<double>(buckets));
+          delay.kind = TaskKind::kDelay;
+          delay.replica = delay.peer_replica = static_cast<uint16_t>(replica);
+          at = static_cast<TaskId>(graph->tasks.size());
+          sync->delays.emplace_back(backward, at);
+          graph->tasks.push_back(delay);
+        }
+        for (int32_t slice = 0; slice < par.cp; ++slice) ready[j][replica * par.cp + slice] = at;
       }
-      ready[buckets - 1][replica] = backward;
     }
-    for (int32_t shard = 0; shard < par.tp; ++shard) {
+    for (int32_t index = 0; index < par.tp; ++index) {
+      for (int32_t i = 0; i < n; ++i) members[i] = {i / par.cp, (i % par.cp) * par.tp + index};
       std::vector<TaskId> chain = none, gather_chain = none;
       for (int64_t j = 0; j < buckets; ++j) {
         const int32_t bucket = static_cast<int32_t>(j);
         const int64_t part = SplitBytes(bytes, static_cast<int32_t>(buckets), bucket);
-        AddRingSteps(rank, stage, shard, dp, 0, zero ? dp - 1 : 2 * (dp - 1), part, ready[j],
-                     chain, graph, edges, &starts, &ends);
+        AddRingSteps(rank, stage, members, 0, zero ? n - 1 : 2 * (n - 1), part, ready[j], chain,
+                     graph, edges, &starts, &ends);
         chain = ends;
         if (!zero) continue;
         const int64_t params =
             SplitBytes(costs.param_gather_bytes[stage], static_cast<int32_t>(buckets), bucket);
-        AddRingSteps(rank, stage, shard, dp, dp - 1, dp - 1, params, none, gather_chain, graph,
-                     edges, &starts, &gather_ends);
+        AddRingSteps(rank, stage, members, n - 1, n - 1, params, none, gather_chain, graph, edges,
+                     &starts, &gather_ends);
         gather_chain = gather_ends;
         auto& gathers = sync->gather_starts[stage];
         gathers.insert(gathers.end(), starts.begin(), starts.end());
@@ -671,6 +689,7 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   std::vector<Task>& tasks = graph->tasks;
   const int32_t dp = parallelism.dp;
   const int32_t tp = parallelism.tp;
+  const int32_t group = parallelism.tp * parallelism.cp;  // GPUs per rank
   const size_t num_actions = schedule.NumActions();
   // 1F1B-like schedules have about one transfer per compute task.
   tasks.reserve(2 * num_actions * dp);
@@ -685,14 +704,15 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
       const TaskId id = static_cast<TaskId>(tasks.size());
       for (int k = 0; k < action.num_ops(); ++k) producers.Add(action.op(k), id);
       Task task = ComputeTaskOf(rank, position, costs.ActionDuration(action));
-      if (tp > 1) {
-        // The ring's bytes go to the engine; its steps' latencies but one (the transfers' own)
-        // to the compute stream.
+      if (group > 1) {
+        // The rings' bytes go to the engine; the tensor-parallel steps' latencies but one (the
+        // transfers' own) to the compute stream.
         const StageCosts::Collectives ring = costs.ActionCollectives(action);
-        task.bytes = ring.bytes;
-        if (ring.steps > 1) {
+        if (tp > 1) task.bytes = ring.bytes;
+        if (tp > 1 && ring.steps > 1) {
           task.duration_s += static_cast<double>(ring.steps - 1) * parallelism.tp_step_latency_s;
         }
+        if (parallelism.cp > 1) graph->cp_bytes.push_back(ring.cp_bytes);
       }
       tasks.push_back(task);
     }
@@ -701,7 +721,14 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   graph->compute_per_replica = static_cast<TaskId>(tasks.size());
   graph->num_replicas = dp;
   graph->tp = tp;
+  graph->cp = parallelism.cp;
   graph->tp_comm_overlap = parallelism.tp_comm_overlap;
+  if (parallelism.cp > 1) {
+    const std::vector<int64_t> first(graph->cp_bytes);
+    for (int32_t replica = 1; replica < dp; ++replica) {
+      graph->cp_bytes.insert(graph->cp_bytes.end(), first.begin(), first.end());
+    }
+  }
   for (int32_t replica = 1; replica < dp; ++replica) {
     for (TaskId t = 0; t < graph->compute_per_replica; ++t) {
       Task task = tasks[t];
@@ -736,11 +763,11 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
           // The boundary crossed is between stages b and b + 1.
           const int32_t boundary =
               need.output == Output::kActivation ? need.stage : need.stage - 1;
-          for (int32_t shard = 0; shard < tp; ++shard) {
+          for (int32_t shard = 0; shard < group; ++shard) {
             const TaskId transfer = static_cast<TaskId>(tasks.size());
             tasks.push_back(TransferTaskOf(TaskKind::kTransfer, replica, replica, shard, from,
                                            rank, boundary,
-                                           SplitBytes(costs.message_bytes[boundary], tp, shard)));
+                                           SplitBytes(costs.message_bytes[boundary], group, shard)));
             edges.emplace_back(producer, transfer);
             edges.emplace_back(transfer, consumer);
             if (calls_mode) transfer_ends.emplace_back(producer, consumer);
@@ -752,7 +779,7 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   GradientSync sync;
   sync.last_steps.assign(schedule.num_stages, {});
   sync.gather_starts.assign(schedule.num_stages, {});
-  if (dp > 1) AddGradientSync(schedule, costs, parallelism, graph, &edges, &sync);
+  if (dp * parallelism.cp > 1) AddGradientSync(schedule, costs, parallelism, graph, &edges, &sync);
   graph->waits_begin = static_cast<TaskId>(tasks.size());
   if (calls_mode) {
     std::vector<std::vector<Call>> calls;

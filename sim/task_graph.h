@@ -83,7 +83,9 @@ struct Task {
   TaskKind kind = TaskKind::kCompute;
   uint16_t replica = 0;       // The data-parallel replica running it (transfers: the sender's).
   uint16_t peer_replica = 0;  // Transfers: the receiver's replica. Compute: same as replica.
-  uint16_t shard = 0;         // Transfers: the GPU of the tensor-parallel group. Compute: 0.
+  uint16_t shard = 0;         // Transfers: the GPU of the rank's group. Compute: 0.
+  uint16_t peer_shard = 0;    // Transfers: the receiver's GPU of its group (all-reduce rings with
+                              // context parallelism cross the group). Compute: 0.
   int32_t rank = 0;           // Compute: the rank running it. Transfers: the sending rank.
   int32_t peer = 0;           // Transfers: the receiving rank. Compute: same as rank.
   // Compute: index in the rank's order. kTransfer: the boundary (between stages b and b + 1).
@@ -101,6 +103,11 @@ struct Parallelism {
   int32_t dp = 1;
   int32_t tp = 1;
   P2pMode p2p_mode = P2pMode::kEager;
+  // Context-parallel degree: a rank is a group of tp x cp GPUs, cp slices of tp (GPU j * tp + k is
+  // GPU k of slice j). Boundary messages split over all of them; each tensor-parallel ring stays
+  // in its slice; ring attention passes K and V from slice j to slice j + 1 (StageCosts::cp_*);
+  // the gradients' rings run over the dp x cp GPUs with the same tensor-parallel index.
+  int32_t cp = 1;
   // Tensor-parallel collectives (StageCosts::tp_*): whether they overlap their op's compute, and
   // the latency of one ring step (a route between two GPUs of a group).
   bool tp_comm_overlap = false;
@@ -124,10 +131,15 @@ struct TaskGraph {
   std::vector<TaskId> compute_begin;  // num_ranks + 1 entries.
   TaskId compute_per_replica = 0;
   int32_t num_replicas = 1;
-  // GPUs per rank, and whether a compute task's ring (Task::bytes) runs alongside its compute
-  // (else after it: the task ends when both are done).
+  // Tensor- and context-parallel degrees (a rank has tp x cp GPUs), and whether a compute task's
+  // tensor-parallel rings (Task::bytes) run alongside its compute (else after it: the task ends
+  // when both are done).
   int32_t tp = 1;
+  int32_t cp = 1;
   bool tp_comm_overlap = false;
+  // Context parallelism: per compute task, the bytes each GPU of the rank sends to its peer in
+  // the next slice for ring attention, alongside the compute. Empty when cp == 1.
+  std::vector<int64_t> cp_bytes;
   TaskDag dag;
   std::vector<TaskId> num_predecessors;    // In-degree of every task (parallel edges counted).
   std::vector<TaskId> topological_order;   // Every task, each after all its predecessors.

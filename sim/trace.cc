@@ -375,7 +375,14 @@ class TraceStreamer {
           slice.chunk = chunk_of_stage_[first.stage.value()];
           slice.num_chunks = chunks_of_rank_[rank];
           sink_->Slice(slice);
-          if (HasRing(graph_, c)) EmitRing(track, c);
+          if (HasRing(graph_, c)) {
+            EmitRing(track, c, kRingName, timeline_.ring_start_s, timeline_.ring_end_s,
+                     graph_.tasks[c].bytes);
+          }
+          if (HasCpRing(graph_, c)) {
+            EmitRing(track, c, kCpRingName, timeline_.cp_ring_start_s, timeline_.cp_ring_end_s,
+                     graph_.cp_bytes[c]);
+          }
         }
         EmitWaitsBefore(replica, rank, order.size(), !order.empty() && Shown(order.back()), track,
                         &wait_cursor);
@@ -412,17 +419,19 @@ class TraceStreamer {
     if (shown) EmitStreamSlice(track, t, kOptimizerName);
   }
 
-  // The tensor-parallel ring of compute task t, nested in its slice: "tp ring" with the bytes each
-  // GPU of the group sent.
-  void EmitRing(const TraceTrack& track, TaskId t) {
-    const int64_t start = TraceNs(timeline_.ring_start_s[t]);
-    const int64_t end = TraceNs(timeline_.ring_end_s[t]);
-    const TraceArg args[] = {Int("bytes", graph_.tasks[t].bytes), Int("duration_ns", end - start)};
+  // A ring of compute task t, nested in its slice: "tp ring" (tensor-parallel collectives) or
+  // "cp ring" (ring attention) with the bytes each GPU of the group sent.
+  void EmitRing(const TraceTrack& track, TaskId t, std::string_view name,
+                const std::vector<double>& starts, const std::vector<double>& ends,
+                int64_t bytes) {
+    const int64_t start = TraceNs(starts[t]);
+    const int64_t end = TraceNs(ends[t]);
+    const TraceArg args[] = {Int("bytes", bytes), Int("duration_ns", end - start)};
     TraceSlice slice;
     slice.track = &track;
     slice.task = t;
     slice.kind = TaskKind::kTransfer;
-    slice.name = kRingName;
+    slice.name = name;
     slice.start_ns = start;
     slice.end_ns = end;
     slice.args = args;
@@ -636,6 +645,7 @@ class TraceStreamer {
   static constexpr std::string_view kWaitName = "wait";
   static constexpr std::string_view kOptimizerName = "optimizer";
   static constexpr std::string_view kRingName = "tp ring";
+  static constexpr std::string_view kCpRingName = "cp ring";
   static constexpr std::string_view kGradientName = "gradient";
   static constexpr std::string_view kAllReduceName = "all-reduce";
   // Sort slots per stream among its process's tracks: compute, memory, then its send lanes.
@@ -723,7 +733,7 @@ Status CheckTraceWindow(std::string_view flag, const TraceWindow& window,
 const std::vector<std::string_view>& TraceSliceNames() {
   static const std::vector<std::string_view> names = {
       "F",        "I",    "W",         "B",      "F&B", "activation", "gradient",
-      "all-reduce", "wait", "optimizer", "tp ring"};
+      "all-reduce", "wait", "optimizer", "tp ring", "cp ring"};
   return names;
 }
 

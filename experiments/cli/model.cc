@@ -30,7 +30,7 @@ po::options_description ModelOptions() {
       {proto::Flag::SCHEDULE, proto::Flag::MODEL, proto::Flag::CLUSTER, proto::Flag::PARALLELISM},
       {"pp", "stages_per_rank", "microbatches", "model", "seq_len", "microbatch_size", "dtype",
        "sequence_parallel", "recompute", "flash_attention", "zero", "layers_per_stage",
-       "embedding_as_layer", "loss_as_layer", "efficiency", "platform", "set", "tp", "dp"});
+       "embedding_as_layer", "loss_as_layer", "efficiency", "platform", "set", "tp", "dp", "cp"});
   po::options_description own("output", 100);
   own.add_options()("format", po::value<std::string>()->value_name("NAME"),
                     "table (default) or json")("list", "list the model presets");
@@ -277,7 +277,7 @@ int ModelCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
   if (!status.ok()) return Fail(err, status);
   const GpuModel gpu = GpuModelOf(platform, setup.dtype);
   const std::vector<PassSeconds> seconds = ModelStageSeconds(spec, model, setup, platform, stages);
-  const double iteration_flops = ModelFlopsPerIteration(stages, shape, setup.tp, 1);
+  const double iteration_flops = ModelFlopsPerIteration(stages, shape, setup.GpusPerRank(), 1);
   out << (format == "json" ? ModelJson(model, platform, setup, gpu, spec.efficiency,
                                        iteration_flops, stages, seconds)
                            : ModelTable(model, platform, setup, gpu, spec.efficiency, p * v, m,

@@ -96,6 +96,14 @@ for i, value in enumerate(["0", "-1", "1.5B", "9e99GB", "abc", ARG]):
 case("grad-bucket-tiny", run_with("--dp", "4") + ["--grad-bytes", "1GB", "--grad-bucket", "1B"],
      "--grad-bucket")
 case("grad-bucket-no-dp", run_with("--grad-bytes", "1GB") + ["--grad-bucket", "1MB"], "--grad-bucket")
+for i, value in enumerate(["0", "-1", "3", "x"]):
+    case(f"cp-{i}", run_with("--model", "llama3-8b", ("--f", "--b")) + ["--cp", value], "--cp")
+case("cp-huge", run_with("--model", "llama3-8b", ("--f", "--b")) + ["--cp", "2147483647"], "--pp",
+     message="--pp 4, --microbatches 8, --cp 2147483647: 1.0e+11 tasks (about 13.13 TiB); the "
+             "limit is 5.0e+07 tasks (--max-tasks)")
+case("cp-no-model", run_with("--cp", "2"), "--cp")
+case("cp-no-flash", run_with("--model", "llama3-8b", ("--f", "--b")) +
+     ["--cp", "2", "--flash-attention", "off"], "--cp")
 case("tp-comm-overlap-no-tp", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--tp-comm-overlap"], "--tp-comm-overlap")
 for i, value in enumerate(["gpu.sms=-5", "gpu.sms=x", "gpu.matmul_efficiency=0",

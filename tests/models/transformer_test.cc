@@ -170,6 +170,28 @@ TEST(TransformerLayerCosts, TensorParallelismDividesFlops) {
   EXPECT_DOUBLE_EQ(costs.backward_weight_flops, 24 * b * s * h * h / 8);
 }
 
+TEST(TransformerLayerCosts, ContextParallelismSplitsTheTokens) {
+  // Each of c GPUs has s/c of the queries: 1/c of every matmul and of the attention scores, 1/c of
+  // the activations; ring attention passes its K and V blocks (2 x (s/c)b h_kv/t 16-bit values)
+  // c - 1 times in F, and K, V and their gradients in the backward.
+  const TransformerSpec& llama = Preset("llama3-8b");
+  const int64_t s = 8192, b = 1, h = 4096, kv = 1024, t = 2, c = 4;
+  TrainingSetup setup = Training(s, b);
+  setup.tp = t;
+  const LayerCosts whole = TransformerLayerCosts(llama, setup);
+  setup.cp = c;
+  const LayerCosts split = TransformerLayerCosts(llama, setup);
+  EXPECT_DOUBLE_EQ(split.forward_flops, whole.forward_flops / c);
+  EXPECT_DOUBLE_EQ(split.backward_weight_flops, whole.backward_weight_flops / c);
+  EXPECT_EQ(split.activation_bytes * c, whole.activation_bytes);
+  const StageModel stage = BuildStageModels(llama, setup, {32})[0];
+  const int64_t block = 2 * (s / c) * b * (kv / t) * 2;
+  EXPECT_EQ(stage.cp_forward_bytes, 32 * (c - 1) * block);
+  EXPECT_EQ(stage.cp_backward_bytes, 2 * stage.cp_forward_bytes);
+  // The rank's boundary tensor stays whole: the platform splits it over the tp x cp GPUs.
+  EXPECT_EQ(stage.message_bytes, s * b * h * 2);
+}
+
 TEST(TransformerLayerCosts, GptActivationsFollowKorthikanti) {
   const TransformerSpec& spec = Preset("gpt3-175b");
   const int64_t s = 2048, b = 2, h = 12288, a = 96, t = 8;
@@ -463,6 +485,16 @@ TEST(TransformerSetup, MessagesNameTheFlag) {
   setup.dp = 4;
   setup.zero_stage = 2;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--zero: 2 is not supported; valid: 0, 1");
+  setup.zero_stage = 0;
+  setup.cp = 3;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
+            "--cp: 3 GPUs hold 2 x 3 chunks of each sequence; 6 does not divide the sequence "
+            "length 8192");
+  setup.cp = 2;
+  setup.flash_attention = false;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
+            "--cp: context parallelism runs ring attention on flash attention (Transformer "
+            "Engine); drop --flash-attention off");
 
   TransformerSpec odd = Tiny();
   odd.ffn_hidden = 1000;
