@@ -1,14 +1,16 @@
 // The per-op cost model: F, I and W of a transformer stage built from the kernels they run, each
 // timed on a GPU by a roofline.
 //
-// Ops per layer and microbatch on one GPU of the tensor-parallel group (T = b·s tokens; T_r = T/t
-// with sequence parallelism, else T: the tokens of the replicated region; e = 2 bytes per 16-bit
-// element). Element-wise byte counts are of Megatron-LM's kernels (fused where Megatron fuses):
+// Ops per layer and microbatch on one GPU of the tensor-parallel group (T = b·s tokens, b·s/c with
+// context parallelism c; T_r = T/t with sequence parallelism, else T: the tokens of the replicated
+// region; e = 2 bytes per 16-bit element). Element-wise byte counts are of Megatron-LM's kernels (fused where Megatron fuses):
 //   F  norm 1            LayerNorm / RMSNorm: read x, write y                     4·T_r·h
 //      qkv               GEMM T x (h + 2h_kv)/t x h
 //      rotary (Llama)    read and write Q and K                                   4·T·(h + h_kv)/t
 //      attention         flash attention (causal: (s+1)/(2s) of the s^2 scores are computed)
-//                        4·b·(a/t)·d·s^2·(s+1)/(2s) FLOPs, reads Q, K, V, writes O; or without
+//                        4·b·(a/t)·d·s^2·(s+1)/(2s) FLOPs (/c with context parallelism, whose
+//                        load-balanced chunks give each GPU 1/c of them), reads Q, K, V, writes O;
+//                        or without
 //                        flash attention (unfused, all s^2 scores) the score GEMM, the fused
 //                        scale-mask-softmax (read and write 2 bytes per score), GPT's attention
 //                        dropout (read 2, write 2 and a 1-byte mask) and the context GEMM
