@@ -330,14 +330,26 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
       status = where.Invalid("cp", "splits the model's sequences; give " + where.Name("model"));
     }
   }
+  // A rank's group of tp x cp GPUs is numbered in 16 bits (and must fit in a node).
+  const int64_t group = int64_t{spec->training.tp} * spec->training.cp;
+  if (status.ok() && group > kMaxGpusPerRank) {
+    const bool cp = spec->training.cp > 1;
+    status = where.Invalid(cp ? "cp" : "tp",
+                           (cp ? std::to_string(spec->training.cp) + " x " + where.Name("tp") +
+                                     " " + std::to_string(spec->training.tp) + " = "
+                               : std::string()) +
+                               std::to_string(group) + " GPUs per rank; at most " +
+                               std::to_string(kMaxGpusPerRank));
+  }
   if (status.ok() && !c.grad_bucket().empty()) {
     status = ParseSize(where.Where("grad_bucket"), c.grad_bucket(), &spec->grad_bucket_bytes);
     if (status.ok() && spec->grad_bucket_bytes == 0) {
       status = where.Invalid("grad_bucket", "must be more than 0 bytes");
     }
-    if (status.ok() && spec->training.dp < 2) {
+    if (status.ok() && spec->training.dp * spec->training.cp < 2) {
       status = where.Invalid("grad_bucket", "buckets the data-parallel all-reduce; give " +
-                                                where.Name("dp") + " 2 or more");
+                                                where.Name("dp") + " 2 or more (or " +
+                                                where.Name("cp") + ")");
     }
   }
   if (status.ok() && spec->tp_comm_overlap && spec->training.tp < 2) {

@@ -75,8 +75,7 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
 // InvalidInput when a run of this size would compile into more than spec.max_tasks tasks.
 Status CheckRunSize(const RunSpec& spec, double stages, double microbatches, double actions) {
   const TrainingSetup& t = spec.training;
-  const double tasks =
-      TaskCountBound(stages, microbatches, actions, t.dp, t.GpusPerRank(), spec.p2p_mode);
+  const double tasks = TaskCountBound(stages, microbatches, actions, t.dp, t.tp, spec.p2p_mode, t.cp);
   if (tasks <= static_cast<double>(spec.max_tasks)) return Status();
   const Locator& where = *spec.where;
   const ScheduleParams& p = spec.params;
@@ -328,6 +327,11 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
   parallelism.cp = spec.training.cp;
   parallelism.tp_comm_overlap = spec.tp_comm_overlap;
   parallelism.grad_bucket_bytes = spec.grad_bucket_bytes;
+  if (spec.grad_bucket_bytes > 0 && !run->platform.xml_file.empty()) {
+    return where.Invalid("grad_bucket", "needs a cluster platform (a bucket's readiness is a "
+                                        "timer on a host ppsim adds to the cluster); " +
+                                            run->platform.xml_file + " is a SimGrid XML platform");
+  }
   if (spec.grad_bucket_bytes > 0) {
     // Each bucket adds a ring per GPU of a group: checked before anything is allocated.
     double buckets = 0;

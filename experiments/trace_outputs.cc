@@ -89,7 +89,8 @@ TimelinePicture PictureOf(const PreparedRun& run, const RunResult& result,
     title += " · " + std::to_string(result.num_stages) + " stages";
   }
   if (run.platform.dp > 1) title += " · dp " + std::to_string(run.platform.dp);
-  if (run.platform.tp > 1) title += " · tp " + std::to_string(run.platform.tp);
+  if (run.spec.training.tp > 1) title += " · tp " + std::to_string(run.spec.training.tp);
+  if (run.spec.training.cp > 1) title += " · cp " + std::to_string(run.spec.training.cp);
   title += " · " + result.platform;
   if (!result.model.empty()) title += " · " + result.model;
   int64_t peak = 0;
@@ -162,7 +163,8 @@ Status WriteTraceOutputs(const TraceOutputs& outputs, const PreparedRun& run,
                       {"stages", std::to_string(result.num_stages)},
                       {"microbatches", std::to_string(result.num_microbatches)},
                       {"dp", std::to_string(run.platform.dp)},
-                      {"tp", std::to_string(run.platform.tp)},
+                      {"tp", std::to_string(run.spec.training.tp)},
+                      {"cp", std::to_string(run.spec.training.cp)},
                       {"platform", result.platform},
                       {"engine", std::string(EngineName(run.spec.engine))},
                       {"makespan_ns", std::to_string(TraceNs(result.metrics.makespan_s))}};

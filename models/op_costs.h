@@ -33,7 +33,8 @@
 //      gradient (Megatron's gradient-accumulation fusion: read and write 4 bytes per weight; 2 + 2
 //      with 16-bit gradients), and GPT's bias gradients (a read of each output gradient).
 // The embedding (first stage): a gather, read and written 4·T·h, GPT's position add and dropout
-// 7·T_r·h; its W: the scatter-add of the gradient rows, read 2·T·h, accumulated in fp32 8·T·h.
+// 7·T_r·h; its W: the scatter-add of the gradient rows, read 2·T·h, accumulated in fp32 8·T·h
+// (4·T·h with 16-bit gradients).
 // The head (last stage): the final norm, the GEMM T x V/t x h, and Megatron's vocabulary-parallel
 // cross-entropy in fp32: forward 30 bytes per logit (cast, max, subtract, exp, sum), backward 14
 // (read the saved softmax, write the gradient, cast it to 16 bits).
@@ -45,6 +46,8 @@
 // FLOPs at the GPU's peak x matmul efficiency, its memory time its operands' and result's bytes at
 // the HBM bandwidth x memory efficiency, and it takes the longer. Attention takes the longer of its
 // FLOPs at the 16-bit peak x attention efficiency and its bytes; element-wise ops their bytes.
+// GEMMs, the unfused attention's included, run at the peak of the run's dtype (fp8: also 1-byte
+// operands); flash attention at the 16-bit peak.
 // The GPU's constants (SMs, the three efficiencies) are per GPU, in the cluster's gpu block
 // (platforms/cluster.proto), with their sources there.
 #ifndef PPSIM_MODELS_OP_COSTS_H_

@@ -493,10 +493,17 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
       // Sequence parallelism keeps only the shard of a column-parallel layer's input and gathers
       // it again in the backward for the weight gradient: QKV's and the MLP's.
       if (setup.sequence_parallel) stage.tp_backward_steps += 2 * stage.layers * half;
-      if (stage.embedding) stage.tp_forward_steps += all_reduce;
+      // The vocabulary-parallel embedding's output: all-reduced, or reduce-scattered (and its
+      // gradient all-gathered) with sequence parallelism. The head's input: all-reduced in the
+      // backward, or all-gathered in F and reduce-scattered in I with sequence parallelism, which
+      // also gathers it again for the head's weight gradient.
+      if (stage.embedding) {
+        stage.tp_forward_steps += setup.sequence_parallel ? half : all_reduce;
+        stage.tp_backward_steps += setup.sequence_parallel ? half : 0;
+      }
       if (stage.lm_head) {
         stage.tp_forward_steps += setup.sequence_parallel ? half : 0;
-        stage.tp_backward_steps += setup.sequence_parallel ? half : all_reduce;
+        stage.tp_backward_steps += setup.sequence_parallel ? 2 * half : all_reduce;
       }
       stage.tp_step_bytes = CeilDiv(sb * spec.hidden * 2, t);
     }
@@ -527,9 +534,6 @@ StageCosts StageModelsToCosts(const std::vector<StageModel>& stages,
     costs.static_bytes.push_back(stage.static_bytes);
     costs.gradient_bytes.push_back(stage.gradient_bytes);
     costs.optimizer_bytes.push_back(stage.optimizer_bytes);
-    costs.tp_forward_steps.push_back(stage.tp_forward_steps);
-    costs.tp_backward_steps.push_back(stage.tp_backward_steps);
-    costs.tp_step_bytes.push_back(stage.tp_step_bytes);
   }
   return costs;
 }

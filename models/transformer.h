@@ -218,8 +218,9 @@ struct StageModel {
   // per reduce-scatter or all-gather) of S/t bytes per GPU: per layer, F all-reduces the attention
   // and MLP outputs and I the gradients of their inputs (with sequence parallelism each becomes a
   // reduce-scatter and an all-gather: the same steps); full recompute repeats the forward's in I;
-  // the vocabulary-parallel embedding all-reduces its output in F; the head's input is
-  // all-reduced in I (sequence parallelism: all-gathered in F, reduce-scattered in I). The
+  // the vocabulary-parallel embedding all-reduces its output in F (sequence parallelism:
+  // reduce-scatters it, and all-gathers its gradient in I); the head's input is all-reduced in I
+  // (sequence parallelism: all-gathered in F, reduce-scattered and gathered again in I). The
   // cross-entropy's all-reduces of per-token scalars are not counted. With context parallelism
   // the tensor-parallel groups are the c slices of the rank's group, each on its s/c tokens. With
   // sequence parallelism

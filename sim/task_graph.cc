@@ -325,7 +325,9 @@ void AddOptimizerSteps(const Schedule& schedule, const StageCosts& costs,
       for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
         if (schedule.stage_to_rank[stage].value() != rank) continue;
         for (TaskId last : sync.last_steps[stage]) {
-          if (graph->tasks[last].replica != replica) continue;
+          // The replica's GPUs have their shards once they have sent and received the last step.
+          const Task& step_task = graph->tasks[last];
+          if (step_task.replica != replica && step_task.peer_replica != replica) continue;
           if (step != TaskGraph::kNoTask) {
             edges->emplace_back(last, step);
           } else {

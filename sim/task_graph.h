@@ -9,13 +9,14 @@
 // With data parallelism (dp > 1) the pipeline is replicated dp times, and after the last backward
 // of each stage every replica joins a ring all-reduce of the stage's gradients: 2(dp - 1) steps,
 // in each of which every replica sends one of dp chunks to the next replica, once it has received
-// the previous step's chunk. With gradient buckets (Parallelism::grad_bucket_bytes) the stage's
+// the previous step's chunk (with context parallelism the ring runs over the dp x cp GPUs holding
+// the same parameters: see Parallelism::cp). With gradient buckets (Parallelism::grad_bucket_bytes) the stage's
 // gradients are k = ceil(bytes / bucket) buckets, the backward produces them in order, bucket j
 // (j = 0 .. k - 1) ready (j + 1)/k of the way through it (a kDelay task, the last one at its end),
 // and each bucket's ring starts once its bucket is ready and the previous bucket's ring has ended
-// (one NCCL stream). With ZeRO-1 (StageCosts::param_gather_bytes) each ring is a reduce-scatter
-// (the first dp - 1 steps) before the optimizer step and an all-gather of the 16-bit parameters
-// (dp - 1 steps of param_gather_bytes / dp) after it.
+// (one NCCL stream). With ZeRO-1 (StageCosts::param_gather_bytes) each ring of n GPUs is a
+// reduce-scatter (the first n - 1 steps) before the optimizer step and an all-gather of the 16-bit
+// parameters (n - 1 steps of param_gather_bytes / n) after it.
 // With tensor parallelism (tp > 1) a rank is a group of tp GPUs: a boundary message is split into
 // tp transfers (GPU k of the group to GPU k of the next, bytes divided as evenly as whole bytes
 // allow, the first ones one byte larger), all of which the consumer waits for, and each of the tp
@@ -37,6 +38,9 @@
 namespace ppsim {
 
 using TaskId = uint32_t;
+
+// GPUs of one rank (tp x cp): Task::shard and Task::peer_shard number them in 16 bits.
+inline constexpr int32_t kMaxGpusPerRank = 65535;
 
 enum class TaskKind : uint8_t {
   kCompute,    // an action of the schedule
@@ -171,9 +175,9 @@ struct TaskGraph {
 // Compiles a schedule that CheckSchedule() accepted, with costs that CheckCostsCoverSchedule()
 // accepted, into `graph`.
 //
-// With P2pMode::kMegatron (and kMegatronNoOverlap) every rank's order must have Megatron-LM's shape: single F and B
-// actions, W forwards, then R forward-backward pairs, then W backwards (1F1B, Interleaved1F1B,
-// GPipe); else InvalidInput "megatron: ...". The ranks issue p2p ops as Megatron's schedules do
+// With P2pMode::kMegatron (and kMegatronNoOverlap) every rank's order must have Megatron-LM's
+// shape: single F and B actions, W forwards, then R forward-backward pairs, then W backwards
+// (1F1B, Interleaved1F1B, GPipe); else InvalidInput "megatron: ...". The ranks issue p2p ops as Megatron's schedules do
 // with its training defaults (sim/p2p-semantics.md); a transfer starts once both its send and its
 // receive are posted, and a rank waits where Megatron waits:
 //   one virtual stage per rank (forward_backward_pipelining_without_interleaving, batched groups
@@ -209,16 +213,20 @@ inline constexpr double kBytesPerTask = 140;
 
 // At most how many tasks a run of `stages` virtual stages, `microbatches` microbatches, `actions`
 // compute actions per replica (0: at most three ops per stage and microbatch, F, I and W),
-// `dp` replicas and `tp` GPUs per rank compiles into: compute tasks, the transfers between
-// stages (2 per microbatch and boundary, per TP shard) and the all-reduce ring steps
-// (stages x tp x 2(dp - 1) x dp). Computed in doubles: it never overflows.
-// With p2p calls (P2pMode::kMegatron, kTorch) each action adds at most two wait tasks.
+// `dp` replicas and ranks of `tp` x `cp` GPUs compiles into: compute tasks, the transfers
+// between stages (2 per microbatch and boundary, per GPU of a rank), the gradient ring steps
+// (stages x tp x 2(n - 1) x n over the n = dp x cp GPUs holding the same parameters; ZeRO-1's
+// reduce-scatter and all-gather take as many) and the optimizer steps. Gradient buckets multiply
+// the rings (checked where they are given). Computed in doubles: it never overflows.
+// With p2p calls (P2pMode::kMegatron, kMegatronNoOverlap, kTorch) each action adds at most two
+// wait tasks.
 inline double TaskCountBound(double stages, double microbatches, double actions, double dp,
-                             double tp, P2pMode p2p_mode = P2pMode::kEager) {
+                             double tp, P2pMode p2p_mode = P2pMode::kEager, double cp = 1) {
   const double compute = (actions > 0 ? actions : 3 * stages * microbatches) * dp *
                          (p2p_mode == P2pMode::kEager ? 1 : 3);
-  const double transfers = 2 * microbatches * (stages > 1 ? stages - 1 : 0) * tp * dp;
-  const double allreduce = stages * tp * 2 * (dp - 1) * dp;
+  const double transfers = 2 * microbatches * (stages > 1 ? stages - 1 : 0) * tp * cp * dp;
+  const double members = dp * cp;
+  const double allreduce = stages * tp * 2 * (members - 1) * members;
   const double optimizer = stages * dp;  // at most one per rank and replica
   return compute + transfers + allreduce + optimizer;
 }

@@ -16,9 +16,11 @@
 namespace ppsim {
 namespace {
 
-// Flow ids. An edge u → v gets 4v + 1 (+ 1 for the second predecessor of an all-reduce step)
-// when v is a transfer or all-reduce step, else 4u + 3 when u is a transfer (its only successor,
-// the consumer): both ends compute it from the edge alone, so no reverse index is needed.
+// Flow ids. An edge u → v gets 4v + 1 when v is a transfer (from its producer); when v is a
+// gradient ring step, 4v + 1 from the same GPU's previous step (or previous bucket's ring), 4v + 2
+// from the previous GPU of the ring and 4v + 3 from the backward that produced the gradients; and
+// 4u + 3 when u is a transfer (its only successor, the consumer). Both ends compute it from the
+// edge alone, so no reverse index is needed (a transfer never feeds a ring step).
 bool IsCommunication(const Task& task) {
   return task.kind == TaskKind::kTransfer || task.kind == TaskKind::kAllReduce;
 }
@@ -26,8 +28,15 @@ bool IsCommunication(const Task& task) {
 uint64_t FlowIntoCommunication(const TaskGraph& graph, TaskId from, TaskId to) {
   const Task& a = graph.tasks[from];
   const Task& b = graph.tasks[to];
-  const bool second = a.kind == TaskKind::kAllReduce && a.replica != b.replica;
-  return 4 * static_cast<uint64_t>(to) + 1 + (second ? 1 : 0);
+  uint64_t kind = 1;
+  if (b.kind == TaskKind::kAllReduce) {
+    if (a.kind != TaskKind::kAllReduce) {
+      kind = 3;
+    } else if (a.replica != b.replica || a.shard != b.shard) {
+      kind = 2;
+    }
+  }
+  return 4 * static_cast<uint64_t>(to) + kind;
 }
 uint64_t FlowOutOfTransfer(TaskId transfer) { return 4 * static_cast<uint64_t>(transfer) + 3; }
 
@@ -171,7 +180,9 @@ class TraceStreamer {
     }
     // Every track is created here, before the sink sees any, so the pointers stay valid.
     const size_t lanes = AssignLanes();
-    tracks_.reserve(2 + first_stream_of_process.size() + 2 * num_streams_ + lanes);
+    const bool tp_rings = HasRings(graph_);
+    const bool cp_rings = HasCpRings(graph_);
+    tracks_.reserve(2 + first_stream_of_process.size() + 4 * num_streams_ + lanes);
     TraceTrack& all = NewTrack(TraceTrackKind::kProcess, 0, "all GPUs");
     all.pid = 1;
     all.sort_index = -1;
@@ -192,6 +203,7 @@ class TraceStreamer {
     }
     compute_track_.resize(num_streams_);
     memory_track_.resize(num_streams_);
+    ring_track_.assign(2 * static_cast<size_t>(num_streams_), 0);
     for (int32_t replica = 0; replica < graph_.num_replicas; ++replica) {
       for (int32_t rank = 0; rank < schedule_.num_ranks; ++rank) {
         const int32_t stream = StreamOf(replica, rank);
@@ -219,6 +231,18 @@ class TraceStreamer {
         memory.replica = replica;
         memory.rank = rank;
         memory_track_[stream] = tracks_.size() - 1;
+        // The rank's rings, each on a track of its own (a ring overlaps its op's slice).
+        for (const auto& [has, name, index] :
+             {std::tuple{tp_rings, kRingName, 0}, std::tuple{cp_rings, kCpRingName, 1}}) {
+          if (!has) continue;
+          TraceTrack& ring = NewTrack(TraceTrackKind::kTransfers, process_uuid_[key],
+                                      StreamPrefix(replica) + "rank " + std::to_string(rank) +
+                                          " · " + std::string(name));
+          ring.pid = key + 2;
+          ring.tid = platform_.num_gpus() + 1 + static_cast<int32_t>(tracks_.size());
+          ring.sort_index = stream * kSortSlots + 2 + index;
+          ring_track_[2 * stream + index] = tracks_.size() - 1;
+        }
       }
     }
     AddLaneTracks();
@@ -305,7 +329,7 @@ class TraceStreamer {
         TraceTrack& track = NewTrack(TraceTrackKind::kTransfers, process_uuid_[key], name);
         track.pid = key + 2;
         track.tid = first_tid + static_cast<int32_t>(tracks_.size());
-        track.sort_index = stream * kSortSlots + 2 + lanes_of_stream[stream]++;
+        track.sort_index = stream * kSortSlots + 4 + lanes_of_stream[stream]++;
       }
       if (!Xml()) {
         const Route route = platform_.RouteBetween(gpus.src, gpus.dst);
@@ -375,13 +399,14 @@ class TraceStreamer {
           slice.chunk = chunk_of_stage_[first.stage.value()];
           slice.num_chunks = chunks_of_rank_[rank];
           sink_->Slice(slice);
+          const int32_t stream = StreamOf(replica, rank);
           if (HasRing(graph_, c)) {
-            EmitRing(track, c, kRingName, timeline_.ring_start_s, timeline_.ring_end_s,
-                     graph_.tasks[c].bytes);
+            EmitRing(tracks_[ring_track_[2 * stream]], c, kRingName, timeline_.ring_start_s,
+                     timeline_.ring_end_s, graph_.tasks[c].bytes);
           }
           if (HasCpRing(graph_, c)) {
-            EmitRing(track, c, kCpRingName, timeline_.cp_ring_start_s, timeline_.cp_ring_end_s,
-                     graph_.cp_bytes[c]);
+            EmitRing(tracks_[ring_track_[2 * stream + 1]], c, kCpRingName,
+                     timeline_.cp_ring_start_s, timeline_.cp_ring_end_s, graph_.cp_bytes[c]);
           }
         }
         EmitWaitsBefore(replica, rank, order.size(), !order.empty() && Shown(order.back()), track,
@@ -419,7 +444,7 @@ class TraceStreamer {
     if (shown) EmitStreamSlice(track, t, kOptimizerName);
   }
 
-  // A ring of compute task t, nested in its slice: "tp ring" (tensor-parallel collectives) or
+  // A ring of compute task t on its rank's ring track: "tp ring" (tensor-parallel collectives) or
   // "cp ring" (ring attention) with the bytes each GPU of the group sent.
   void EmitRing(const TraceTrack& track, TaskId t, std::string_view name,
                 const std::vector<double>& starts, const std::vector<double>& ends,
@@ -454,9 +479,22 @@ class TraceStreamer {
     sink_->Slice(slice);
   }
 
+  // The flows between ring steps (kinds 1 and 2); the backwards' (kind 3) are marked as their
+  // slices are emitted.
+  void RingFlowsIn() {
+    ring_flows_in_.assign(communication_end_ - transfers_end_, 0);
+    for (TaskId u = transfers_end_; u < communication_end_; ++u) {
+      if (graph_.tasks[u].kind != TaskKind::kAllReduce) continue;
+      for (TaskId v : boost::make_iterator_range(boost::adjacent_vertices(u, graph_.dag))) {
+        if (graph_.tasks[v].kind != TaskKind::kAllReduce) continue;
+        ring_flows_in_[v - transfers_end_] |= 1 << (FlowIntoCommunication(graph_, u, v) & 3);
+      }
+    }
+  }
+
   void MarkAllReduceFed(TaskId step) {
-    if (all_reduce_fed_.empty()) all_reduce_fed_.assign(communication_end_ - transfers_end_, false);
-    all_reduce_fed_[step - transfers_end_] = true;
+    if (ring_flows_in_.empty()) RingFlowsIn();
+    ring_flows_in_[step - transfers_end_] |= 1 << 3;
   }
 
   // In task order: an all-reduce step comes before the steps it feeds, so that writers and
@@ -489,11 +527,12 @@ class TraceStreamer {
         args.push_back(Int("to_stage", carried.gradient ? boundary : boundary + 1));
       } else {
         name = kAllReduceName;
-        const bool first_step = graph_.num_predecessors[t] == 1;
-        if (!first_step || (!all_reduce_fed_.empty() && all_reduce_fed_[t - transfers_end_])) {
-          flows_in.push_back(4 * static_cast<uint64_t>(t) + 1);
+        if (ring_flows_in_.empty()) RingFlowsIn();
+        for (uint64_t kind = 1; kind <= 3; ++kind) {
+          if ((ring_flows_in_[t - transfers_end_] & (1 << kind)) != 0) {
+            flows_in.push_back(4 * static_cast<uint64_t>(t) + kind);
+          }
         }
-        if (!first_step) flows_in.push_back(4 * static_cast<uint64_t>(t) + 2);
         for (TaskId v : boost::make_iterator_range(boost::adjacent_vertices(t, graph_.dag))) {
           if (IsCommunication(graph_.tasks[v])) flows_out.push_back(FlowIntoCommunication(graph_, t, v));
         }
@@ -678,6 +717,7 @@ class TraceStreamer {
   std::vector<TraceTrack> tracks_;
   std::map<int32_t, uint64_t> process_uuid_;
   std::vector<size_t> compute_track_;
+  std::vector<size_t> ring_track_;  // per stream: its tp ring track, its cp ring track
   std::vector<size_t> memory_track_;
   size_t total_track_ = 0;
   // Per transfer and all-reduce step: its group and lane; group kHidden when not shown.
@@ -687,7 +727,8 @@ class TraceStreamer {
   };
   std::vector<Place> place_;
   std::vector<Group> groups_;
-  std::vector<bool> all_reduce_fed_;
+  // Per gradient ring step (from transfers_end_): bit k set when a flow of kind k ends there.
+  std::vector<uint8_t> ring_flows_in_;
 };
 
 }  // namespace

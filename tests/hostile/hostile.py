@@ -98,9 +98,14 @@ case("grad-bucket-tiny", run_with("--dp", "4") + ["--grad-bytes", "1GB", "--grad
 case("grad-bucket-no-dp", run_with("--grad-bytes", "1GB") + ["--grad-bucket", "1MB"], "--grad-bucket")
 for i, value in enumerate(["0", "-1", "3", "x"]):
     case(f"cp-{i}", run_with("--model", "llama3-8b", ("--f", "--b")) + ["--cp", value], "--cp")
-case("cp-huge", run_with("--model", "llama3-8b", ("--f", "--b")) + ["--cp", "2147483647"], "--pp",
-     message="--pp 4, --microbatches 8, --cp 2147483647: 1.0e+11 tasks (about 13.13 TiB); the "
-             "limit is 5.0e+07 tasks (--max-tasks)")
+case("cp-huge", run_with("--model", "llama3-8b", ("--f", "--b")) + ["--cp", "2147483647"], "--cp",
+     message="--cp: 2147483647 x --tp 1 = 2147483647 GPUs per rank; at most 65535")
+case("cp-tasks", run_with("--model", "llama3-8b", ("--f", "--b")) +
+     ["--cp", "4096", "--seq-len", "8192", "--dp", "4096"], "--pp",
+     message="--pp 4, --microbatches 8, --dp 4096, --cp 4096: 2.3e+15 tasks (about 2.867e+05 TiB); "
+             "the limit is 5.0e+07 tasks (--max-tasks)")
+case("tp-huge", run_with("--tp", "70000"), "--tp",
+     message="--tp: 70000 GPUs per rank; at most 65535")
 case("cp-no-model", run_with("--cp", "2"), "--cp")
 case("cp-no-flash", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--cp", "2", "--flash-attention", "off"], "--cp")

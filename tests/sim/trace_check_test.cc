@@ -85,7 +85,7 @@ proto::RunConfig Spec(const std::string& schedule, int32_t p, int32_t m, const s
   return spec;
 }
 
-constexpr size_t kNumCases = 5;
+constexpr size_t kNumCases = 6;
 
 std::vector<Case> Cases() {
   const int32_t p = 4, m = 8;
@@ -120,6 +120,33 @@ std::vector<Case> Cases() {
   parallel.slices = 2 * 3 * p * m + transfers + steps;
   parallel.flows = 2 * transfers + (p * 2 * 2) * (1 + 2);
   cases.push_back(parallel);
+  // llama3-8b, 1F1B, p 2, m 2, dp 2, tp 2, cp 2 (groups of 4 GPUs), ZeRO-1 and gradient buckets of
+  // 5 GB: each stage's 2,007,564,288 (2,007,566,336) parameters per GPU make 8.03 GB of fp32
+  // gradients: 2 buckets.
+  // Slices: 2 x 2pm actions, 2m(p - 1) boundary crossings x 4 GPUs per replica, per stage and
+  // tensor index 2 buckets x (reduce-scatter + all-gather, 3 + 3 steps) x 4 ring members, a tp
+  // ring and a cp ring per action, an optimizer step per rank and replica.
+  Case rings{"cp2-zero-buckets", proto::RunConfig(), 0, 0, 2 * 2 + 1};
+  rings.spec.set_schedule("1F1B");
+  rings.spec.set_pp(2);
+  rings.spec.set_microbatches(2);
+  rings.spec.set_model("llama3-8b");
+  rings.spec.set_seq_len(8192);
+  rings.spec.set_platform("dgx-h100");
+  rings.spec.set_nodes(2);
+  rings.spec.set_dp(2);
+  rings.spec.set_tp(2);
+  rings.spec.set_cp(2);
+  rings.spec.set_zero(1);
+  rings.spec.set_grad_bucket("5GB");
+  const size_t actions = 2 * 2 * 2 * 2, crossings = 2 * (2 * 2 * 1 * 4);
+  const size_t ring_steps = 2 * 2 * 2 * (3 + 3) * 4;
+  rings.slices = actions + crossings + ring_steps + 2 * actions + 2 * 2;
+  // Flows: two per transfer; per stage and tensor index, 2 x 2 edges into each of the 2 later
+  // steps of 4 rings of 4 members per bucket pair, 4 + 4 chain edges from bucket 0's rings to
+  // bucket 1's, 4 from the backwards into the last bucket's reduce-scatter.
+  rings.flows = 2 * crossings + 2 * 2 * (4 * (2 * 4 * 2) + 4 + 4 + 4);
+  cases.push_back(rings);
   EXPECT_EQ(cases.size(), kNumCases);
   return cases;
 }
