@@ -257,7 +257,9 @@ std::string TimelineBytes(const Timeline& timeline) {
   for (const std::vector<double>* v :
        {&timeline.start_s, &timeline.end_s, &timeline.ring_start_s, &timeline.ring_end_s,
         &timeline.cp_ring_start_s, &timeline.cp_ring_end_s}) {
-    out.append(reinterpret_cast<const char*>(v->data()), v->size() * sizeof(double));
+    if (!v->empty()) {
+      out.append(reinterpret_cast<const char*>(v->data()), v->size() * sizeof(double));
+    }
   }
   return out;
 }
@@ -334,6 +336,7 @@ Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline
                          {&timeline->cp_ring_start_s, cp_rings},
                          {&timeline->cp_ring_end_s, cp_rings}}) {
     v->resize(size);
+    if (size == 0) continue;  // an empty vector's data() may be null: no memcpy
     std::memcpy(v->data(), at, size * sizeof(double));
     at += size * sizeof(double);
   }
