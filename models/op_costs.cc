@@ -3,8 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/names.h"
+
 namespace ppsim {
 namespace {
+
+constexpr NamedValue<OpPass> kOpPasses[] = {
+    {"F", OpPass::kForward}, {"I", OpPass::kBackwardInput}, {"W", OpPass::kBackwardWeight}};
+constexpr NamedValue<KernelKind> kKernelKinds[] = {{"matmul", KernelKind::kMatmul},
+                                                   {"attention", KernelKind::kAttention},
+                                                   {"memory", KernelKind::kMemory}};
 
 constexpr double kTileLong = 256;  // cuBLAS's 256 x 128 tile (see the header)
 constexpr double kTileShort = 128;
@@ -301,28 +309,8 @@ std::vector<PassSeconds> StagePassSeconds(const TransformerSpec& spec, const Tra
   return seconds;
 }
 
-std::string_view OpPassName(OpPass pass) {
-  switch (pass) {
-    case OpPass::kForward:
-      return "F";
-    case OpPass::kBackwardInput:
-      return "I";
-    case OpPass::kBackwardWeight:
-      return "W";
-  }
-  return "?";
-}
+std::string_view OpPassName(OpPass pass) { return NameOf(kOpPasses, pass); }
 
-std::string_view KernelKindName(KernelKind kind) {
-  switch (kind) {
-    case KernelKind::kMatmul:
-      return "matmul";
-    case KernelKind::kAttention:
-      return "attention";
-    case KernelKind::kMemory:
-      return "memory";
-  }
-  return "?";
-}
+std::string_view KernelKindName(KernelKind kind) { return NameOf(kKernelKinds, kind); }
 
 }  // namespace ppsim

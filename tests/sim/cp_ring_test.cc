@@ -10,6 +10,7 @@
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "sim/task_graph.h"
+#include "tests/support/one_rank.h"
 #include "tests/support/platforms.h"
 
 namespace ppsim {
@@ -21,17 +22,8 @@ constexpr double kRoute = 3e-6;
 // One rank of tp x cp GPUs, one microbatch: F (1 ms) and B (2 ms).
 TaskGraph Compile(int32_t tp, int32_t cp, int64_t cp_forward, int64_t cp_backward,
                   int64_t gradient_bytes = 0) {
-  ScheduleParams params;
-  params.num_ranks = 1;
-  params.num_microbatches = 1;
-  Schedule s;
-  EXPECT_TRUE(GenerateSchedule("1F1B", params, &s).ok());
-  StageCosts costs;
-  costs.forward_s = {1e-3};
-  costs.backward_s = {2e-3};
-  costs.activation_bytes = {0};
-  costs.activation_w_bytes = {0};
-  costs.message_bytes = {0};
+  const Schedule s = OneRankOneMicrobatch();
+  StageCosts costs = OneStageCosts(1e-3, 2e-3);
   costs.gradient_bytes = {gradient_bytes};
   costs.cp_forward_bytes = {cp_forward};
   costs.cp_backward_bytes = {cp_backward};

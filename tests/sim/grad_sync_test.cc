@@ -9,6 +9,7 @@
 #include "schedules/registry.h"
 #include "sim/engine.h"
 #include "sim/task_graph.h"
+#include "tests/support/one_rank.h"
 #include "tests/support/platforms.h"
 
 namespace ppsim {
@@ -20,17 +21,8 @@ constexpr double kBandwidth = 1e9;
 // One rank, one microbatch, two replicas: F [0, 1], B [1, 5], then the gradients' sync.
 double Makespan(int64_t gradient_bytes, int64_t bucket_bytes, double bandwidth,
                 std::vector<int64_t> gather_bytes = {}, std::vector<double> optimizer_s = {}) {
-  ScheduleParams params;
-  params.num_ranks = 1;
-  params.num_microbatches = 1;
-  Schedule s;
-  EXPECT_TRUE(GenerateSchedule("1F1B", params, &s).ok());
-  StageCosts costs;
-  costs.forward_s = {1};
-  costs.backward_s = {4};
-  costs.activation_bytes = {0};
-  costs.activation_w_bytes = {0};
-  costs.message_bytes = {0};
+  const Schedule s = OneRankOneMicrobatch();
+  StageCosts costs = OneStageCosts(1, 4);
   costs.gradient_bytes = {gradient_bytes};
   costs.param_gather_bytes = std::move(gather_bytes);
   costs.optimizer_s = std::move(optimizer_s);

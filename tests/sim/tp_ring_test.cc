@@ -10,6 +10,7 @@
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "sim/task_graph.h"
+#include "tests/support/one_rank.h"
 #include "tests/support/platforms.h"
 
 namespace ppsim {
@@ -22,17 +23,8 @@ constexpr double kActivation = 64.0 * 1024 * 1024;  // S: one s x b x h activati
 
 // One rank, one microbatch: F (1 ms) with one all-reduce, B (2 ms) with two.
 TaskGraph Compile(bool overlap, const PlatformSpec& platform) {
-  ScheduleParams params;
-  params.num_ranks = 1;
-  params.num_microbatches = 1;
-  Schedule s;
-  EXPECT_TRUE(GenerateSchedule("1F1B", params, &s).ok());
-  StageCosts costs;
-  costs.forward_s = {1e-3};
-  costs.backward_s = {2e-3};
-  costs.activation_bytes = {0};
-  costs.activation_w_bytes = {0};
-  costs.message_bytes = {0};
+  const Schedule s = OneRankOneMicrobatch();
+  StageCosts costs = OneStageCosts(1e-3, 2e-3);
   costs.tp_forward_steps = {2 * (kTp - 1)};
   costs.tp_backward_steps = {4 * (kTp - 1)};
   costs.tp_step_bytes = {static_cast<int64_t>(kActivation / kTp)};
