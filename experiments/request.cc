@@ -83,6 +83,28 @@ Status ResolveOutputs(const proto::RunConfig& c, const Locator& where, RunReques
   return CheckTraceOutputs(outputs, where);
 }
 
+Status ResolveWorkload(const proto::RunConfig& c, const Locator& where, RunSpec* spec) {
+  if (!c.train_tokens().empty()) {
+    std::string_view unit;
+    Status status = ParseCount(where.Where("train_tokens"), c.train_tokens(), {"tok", "tokens"},
+                               &spec->train_tokens, &unit);
+    if (status.ok()) status = AtLeast(where, "train_tokens", spec->train_tokens, 1);
+    if (!status.ok()) return status;
+  }
+  if (c.has_gpu_hour_cost()) {
+    if (c.train_tokens().empty()) {
+      return where.Invalid("gpu_hour_cost", "prices the GPU-hours of a training run; give " +
+                                                where.Name("train_tokens") + " too");
+    }
+    if (!(c.gpu_hour_cost() >= 0 && c.gpu_hour_cost() <= 1e9)) {
+      return where.Invalid("gpu_hour_cost", "invalid value '" + FormatNumber(c.gpu_hour_cost()) +
+                                                "'; valid: a price per GPU-hour, 0 to 1e9");
+    }
+    spec->gpu_hour_cost = c.gpu_hour_cost();
+  }
+  return Status();
+}
+
 }  // namespace
 
 bool IsOutputFileField(std::string_view field) {
@@ -115,12 +137,21 @@ Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,
                                      where.Name("pp") + " 4");
   }
   if (!status.ok()) return status;
+  if (!c.global_batch().empty()) {
+    std::string_view unit;
+    status = ParseCount(where.Where("global_batch"), c.global_batch(),
+                        {"seq", "sequences", "tok", "tokens"}, &spec->global_batch, &unit);
+    if (status.ok()) status = AtLeast(where, "global_batch", spec->global_batch, 1);
+    if (!status.ok()) return status;
+    spec->global_batch_in_tokens = unit.starts_with("tok");
+  }
   if (c.has_microbatches()) {
     status = AtLeast(where, "microbatches", c.microbatches(), 1);
     params.num_microbatches = c.microbatches();
-  } else if (!from_file) {
+  } else if (!from_file && c.global_batch().empty()) {
     status = where.Invalid("microbatches", "required; give the microbatches per iteration, e.g. " +
-                                               where.Name("microbatches") + " 8");
+                                               where.Name("microbatches") + " 8, or " +
+                                               where.Name("global_batch"));
   }
   if (!status.ok()) return status;
   if (c.has_stages_per_rank()) {
@@ -178,6 +209,9 @@ Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const Resol
   sizes("activation_w", c.activation_w(), &costs.activation_w_bytes);
   sizes("message_bytes", c.message_bytes(), &costs.message_bytes);
   sizes("grad_bytes", c.grad_bytes(), &costs.gradient_bytes);
+  if (status.ok() && !c.costs_per().empty()) {
+    status = ParseCostsPer(where.Where("costs_per"), c.costs_per(), &spec->costs_per);
+  }
   if (!status.ok()) return status;
   spec->profile_file = InputPath(options, c.profile());
   if (!c.memory_limit().empty()) {
@@ -205,9 +239,21 @@ Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const Resol
 
 Status ResolveModel(const proto::RunConfig& c, const Locator& where, const ResolveOptions& options,
                     RunSpec* spec) {
+  TrainingSetup& t = spec->training;
+  Status status;
+  // Without a model these count the workload (tokens and samples per second).
+  if (c.has_seq_len()) {
+    status = AtLeast(where, "seq_len", c.seq_len(), 1);
+    t.seq_len = c.seq_len();
+  }
+  if (status.ok() && c.has_microbatch_size()) {
+    status = AtLeast(where, "microbatch_size", c.microbatch_size(), 1);
+    t.microbatch_size = c.microbatch_size();
+  }
+  if (!status.ok()) return status;
   if (c.model().empty()) {
     // The model's options mean nothing without a model.
-    const char* fields[] = {"seq_len", "microbatch_size", "dtype", "sequence_parallel",
+    const char* fields[] = {"dtype", "sequence_parallel",
                             "recompute", "flash_attention", "zero", "layers_per_stage",
                             "embedding_as_layer", "loss_as_layer", "efficiency", "grad_dtype",
                             "bytes_per_param", "tp_comm_overlap"};
@@ -221,17 +267,7 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
     return Status();
   }
   spec->model = LooksLikeFile(c.model()) ? InputPath(options, c.model()) : c.model();
-  TrainingSetup& t = spec->training;
-  Status status;
-  if (c.has_seq_len()) {
-    status = AtLeast(where, "seq_len", c.seq_len(), 1);
-    t.seq_len = c.seq_len();
-  }
-  if (status.ok() && c.has_microbatch_size()) {
-    status = AtLeast(where, "microbatch_size", c.microbatch_size(), 1);
-    t.microbatch_size = c.microbatch_size();
-  }
-  if (status.ok() && c.has_zero()) {
+  if (c.has_zero()) {
     status = AtLeast(where, "zero", c.zero(), 0);
     t.zero_stage = c.zero();
   }
@@ -379,6 +415,7 @@ Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator>
   if (status.ok() && !config.p2p_mode().empty()) {
     status = ParseP2pMode(at.Where("p2p_mode"), config.p2p_mode(), &base.p2p_mode);
   }
+  if (status.ok()) status = ResolveWorkload(config, at, &base);
   if (status.ok()) status = ResolveOutputs(config, at, request);
   if (!status.ok()) return status;
   if (!base.schedule_file.empty()) {

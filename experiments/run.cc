@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "base/escape.h"
 #include "base/files.h"
@@ -139,7 +140,7 @@ Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype, const Locator&
 }
 
 double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Schedule& schedule,
-                              int32_t tp, int32_t dp) {
+                              int32_t tp, int32_t dp, bool hardware) {
   double flops = 0;
   for (size_t stage = 0; stage < stages.size(); ++stage) {
     const Pipeline pipeline = [&] {
@@ -152,7 +153,11 @@ double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Sched
       return Pipeline{0, schedule.num_stages - 1, 0, schedule.num_microbatches - 1};
     }();
     const int32_t microbatches = pipeline.last_microbatch - pipeline.first_microbatch + 1;
-    flops += 3 * stages[stage].forward_flops * microbatches * tp * dp;
+    const StageModel& m = stages[stage];
+    const double per_microbatch =
+        hardware ? m.forward_flops + m.backward_input_flops + m.backward_weight_flops
+                 : 3 * m.forward_flops;
+    flops += per_microbatch * microbatches * tp * dp;
   }
   return flops;
 }
@@ -177,9 +182,10 @@ std::vector<PassSeconds> ModelStageSeconds(const RunSpec& spec, const Transforme
                           spec.efficiency);
 }
 
-Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
-                        std::vector<StageModel>* stages, TransformerSpec* model,
-                        TrainingSetup* setup_out) {
+namespace {
+
+// The model of the request: a preset or a model file.
+Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
   if (const TransformerSpec* preset = FindTransformerPreset(spec.model)) {
     *model = *preset;
   } else if (spec.model.find('.') != std::string::npos) {
@@ -197,6 +203,68 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
         "model", UnknownName("model", spec.model, names,
                              "or a model file (.textproto, .json, .yaml)"));
   }
+  return Status();
+}
+
+// --global-batch: the microbatches it makes, checked against --microbatches when that is given.
+Status ApplyGlobalBatch(RunSpec* spec) {
+  const Locator& where = *spec->where;
+  int64_t sequences = spec->global_batch;
+  const std::string given = std::to_string(spec->global_batch) +
+                            (spec->global_batch_in_tokens ? " tokens" : " sequences");
+  if (spec->global_batch_in_tokens) {
+    int64_t seq_len = spec->training.seq_len;
+    if (seq_len == 0 && !spec->model.empty()) {
+      TransformerSpec model;
+      Status status = LoadModel(*spec, &model);
+      if (!status.ok()) return status;
+      seq_len = model.seq_len;
+    }
+    if (seq_len == 0) {
+      return where.Invalid("global_batch", given + " need a sequence length to count sequences; "
+                                           "give " + where.Name("seq_len") + " or " +
+                                           where.Name("model"));
+    }
+    if (sequences % seq_len != 0) {
+      return where.Invalid("global_batch", given + " are not a whole number of " +
+                                               std::to_string(seq_len) + "-token sequences");
+    }
+    sequences /= seq_len;
+  }
+  const int64_t per_microbatch = int64_t{spec->training.microbatch_size} * spec->training.dp;
+  const std::string split = where.Name("dp") + " " + std::to_string(spec->training.dp) + " x " +
+                            where.Name("microbatch_size") + " " +
+                            std::to_string(spec->training.microbatch_size);
+  if (sequences % per_microbatch != 0) {
+    return where.Invalid("global_batch", std::to_string(sequences) +
+                                             " sequences are not a multiple of " + split + " = " +
+                                             std::to_string(per_microbatch));
+  }
+  const int64_t microbatches = sequences / per_microbatch;
+  if (microbatches < 1 || microbatches > std::numeric_limits<int32_t>::max()) {
+    return where.Invalid("global_batch", std::to_string(sequences) + " sequences over " + split +
+                                             " make " + std::to_string(microbatches) +
+                                             " microbatches; valid: 1 to 2147483647");
+  }
+  ScheduleParams& params = spec->params;
+  if (params.num_microbatches != 0 && params.num_microbatches != microbatches) {
+    return where.Invalid("global_batch", std::to_string(sequences) + " sequences over " + split +
+                                             " make " + std::to_string(microbatches) +
+                                             " microbatches, but " +
+                                             where.Name("microbatches") + " says " +
+                                             std::to_string(params.num_microbatches));
+  }
+  params.num_microbatches = static_cast<int32_t>(microbatches);
+  return Status();
+}
+
+}  // namespace
+
+Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
+                        std::vector<StageModel>* stages, TransformerSpec* model,
+                        TrainingSetup* setup_out) {
+  Status loaded = LoadModel(spec, model);
+  if (!loaded.ok()) return loaded;
   TrainingSetup& setup = *setup_out;
   setup = spec.training;
   if (setup.seq_len == 0) setup.seq_len = model->seq_len;
@@ -219,7 +287,13 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
   return Status();
 }
 
-Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
+Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
+  RunSpec resolved = request;
+  if (request.global_batch > 0) {
+    Status status = ApplyGlobalBatch(&resolved);
+    if (!status.ok()) return status;
+  }
+  const RunSpec& spec = resolved;
   const Locator& where = *spec.where;
   run->spec = spec;
   const ScheduleParams& params = spec.params;
@@ -280,9 +354,19 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
     run->model_flops =
         ModelFlopsPerIteration(stages, run->schedule, spec.training.GpusPerRank(),
                                spec.training.dp);
+    if (spec.training.recompute != Recompute::kNone) {
+      run->hardware_flops = ModelFlopsPerIteration(stages, run->schedule,
+                                                   spec.training.GpusPerRank(), spec.training.dp,
+                                                   /*hardware=*/true);
+    }
+    run->seq_len = setup.seq_len;
+    run->gpu = GpuModelOf(run->platform, spec.training.dtype);
   }
+  const RankShares shares = RankSharesOf(run->schedule);
   status = BuildStageCosts(spec.costs, has_profile ? &profile : nullptr,
-                           run->schedule.num_stages, where, &run->costs);
+                           run->schedule.num_stages, where, &run->costs,
+                           spec.costs_per == CostsPer::kRank ? &shares : nullptr,
+                           /*profile_per_stage=*/profile_from_model);
   if (!status.ok()) return status;
   status = CheckCostsCoverSchedule(run->costs, run->schedule, where);
   if (!status.ok()) return status;
@@ -303,6 +387,20 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile) {
         run->costs.cp_backward_bytes.push_back(stage.cp_backward_bytes);
       }
     }
+  }
+  if (run->seq_len == 0) run->seq_len = spec.training.seq_len;
+  // Tokens of an iteration, counted in 64 bits.
+  const double tokens = static_cast<double>(run->schedule.num_microbatches) *
+                        static_cast<double>(spec.training.microbatch_size) * spec.training.dp *
+                        static_cast<double>(std::max<int64_t>(run->seq_len, 1));
+  if (tokens > static_cast<double>(kMaxCount)) {
+    return where.Invalid("microbatch_size",
+                         "the iteration's microbatches x sequences per microbatch x replicas x "
+                         "sequence length come to more than 1e18 tokens");
+  }
+  if (spec.train_tokens > 0 && run->seq_len == 0) {
+    return where.Invalid("train_tokens", "needs the tokens of an iteration; give " +
+                                             where.Name("model") + " or " + where.Name("seq_len"));
   }
   if (spec.training.dp > 1) {
     bool any = false;
@@ -389,16 +487,33 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
   reserve.activation_fraction = run.spec.activation_overhead >= 0 ? run.spec.activation_overhead
                                 : counts_memory ? kDefaultActivationOverhead
                                                 : 0;
+  result->reserve = reserve;
   result->metrics =
       ComputeMetrics(run.schedule, run.costs, run.graph, timeline, capacity, reserve);
   ComputeLinkMetrics(run.graph, run.platform, timeline, &result->metrics);
   result->model = run.model;
   result->model_flops = run.model_flops;
-  if (run.model_flops > 0 && result->metrics.makespan_s > 0) {
-    const double gpus = static_cast<double>(run.schedule.num_ranks) *
-                        run.spec.training.GpusPerRank() * run.spec.training.dp;
-    result->mfu = run.model_flops / (result->metrics.makespan_s * gpus *
-                                     PeakFlopsPerS(run.platform, run.spec.training.dtype));
+  result->hardware_flops = run.hardware_flops;
+  result->gpu = run.gpu;
+  const TrainingSetup& t = run.spec.training;
+  result->gpus = int64_t{run.schedule.num_ranks} * t.GpusPerRank() * t.dp;
+  result->sequences_per_iteration = int64_t{run.schedule.num_microbatches} * t.microbatch_size * t.dp;
+  result->seq_len = run.seq_len;
+  const double iteration_s = result->metrics.makespan_s;
+  if (iteration_s > 0) {
+    const double peak = static_cast<double>(result->gpus) * PeakFlopsPerS(run.platform, t.dtype);
+    if (peak > 0) {
+      result->mfu = run.model_flops / (iteration_s * peak);
+      result->hfu = run.hardware_flops / (iteration_s * peak);
+    }
+    result->samples_per_s = static_cast<double>(result->sequences_per_iteration) / iteration_s;
+    result->tokens_per_s =
+        static_cast<double>(result->sequences_per_iteration * result->seq_len) / iteration_s;
+  }
+  if (run.spec.train_tokens > 0 && result->tokens_per_s > 0) {
+    result->time_to_train_s = static_cast<double>(run.spec.train_tokens) / result->tokens_per_s;
+    result->gpu_hours = result->time_to_train_s / 3600 * static_cast<double>(result->gpus);
+    if (run.spec.gpu_hour_cost >= 0) result->cost = result->gpu_hours * run.spec.gpu_hour_cost;
   }
   return Status();
 }

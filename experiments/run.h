@@ -36,6 +36,7 @@ struct RunSpec {
   // With schedule_file: the rank of every stage; empty to infer it from the file.
   std::vector<RankIndex> stage_to_rank;
   CostInputs costs;  // Each overrides the same field from the profile or model.
+  CostsPer costs_per = CostsPer::kRank;  // for `costs` and the profile's rows
   std::string profile_file;  // measured costs (models/profile.h); empty: none.
   // A model preset name or a model file (models/transformer.h); empty: none. With a model the
   // costs come from the per-op cost model on the platform's GPU (models/op_costs.h), or with
@@ -60,6 +61,14 @@ struct RunSpec {
   // PrepareRun refuses a run that would compile into more tasks (sim/task_graph.h), before it
   // allocates them: 5e7 tasks are about 7 GB.
   int64_t max_tasks = kDefaultMaxTasks;
+  // The workload. --global-batch: sequences (or, with global_batch_in_tokens, tokens) per
+  // iteration over all replicas; 0: not given. PrepareRun turns it into microbatches of
+  // training.microbatch_size sequences on each of training.dp replicas (or checks the given
+  // microbatches against it).
+  int64_t global_batch = 0;
+  bool global_batch_in_tokens = false;
+  int64_t train_tokens = 0;   // --train-tokens; 0: not given
+  double gpu_hour_cost = -1;  // --gpu-hour-cost; < 0: not given
   // Where each field was written, for messages ("--pp", "e.yaml:3:5: base.pp").
   std::shared_ptr<const Locator> where = std::make_shared<FieldNames>();
 };
@@ -77,6 +86,9 @@ struct PreparedRun {
   std::string label;  // The schedule's name or file.
   std::string model;  // The model's name, with --model.
   double model_flops = 0;  // see RunResult
+  double hardware_flops = 0;
+  int64_t seq_len = 0;  // the model's or --seq-len; 0: unknown
+  GpuModel gpu;         // with --model: the GPU as the op cost model times it
   Schedule schedule;
   StageCosts costs;
   PlatformSpec platform;
@@ -95,6 +107,25 @@ struct RunResult {
   // MFU = model FLOPs / (makespan x GPUs x peak FLOP/s of the dtype).
   double model_flops = 0;
   double mfu = 0;
+  // With --model and recomputation: hardware FLOPs (the model FLOPs plus the recomputed forward
+  // work) and HFU, their share of the peak in the same way. 0 otherwise.
+  double hardware_flops = 0;
+  double hfu = 0;
+  GpuModel gpu;  // with --model: the GPU constants the op cost model assumed
+  MemoryReserve reserve;  // what the memory check added to each rank
+  // The workload, per iteration (the makespan) over all replicas: the GPUs (ranks x tp x cp x
+  // dp), sequences = microbatches x microbatch size x dp, samples (sequences) per second, and,
+  // when the sequence length is known (a model or --seq-len; else seq_len 0), tokens per second.
+  int64_t gpus = 0;
+  int64_t sequences_per_iteration = 0;
+  int64_t seq_len = 0;
+  double samples_per_s = 0;
+  double tokens_per_s = 0;
+  // With --train-tokens (and tokens_per_s): the time to train on them and its GPU-hours; with
+  // --gpu-hour-cost their cost. 0 otherwise.
+  double time_to_train_s = 0;
+  double gpu_hours = 0;
+  double cost = 0;
   RunMetrics metrics;
 };
 
@@ -128,9 +159,10 @@ Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype, const Locator&
 // Model FLOPs of one iteration of `schedule` with `stages` (from BuildModelStages): forward and
 // backward without recompute, 3 x the forward, for every microbatch on every stage of its
 // pipeline, on all `tp` GPUs of a rank, in each of `dp` replicas. MFU divides it by makespan x
-// GPUs x PeakFlopsPerS.
+// GPUs x PeakFlopsPerS. With `hardware`, the FLOPs the GPUs execute: F + I + W of each stage,
+// recomputation included (HFU).
 double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Schedule& schedule,
-                              int32_t tp, int32_t dp);
+                              int32_t tp, int32_t dp, bool hardware = false);
 
 // Builds the schedule, costs and platform, checks them and (with `compile`) compiles the task
 // graph. Returns InvalidInput for bad input and Deadlock for an order that cannot execute; never

@@ -45,6 +45,74 @@ std::string MemoryOf(const RankMetrics& k) {
   return text + (k.oom ? "  OOM" : "");
 }
 
+// The largest rank's capacity (they are equal today); 0: unlimited.
+int64_t Capacity(const RunMetrics& m) {
+  int64_t capacity = 0;
+  for (const RankMetrics& r : m.ranks) capacity = std::max(capacity, r.memory_capacity_bytes);
+  return capacity;
+}
+
+// What the run assumed beyond what it was given: the workload's sizes, how costs were read, the
+// memory reserve, and with a model its setup and the GPU constants of the op cost model.
+nlohmann::ordered_json Assumptions(const RunResult& r) {
+  const TrainingSetup& t = r.spec.training;
+  nlohmann::ordered_json a;
+  a["microbatch_size"] = t.microbatch_size;
+  if (r.seq_len > 0) a["seq_len"] = r.seq_len;
+  if (r.model.empty()) {
+    a["costs_per"] = r.spec.costs_per == CostsPer::kRank ? "rank" : "virtual-stage";
+  }
+  a["memory_reserve_bytes"] = r.reserve.fixed_bytes;
+  a["activation_overhead"] = JsonNumber(r.reserve.activation_fraction);
+  if (!r.model.empty()) {
+    a["dtype"] = std::string(DtypeName(t.dtype));
+    a["recompute"] = std::string(RecomputeName(t.recompute));
+    a["flash_attention"] = t.flash_attention;
+    a["sequence_parallel"] = t.sequence_parallel;
+    if (r.spec.efficiency > 0) {
+      a["cost_model"] = "efficiency";
+      a["efficiency"] = JsonNumber(r.spec.efficiency);
+    } else {
+      a["cost_model"] = "per-op";
+      a["matmul_efficiency"] = JsonNumber(r.gpu.matmul_efficiency);
+      a["attention_efficiency"] = JsonNumber(r.gpu.attention_efficiency);
+      a["memory_efficiency"] = JsonNumber(r.gpu.memory_efficiency);
+    }
+    a["peak_flops_per_s"] = JsonNumber(r.gpu.matmul_flops_per_s);
+  }
+  return a;
+}
+
+// The assumptions as one line of the table.
+std::string AssumptionsLine(const RunResult& r) {
+  const TrainingSetup& t = r.spec.training;
+  std::string text = "microbatch size " + std::to_string(t.microbatch_size);
+  if (r.seq_len > 0) text += ", sequence " + std::to_string(r.seq_len);
+  if (r.model.empty()) {
+    text += r.spec.costs_per == CostsPer::kRank ? ", costs per rank (split over its stages)"
+                                                : ", costs per virtual stage";
+  } else {
+    text += ", " + std::string(DtypeName(t.dtype)) + ", recompute " +
+            std::string(RecomputeName(t.recompute)) + ", flash attention " +
+            (t.flash_attention ? "on" : "off");
+    if (r.spec.efficiency > 0) {
+      text += ", " + FormatNumber(r.spec.efficiency) + " of peak";
+    } else {
+      text += ", per-op model (matmul " + FormatNumber(r.gpu.matmul_efficiency) +
+              ", attention " + FormatNumber(r.gpu.attention_efficiency) + ", HBM " +
+              FormatNumber(r.gpu.memory_efficiency) + " of peak)";
+    }
+  }
+  if (r.reserve.fixed_bytes > 0 || r.reserve.activation_fraction > 0) {
+    text += ", reserve " + HumanBytes(static_cast<double>(r.reserve.fixed_bytes)) + " + " +
+            Percent(r.reserve.activation_fraction) + " of activations";
+  }
+  return text;
+}
+
+// "1.23 M tokens/s", "640 samples/s": the workload's rates for tables.
+std::string Rate(double per_s, const char* unit) { return HumanCount(per_s) + " " + unit + "/s"; }
+
 }  // namespace
 
 nlohmann::ordered_json RunJson(const RunResult& r) {
@@ -83,13 +151,33 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   o["traffic"]["intra_node"] = traffic(m.intra_node);
   o["traffic"]["inter_node"] = traffic(m.inter_node);
   o["peak_memory_bytes"] = MaxPeakMemory(m);
+  o["memory_capacity_bytes"] = Capacity(m);
   o["oom"] = m.oom_ranks > 0;
   o["oom_ranks"] = m.oom_ranks;
+  o["iteration_time_s"] = JsonNumber(m.makespan_s);
+  o["gpus"] = r.gpus;
+  o["sequences_per_iteration"] = r.sequences_per_iteration;
+  o["samples_per_s"] = JsonNumber(r.samples_per_s);
+  if (r.seq_len > 0) o["tokens_per_s"] = JsonNumber(r.tokens_per_s);
   if (!r.model.empty()) {
     o["model"] = r.model;
     o["model_flops"] = JsonNumber(r.model_flops);
     o["mfu"] = JsonNumber(r.mfu);
+    if (r.hardware_flops > 0) {
+      o["hardware_flops"] = JsonNumber(r.hardware_flops);
+      o["hfu"] = JsonNumber(r.hfu);
+    }
   }
+  if (r.spec.train_tokens > 0) {
+    o["train_tokens"] = r.spec.train_tokens;
+    o["time_to_train_s"] = JsonNumber(r.time_to_train_s);
+    o["gpu_hours"] = JsonNumber(r.gpu_hours);
+    if (r.spec.gpu_hour_cost >= 0) {
+      o["gpu_hour_cost"] = JsonNumber(r.spec.gpu_hour_cost);
+      o["cost"] = JsonNumber(r.cost);
+    }
+  }
+  o["assumptions"] = Assumptions(r);
   o["ranks"] = nlohmann::ordered_json::array();
   for (const RankMetrics& k : m.ranks) {
     nlohmann::ordered_json rank;
@@ -130,11 +218,16 @@ namespace {
 const char* kCsvHeader =
     "schedule,pp,stages,microbatches,platform,engine,makespan_s,bubble_over_makespan,"
     "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,transfer_tasks,"
-    "transfer_bytes,peak_memory_bytes,oom_ranks,mfu,dp,tp,allreduce_tail_s,intra_node_bytes,"
+    "transfer_bytes,peak_memory_bytes,memory_capacity_bytes,oom_ranks,mfu,hfu,samples_per_s,"
+    "tokens_per_s,time_to_train_s,gpu_hours,cost,dp,tp,allreduce_tail_s,intra_node_bytes,"
     "inter_node_bytes\n";
+
+// A number, or an empty cell when the run has none.
+std::string Optional(bool has, double value) { return has ? FormatNumber(value) : ""; }
 
 std::string CsvRow(const RunResult& r) {
   const RunMetrics& m = r.metrics;
+  const bool training = r.spec.train_tokens > 0;
   return CsvField(r.label) + "," + std::to_string(r.num_ranks) + "," +
          std::to_string(r.num_stages) + "," + std::to_string(r.num_microbatches) + "," +
          CsvField(r.platform) + "," + std::string(EngineName(r.spec.engine)) + "," +
@@ -142,10 +235,15 @@ std::string CsvRow(const RunResult& r) {
          FormatNumber(m.bubble_over_ideal) + "," + FormatNumber(m.stage_bubble_rate) + "," +
          std::to_string(MaxPeak(m)) + "," + std::to_string(m.num_compute_tasks) + "," +
          std::to_string(m.num_transfer_tasks) + "," + std::to_string(m.transfer_bytes) + "," +
-         std::to_string(MaxPeakMemory(m)) + "," + std::to_string(m.oom_ranks) + "," +
-         FormatNumber(r.mfu) + "," + std::to_string(r.spec.training.dp) + "," +
-         std::to_string(r.spec.training.tp) + "," + FormatNumber(m.allreduce_tail_s) + "," +
-         std::to_string(m.intra_node.bytes) + "," + std::to_string(m.inter_node.bytes) + "\n";
+         std::to_string(MaxPeakMemory(m)) + "," + std::to_string(Capacity(m)) + "," +
+         std::to_string(m.oom_ranks) + "," + Optional(!r.model.empty(), r.mfu) + "," +
+         Optional(r.hardware_flops > 0, r.hfu) + "," + FormatNumber(r.samples_per_s) + "," +
+         Optional(r.seq_len > 0, r.tokens_per_s) + "," + Optional(training, r.time_to_train_s) +
+         "," + Optional(training, r.gpu_hours) + "," +
+         Optional(training && r.spec.gpu_hour_cost >= 0, r.cost) + "," +
+         std::to_string(r.spec.training.dp) + "," + std::to_string(r.spec.training.tp) + "," +
+         FormatNumber(m.allreduce_tail_s) + "," + std::to_string(m.intra_node.bytes) + "," +
+         std::to_string(m.inter_node.bytes) + "\n";
 }
 
 }  // namespace
@@ -185,10 +283,23 @@ std::string SingleTable(const RunResult& r) {
                     std::to_string(m.num_transfer_tasks) + " transfers (" +
                     HumanBytes(static_cast<double>(m.transfer_bytes)) + ")"},
   };
+  std::string throughput = Rate(r.samples_per_s, "samples");
+  if (r.seq_len > 0) throughput += ", " + Rate(r.tokens_per_s, "tokens");
+  summary.push_back({"throughput", throughput + " (" + std::to_string(r.sequences_per_iteration) +
+                                       " sequences per iteration)"});
   if (!r.model.empty()) {
     summary.push_back({"model", r.model + ", " + HumanFlops(r.model_flops) +
-                                    " per iteration, MFU " + Percent(r.mfu)});
+                                    " per iteration, MFU " + Percent(r.mfu) +
+                                    (r.hardware_flops > 0 ? ", HFU " + Percent(r.hfu) : "")});
   }
+  if (r.spec.train_tokens > 0) {
+    std::string training = HumanCount(static_cast<double>(r.spec.train_tokens)) + " tokens in " +
+                           HumanDuration(r.time_to_train_s) + ", " + HumanCount(r.gpu_hours) +
+                           " GPU-hours";
+    if (r.spec.gpu_hour_cost >= 0) training += ", cost " + HumanCount(r.cost);
+    summary.push_back({"training", training});
+  }
+  summary.push_back({"assumed", AssumptionsLine(r)});
   const int32_t dp = r.spec.training.dp;
   const int32_t tp = r.spec.training.tp;
   const int32_t cp = r.spec.training.cp;
@@ -265,18 +376,34 @@ std::string SingleTable(const RunResult& r) {
 }
 
 std::string ComparisonTable(const std::vector<RunResult>& results) {
+  bool tokens = false, model = false;
+  for (const RunResult& r : results) {
+    tokens = tokens || r.seq_len > 0;
+    model = model || !r.model.empty();
+  }
   std::vector<std::vector<std::string>> rows = {{"schedule", "ranks", "microbatches", "makespan",
-                                                 "bubble/makespan", "bubble/ideal",
+                                                 "samples/s", "bubble/makespan", "bubble/ideal",
                                                  "stage bubble", "peak activation",
                                                  "peak memory", "OOM ranks"}};
+  if (tokens) rows[0].insert(rows[0].begin() + 5, "tokens/s");
+  if (model) rows[0].insert(rows[0].begin() + (tokens ? 6 : 5), "MFU");
   for (const RunResult& r : results) {
     const RunMetrics& m = r.metrics;
     rows.push_back({r.label, std::to_string(r.num_ranks), std::to_string(r.num_microbatches),
-                    HumanDuration(m.makespan_s), Percent(m.bubble_over_makespan),
-                    Percent(m.bubble_over_ideal), Percent(m.stage_bubble_rate),
-                    HumanBytes(static_cast<double>(MaxPeak(m))),
-                    HumanBytes(static_cast<double>(MaxPeakMemory(m))),
+                    HumanDuration(m.makespan_s), HumanCount(r.samples_per_s),
+                    Percent(m.bubble_over_makespan), Percent(m.bubble_over_ideal),
+                    Percent(m.stage_bubble_rate), HumanBytes(static_cast<double>(MaxPeak(m))),
+                    HumanBytes(static_cast<double>(MaxPeakMemory(m))) +
+                        (m.oom_ranks > 0 ? "  OOM" : ""),
                     std::to_string(m.oom_ranks)});
+    if (tokens) {
+      rows.back().insert(rows.back().begin() + 5,
+                         r.seq_len > 0 ? HumanCount(r.tokens_per_s) : "-");
+    }
+    if (model) {
+      rows.back().insert(rows.back().begin() + (tokens ? 6 : 5),
+                         r.model.empty() ? "-" : Percent(r.mfu));
+    }
   }
   return FormatColumns(rows);
 }

@@ -2,6 +2,7 @@
 
 #include "models/profile.h"
 #include "models/units.h"
+#include "base/names.h"
 
 namespace ppsim {
 
@@ -43,51 +44,131 @@ StageCosts::Collectives StageCosts::ActionCollectives(const Action& action) cons
 
 namespace {
 
-// One field: the request's list when given (one value broadcast to every stage), else the
-// profile's column (broadcast from one row), else unset.
+constexpr NamedValue<CostsPer> kCostsPer[] = {
+    {"rank", CostsPer::kRank},
+    {"virtual-stage", CostsPer::kVirtualStage},
+};
+
+// A rank's value over its `split` stages: durations exactly, bytes in whole bytes (the first
+// `value mod split` stages one byte more).
+double ShareOf(double value, int32_t split, int32_t) { return value / split; }
+int64_t ShareOf(int64_t value, int32_t split, int32_t index) {
+  return value / split + (index < value % split ? 1 : 0);
+}
+
+// How the values of one field are laid out.
+struct Layout {
+  const RankShares* shares = nullptr;  // per rank, split; null: per virtual stage
+  bool split = true;                   // false: each stage gets its rank's whole value
+};
+
+// One field: the request's list when given, else the profile's column, else unset. A list holds
+// one value for all, or one per rank (with shares) or per virtual stage.
 template <class T>
 Status Resolve(std::string_view field, const std::vector<T>& given, const Profile* profile,
                std::vector<T> Profile::*column, int32_t num_stages, const Locator& where,
-               std::vector<T>* out) {
+               Layout given_layout, Layout profile_layout, std::vector<T>* out) {
   out->clear();
   const std::vector<T>* values = &given;
+  Layout layout = given_layout;
   if (given.empty()) {
     if (profile == nullptr || (profile->*column).empty()) return Status();
     values = &(profile->*column);
+    layout = profile_layout;
   }
-  if (values->size() == 1) {
-    out->assign(num_stages, (*values)[0]);
-    return Status();
-  }
-  if (static_cast<int32_t>(values->size()) != num_stages) {
-    // A profile's rows are checked against the stages before this.
+  const int32_t units = layout.shares == nullptr ? num_stages : layout.shares->num_ranks;
+  if (values->size() != 1 && static_cast<int32_t>(values->size()) != units) {
+    // A profile's rows are checked before this.
+    if (layout.shares == nullptr) {
+      return where.Invalid(field, std::to_string(values->size()) + " values for " +
+                                      std::to_string(num_stages) +
+                                      " virtual stages; give one value for all stages or exactly " +
+                                      std::to_string(num_stages) + ", comma-separated");
+    }
     return where.Invalid(field, std::to_string(values->size()) + " values for " +
-                                    std::to_string(num_stages) +
-                                    " virtual stages; give one value for all stages or exactly " +
-                                    std::to_string(num_stages) + ", comma-separated");
+                                    std::to_string(units) +
+                                    " ranks; give one value for all ranks or exactly " +
+                                    std::to_string(units) + ", comma-separated (or " +
+                                    where.Name("costs_per") +
+                                    " virtual-stage and one per virtual stage)");
   }
-  *out = *values;
+  for (int32_t s = 0; s < num_stages; ++s) {
+    if (layout.shares == nullptr) {
+      out->push_back((*values)[values->size() == 1 ? 0 : s]);
+      continue;
+    }
+    const RankShares& shares = *layout.shares;
+    const T value = (*values)[values->size() == 1 ? 0 : shares.rank[s]];
+    out->push_back(layout.split ? ShareOf(value, shares.split[s], shares.index[s]) : value);
+  }
   return Status();
 }
 
 }  // namespace
 
+Status ParseCostsPer(std::string_view what, std::string_view text, CostsPer* costs_per) {
+  return ParseNamed(kCostsPer, "value", what, text, costs_per);
+}
+
+RankShares RankSharesOf(const Schedule& schedule) {
+  RankShares shares;
+  shares.num_ranks = schedule.num_ranks;
+  shares.rank.resize(schedule.num_stages);
+  shares.split.resize(schedule.num_stages);
+  shares.index.resize(schedule.num_stages);
+  std::vector<Pipeline> pipelines = schedule.pipelines;
+  if (pipelines.empty()) {
+    pipelines.push_back(Pipeline{0, schedule.num_stages - 1, 0, schedule.num_microbatches - 1});
+  }
+  for (const Pipeline& pipeline : pipelines) {
+    std::vector<int32_t> held(schedule.num_ranks, 0);
+    for (int32_t s = pipeline.first_stage; s <= pipeline.last_stage; ++s) {
+      const int32_t rank = schedule.RankOf(StageIndex(s)).value();
+      shares.rank[s] = rank;
+      shares.index[s] = held[rank]++;
+    }
+    for (int32_t s = pipeline.first_stage; s <= pipeline.last_stage; ++s) {
+      shares.split[s] = held[shares.rank[s]];
+    }
+  }
+  return shares;
+}
+
 Status BuildStageCosts(const CostInputs& inputs, const Profile* profile, int32_t num_stages,
-                       const Locator& where, StageCosts* costs) {
+                       const Locator& where, StageCosts* costs, const RankShares* shares,
+                       bool profile_per_stage) {
   *costs = StageCosts();
-  if (profile != nullptr && profile->num_rows != 1 && profile->num_rows != num_stages) {
-    return Status::InvalidInput(profile->source + ": " + std::to_string(profile->num_rows) +
-                                " stages in the profile for " + std::to_string(num_stages) +
-                                " virtual stages; give one per virtual stage or one for all");
+  const Layout given_layout{shares, true};
+  const Layout profile_layout{profile_per_stage ? nullptr : shares, true};
+  if (profile != nullptr && profile->num_rows != 1) {
+    const int32_t units =
+        profile_layout.shares == nullptr ? num_stages : profile_layout.shares->num_ranks;
+    if (profile->num_rows != units) {
+      return Status::InvalidInput(
+          profile->source + ": " + std::to_string(profile->num_rows) + " stages in the profile " +
+          (profile_layout.shares == nullptr
+               ? "for " + std::to_string(num_stages) +
+                     " virtual stages; give one per virtual stage or one for all"
+               : "for " + std::to_string(units) + " ranks; give one per rank or one for all (or " +
+                     where.Name("costs_per") + " virtual-stage and one per virtual stage)"));
+    }
   }
   Status status;
   auto times = [&](std::string_view field, const std::vector<double>& given,
                    std::vector<double> Profile::*column, std::vector<double>* out) {
-    if (status.ok()) status = Resolve(field, given, profile, column, num_stages, where, out);
+    if (status.ok()) {
+      status = Resolve(field, given, profile, column, num_stages, where, given_layout,
+                       profile_layout, out);
+    }
   };
   auto sizes = [&](std::string_view field, const std::vector<int64_t>& given,
-                   std::vector<int64_t> Profile::*column, std::vector<int64_t>* out) {
-    if (status.ok()) status = Resolve(field, given, profile, column, num_stages, where, out);
+                   std::vector<int64_t> Profile::*column, std::vector<int64_t>* out,
+                   bool split = true) {
+    if (status.ok()) {
+      status = Resolve(field, given, profile, column, num_stages, where,
+                       Layout{given_layout.shares, split}, Layout{profile_layout.shares, split},
+                       out);
+    }
     if (status.ok() && out->empty()) out->assign(num_stages, 0);
   };
   const std::vector<int64_t> none;
@@ -100,7 +181,8 @@ Status BuildStageCosts(const CostInputs& inputs, const Profile* profile, int32_t
         &costs->activation_bytes);
   sizes("activation_w", inputs.activation_w_bytes, &Profile::activation_w_bytes,
         &costs->activation_w_bytes);
-  sizes("message_bytes", inputs.message_bytes, &Profile::message_bytes, &costs->message_bytes);
+  sizes("message_bytes", inputs.message_bytes, &Profile::message_bytes, &costs->message_bytes,
+        /*split=*/false);
   std::vector<int64_t> params, grads, optimizer, other_static;
   sizes("params", none, &Profile::param_bytes, &params);
   sizes("grad_bytes", inputs.gradient_bytes, &Profile::grad_bytes, &grads);
@@ -110,8 +192,10 @@ Status BuildStageCosts(const CostInputs& inputs, const Profile* profile, int32_t
 
   const std::string from_profile = profile == nullptr ? "" : " (or in " + profile->source + ")";
   if (costs->forward_s.empty()) {
-    return where.Invalid("f", "required; give the forward time of each virtual stage, e.g. " +
-                                  where.Name("f") + " 1.2ms" + from_profile);
+    return where.Invalid("f", std::string("required; give the forward time of ") +
+                                  (shares != nullptr ? "one rank's share of the model"
+                                                     : "each virtual stage") +
+                                  ", e.g. " + where.Name("f") + " 1.2ms" + from_profile);
   }
   const bool has_i = !costs->backward_input_s.empty();
   const bool has_w = !costs->backward_weight_s.empty();

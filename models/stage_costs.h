@@ -85,13 +85,38 @@ struct CostInputs {
 
 struct Profile;
 
+// What a given cost value describes (README, Costs). kRank: one pipeline rank's share of one
+// model copy (1/pp of the model) for one microbatch, split evenly over the rank's virtual stages
+// of that copy, so that the same values give every schedule the same work. kVirtualStage: one
+// virtual stage, as given.
+enum class CostsPer { kRank, kVirtualStage };
+Status ParseCostsPer(std::string_view what, std::string_view text, CostsPer* costs_per);
+
+// How values per rank map onto a schedule's virtual stages: for each virtual stage its rank, how
+// many virtual stages of the stage's pipeline (model copy) its rank holds, and which of them it
+// is (0-based, in stage order). DualPipe's two copies: 1 each (rank r's stage of copy A and its
+// stage of copy B each hold a whole rank share); interleaved and V schedules: v.
+struct RankShares {
+  int32_t num_ranks = 0;
+  std::vector<int32_t> rank;
+  std::vector<int32_t> split;
+  std::vector<int32_t> index;
+};
+RankShares RankSharesOf(const Schedule& schedule);
+
 // The costs of `num_stages` virtual stages. Each field comes from `inputs` when given, else from
-// `profile` (may be null; one row for every stage or one row per stage), else its default.
-// Messages about a given field start where it was written (`where`, with the request's field
-// names: f, i, w, b, overlap, activation, activation_w, message_bytes, grad_bytes); about the
-// profile, with its file.
+// `profile` (may be null), else its default. With `shares` (CostsPer::kRank) the given values and
+// the profile's rows are per rank: one for all ranks or one per rank, each split evenly over the
+// rank's stages of a pipeline (durations exactly; bytes in whole bytes, the first stages one byte
+// more; the boundary message is the same tensor however the rank's share is cut, so it is not
+// split), unless `profile_per_stage` (a model's costs, already per stage). Without `shares`,
+// values and rows are per virtual stage: one for all or one per stage. Messages about a given
+// field start where it was written (`where`, with the request's field names: f, i, w, b, overlap,
+// activation, activation_w, message_bytes, grad_bytes, costs_per); about the profile, with its
+// file.
 Status BuildStageCosts(const CostInputs& inputs, const Profile* profile, int32_t num_stages,
-                       const Locator& where, StageCosts* costs);
+                       const Locator& where, StageCosts* costs,
+                       const RankShares* shares = nullptr, bool profile_per_stage = false);
 
 // Checks that `costs` has a duration for every kind of op `schedule` uses (I and W need i and w)
 // and one entry per virtual stage of the schedule.

@@ -66,6 +66,38 @@ double ToDouble(const Decimal& d, int64_t extra_exponent) {
 
 std::string Quote(std::string_view text) { return Quoted(text); }
 
+enum class Exact { kOk, kTooManyDigits, kTooLarge, kNotWhole };
+
+// d x scale as a whole number, in exact arithmetic: the mantissa's digits as an integer, times
+// the scale, over a power of ten. Up to 24 significant digits times a scale up to 2^50 stay
+// inside 128 bits.
+Exact ExactScaled(const Decimal& d, int64_t scale, int64_t* out) {
+  std::string digits = d.integer + d.fraction;
+  int64_t power_of_ten = d.exponent - static_cast<int64_t>(d.fraction.size());
+  while (digits.size() > 1 && digits[0] == '0') digits.erase(0, 1);
+  // Trailing zeros of the mantissa are a power of ten.
+  while (digits.size() > 1 && digits.back() == '0') {
+    digits.pop_back();
+    ++power_of_ten;
+  }
+  if (digits.size() > 24) return Exact::kTooManyDigits;
+  if (power_of_ten > 30) return Exact::kTooLarge;
+  __int128 value = 0;
+  for (char c : digits) value = value * 10 + (c - '0');
+  value *= scale;
+  for (; power_of_ten > 0; --power_of_ten) {
+    value *= 10;
+    if (value > std::numeric_limits<int64_t>::max()) return Exact::kTooLarge;
+  }
+  for (; power_of_ten < 0; ++power_of_ten) {
+    if (value % 10 != 0) return Exact::kNotWhole;
+    value /= 10;
+  }
+  if (value > std::numeric_limits<int64_t>::max()) return Exact::kTooLarge;
+  *out = static_cast<int64_t>(value);
+  return Exact::kOk;
+}
+
 template <class T, class ParseOne>
 Status ParseList(std::string_view what, std::string_view text, ParseOne parse_one,
                  std::vector<T>* out) {
@@ -161,36 +193,19 @@ Status ParseSize(std::string_view what, std::string_view text, int64_t* bytes) {
     return Status::InvalidInput(prefix + "invalid size " + Quote(text) + "; " +
                                 std::string(kSizeHelp));
   }
-  // Exact arithmetic: mantissa digits as an integer, times the scale, over a power of ten.
-  std::string digits = d.integer + d.fraction;
-  int64_t power_of_ten = d.exponent - static_cast<int64_t>(d.fraction.size());
-  while (digits.size() > 1 && digits[0] == '0') digits.erase(0, 1);
-  const std::string too_large = prefix + "size " + Quote(text) + " is too large; sizes are at " +
-                                "most 2^63 - 1 bytes";
-  // Trailing zeros of the mantissa are a power of ten: 24 significant digits times the largest
-  // unit (2^40) stay inside 128 bits.
-  while (digits.size() > 1 && digits.back() == '0') {
-    digits.pop_back();
-    ++power_of_ten;
-  }
-  if (digits.size() > 24) {
-    return Status::InvalidInput(prefix + "size " + Quote(text) + " has more than 24 significant "
-                                "digits; " + std::string(kSizeHelp));
-  }
-  if (power_of_ten > 30) return Status::InvalidInput(too_large);
-  __int128 value = 0;
-  for (char c : digits) value = value * 10 + (c - '0');
-  value *= found->scale;
-  for (; power_of_ten > 0; --power_of_ten) {
-    value *= 10;
-    if (value > std::numeric_limits<int64_t>::max()) return Status::InvalidInput(too_large);
-  }
-  for (; power_of_ten < 0; ++power_of_ten) {
-    if (value % 10 != 0) {
+  int64_t value = 0;
+  switch (ExactScaled(d, found->scale, &value)) {
+    case Exact::kOk:
+      break;
+    case Exact::kTooManyDigits:
+      return Status::InvalidInput(prefix + "size " + Quote(text) + " has more than 24 significant "
+                                  "digits; " + std::string(kSizeHelp));
+    case Exact::kTooLarge:
+      return Status::InvalidInput(prefix + "size " + Quote(text) + " is too large; sizes are at " +
+                                  "most 2^63 - 1 bytes");
+    case Exact::kNotWhole:
       return Status::InvalidInput(prefix + "size " + Quote(text) +
                                   " is not a whole number of bytes; " + std::string(kSizeHelp));
-    }
-    value /= 10;
   }
   if (value > kMaxSizeBytes) {
     return Status::InvalidInput(prefix + "size " + Quote(text) + " is out of range; sizes are at " +
@@ -268,6 +283,61 @@ Status ParseFlopRate(std::string_view what, std::string_view text, double* flops
   return Status();
 }
 
+Status ParseCount(std::string_view what, std::string_view text,
+                  const std::vector<std::string_view>& suffixes, int64_t* count,
+                  std::string_view* suffix) {
+  std::string listed;
+  for (std::string_view name : suffixes) listed += (listed.empty() ? "" : ", ") + std::string(name);
+  const std::string help =
+      "expected a whole number, optionally with a prefix K, M, B or G, T, P (powers of 1000) or "
+      "Ki, Mi, Gi, Ti, Pi (powers of 1024)" +
+      (listed.empty() ? std::string() : " and then " + listed) + ", e.g. 2Mi" +
+      (suffixes.empty() ? std::string() : std::string(suffixes[0]));
+  const std::string prefix = std::string(what) + ": ";
+  const Status invalid =
+      Status::InvalidInput(prefix + "invalid count " + Quote(text) + "; " + help);
+  Decimal d;
+  std::string_view unit;
+  if (text.empty() || text[0] == '-' || !ReadDecimal(text, &d, &unit)) return invalid;
+  *suffix = std::string_view();
+  for (std::string_view name : suffixes) {
+    if (unit.size() >= name.size() && unit.substr(unit.size() - name.size()) == name &&
+        name.size() > suffix->size()) {
+      *suffix = name;
+    }
+  }
+  unit.remove_suffix(suffix->size());
+  struct Prefix {
+    std::string_view name;
+    int64_t scale;
+  };
+  static constexpr Prefix kPrefixes[] = {
+      {"", 1},
+      {"K", 1000},
+      {"M", 1000 * 1000},
+      {"B", 1000LL * 1000 * 1000},
+      {"G", 1000LL * 1000 * 1000},
+      {"T", 1000LL * 1000 * 1000 * 1000},
+      {"P", 1000LL * 1000 * 1000 * 1000 * 1000},
+      {"Ki", 1LL << 10},
+      {"Mi", 1LL << 20},
+      {"Gi", 1LL << 30},
+      {"Ti", 1LL << 40},
+      {"Pi", 1LL << 50},
+  };
+  for (const Prefix& p : kPrefixes) {
+    if (p.name != unit) continue;
+    int64_t value = 0;
+    if (ExactScaled(d, p.scale, &value) != Exact::kOk || value > kMaxCount) {
+      return Status::InvalidInput(prefix + Quote(text) +
+                                  " is not a whole number from 0 to 1e18; " + help);
+    }
+    *count = value;
+    return Status();
+  }
+  return invalid;
+}
+
 Status ParseDurationList(std::string_view what, std::string_view text,
                          std::vector<double>* seconds) {
   return ParseList<double>(what, text, &ParseDuration, seconds);
@@ -280,6 +350,8 @@ Status ParseSizeList(std::string_view what, std::string_view text, std::vector<i
 std::string HumanDuration(double seconds) {
   const double a = std::fabs(seconds);
   if (a == 0) return "0 s";
+  if (a >= 86400 * 10) return FormatShort(seconds / 86400, "days");
+  if (a >= 3600 * 10) return FormatShort(seconds / 3600, "h");
   if (a >= 1) return FormatShort(seconds, "s");
   if (a >= 1e-3) return FormatShort(seconds * 1e3, "ms");
   if (a >= 1e-6) return FormatShort(seconds * 1e6, "us");
@@ -297,10 +369,13 @@ std::string HumanBytes(double bytes) {
 
 std::string HumanCount(double count) {
   const double a = std::fabs(count);
+  if (a >= 1e12) return FormatShort(count / 1e12, "T");
   if (a >= 1e9) return FormatShort(count / 1e9, "B");
   if (a >= 1e6) return FormatShort(count / 1e6, "M");
   if (a >= 1e3) return FormatShort(count / 1e3, "K");
-  return FormatShort(count, "");
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.4g", count);
+  return buffer;
 }
 
 std::string HumanFlops(double flops) {

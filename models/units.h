@@ -39,6 +39,15 @@ Status ParseBandwidth(std::string_view what, std::string_view text, double* byte
 // kMinFlopRate to kMaxFlopRate.
 Status ParseFlopRate(std::string_view what, std::string_view text, double* flops_per_s);
 
+// A count of things, such as sequences or tokens: "512", "2Mi" (2^21), "4M", "1.5T", "300B"
+// (prefixes K, M, B or G, T, P are powers of 1000; Ki, Mi, Gi, Ti, Pi powers of 1024), optionally
+// followed by one of `suffixes` ("tok"), which *suffix gets ("" when none). A whole number from 0
+// to kMaxCount.
+inline constexpr int64_t kMaxCount = 1'000'000'000'000'000'000;
+Status ParseCount(std::string_view what, std::string_view text,
+                  const std::vector<std::string_view>& suffixes, int64_t* count,
+                  std::string_view* suffix);
+
 // Comma-separated lists of at least one value, each as above ("1ms,1ms,2ms"). How many values a
 // list must hold is for its user to say (costs: one for all stages, or one per stage).
 Status ParseDurationList(std::string_view what, std::string_view text,
@@ -49,7 +58,7 @@ Status ParseSizeList(std::string_view what, std::string_view text, std::vector<i
 std::string HumanDuration(double seconds);
 std::string HumanBytes(double bytes);
 std::string HumanFlops(double flops);  // "494.5 TFLOP"
-std::string HumanCount(double count);  // "8.03 B", "218.1 M"
+std::string HumanCount(double count);  // "8.03 B", "218.1 M", "15 T", "640"
 
 }  // namespace ppsim
 

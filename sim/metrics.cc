@@ -129,6 +129,11 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
     for (TaskId t = begin; t < end; ++t) r.busy_s += timeline.end_s[t] - timeline.start_s[t];
     r.span_s = r.last_end_s - r.first_start_s;
     r.idle_in_span_s = r.span_s - r.busy_s;
+    // busy_s sums end - start over the rank's tasks, so each of them can leave a rounding error
+    // of about span x epsilon: a difference within that is 0, not idle time.
+    const double noise = 4 * std::numeric_limits<double>::epsilon() * r.span_s *
+                         static_cast<double>(end - begin + 1);
+    if (std::fabs(r.idle_in_span_s) <= noise) r.idle_in_span_s = 0;
     auto& samples = m.memory_timeline[rank];
     WalkActivations(
         schedule.orders[rank], costs,
