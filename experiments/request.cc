@@ -140,7 +140,7 @@ Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,
   if (!c.global_batch().empty()) {
     std::string_view unit;
     status = ParseCount(where.Where("global_batch"), c.global_batch(),
-                        {"seq", "sequences", "tok", "tokens"}, &spec->global_batch, &unit);
+                        {"tok", "tokens", "seq", "sequences"}, &spec->global_batch, &unit);
     if (status.ok()) status = AtLeast(where, "global_batch", spec->global_batch, 1);
     if (!status.ok()) return status;
     spec->global_batch_in_tokens = unit.starts_with("tok");

@@ -66,8 +66,9 @@ TEST(Cli, CsvHasAHeaderAndOneRowPerSchedule) {
   EXPECT_EQ(header,
             "schedule,pp,stages,microbatches,platform,engine,makespan_s,bubble_over_makespan,"
             "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,"
-            "transfer_tasks,transfer_bytes,peak_memory_bytes,oom_ranks,mfu,dp,tp,allreduce_tail_s,"
-            "intra_node_bytes,inter_node_bytes");
+            "transfer_tasks,transfer_bytes,peak_memory_bytes,memory_capacity_bytes,oom_ranks,mfu,"
+            "hfu,samples_per_s,tokens_per_s,time_to_train_s,gpu_hours,cost,dp,tp,"
+            "allreduce_tail_s,intra_node_bytes,inter_node_bytes");
   // Check case 3. Busy = 8 x (3 + 3 + 6 + 3) = 120 s in all; rank 0 is busy 24 s and has the
   // longest span: GPipe 57 s (0..57), 1F1B 55 s.
   struct Want {
@@ -77,7 +78,7 @@ TEST(Cli, CsvHasAHeaderAndOneRowPerSchedule) {
   };
   for (const Want& w : {Want{gpipe, "GPipe", 57}, Want{one_f_one_b, "1F1B", 55}}) {
     const std::vector<std::string> f = SplitLine(w.row);
-    ASSERT_EQ(f.size(), 22u) << w.row;
+    ASSERT_EQ(f.size(), 29u) << w.row;
     EXPECT_EQ(f[0], w.name);
     EXPECT_EQ(std::vector<std::string>(f.begin() + 1, f.begin() + 6),
               (std::vector<std::string>{"4", "4", "8", "ideal", "critical-path"}));
@@ -85,9 +86,13 @@ TEST(Cli, CsvHasAHeaderAndOneRowPerSchedule) {
     EXPECT_NEAR(std::stod(f[7]), 1 - 120 / (4 * w.makespan), 1e-12);
     EXPECT_NEAR(std::stod(f[8]), (4 * w.makespan - 120) / 120, 1e-12);
     EXPECT_NEAR(std::stod(f[9]), (w.makespan - 24) / w.makespan, 1e-12);
-    EXPECT_EQ(std::vector<std::string>(f.begin() + 10, f.end()),
-              (std::vector<std::string>{"0", "64", "48", "0", "0", "0", "0", "1", "1", "0", "0",
-                                        "0"}));
+    // The ideal platform's GPU is an 80 GiB H100; no model, sequence length or training run, so
+    // MFU, HFU, tokens/s and the training totals are empty; 8 one-sequence microbatches.
+    EXPECT_EQ(std::vector<std::string>(f.begin() + 10, f.begin() + 19),
+              (std::vector<std::string>{"0", "64", "48", "0", "0", "85899345920", "0", "", ""}));
+    EXPECT_NEAR(std::stod(f[19]), 8 / w.makespan, 1e-12);
+    EXPECT_EQ(std::vector<std::string>(f.begin() + 20, f.end()),
+              (std::vector<std::string>{"", "", "", "", "1", "1", "0", "0", "0"}));
   }
 }
 
@@ -139,8 +144,8 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
                 "--bogus: unknown option; see 'ppsim run --help' for the valid options");
   ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f",
                      "1,1,2", "--b", "2"}),
-                "--f: 3 values for 4 virtual stages; give one value for all stages or exactly 4, "
-                "comma-separated");
+                "--f: 3 values for 4 ranks; give one value for all ranks or exactly 4, "
+                "comma-separated (or --costs-per virtual-stage and one per virtual stage)");
   ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f",
                      "-1ms", "--b", "2"}),
                 "--f: negative duration '-1ms'; durations must be >= 0");
@@ -236,7 +241,9 @@ TEST(Cli, TorchCsvOutputReadsBackAsTheSameScheduleWithTheSameMetrics) {
     const std::string path = WriteFile(choice[1] + ".csv", csv.out);
     EXPECT_EQ(Cli({"schedule", "--schedule-file", path, "--format", "torch-csv"}).out, csv.out);
 
-    const std::vector<std::string> costs = {"--f", "1,1,2,1,1,1,2,1,1,1,2,1", "--i", "1", "--w",
+    // Costs per virtual stage, which a schedule file and a named schedule share.
+    const std::vector<std::string> costs = {"--costs-per", "virtual-stage", "--f",
+                                            "1,1,2,1,1,1,2,1,1,1,2,1", "--i", "1", "--w",
                                             "0.5", "--message-bytes", "1GB", "--platform",
                                             "h100-node", "--format", "csv"};
     std::vector<std::string> named = {"run"};
@@ -244,7 +251,7 @@ TEST(Cli, TorchCsvOutputReadsBackAsTheSameScheduleWithTheSameMetrics) {
     std::vector<std::string> from_file = {"run", "--schedule-file", path};
     const size_t stages = choice[1] == "Interleaved1F1B" ? 12 : 8;
     std::vector<std::string> stage_costs = costs;
-    if (stages == 8) stage_costs[1] = "1,1,2,1,1,1,2,1";
+    if (stages == 8) stage_costs[3] = "1,1,2,1,1,1,2,1";
     named.insert(named.end(), stage_costs.begin(), stage_costs.end());
     from_file.insert(from_file.end(), stage_costs.begin(), stage_costs.end());
     const CliResult a = Cli(named);
@@ -360,8 +367,8 @@ TEST(Cli, ProfileCsvRunsLikeTheSameFlags) {
   EXPECT_EQ(a.out, b.out);
   ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "2", "--microbatches", "2", "--profile",
                      path}),
-                path + ": 4 stages in the profile for 2 virtual stages; give one per virtual "
-                       "stage or one for all");
+                path + ": 4 stages in the profile for 2 ranks; give one per rank or one for all "
+                       "(or --costs-per virtual-stage and one per virtual stage)");
 }
 
 std::vector<std::string> ModelRun(std::vector<std::string> extra) {
@@ -431,8 +438,8 @@ TEST(Cli, ModelFlagsRejectBadValuesByName) {
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--efficiency", "1.5"})),
                 "--efficiency: invalid value '1.5'; expected a fraction of peak in [0.001, 1], e.g. "
                 "0.45");
-  ExpectInvalid(Cli(ModelRun({"--f", "1", "--b", "2", "--seq-len", "2"})),
-                "--seq-len: applies with --model only");
+  ExpectInvalid(Cli(ModelRun({"--f", "1", "--b", "2", "--dtype", "fp8"})),
+                "--dtype: applies with --model only");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-9b"})),
                 "--model: unknown model 'llama3-9b'; valid: gpt3-1.5b, gpt3-6.2b, gpt3-14.6b, "
                 "gpt3-28.3b, gpt3-175b, llama3-8b, llama3-8b-128k, llama3-70b, llama3-405b, or a "

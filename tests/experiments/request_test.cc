@@ -42,10 +42,11 @@ TEST(ResolveRun, ReportsEachFieldWhereItWasWritten) {
             "--f: invalid duration 'fast'; expected a non-negative number with unit ns, us, ms or "
             "s (a bare number is seconds), e.g. 1.2ms");
   config.set_f("1");
-  config.set_seq_len(4096);
+  config.set_recompute("full");
   EXPECT_EQ(ResolveError(config, std::make_shared<FlagLocator>()),
-            "--seq-len: applies with --model only");
-  EXPECT_EQ(ResolveError(config, std::make_shared<FieldNames>()), "seq_len: applies with model only");
+            "--recompute: applies with --model only");
+  EXPECT_EQ(ResolveError(config, std::make_shared<FieldNames>()),
+            "recompute: applies with model only");
 }
 
 TEST(ResolveRun, CostsAreParsedOnceIntoSecondsAndBytes) {

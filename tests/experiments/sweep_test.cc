@@ -133,18 +133,15 @@ skip:
                    "exactly one per value of the axis\n" +
             path + ":14:13: axes[4].values: no values; an axis needs at least one\n" +
             path + ":3:12: axes[0].field: unknown field 'microbatch'; valid: schedule, "
-                   "schedule_file, pp, microbatches, stages_per_rank, microbatch_group_size, "
-                   "stage_to_rank, f, i, w, b, overlap, activation, activation_w, message_bytes, "
-                   "grad_bytes, profile, memory_limit, memory_reserve, activation_overhead, "
-                      "fail_on_oom, model, seq_len, "
+                   "schedule_file, pp, microbatches, global_batch, stages_per_rank, "
+                   "microbatch_group_size, stage_to_rank, f, i, w, b, overlap, activation, "
+                   "activation_w, message_bytes, grad_bytes, costs_per, profile, memory_limit, "
+                   "memory_reserve, activation_overhead, fail_on_oom, model, seq_len, "
                    "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
-                      "grad_dtype, bytes_per_param, tp_comm_overlap, "
-                   "layers_per_stage, embedding_as_layer, loss_as_layer, efficiency, platform, "
-                   "nodes, placement, hosts, tp, cp, dp, grad_bucket, p2p_latency, p2p_bandwidth, "
-                   "p2p_mode, "
-                   "engine, "
-                      "format, "
-                   "max_tasks, set.PATH (did you mean microbatches?)\n" +
+                   "grad_dtype, bytes_per_param, tp_comm_overlap, layers_per_stage, "
+                   "embedding_as_layer, loss_as_layer, efficiency, platform, nodes, placement, "
+                   "hosts, tp, cp, dp, grad_bucket, p2p_latency, p2p_bandwidth, p2p_mode, engine, "
+                   "format, train_tokens, gpu_hour_cost, max_tasks, set.PATH (did you mean microbatches?)\n" +
             path + ":11:12: axes[3].field: unknown cluster field 'nic.speed'; valid: name, "
                    "description, gpu.name, gpu.dense_bf16, gpu.dense_fp8, gpu.memory, "
                    "gpu.memory_bandwidth, gpu.sms, gpu.matmul_efficiency, gpu.attention_efficiency, "
@@ -155,18 +152,15 @@ skip:
             path + ":13:12: axes[4].field: schedule is swept twice; sweep a field in one axis "
                    "(zip fields that vary together with `with`)\n" +
             path + ":16:20: skip[0].when[0].field: unknown field 'platfrom'; valid: schedule, "
-                   "schedule_file, pp, microbatches, stages_per_rank, microbatch_group_size, "
-                   "stage_to_rank, f, i, w, b, overlap, activation, activation_w, message_bytes, "
-                   "grad_bytes, profile, memory_limit, memory_reserve, activation_overhead, "
-                      "fail_on_oom, model, seq_len, "
+                   "schedule_file, pp, microbatches, global_batch, stages_per_rank, "
+                   "microbatch_group_size, stage_to_rank, f, i, w, b, overlap, activation, "
+                   "activation_w, message_bytes, grad_bytes, costs_per, profile, memory_limit, "
+                   "memory_reserve, activation_overhead, fail_on_oom, model, seq_len, "
                    "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
-                      "grad_dtype, bytes_per_param, tp_comm_overlap, "
-                   "layers_per_stage, embedding_as_layer, loss_as_layer, efficiency, platform, "
-                   "nodes, placement, hosts, tp, cp, dp, grad_bucket, p2p_latency, p2p_bandwidth, "
-                   "p2p_mode, "
-                   "engine, "
-                      "format, "
-                   "max_tasks, set.PATH (did you mean platform?)\n" +
+                   "grad_dtype, bytes_per_param, tp_comm_overlap, layers_per_stage, "
+                   "embedding_as_layer, loss_as_layer, efficiency, platform, nodes, placement, "
+                   "hosts, tp, cp, dp, grad_bucket, p2p_latency, p2p_bandwidth, p2p_mode, engine, "
+                   "format, train_tokens, gpu_hour_cost, max_tasks, set.PATH (did you mean platform?)\n" +
             path + ":10:14: axes[2].values[0]: expected an integer, got 'two'");
 }
 

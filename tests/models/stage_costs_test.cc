@@ -34,6 +34,63 @@ TEST(BuildStageCosts, GivenBOverridesIPlusWAndOverlapIsByForwardStage) {
   EXPECT_EQ(c.ActionDuration(overlap), 3.5);
 }
 
+Schedule Generated(const char* name, int32_t p, int32_t m, int32_t v) {
+  Schedule schedule;
+  ScheduleParams params;
+  params.num_ranks = p;
+  params.num_microbatches = m;
+  params.stages_per_rank = v;
+  EXPECT_TRUE(GenerateSchedule(name, params, &schedule).ok());
+  return schedule;
+}
+
+TEST(RankShares, SplitARankOverItsStagesOfOneModelCopy) {
+  // Interleaved, p = 2, v = 2: stages 0..3 on ranks 0, 1, 0, 1; each rank holds 2 of the copy.
+  RankShares s = RankSharesOf(Generated("Interleaved1F1B", 2, 4, 2));
+  EXPECT_EQ(s.num_ranks, 2);
+  EXPECT_EQ(s.rank, (std::vector<int32_t>{0, 1, 0, 1}));
+  EXPECT_EQ(s.split, (std::vector<int32_t>{2, 2, 2, 2}));
+  EXPECT_EQ(s.index, (std::vector<int32_t>{0, 0, 1, 1}));
+  // ZB-V, p = 2: rank r holds stages r and 3 - r of one copy.
+  s = RankSharesOf(Generated("ZB-V", 2, 4, 2));
+  EXPECT_EQ(s.rank, (std::vector<int32_t>{0, 1, 1, 0}));
+  EXPECT_EQ(s.split, (std::vector<int32_t>{2, 2, 2, 2}));
+  EXPECT_EQ(s.index, (std::vector<int32_t>{0, 0, 1, 1}));
+  // DualPipe, p = 2: two copies (stages 0-1 and 2-3, stage 2 + k on rank 1 - k); a rank holds one
+  // stage of each, a whole rank share.
+  s = RankSharesOf(Generated("DualPipe", 2, 4, 2));
+  EXPECT_EQ(s.rank, (std::vector<int32_t>{0, 1, 1, 0}));
+  EXPECT_EQ(s.split, (std::vector<int32_t>{1, 1, 1, 1}));
+  EXPECT_EQ(s.index, (std::vector<int32_t>{0, 0, 0, 0}));
+}
+
+TEST(RankShares, SplitDurationsExactlyBytesWholeAndMessagesNot) {
+  const Schedule schedule = Generated("Interleaved1F1B", 2, 4, 2);
+  const RankShares shares = RankSharesOf(schedule);
+  StageCosts c;
+  ASSERT_TRUE(BuildStageCosts(CostInputsOf({{"f", "1,3"},
+                                            {"b", "2"},
+                                            {"activation", "7,8"},
+                                            {"activation_w", "5"},
+                                            {"message_bytes", "64"},
+                                            {"overlap", "5"}}),
+                              nullptr, 4, FlagLocator(), &c, &shares)
+                  .ok());
+  EXPECT_EQ(c.forward_s, (std::vector<double>{0.5, 1.5, 0.5, 1.5}));
+  EXPECT_EQ(c.backward_s, (std::vector<double>{1, 1, 1, 1}));
+  EXPECT_EQ(c.overlap_s, (std::vector<double>{2.5, 2.5, 2.5, 2.5}));
+  // 7 bytes over two stages: 4 then 3; 8: 4 and 4; 5: 3 and 2.
+  EXPECT_EQ(c.activation_bytes, (std::vector<int64_t>{4, 4, 3, 4}));
+  EXPECT_EQ(c.activation_w_bytes, (std::vector<int64_t>{3, 3, 2, 2}));
+  // The boundary tensor is the same whatever the cut.
+  EXPECT_EQ(c.message_bytes, (std::vector<int64_t>{64, 64, 64, 64}));
+  EXPECT_EQ(BuildStageCosts(CostInputsOf({{"f", "1,2,3"}, {"b", "2"}}), nullptr, 4, FlagLocator(),
+                            &c, &shares)
+                .message(),
+            "--f: 3 values for 2 ranks; give one value for all ranks or exactly 2, "
+            "comma-separated (or --costs-per virtual-stage and one per virtual stage)");
+}
+
 TEST(BuildStageCosts, ReportsMissingAndInconsistentFlags) {
   StageCosts c;
   EXPECT_EQ(BuildCosts({}, 4, &c).message(),

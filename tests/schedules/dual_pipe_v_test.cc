@@ -66,11 +66,13 @@ TEST(DualPipeV, ChecksStagesPerRankBeforeMicrobatchesLikeTorch) {
 
 TEST(DualPipeV, CheckCase9) {
   for (EngineKind engine : kBothEngines) {
-    proto::RunConfig spec = IdealRun("DualPipeV", 4, 10, "1", "", engine);
+    // Check case 9: F = I = W = 1 and an overlapped pair 3 per virtual stage; a rank's share
+    // (two half-model stages) is twice that.
+    proto::RunConfig spec = IdealRun("DualPipeV", 4, 10, "2", "", engine);
     spec.set_stages_per_rank(2);
-    spec.set_i("1");
-    spec.set_w("1");
-    spec.set_overlap("3");
+    spec.set_i("2");
+    spec.set_w("2");
+    spec.set_overlap("6");
     EXPECT_NEAR(RunOk(spec).metrics.makespan_s, 66, 1e-9);
   }
 }

@@ -81,13 +81,17 @@ TEST(Interleaved1F1B, RejectsEmptyPipelines) {
 class Interleaved1F1BCheckCase : public ::testing::TestWithParam<EngineKind> {};
 
 TEST_P(Interleaved1F1BCheckCase, Case4TwoAndFourChunksPerRank) {
-  // Per rank F = 1, B = 2, split evenly over the chunks.
-  proto::RunConfig two = InterleavedSpec(2, "0.5", "1", GetParam());
-  two.set_activation("2");  // A whole rank's M_B is 4 bytes, so the peaks are 4 x [5.5, ...].
+  // Per rank F = 1, B = 2, split evenly over the chunks (costs are per rank by default).
+  proto::RunConfig two = InterleavedSpec(2, "1", "2", GetParam());
+  two.set_activation("4");  // A whole rank's M_B is 4 bytes, so the peaks are 4 x [5.5, ...].
   const RunResult r = RunOk(two);
   EXPECT_NEAR(r.metrics.makespan_s, 28.5, 1e-9);
   EXPECT_EQ(Peaks(r), (std::vector<int64_t>{22, 18, 14, 10}));
-  EXPECT_NEAR(RunOk(InterleavedSpec(4, "0.25", "0.5", GetParam())).metrics.makespan_s, 26.25, 1e-9);
+  EXPECT_NEAR(RunOk(InterleavedSpec(4, "1", "2", GetParam())).metrics.makespan_s, 26.25, 1e-9);
+  // The same check case with the chunks' own costs.
+  proto::RunConfig per_chunk = InterleavedSpec(2, "0.5", "1", GetParam());
+  per_chunk.set_costs_per("virtual-stage");
+  EXPECT_NEAR(RunOk(per_chunk).metrics.makespan_s, 28.5, 1e-9);
 }
 
 INSTANTIATE_TEST_SUITE_P(BothEngines, Interleaved1F1BCheckCase, ::testing::ValuesIn(kBothEngines),

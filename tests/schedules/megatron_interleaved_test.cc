@@ -55,13 +55,13 @@ TEST_P(MegatronCheckCase, Case4InterleavedBubble) {
   // Check case 4: p = 4, m = 8, per-rank F = 1, B = 2 split over the chunks: m(F + B) plus
   // (p - 1)(F + B)/v: 28.5 for v = 2, 26.25 for v = 4. Rank r peaks at
   // (p - r - 1) * 2 + (v - 1) * p + 1 chunk activations: [11, 9, 7, 5] x 2 bytes.
-  proto::RunConfig spec = IdealRun("Megatron-Interleaved", 4, 8, "0.5", "1", GetParam());
+  proto::RunConfig spec = IdealRun("Megatron-Interleaved", 4, 8, "1", "2", GetParam());
   spec.set_stages_per_rank(2);
-  spec.set_activation("2");
+  spec.set_activation("4");
   const RunResult r = RunOk(spec);
   EXPECT_NEAR(r.metrics.makespan_s, 8 * 3 + 3 * 3 / 2.0, 1e-9);
   EXPECT_EQ(Peaks(r), (std::vector<int64_t>{22, 18, 14, 10}));
-  proto::RunConfig four = IdealRun("Megatron-Interleaved", 4, 8, "0.25", "0.5", GetParam());
+  proto::RunConfig four = IdealRun("Megatron-Interleaved", 4, 8, "1", "2", GetParam());
   four.set_stages_per_rank(4);
   EXPECT_NEAR(RunOk(four).metrics.makespan_s, 8 * 3 + 3 * 3 / 4.0, 1e-9);
 }

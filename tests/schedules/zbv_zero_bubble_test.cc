@@ -65,11 +65,12 @@ TEST(ZBVZeroBubble, RejectsWhatTorchRejects) {
 
 TEST(ZBVZeroBubble, CheckCase7HasNoBubbleInsideTheSpans) {
   for (EngineKind engine : kBothEngines) {
-    proto::RunConfig spec = IdealRun("ZBVZeroBubble", 4, 8, "1", "", engine);
+    // Check case 7: F = I = W = 1 and M_B = 1 per virtual stage, so 2 for a rank's share.
+    proto::RunConfig spec = IdealRun("ZBVZeroBubble", 4, 8, "2", "", engine);
     spec.set_stages_per_rank(2);
-    spec.set_i("1");
-    spec.set_w("1");
-    spec.set_activation("1");
+    spec.set_i("2");
+    spec.set_w("2");
+    spec.set_activation("2");
     const RunResult r = RunOk(spec);
     EXPECT_NEAR(r.metrics.makespan_s, 51, 1e-9);
     const std::vector<double> spans = Spans(r);

@@ -179,7 +179,9 @@ TEST_P(ZeroBubbleCases, Case6ZBH2EveryStageBusyForItsWholeSpan) {
 }
 
 TEST_P(ZeroBubbleCases, Case7ZBV) {
+  // F = I = W = 1 and M_B = 1 per virtual stage: given per virtual stage.
   proto::RunConfig spec = SplitSpec("ZB-V", 4, 8, 2, "1", "1", "1", GetParam());
+  spec.set_costs_per("virtual-stage");
   spec.set_activation("1");
   spec.clear_activation_w();
   const RunResult r = RunOk(spec);
