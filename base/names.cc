@@ -3,12 +3,28 @@
 #include "base/escape.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace ppsim {
 namespace {
 
 char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// A name's ASCII letters (lower case) and digits, in order.
+std::string Key(std::string_view name) {
+  std::string key;
+  for (char c : name) {
+    const char l = Lower(c);
+    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9')) key += l;
+  }
+  return key;
+}
+
+std::string Sorted(std::string text) {
+  std::sort(text.begin(), text.end());
+  return text;
+}
 
 }  // namespace
 
@@ -45,11 +61,18 @@ std::string JoinNames(const std::vector<std::string>& names) {
 std::string ClosestName(std::string_view given, const std::vector<std::string>& candidates) {
   const size_t limit = std::max<size_t>(1, given.size() / 3);
   std::string best;
-  size_t best_distance = limit + 1;
+  std::pair<size_t, size_t> best_distance = {limit + 1, 0};
+  const std::string given_key = Key(given);
   for (const std::string& candidate : candidates) {
-    const size_t distance = EditDistance(given, candidate);
-    if (distance < best_distance) {
-      best_distance = distance;
+    // Spelling, or the same letters and digits without the punctuation, or in another order
+    // ("zb_v" for ZB-V, "1f1b-interleaved" for Interleaved1F1B); the spelling as written breaks
+    // ties ("ffnHiden" is ffnHidden before ffn_hidden).
+    const std::string key = Key(candidate);
+    const size_t written = EditDistance(given, candidate);
+    size_t distance = std::min(written, EditDistance(given_key, key));
+    if (!key.empty() && Sorted(key) == Sorted(given_key)) distance = 0;
+    if (std::pair{distance, written} < best_distance) {
+      best_distance = {distance, written};
       best = candidate;
     }
   }

@@ -26,7 +26,9 @@ std::string Plural(int64_t count, std::string_view noun);
 std::string JoinNames(const std::vector<std::string>& names);
 
 // The candidate closest to `given` when it is within max(1, |given| / 3) edits (first of equals),
-// else "": what a "did you mean" names.
+// counting edits of the names as written or of their letters and digits alone, and none when
+// those are the same letters and digits in another order ("1f1b-interleaved" and
+// "Interleaved1F1B"); else "": what a "did you mean" names.
 std::string ClosestName(std::string_view given, const std::vector<std::string>& candidates);
 
 // "unknown KIND 'GIVEN'; valid: a, b, c (did you mean b?)" — the suggestion only when one is

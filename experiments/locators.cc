@@ -38,4 +38,19 @@ std::string FileLocator::Where(std::string_view field) const {
   return plan_.locations.Where(path) + ": " + path;
 }
 
+bool OverrideLocator::FromFlag(std::string_view field) const {
+  for (const std::string& given : flag_fields_) {
+    if (given == field) return true;
+  }
+  return false;
+}
+
+std::string OverrideLocator::Where(std::string_view field) const {
+  return FromFlag(field) ? flags_.Where(field) : file_.Where(field);
+}
+
+std::string OverrideLocator::Name(std::string_view field) const {
+  return FromFlag(field) ? flags_.Name(field) : file_.Name(field);
+}
+
 }  // namespace ppsim

@@ -4,6 +4,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "base/locator.h"
 #include "experiments/experiment.h"
@@ -31,6 +33,23 @@ class FileLocator : public Locator {
  private:
   const ExperimentPlan& plan_;
   const SweepPoint* point_;
+};
+
+// An experiment file's run with some fields given again on the command line (`ppsim run FILE
+// --pp 8`): those fields are located and named as flags, the others as `file` locates them.
+// REQUIRES: `file` outlives the locator.
+class OverrideLocator : public Locator {
+ public:
+  OverrideLocator(const Locator& file, std::vector<std::string> flag_fields)
+      : file_(file), flag_fields_(std::move(flag_fields)) {}
+  std::string Where(std::string_view field) const override;
+  std::string Name(std::string_view field) const override;
+
+ private:
+  bool FromFlag(std::string_view field) const;
+  const Locator& file_;
+  FlagLocator flags_;
+  std::vector<std::string> flag_fields_;
 };
 
 }  // namespace ppsim

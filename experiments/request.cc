@@ -196,6 +196,9 @@ Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const Resol
   Status status;
   auto times = [&](std::string_view field, const std::string& text, std::vector<double>* out) {
     if (status.ok() && !text.empty()) status = ParseDurationList(where.Where(field), text, out);
+    if (status.ok() && !text.empty() && text.find_first_of("nums") == std::string::npos) {
+      spec->unitless_durations.push_back(where.Name(field) + " " + text);
+    }
   };
   auto sizes = [&](std::string_view field, const std::string& text, std::vector<int64_t>* out) {
     if (status.ok() && !text.empty()) status = ParseSizeList(where.Where(field), text, out);

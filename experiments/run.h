@@ -37,6 +37,8 @@ struct RunSpec {
   std::vector<RankIndex> stage_to_rank;
   CostInputs costs;  // Each overrides the same field from the profile or model.
   CostsPer costs_per = CostsPer::kRank;  // for `costs` and the profile's rows
+  // Durations given without a unit, read as seconds, as written ("--f 1.2"): the output says so.
+  std::vector<std::string> unitless_durations;
   std::string profile_file;  // measured costs (models/profile.h); empty: none.
   // A model preset name or a model file (models/transformer.h); empty: none. With a model the
   // costs come from the per-op cost model on the platform's GPU (models/op_costs.h), or with

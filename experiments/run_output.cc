@@ -62,6 +62,9 @@ nlohmann::ordered_json Assumptions(const RunResult& r) {
   if (r.model.empty()) {
     a["costs_per"] = r.spec.costs_per == CostsPer::kRank ? "rank" : "virtual-stage";
   }
+  if (!r.spec.unitless_durations.empty()) {
+    a["unitless_durations_in_seconds"] = r.spec.unitless_durations;
+  }
   a["memory_reserve_bytes"] = r.reserve.fixed_bytes;
   a["activation_overhead"] = JsonNumber(r.reserve.activation_fraction);
   if (!r.model.empty()) {
@@ -102,6 +105,13 @@ std::string AssumptionsLine(const RunResult& r) {
               ", attention " + FormatNumber(r.gpu.attention_efficiency) + ", HBM " +
               FormatNumber(r.gpu.memory_efficiency) + " of peak)";
     }
+  }
+  if (!r.spec.unitless_durations.empty()) {
+    text += ", ";
+    for (size_t k = 0; k < r.spec.unitless_durations.size(); ++k) {
+      text += (k == 0 ? "" : " and ") + r.spec.unitless_durations[k];
+    }
+    text += " in seconds (no unit given)";
   }
   if (r.reserve.fixed_bytes > 0 || r.reserve.activation_fraction > 0) {
     text += ", reserve " + HumanBytes(static_cast<double>(r.reserve.fixed_bytes)) + " + " +

@@ -215,7 +215,8 @@ po::options_description RunConfigOptions(const std::vector<proto::Flag::Group>& 
   return all;
 }
 
-Status FillRunConfig(const po::variables_map& values, proto::RunConfig* config) {
+Status FillRunConfig(const po::variables_map& values, proto::RunConfig* config,
+                     std::vector<std::string>* fields) {
   const pb::Descriptor* type = proto::RunConfig::descriptor();
   for (int i = 0; i < type->field_count(); ++i) {
     const pb::FieldDescriptor* field = type->field(i);
@@ -233,6 +234,9 @@ Status FillRunConfig(const po::variables_map& values, proto::RunConfig* config) 
     for (const std::string& text : texts) {
       Status status = SetFieldFromText(field->name(), text, flag, config);
       if (!status.ok()) return status;
+      if (fields == nullptr) continue;
+      fields->push_back(field->is_repeated() ? field->name() + "." + text.substr(0, text.find('='))
+                                             : field->name());
     }
   }
   return Status();

@@ -53,9 +53,9 @@ boost::program_options::options_description RunConfigOptions(
 
 // Sets every RunConfig field given in `values` on `config` (by reflection, with the one scalar
 // setter of models/config_file.h); messages start with the flag ("--pp: expected an integer, got
-// 'four'").
+// 'four'"). With `fields`, the names of the fields set ("set.PATH" for each --set PATH=...).
 Status FillRunConfig(const boost::program_options::variables_map& values,
-                     proto::RunConfig* config);
+                     proto::RunConfig* config, std::vector<std::string>* fields = nullptr);
 
 // "--layers-per-stage" for the field layers_per_stage.
 std::string FlagOf(std::string_view field);

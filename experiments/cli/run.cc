@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "base/escape.h"
+#include "base/names.h"
+#include "base/numbers.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/options.h"
 #include "experiments/experiment.h"
@@ -24,13 +27,21 @@ const std::vector<std::string> kDefaultJob = {
 constexpr const char* kUsage =
     "usage: ppsim run --schedule NAME --pp P --microbatches M --f T (--b T | --i T --w T) "
     "[options]\n"
-    "       ppsim run FILE   (an experiment's base run)\n"
+    "       ppsim run FILE [--point N] [options]   (an experiment's base run, or point N of its\n"
+    "                        sweep; options given override the file's)\n"
     "       ppsim run        (no options: the default job)\n";
 
 boost::program_options::options_description RunOptions() {
-  return RunConfigOptions({proto::Flag::SCHEDULE, proto::Flag::COSTS, proto::Flag::MODEL,
-                           proto::Flag::CLUSTER, proto::Flag::PARALLELISM, proto::Flag::OUTPUTS,
-                           proto::Flag::LIMITS});
+  boost::program_options::options_description options =
+      RunConfigOptions({proto::Flag::SCHEDULE, proto::Flag::COSTS, proto::Flag::MODEL,
+                        proto::Flag::CLUSTER, proto::Flag::PARALLELISM, proto::Flag::OUTPUTS,
+                        proto::Flag::LIMITS});
+  boost::program_options::options_description file("With an experiment FILE");
+  file.add_options()("point", boost::program_options::value<std::string>()->value_name("N"),
+                     "run point N of the file's sweep (0-based, as results.csv numbers them) "
+                     "instead of its base run");
+  options.add(file);
+  return options;
 }
 
 // Executes a resolved request and prints it; the exit code.
@@ -50,19 +61,48 @@ int Execute(const RunRequest& request, const std::string& command, std::ostream&
   return kExitOk;
 }
 
-// `ppsim run FILE`: the experiment's base run, located in the file.
-int RunFile(const std::string& path, std::ostream& out, std::ostream& err) {
+// `ppsim run FILE [--point N] [options]`: the experiment's base run or one of its points, with
+// the options given on top, each located where it was written.
+int RunFile(const std::string& path, const ParsedArgs& parsed, const CommandArgs& args,
+            std::ostream& out, std::ostream& err) {
   ExperimentPlan plan;
   Status status = LoadExperiment(path, &plan);
   if (!status.ok()) return Fail(err, status);
+  SweepPoint point;
+  const bool one_point = parsed.values.count("point") > 0;
+  if (one_point) {
+    const std::string text = parsed.values["point"].as<std::string>();
+    int64_t index = -1;
+    if (!ParseWhole(text, &index) || index < 0 || index >= plan.num_points) {
+      return Fail(err, Status::InvalidInput(
+                           "--point: invalid point '" + Printable(text) + "'; " + path + " has " +
+                           Plural(plan.num_points, "point") + ", 0 to " +
+                           std::to_string(plan.num_points - 1)));
+    }
+    status = MakePoint(plan, index, &point);
+    if (!status.ok()) return Fail(err, status);
+    if (point.skipped) {
+      err << "note: " << path << " point " << index << " (" << DescribePoint(plan, point)
+          << ") is skipped in sweeps: " << point.reason << "\n";
+    }
+  }
+  proto::RunConfig config = one_point ? point.config : plan.experiment.base();
+  proto::RunConfig given;
+  std::vector<std::string> flag_fields;
+  status = FillRunConfig(parsed.values, &given, &flag_fields);
+  if (!status.ok()) return Fail(err, status);
+  config.MergeFrom(given);
+  const FileLocator in_file(plan, one_point ? &point : nullptr);
   RunRequest request;
   ResolveOptions options;
   options.directory = plan.directory;
-  status = ResolveRun(plan.experiment.base(), std::make_shared<FileLocator>(plan, nullptr),
-                      options, &request);
+  status = ResolveRun(config, std::make_shared<OverrideLocator>(in_file, flag_fields), options,
+                      &request);
   if (!status.ok()) return Fail(err, status);
   request.sources.push_back(path);
-  return Execute(request, "ppsim run " + path, out, err);
+  std::string command = "ppsim run";
+  for (const std::string& a : args) command += " " + a;
+  return Execute(request, command, out, err);
 }
 
 }  // namespace
@@ -85,14 +125,11 @@ int RunCommand(const CommandArgs& given, std::ostream& out, std::ostream& err) {
                                             "'; every value follows its option, see 'ppsim run "
                                             "--help'"));
     }
-    for (const std::string& a : args) {
-      if (a != file) {
-        return Fail(err, Status::InvalidInput("ppsim run " + file + ": unexpected argument '" + a +
-                                              "'; ppsim run FILE takes no options, put them in "
-                                              "the file"));
-      }
-    }
-    return RunFile(file, out, err);
+    return RunFile(file, parsed, args, out, err);
+  }
+  if (parsed.values.count("point") > 0) {
+    return Fail(err, Status::InvalidInput("--point: runs one point of an experiment; give the "
+                                          "file first: ppsim run FILE --point N"));
   }
   proto::RunConfig config;
   status = FillRunConfig(parsed.values, &config);

@@ -482,9 +482,54 @@ TEST(RunFile, RunsTheBaseRunWithMessagesAtTheFile) {
   const std::string missing = WriteFile("nopp.yaml", "base: {schedule: GPipe, f: 1ms}\n");
   EXPECT_EQ(Cli({"run", missing}).err,
             missing + ": base.pp: required; give the number of pipeline ranks, e.g. pp 4\n");
-  EXPECT_EQ(Cli({"run", path, "--pp", "3"}).err,
-            "ppsim run " + path + ": unexpected argument '--pp'; ppsim run FILE takes no "
-            "options, put them in the file\n");
+}
+
+TEST(RunFile, RunsOnePointAndTakesOverrides) {
+  const std::string path = WriteFile("points.yaml", R"(base:
+  schedule: 1F1B
+  pp: 2
+  f: 1ms
+  b: 2ms
+  platform: ideal
+  format: csv
+axes:
+  - {field: microbatches, values: ["2", "4"]}
+  - {field: schedule, values: [1F1B, GPipe]}
+skip:
+  - when: [{field: schedule, equals: [GPipe]}, {field: microbatches, equals: ["4"]}]
+    reason: not needed
+)");
+  auto flags = [](const std::string& schedule, const std::string& microbatches,
+                  const std::string& pp) {
+    return Cli({"run", "--schedule", schedule, "--pp", pp, "--microbatches", microbatches, "--f",
+                "1ms", "--b", "2ms", "--platform", "ideal", "--format", "csv"})
+        .out;
+  };
+  // Point 1: microbatches 2 (the first axis varies slowest), GPipe.
+  CliResult r = Cli({"run", path, "--point", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, flags("GPipe", "2", "2"));
+  EXPECT_EQ(r.err, "");
+  // Options override the point's fields and the base's.
+  EXPECT_EQ(Cli({"run", path, "--point", "2", "--microbatches", "8", "--pp", "4"}).out,
+            flags("1F1B", "8", "4"));
+  EXPECT_EQ(Cli({"run", path, "--pp", "4", "--microbatches", "3"}).out, flags("1F1B", "3", "4"));
+  // A point the sweep skips still runs, with a note.
+  r = Cli({"run", path, "--point", "3"});
+  EXPECT_EQ(r.out, flags("GPipe", "4", "2"));
+  EXPECT_EQ(r.err, "note: " + path +
+                       " point 3 (microbatches=4, schedule=GPipe) is skipped in sweeps: not "
+                       "needed\n");
+  // Messages name a flag where it was given, the file where it was written.
+  EXPECT_EQ(Cli({"run", path, "--point", "0", "--pp", "0"}).err,
+            "--pp: must be at least 1; got 0\n");
+  EXPECT_EQ(Cli({"run", path, "--point", "0", "--f", "-1ms"}).err,
+            "--f: negative duration '-1ms'; durations must be >= 0\n");
+  EXPECT_EQ(Cli({"run", path, "--point", "4"}).err,
+            "--point: invalid point '4'; " + path + " has 4 points, 0 to 3\n");
+  EXPECT_EQ(Cli({"run", "--point", "1"}).err,
+            "--point: runs one point of an experiment; give the file first: ppsim run FILE "
+            "--point N\n");
 }
 
 // Every example in experiments/examples runs (small enough for CI).
@@ -496,7 +541,7 @@ TEST(Examples, EveryExampleExperimentSweepsWithoutFailures) {
     size_t skipped;
   };
   for (const Example& e : {Example{"quickstart.textproto", 2, 0},
-                           Example{"schedules-h100-node.yaml", 7, 0},
+                           Example{"schedules-h100-node.yaml", 8, 0},
                            Example{"microbatch-sweep.json", 10, 1},
                            Example{"cluster-study.yaml", 4, 0}}) {
     SCOPED_TRACE(e.file);
