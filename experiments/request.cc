@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "base/escape.h"
+#include "base/names.h"
 #include "base/files.h"
 #include "base/numbers.h"
 #include "models/units.h"
@@ -282,8 +283,7 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   }
   if (status.ok() && !c.grad_dtype().empty()) {
     if (c.grad_dtype() != "fp32" && c.grad_dtype() != "bf16") {
-      return where.Invalid("grad_dtype", "invalid value " + Quoted(c.grad_dtype()) +
-                                             "; valid: fp32, bf16");
+      return where.Invalid("grad_dtype", UnknownName("value", c.grad_dtype(), {"fp32", "bf16"}));
     }
     t.fp32_grads = c.grad_dtype() == "fp32";
   }
@@ -305,8 +305,7 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   spec->tp_comm_overlap = c.tp_comm_overlap();
   if (!c.flash_attention().empty()) {
     if (c.flash_attention() != "on" && c.flash_attention() != "off") {
-      return where.Invalid("flash_attention",
-                           "invalid value '" + c.flash_attention() + "'; valid: on, off");
+      return where.Invalid("flash_attention", UnknownName("value", c.flash_attention(), {"on", "off"}));
     }
     t.flash_attention = c.flash_attention() == "on";
   }

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "base/escape.h"
+#include "base/names.h"
 #include "base/numbers.h"
 
 namespace ppsim {
@@ -209,9 +210,11 @@ Status ParsePlacement(std::string_view what, std::string_view text, Placement* p
     const std::string_view item = text.substr(start, end - start);
     int64_t gpu = -1;
     if (!ParseWhole(item, &gpu) || gpu < 0 || gpu > std::numeric_limits<int32_t>::max()) {
+      const std::string best = ClosestName(text, {"contiguous", "round-robin"});
       return Status::InvalidInput(std::string(what) + ": invalid placement " + Quoted(text) +
                                   "; valid: contiguous, round-robin, or a comma list of GPU "
-                                  "numbers (the first GPU of each rank's group), e.g. 0,8,1,9");
+                                  "numbers (the first GPU of each rank's group), e.g. 0,8,1,9" +
+                                  (best.empty() ? "" : " (did you mean " + best + "?)"));
     }
     placement->gpus.push_back(static_cast<int32_t>(gpu));
     if (end == text.size()) break;

@@ -432,7 +432,13 @@ TEST(Cli, ModelFlagsRejectBadValuesByName) {
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--layers-per-stage", "8,8,8"})),
                 "--layers-per-stage: 3 entries for 4 stages; give one per stage");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--flash-attention", "maybe"})),
-                "--flash-attention: invalid value 'maybe'; valid: on, off");
+                "--flash-attention: unknown value 'maybe'; valid: on, off");
+  ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--flash-attention", "onn"})),
+                "--flash-attention: unknown value 'onn'; valid: on, off (did you mean on?)");
+  ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--placement", "contigous"})),
+                "--placement: invalid placement 'contigous'; valid: contiguous, round-robin, or a "
+                "comma list of GPU numbers (the first GPU of each rank's group), e.g. 0,8,1,9 "
+                "(did you mean contiguous?)");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--zero", "2"})),
                 "--zero: 2 is not supported; valid: 0, 1");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--efficiency", "1.5"})),

@@ -106,6 +106,37 @@ case("cp-tasks", run_with("--model", "llama3-8b", ("--f", "--b")) +
              "the limit is 5.0e+07 tasks (--max-tasks)")
 case("tp-huge", run_with("--tp", "70000"), "--tp",
      message="--tp: 70000 GPUs per rank; at most 65535")
+# --- The workload: global batch, training tokens, price, how costs are read.
+RUN_M = [a for a in RUN if a not in ("--microbatches", "8")]
+for i, value in enumerate(["0", "-1", "1.5", "1e400", "abc", "2Xtok", ARG, "99999999999999999999tok",
+                           "2147483648000", "1Etok", "4\n5"]):
+    case(f"global-batch-{i}", RUN_M + ["--global-batch", value, "--seq-len", "4096"],
+         "--global-batch")
+case("global-batch-mismatch", RUN + ["--global-batch", "64"], "--global-batch",
+     message="--global-batch: 64 sequences over --dp 1 x --microbatch-size 1 make 64 microbatches, "
+             "but --microbatches says 8")
+case("global-batch-tokens-no-seq", RUN_M + ["--global-batch", "1Mitok"], "--global-batch")
+case("workload-tokens-overflow", RUN + ["--seq-len", "2147483647", "--microbatch-size",
+                                        "2147483647"], "--microbatch-size")
+for i, value in enumerate(["0", "-1", "1e30", "abc", ARG, "1.5tok", "15Q"]):
+    case(f"train-tokens-{i}", RUN + ["--seq-len", "4096", "--train-tokens", value],
+         "--train-tokens")
+case("train-tokens-no-seq", RUN + ["--train-tokens", "1T"], "--train-tokens")
+for i, value in enumerate(["-1", "nan", "inf", "1e300", "x"]):
+    case(f"gpu-hour-cost-{i}", RUN + ["--seq-len", "4096", "--train-tokens", "1T",
+                                      "--gpu-hour-cost", value], "--gpu-hour-cost")
+case("gpu-hour-cost-alone", RUN + ["--gpu-hour-cost", "2"], "--gpu-hour-cost")
+for i, value in enumerate(["rack", "", ARG, "RANK"]):
+    case(f"costs-per-{i}", RUN + ["--costs-per", value], "--costs-per")
+case("costs-per-rank-list", run_with("--f", "1ms,2ms,3ms,4ms,5ms,6ms,7ms,8ms", stages_per_rank="2",
+                                     schedule="Interleaved1F1B"), "--f")
+POINTS = {"e.yaml": "base: {schedule: 1F1B, pp: 2, f: 1ms, b: 2ms, platform: ideal}\n"
+                    "axes: [{field: microbatches, values: ['2', '4']}]\n"}
+for i, value in enumerate(["-1", "2", "abc", "99999999999999999999", ARG, ""]):
+    case(f"point-{i}", ["run", "e.yaml", "--point", value], "--point", files=POINTS)
+case("point-no-file", RUN + ["--point", "1"], "--point")
+case("point-override-bad", ["run", "e.yaml", "--point", "1", "--pp", "0"], "--pp", files=POINTS,
+     message="--pp: must be at least 1; got 0")
 case("cp-no-model", run_with("--cp", "2"), "--cp")
 case("cp-no-flash", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--cp", "2", "--flash-attention", "off"], "--cp")
