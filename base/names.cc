@@ -87,7 +87,8 @@ std::string UnknownName(std::string_view kind, std::string_view given,
          (best.empty() ? "" : " (did you mean " + best + "?)");
 }
 
-std::string Plural(int64_t count, std::string_view noun) {
+std::string Plural(int64_t count, std::string_view noun, std::string_view plural) {
+  if (count != 1 && !plural.empty()) return std::to_string(count) + " " + std::string(plural);
   return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
 }
 

@@ -19,8 +19,9 @@ bool EqualsIgnoringCase(std::string_view a, std::string_view b);
 // Levenshtein distance ignoring ASCII case ("swiglu" is 0 from "SWIGLU").
 size_t EditDistance(std::string_view a, std::string_view b);
 
-// "1 point", "3 points": the count and the noun, with an s unless the count is 1.
-std::string Plural(int64_t count, std::string_view noun);
+// "1 point", "3 points": the count and the noun, with an s unless the count is 1 (or `plural`
+// when given: "2 microbatches").
+std::string Plural(int64_t count, std::string_view noun, std::string_view plural = "");
 
 // "a, b, c": the names a message lists as valid.
 std::string JoinNames(const std::vector<std::string>& names);

@@ -19,6 +19,8 @@ constexpr NamedValue<OutputFormat> kFormatNames[] = {
 };
 
 std::string Percent(double fraction) {
+  // Below what two decimals show, a sum's rounding would print as "-0.00%".
+  if (std::fabs(fraction) < 5e-5) fraction = 0;
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.2f%%", 100 * fraction);
   return buffer;
@@ -280,9 +282,9 @@ namespace {
 
 std::string SingleTable(const RunResult& r) {
   const RunMetrics& m = r.metrics;
-  std::string out = r.label + ": " + std::to_string(r.num_ranks) + " ranks, " +
-                    std::to_string(r.num_stages) + " stages, " +
-                    std::to_string(r.num_microbatches) + " microbatches on " + r.platform +
+  std::string out = r.label + ": " + Plural(r.num_ranks, "rank") + ", " +
+                    Plural(r.num_stages, "stage") + ", " +
+                    Plural(r.num_microbatches, "microbatch", "microbatches") + " on " + r.platform +
                     " (" + std::string(EngineName(r.spec.engine)) + " engine)\n";
   std::vector<std::vector<std::string>> summary = {
       {"makespan", HumanDuration(m.makespan_s)},
