@@ -32,7 +32,7 @@ struct PictureBox {
   int32_t chunk = 0;       // which of its rank's virtual stages (0-based): the shade
   int32_t num_chunks = 1;  // virtual stages on the rank (>= 1)
   int32_t microbatch = 0;  // written in the box when it fits (an overlap: the forward's)
-  std::string details;     // hover text, e.g. "1F3 · stage 1 · microbatch 3 · 1.2 ms"
+  std::string details;     // hover text, e.g. "F3 · 1F3 · stage 1 · microbatch 3 · 1.2 ms"
 };
 
 // A live-activation step: `bytes` from `time_ns` until the next point.

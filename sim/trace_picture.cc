@@ -46,7 +46,8 @@ class PictureSink : public TraceSink {
     box.num_chunks = slice.num_chunks;
     const Op& first = slice.action->op(0);
     box.microbatch = first.microbatch.value();
-    box.details = FormatAction(*slice.action) + " · stage " + std::to_string(first.stage.value()) +
+    box.details = std::string(slice.name) + " · " + FormatAction(*slice.action) + " · stage " +
+                  std::to_string(first.stage.value()) +
                   " · microbatch " + std::to_string(first.microbatch.value()) + " · " +
                   HumanDuration(static_cast<double>(slice.end_ns - slice.start_ns) * 1e-9);
     picture_->end_ns = std::max(picture_->end_ns, slice.end_ns);
