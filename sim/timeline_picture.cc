@@ -257,6 +257,7 @@ struct Layout {
   std::vector<LegendItem> legend;
   double plot_top = 0, pitch = 0, plot_bottom = 0, axis_y = 0;
   bool has_memory = false;
+  bool has_capacity = false;  // some band has a capacity line: every band is taller
   double mem_height = kMemHeight;
   int32_t max_chunks = 1;
   int64_t max_bytes = 0;  // the top of every band: the largest curve value or capacity
@@ -324,6 +325,7 @@ void LayOutMemory(const TimelinePicture& picture, Layout* layout) {
     if (row.capacity_bytes > 0) {
       band.capacity_label = FormatBytes(row.capacity_bytes) + " capacity";
       layout->max_bytes = std::max(layout->max_bytes, row.capacity_bytes);
+      layout->has_capacity = true;
       layout->mem_height = kCapacityMemHeight;
     }
   }
@@ -400,7 +402,7 @@ Layout MakeLayout(const TimelinePicture& picture) {
     layout.legend.push_back(
         {LegendItem::kMemory, BoxKind::kForward, "memory: static + reserve + activations"});
   }
-  if (layout.mem_height == kCapacityMemHeight) {
+  if (layout.has_capacity) {
     layout.legend.push_back({LegendItem::kCapacity, BoxKind::kForward, "GPU memory capacity"});
   }
   if (!layout.oom_flag.empty()) {
@@ -541,8 +543,7 @@ std::string MemoryDetails(const PictureRow& row) {
 }
 
 // A step curve of the row's memory from its first point on, its last value held until end_ns,
-// on the bands' one scale; then the capacity line over it, and for an OOM row the part of the
-// curve above the line again in red (clipped to above the line).
+// on the bands' one scale; for an OOM row, the part of the curve above its capacity again, in red.
 std::string MemorySvg(const TimelinePicture& picture, const Layout& layout, size_t r) {
   const PictureRow& row = picture.rows[r];
   const Band& band = layout.bands[r];
