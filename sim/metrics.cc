@@ -37,8 +37,8 @@ void WalkActivations(const std::vector<Action>& order, const StageCosts& costs,
 
 int64_t MemoryReserve::BytesAt(int64_t activation_bytes) const {
   // Rounded up to a whole byte, so that the estimate errs towards out of memory.
-  return fixed_bytes + static_cast<int64_t>(std::ceil(activation_fraction *
-                                                      static_cast<double>(activation_bytes)));
+  return fixed_bytes + static_cast<int64_t>(
+                           std::ceil(activation_fraction * static_cast<double>(activation_bytes)));
 }
 
 int64_t RankMemoryBytes(int64_t static_bytes, int64_t live_activation_bytes,

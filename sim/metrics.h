@@ -9,7 +9,8 @@
 //   stage_bubble_rate     (S - busy(r*)) / S, S = the largest span, r* the (first) rank with it
 //                         (the zero-bubble paper's bubble rate)
 //   peak activation(r)    running maximum of live activation bytes in r's order: F adds M_B
-//                         when it starts; I frees M_B - M_W, W frees M_W, B frees M_B when they end.
+//                         when it starts; I frees M_B - M_W, W frees M_W, B frees M_B when they
+//                         end.
 //   static memory(r)      sum of the static bytes (parameters, gradients, optimizer state) of r's
 //                         stages
 //   memory(r, t)          static + live activation + reserve at the live activation

@@ -241,9 +241,9 @@ struct LegendItem {
 
 // A row's memory band.
 struct Band {
-  int64_t peak_bytes = 0;       // the curve's largest value
-  std::string peak_label;       // "peak 52 GiB" ("peak 52 GiB · OOM"); empty: no curve
-  std::string capacity_label;   // "40 GiB capacity"; empty: no line
+  int64_t peak_bytes = 0;      // the curve's largest value
+  std::string peak_label;      // "peak 52 GiB" ("peak 52 GiB · OOM"); empty: no curve
+  std::string capacity_label;  // "40 GiB capacity"; empty: no line
 };
 
 struct Layout {
@@ -260,7 +260,7 @@ struct Layout {
   bool has_capacity = false;  // some band has a capacity line: every band is taller
   double mem_height = kMemHeight;
   int32_t max_chunks = 1;
-  int64_t max_bytes = 0;  // the top of every band: the largest curve value or capacity
+  int64_t max_bytes = 0;    // the top of every band: the largest curve value or capacity
   std::vector<Band> bands;  // per row
   Axis axis;
 
@@ -341,10 +341,10 @@ void BandLabelYs(const TimelinePicture& picture, const Layout& layout, size_t r,
     *capacity_y = 0;
     return;
   }
-  *capacity_y = std::clamp(layout.MemY(r, picture.rows[r].capacity_bytes) + 4, top,
-                           layout.BandBottom(r) + 2);
-  *peak_y = *capacity_y - kLabelPitch >= top ? *capacity_y - kLabelPitch
-                                             : *capacity_y + kLabelPitch;
+  *capacity_y =
+      std::clamp(layout.MemY(r, picture.rows[r].capacity_bytes) + 4, top, layout.BandBottom(r) + 2);
+  *peak_y =
+      *capacity_y - kLabelPitch >= top ? *capacity_y - kLabelPitch : *capacity_y + kLabelPitch;
 }
 
 double LegendItemWidth(const LegendItem& item) {
@@ -368,8 +368,8 @@ Layout MakeLayout(const TimelinePicture& picture) {
   LayOutMemory(picture, &layout);
   double peaks = 0;
   for (const Band& band : layout.bands) {
-    peaks = std::max({peaks, TextWidth(band.peak_label, kSmallPx),
-                      TextWidth(band.capacity_label, kSmallPx)});
+    peaks = std::max(
+        {peaks, TextWidth(band.peak_label, kSmallPx), TextWidth(band.capacity_label, kSmallPx)});
   }
   const double last_tick =
       layout.axis.ticks.empty() ? 0 : TextWidth(layout.axis.ticks.back().label, kSmallPx);
@@ -548,8 +548,9 @@ std::string MemorySvg(const TimelinePicture& picture, const Layout& layout, size
   const PictureRow& row = picture.rows[r];
   const Band& band = layout.bands[r];
   const double bottom = layout.BandBottom(r);
-  std::string d = "M" + Px(layout.X(std::clamp(static_cast<double>(row.memory.front().time_ns),
-                                                0.0, layout.end_ns))) +
+  std::string d = "M" +
+                  Px(layout.X(std::clamp(static_cast<double>(row.memory.front().time_ns), 0.0,
+                                         layout.end_ns))) +
                   "," + Px(bottom);
   int64_t peak_at = -1;
   for (const MemoryPoint& point : row.memory) {
@@ -558,14 +559,14 @@ std::string MemorySvg(const TimelinePicture& picture, const Layout& layout, size
     if (point.bytes == band.peak_bytes && peak_at < 0) peak_at = point.time_ns;
   }
   d += "H" + Px(layout.plot_x + layout.plot_width) + "V" + Px(bottom) + "Z";
-  std::string out = "<path class=\"mem\" d=\"" + d + "\" fill=\"" + kMemoryColour +
-                    "\" fill-opacity=\"0.2\" stroke=\"" + kMemoryColour +
-                    "\" stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"><title>" +
-                    MarkupEscape(row.name + "\nmemory = static + reserve + live activations\n" +
-                                 MemoryDetails(row) + "\nhighest shown " +
-                                 FormatBytes(band.peak_bytes) + " at " +
-                                 FormatTime(std::max<int64_t>(0, peak_at))) +
-                    "</title></path>\n";
+  std::string out =
+      "<path class=\"mem\" d=\"" + d + "\" fill=\"" + kMemoryColour +
+      "\" fill-opacity=\"0.2\" stroke=\"" + kMemoryColour +
+      "\" stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"><title>" +
+      MarkupEscape(row.name + "\nmemory = static + reserve + live activations\n" +
+                   MemoryDetails(row) + "\nhighest shown " + FormatBytes(band.peak_bytes) + " at " +
+                   FormatTime(std::max<int64_t>(0, peak_at))) +
+      "</title></path>\n";
   if (row.capacity_bytes <= 0) return out;
   const double line_y = layout.MemY(r, row.capacity_bytes);
   if (row.oom && line_y > layout.BandTop(r)) {

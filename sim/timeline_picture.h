@@ -58,8 +58,8 @@ struct PictureRow {
   // The GPU's memory: a dashed line across the curve (the curves' scale covers it). 0: unlimited,
   // no line.
   int64_t capacity_bytes = 0;
-  bool oom = false;   // peak_memory_bytes > capacity_bytes: flagged in red
-  int32_t rank = 0;   // the rank the OOM line names
+  bool oom = false;  // peak_memory_bytes > capacity_bytes: flagged in red
+  int32_t rank = 0;  // the rank the OOM line names
 };
 
 struct TimelinePicture {

@@ -61,8 +61,8 @@ class PictureSink : public TraceSink {
     const Op& first = slice.action->op(0);
     box.microbatch = first.microbatch.value();
     box.details = std::string(slice.name) + " · " + FormatAction(*slice.action) + " · stage " +
-                  std::to_string(first.stage.value()) +
-                  " · microbatch " + std::to_string(first.microbatch.value()) + " · " +
+                  std::to_string(first.stage.value()) + " · microbatch " +
+                  std::to_string(first.microbatch.value()) + " · " +
                   HumanDuration(static_cast<double>(slice.end_ns - slice.start_ns) * 1e-9);
     picture_->end_ns = std::max(picture_->end_ns, slice.end_ns);
   }
@@ -77,8 +77,7 @@ class PictureSink : public TraceSink {
  private:
   // Row r's memory with `live_activation_bytes` live.
   int64_t MemoryAt(int32_t r, int64_t live_activation_bytes) const {
-    return RankMemoryBytes(picture_->rows[r].static_bytes, live_activation_bytes,
-                           metrics_.reserve);
+    return RankMemoryBytes(picture_->rows[r].static_bytes, live_activation_bytes, metrics_.reserve);
   }
 
   const RunMetrics& metrics_;

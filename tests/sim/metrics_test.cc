@@ -8,8 +8,8 @@
 
 #include "platforms/platform.h"
 #include "schedules/schedule_text.h"
-#include "tests/support/platforms.h"
 #include "tests/support/costs.h"
+#include "tests/support/platforms.h"
 
 namespace ppsim {
 namespace {
@@ -133,8 +133,8 @@ TEST(RankMemoryBytes, ItsLargestValueOverARunIsThePeakMemory) {
   // 1F1B on two ranks, two microbatches, F = B = 1 s, 10 activation bytes per microbatch: rank 0
   // holds 20 at most, rank 1 10.
   Schedule s;
-  ASSERT_TRUE(ParseScheduleText("rank 0: 0F0 0F1 0B0 0B1\nrank 1: 1F0 1B0 1F1 1B1\n", "t", &s)
-                  .ok());
+  ASSERT_TRUE(
+      ParseScheduleText("rank 0: 0F0 0F1 0B0 0B1\nrank 1: 1F0 1B0 1F1 1B1\n", "t", &s).ok());
   StageCosts costs;
   ASSERT_TRUE(BuildCosts({{"f", "1"}, {"b", "1"}, {"activation", "10"}}, 2, &costs).ok());
   costs.static_bytes = {1000, 2000};

@@ -390,11 +390,11 @@ TEST(TimelinePicture, LegendListsTheKindsPresent) {
   picture.boxes.push_back(Box(0, 2 * kMs, 3 * kMs, BoxKind::kBackwardInput, 0));
   picture.boxes.push_back(Box(0, 8 * kMs, 9 * kMs, BoxKind::kBackward, 0));
   picture.rows[0].memory = {{0, 100}};
-  EXPECT_EQ(LegendTexts(TimelineSvg(picture)),
-            (std::vector<std::string>{"F forward", "I backward (input)", "W backward (weight)",
-                                      "B backward", "F&amp;B overlapped",
-                                      "lighter = later virtual stage",
-                                      "memory: static + reserve + activations"}));
+  EXPECT_EQ(
+      LegendTexts(TimelineSvg(picture)),
+      (std::vector<std::string>{"F forward", "I backward (input)", "W backward (weight)",
+                                "B backward", "F&amp;B overlapped", "lighter = later virtual stage",
+                                "memory: static + reserve + activations"}));
 }
 
 struct PathPoint {
@@ -495,8 +495,8 @@ std::vector<std::string> Texts(const std::string& svg, const std::string& tag,
 // the line is at a band's top and 60 GiB three quarters of the way up.
 TEST(TimelinePicture, CapacityLineTopsTheScaleWhenEverythingFits) {
   TimelinePicture picture = Rows(0, 10 * kMs);
-  picture.rows.push_back(MemoryRow(0, {{0, 20 * kGiB}, {2 * kMs, 60 * kGiB}, {5 * kMs, 30 * kGiB}},
-                                   80 * kGiB));
+  picture.rows.push_back(
+      MemoryRow(0, {{0, 20 * kGiB}, {2 * kMs, 60 * kGiB}, {5 * kMs, 30 * kGiB}}, 80 * kGiB));
   picture.rows.push_back(MemoryRow(1, {{0, 10 * kGiB}}, 80 * kGiB));
   picture.boxes.push_back(Box(0, 0, kMs, BoxKind::kForward, 0));
   const std::string svg = TimelineSvg(picture);
@@ -572,8 +572,9 @@ TEST(TimelinePicture, OutOfMemoryRowsAreFlaggedAndTheirCurveAboveTheLineIsRed) {
   const std::vector<Element> over = Find(svg, "path", "mem over");
   ASSERT_EQ(over.size(), 1u);
   EXPECT_EQ(over[0].Attr("d"), Find(svg, "path", "mem")[0].Attr("d"));
-  const std::regex clip("<clipPath id=\"over-0\"><rect x=\"[0-9.]+\" y=\"([0-9.]+)\" "
-                        "width=\"[0-9.]+\" height=\"([0-9.]+)\"/></clipPath>");
+  const std::regex clip(
+      "<clipPath id=\"over-0\"><rect x=\"[0-9.]+\" y=\"([0-9.]+)\" "
+      "width=\"[0-9.]+\" height=\"([0-9.]+)\"/></clipPath>");
   std::smatch match;
   ASSERT_TRUE(std::regex_search(svg, match, clip));
   EXPECT_NEAR(std::stod(match[1]) + std::stod(match[2]), line_y, 2 * kPrinted);
@@ -587,8 +588,11 @@ TEST(TimelinePicture, OomFlagNamesEachRankOnceAndTheLargestPeak) {
   const int64_t peak = 95 * kGiB + 3 * kGiB / 10;  // 95.3 GiB
   TimelinePicture picture = Rows(0, 10 * kMs);
   for (int32_t rank : {0, 1, 2, 3, 5, 6}) {
-    picture.rows.push_back(
-        MemoryRow(rank, {{0, rank == 6 ? 70 * kGiB : rank == 2 ? peak : 90 * kGiB}}, 80 * kGiB));
+    picture.rows.push_back(MemoryRow(rank,
+                                     {{0, rank == 6   ? 70 * kGiB
+                                          : rank == 2 ? peak
+                                                      : 90 * kGiB}},
+                                     80 * kGiB));
   }
   picture.rows.push_back(MemoryRow(0, {{0, 90 * kGiB}}, 80 * kGiB));  // another replica's rank 0
   EXPECT_EQ(Texts(TimelineSvg(picture), "text", "oom-flag"),

@@ -163,7 +163,8 @@ class TraceCheck : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(TraceCheck, PerfettoTraceProcessorImportsTheTraceWhole) {
   const std::vector<std::string> queries = {
-      "select count(*) from slice", "select count(*) from flow",
+      "select count(*) from slice",
+      "select count(*) from flow",
       "select count(distinct track_id) from counter",
       "select count(*) from slice where dur < 0",
       "select count(*) from stats where value > 0 and severity in ('error', 'data_loss')",
@@ -187,7 +188,9 @@ TEST_P(TraceCheck, PerfettoTraceProcessorImportsTheTraceWhole) {
     ASSERT_TRUE(WriteChromeTrace(run, TraceWindow(), "--chrome-trace", base + ".json").ok());
     const std::vector<int64_t> expected = {static_cast<int64_t>(c.slices),
                                            static_cast<int64_t>(c.flows),
-                                           static_cast<int64_t>(c.counters), 0, 0,
+                                           static_cast<int64_t>(c.counters),
+                                           0,
+                                           0,
                                            static_cast<int64_t>(c.stage_replicas),
                                            static_cast<int64_t>(c.stage_replicas),
                                            static_cast<int64_t>(c.overlaps)};

@@ -54,8 +54,12 @@ PictureRun RunPicture(const std::string& activation, const std::string& grad_byt
   EXPECT_TRUE(status.ok()) << status.message();
   status = ExecuteRun(run.prepared, &run.result, &run.timeline);
   EXPECT_TRUE(status.ok()) << status.message();
-  const TraceRun trace{&run.prepared.schedule, &run.prepared.costs,    &run.prepared.graph,
-                       &run.timeline,          &run.prepared.platform, &run.result.metrics,
+  const TraceRun trace{&run.prepared.schedule,
+                       &run.prepared.costs,
+                       &run.prepared.graph,
+                       &run.timeline,
+                       &run.prepared.platform,
+                       &run.result.metrics,
                        {}};
   run.picture = BuildTimelinePicture(trace, TraceWindow(), "1F1B", {});
   return run;
@@ -126,8 +130,8 @@ TEST(TracePicture, MemoryLanesAreStaticReserveAndActivationsUpToThePeakMemory) {
     EXPECT_NE(doc.find(">40 GiB capacity</text>"), std::string::npos);
     EXPECT_NE(doc.find(">peak 52 GiB \u00b7 OOM</text>"), std::string::npos);
     EXPECT_NE(doc.find(">peak 37 GiB</text>"), std::string::npos);
-    const double band_top = AttributeOf(doc, "svg", "timeline", "data-plot-top") + kBoxHeight +
-                            kMemGap;
+    const double band_top =
+        AttributeOf(doc, "svg", "timeline", "data-plot-top") + kBoxHeight + kMemGap;
     const double line_y = band_top + kCapacityMemHeight - 40.0 / 52 * kCapacityMemHeight;
     EXPECT_NEAR(AttributeOf(doc, "line", "capacity", "y1"), line_y, kPrinted);
     EXPECT_NEAR(AttributeOf(doc, "line", "capacity", "data-bytes"), 40.0 * kGiB, 0.5);
@@ -147,8 +151,8 @@ TEST(TracePicture, MemoryLanesAreStaticReserveAndActivationsUpToThePeakMemory) {
     const std::string d = found[1];
     double top = 1e9;
     const std::regex corner("V([0-9.]+)");
-    for (auto it = std::sregex_iterator(d.begin(), d.end(), corner);
-         it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(d.begin(), d.end(), corner); it != std::sregex_iterator();
+         ++it) {
       top = std::min(top, std::stod((*it)[1]));
     }
     EXPECT_NEAR(top, band_top, kPrinted);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 
@@ -19,7 +20,6 @@
 #include "sim/perfetto_trace.h"
 #include "sim/perfetto_trace.pb.h"
 #include "tests/support/cli.h"
-#include <nlohmann/json.hpp>
 #include "tests/support/runs.h"
 
 namespace ppsim {
@@ -125,8 +125,8 @@ Decoded DecodePerfetto(const std::string& path) {
     std::string name;
     if (e.type() == pp::TrackEvent::TYPE_SLICE_BEGIN) {
       const auto known = name_of_iid.find(e.name_iid());
-      EXPECT_NE(known, name_of_iid.end()) << "packet " << i << " uses name iid " << e.name_iid()
-                                          << " before it is interned";
+      EXPECT_NE(known, name_of_iid.end())
+          << "packet " << i << " uses name iid " << e.name_iid() << " before it is interned";
       if (known != name_of_iid.end()) name = known->second;
     }
     events[e.track_uuid()].push_back({ts, static_cast<size_t>(i), e.type(), name});
