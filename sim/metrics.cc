@@ -35,6 +35,17 @@ void WalkActivations(const std::vector<Action>& order, const StageCosts& costs,
 
 }  // namespace
 
+int64_t MemoryReserve::BytesAt(int64_t activation_bytes) const {
+  // Rounded up to a whole byte, so that the estimate errs towards out of memory.
+  return fixed_bytes + static_cast<int64_t>(
+                           std::ceil(activation_fraction * static_cast<double>(activation_bytes)));
+}
+
+int64_t RankMemoryBytes(int64_t static_bytes, int64_t live_activation_bytes,
+                        const MemoryReserve& reserve) {
+  return static_bytes + live_activation_bytes + reserve.BytesAt(live_activation_bytes);
+}
+
 int64_t ActivationAllocatedAtStart(const Action& action, const StageCosts& costs) {
   int64_t bytes = 0;
   for (int k = 0; k < action.num_ops(); ++k) {
@@ -66,6 +77,7 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
                           const TaskGraph& graph, const Timeline& timeline,
                           int64_t memory_capacity_bytes, MemoryReserve reserve) {
   RunMetrics m;
+  m.reserve = reserve;
   m.num_compute_tasks = graph.num_compute_tasks();
   double earliest = std::numeric_limits<double>::infinity();
   double latest = 0;
@@ -152,10 +164,8 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
     r.optimizer_s = optimizer_of_rank[rank];
     m.p2p_wait_s += r.p2p_wait_s;
     r.static_memory_bytes = static_bytes[rank];
-    r.reserve_bytes = reserve.fixed_bytes +
-                      static_cast<int64_t>(std::ceil(reserve.activation_fraction *
-                                                     static_cast<double>(r.peak_activation_bytes)));
-    r.peak_memory_bytes = r.static_memory_bytes + r.peak_activation_bytes + r.reserve_bytes;
+    r.reserve_bytes = reserve.BytesAt(r.peak_activation_bytes);
+    r.peak_memory_bytes = RankMemoryBytes(r.static_memory_bytes, r.peak_activation_bytes, reserve);
     r.memory_capacity_bytes = memory_capacity_bytes;
     r.oom = memory_capacity_bytes > 0 && r.peak_memory_bytes > memory_capacity_bytes;
     m.oom_ranks += r.oom ? 1 : 0;

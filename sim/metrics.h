@@ -9,9 +9,13 @@
 //   stage_bubble_rate     (S - busy(r*)) / S, S = the largest span, r* the (first) rank with it
 //                         (the zero-bubble paper's bubble rate)
 //   peak activation(r)    running maximum of live activation bytes in r's order: F adds M_B
-//                         when it starts; I frees M_B - M_W, W frees M_W, B frees M_B when they end.
+//                         when it starts; I frees M_B - M_W, W frees M_W, B frees M_B when they
+//                         end.
 //   static memory(r)      sum of the static bytes (parameters, gradients, optimizer state) of r's
-//                         stages; peak memory = static + peak activation; oom = peak > capacity.
+//                         stages
+//   memory(r, t)          static + live activation + reserve at the live activation
+//                         (RankMemoryBytes); peak memory = its maximum, reached at the peak
+//                         activation; oom = peak memory > capacity.
 // With data parallelism the per-rank figures are replica 0's (every replica runs the same
 // computation); the makespan covers every task of every replica, the all-reduces included.
 //
@@ -33,6 +37,25 @@
 
 namespace ppsim {
 
+// GPU memory a training process holds beyond parameters, gradients, optimizer state and
+// activations: a fixed part (CUDA context, NCCL's buffers) and a fraction of the live activations
+// (the caching allocator's rounding and fragmentation), so at the peak a fraction of the peak.
+struct MemoryReserve {
+  int64_t fixed_bytes = 0;
+  double activation_fraction = 0;  // >= 0
+
+  // The reserve while `activation_bytes` are live: fixed_bytes + ceil(activation_fraction x
+  // activation_bytes), in bytes. Non-decreasing in `activation_bytes`.
+  int64_t BytesAt(int64_t activation_bytes) const;
+};
+
+// A rank's GPU memory, in bytes, while `live_activation_bytes` are live: its static bytes, the
+// live activations and reserve.BytesAt(live). Non-decreasing in the live bytes, so over a run its
+// maximum is at the peak activation: RankMetrics::peak_memory_bytes. Traces and timelines draw
+// memory over time with it, so that their peak is the metrics' to the byte.
+int64_t RankMemoryBytes(int64_t static_bytes, int64_t live_activation_bytes,
+                        const MemoryReserve& reserve);
+
 struct RankMetrics {
   int32_t rank = 0;
   double busy_s = 0;
@@ -43,8 +66,8 @@ struct RankMetrics {
   int64_t peak_activation_bytes = 0;
   double peak_activation_time_s = 0;  // when the peak was first reached
   int64_t static_memory_bytes = 0;
-  int64_t reserve_bytes = 0;          // MemoryReserve: fixed + fraction of peak activation
-  int64_t peak_memory_bytes = 0;      // static + peak activation + reserve
+  int64_t reserve_bytes = 0;          // MemoryReserve::BytesAt(peak activation)
+  int64_t peak_memory_bytes = 0;      // RankMemoryBytes at the peak activation
   int64_t memory_capacity_bytes = 0;  // 0: unlimited
   bool oom = false;                   // peak_memory_bytes > memory_capacity_bytes
   double p2p_wait_s = 0;  // blocked in p2p calls (--p2p-mode megatron), within idle_in_span_s
@@ -96,14 +119,8 @@ struct RunMetrics {
   int32_t oom_ranks = 0;
   // Per rank, every change of live activation bytes in time order (for traces and plots).
   std::vector<std::vector<MemorySample>> memory_timeline;
-};
-
-// GPU memory a training process holds beyond parameters, gradients, optimizer state and
-// activations: a fixed part (CUDA context, NCCL's buffers) and a fraction of the peak activations
-// (the caching allocator's rounding and fragmentation).
-struct MemoryReserve {
-  int64_t fixed_bytes = 0;
-  double activation_fraction = 0;
+  // The reserve the per-rank memory counts (what ComputeMetrics was given).
+  MemoryReserve reserve;
 };
 
 // `memory_capacity_bytes` is each GPU's memory (0: unlimited, nothing is out of memory); a rank's

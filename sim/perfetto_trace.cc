@@ -1,6 +1,9 @@
 #include "sim/perfetto_trace.h"
 
+#include <functional>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include "base/files.h"
 #include "sim/perfetto_trace.pb.h"
@@ -13,6 +16,12 @@ namespace pp = perfetto::protos;
 constexpr uint32_t kSequence = 1;
 constexpr uint32_t kIncrementalStateCleared = 1;
 constexpr uint32_t kNeedsIncrementalState = 2;
+
+// Hashes std::string and std::string_view alike, for lookups by view.
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view name) const { return std::hash<std::string_view>()(name); }
+};
 
 // Interned ids: the position in the list + 1.
 uint64_t IidOf(const std::vector<std::string_view>& names, std::string_view name) {
@@ -30,12 +39,6 @@ class PerfettoSink : public TraceSink {
     pp::TracePacket& p = Packet(0);
     p.set_sequence_flags(kIncrementalStateCleared | kNeedsIncrementalState);
     pp::InternedData* interned = p.mutable_interned_data();
-    const auto& slices = TraceSliceNames();
-    for (size_t i = 0; i < slices.size(); ++i) {
-      pp::EventName* name = interned->add_event_names();
-      name->set_iid(i + 1);
-      name->set_name(std::string(slices[i]));
-    }
     const auto& args = TraceArgNames();
     for (size_t i = 0; i < args.size(); ++i) {
       pp::DebugAnnotationName* name = interned->add_debug_annotation_names();
@@ -86,7 +89,7 @@ class PerfettoSink : public TraceSink {
     pp::TrackEvent* e = begin.mutable_track_event();
     e->set_type(pp::TrackEvent::TYPE_SLICE_BEGIN);
     e->set_track_uuid(slice.track->uuid);
-    e->set_name_iid(IidOf(TraceSliceNames(), slice.name));
+    e->set_name_iid(NameIid(slice.name, &begin));
     for (const TraceArg& arg : slice.args) {
       pp::DebugAnnotation* a = e->add_debug_annotations();
       a->set_name_iid(IidOf(TraceArgNames(), arg.name));
@@ -119,6 +122,20 @@ class PerfettoSink : public TraceSink {
   }
 
  private:
+  // Slice names ("F3", "activation") repeat on every rank: each is written once, interned in the
+  // first packet that uses it. Looked up by view, so a name already seen costs a hash and no
+  // allocation.
+  uint64_t NameIid(std::string_view name, pp::TracePacket* packet) {
+    const auto it = names_.find(name);
+    if (it != names_.end()) return it->second;
+    const uint64_t iid = names_.size() + 1;
+    names_.emplace(std::string(name), iid);
+    pp::EventName* interned = packet->mutable_interned_data()->add_event_names();
+    interned->set_iid(iid);
+    interned->set_name(std::string(name));
+    return iid;
+  }
+
   // Routes repeat on every transfer between two GPUs: each is written once, interned in the
   // first packet that uses it.
   uint64_t RouteIid(std::string_view route, pp::TracePacket* packet) {
@@ -150,6 +167,7 @@ class PerfettoSink : public TraceSink {
   google::protobuf::io::CodedOutputStream* out_;
   pp::TracePacket packet_;
   std::map<std::string, uint64_t, std::less<>> routes_;
+  std::unordered_map<std::string, uint64_t, NameHash, std::equal_to<>> names_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -19,8 +20,9 @@ namespace {
 constexpr double kEmPerChar = 0.64;
 constexpr double kBoldEmPerChar = 0.72;
 constexpr double kTitlePx = 16;  // bold
+constexpr double kFlagPx = 13;   // bold: the OOM line under the title
 constexpr double kTextPx = 12;   // subtitle, legend, row names
-constexpr double kSmallPx = 11;  // microbatch numbers, tick labels, memory peaks
+constexpr double kSmallPx = 11;  // microbatch numbers, tick labels, memory labels
 constexpr double kMargin = 12;
 // A microbatch number is written only into a box this much wider than its digits.
 constexpr double kLabelPad = 2;  // each side
@@ -33,14 +35,24 @@ constexpr double kMaxPlotWidth = 12000;
 constexpr double kBoxHeight = 22;
 constexpr double kMemGap = 2;
 constexpr double kMemHeight = 18;
+// With a capacity line the band is taller: beside it, the capacity label and the peak label stand
+// one above the other (kLabelPitch apart, the height of a line of 11 px text).
+constexpr double kCapacityMemHeight = 32;
+constexpr double kLabelPitch = 13;
 constexpr double kRowGap = 8;
 constexpr double kNameGap = 8;  // between the longest row name and the plot
-constexpr double kPeakGap = 6;  // between the plot and a memory peak label
+constexpr double kPeakGap = 6;  // between the plot and a memory label
 // Ticks at least this far apart, and their labels at least kTickLabelGap apart.
 constexpr double kMinTickSpacing = 60;
 constexpr double kTickLabelGap = 12;
 constexpr double kLegendLine = 20;
 constexpr double kSwatch = 14;
+
+constexpr const char* kMemoryColour = "#4a5560";
+constexpr const char* kCapacityColour = "#222222";
+// Out of memory: the flag, OOM rows' labels and their curves above the capacity (6.5:1 contrast
+// on white).
+constexpr const char* kOomColour = "#c00000";
 
 struct Rgb {
   double r, g, b;  // 0..255
@@ -221,10 +233,17 @@ double PlotWidth(const TimelinePicture& picture) {
 }
 
 struct LegendItem {
-  enum Type { kKind, kChunks, kMemory } type;
+  enum Type { kKind, kChunks, kMemory, kCapacity, kOverCapacity } type;
   BoxKind kind;  // kKind; kChunks: the kind whose shades it shows
   std::string text;
   double x = 0, y = 0;  // top left
+};
+
+// A row's memory band.
+struct Band {
+  int64_t peak_bytes = 0;      // the curve's largest value
+  std::string peak_label;      // "peak 52 GiB" ("peak 52 GiB · OOM"); empty: no curve
+  std::string capacity_label;  // "40 GiB capacity"; empty: no line
 };
 
 struct Layout {
@@ -232,20 +251,101 @@ struct Layout {
   double plot_x = 0, plot_width = 0, right = 0;
   double width = 0, height = 0, min_width = 0;
   double title_y = 0;
+  std::string oom_flag;  // empty: no rank is out of memory
+  double oom_flag_y = 0;
   std::vector<double> subtitle_y;
   std::vector<LegendItem> legend;
   double plot_top = 0, pitch = 0, plot_bottom = 0, axis_y = 0;
   bool has_memory = false;
+  bool has_capacity = false;  // some band has a capacity line: every band is taller
+  double mem_height = kMemHeight;
   int32_t max_chunks = 1;
-  int64_t max_bytes = 0;
-  std::vector<int64_t> peak_bytes;       // per row
-  std::vector<std::string> peak_labels;  // per row; empty: no curve
+  int64_t max_bytes = 0;    // the top of every band: the largest curve value or capacity
+  std::vector<Band> bands;  // per row
   Axis axis;
 
   double X(double ns) const { return plot_x + ns / end_ns * plot_width; }
   double RowTop(size_t row) const { return plot_top + static_cast<double>(row) * pitch; }
-  double BandBottom(size_t row) const { return RowTop(row) + kBoxHeight + kMemGap + kMemHeight; }
+  double BandTop(size_t row) const { return RowTop(row) + kBoxHeight + kMemGap; }
+  double BandBottom(size_t row) const { return BandTop(row) + mem_height; }
+  // Where `bytes` are in row's band: every band has one scale, 0 at the bottom.
+  double MemY(size_t row, int64_t bytes) const {
+    return max_bytes > 0 ? BandBottom(row) - static_cast<double>(bytes) /
+                                                 static_cast<double>(max_bytes) * mem_height
+                         : BandBottom(row);
+  }
 };
+
+// "0-3, 6, 8, 9": runs of three or more ranks as ranges.
+std::string RankList(const std::set<int32_t>& ranks) {
+  std::string text;
+  for (auto it = ranks.begin(); it != ranks.end();) {
+    const int32_t first = *it;
+    int32_t last = first;
+    for (++it; it != ranks.end() && *it == last + 1; ++it) last = *it;
+    if (!text.empty()) text += ", ";
+    text += std::to_string(first);
+    if (last == first + 1) text += ", " + std::to_string(last);
+    if (last > first + 1) text += "-" + std::to_string(last);
+  }
+  return text;
+}
+
+// "OOM: rank 2 needs 95.3 GiB of 80 GiB", "OOM: ranks 0-3 need up to 95.3 GiB of 80 GiB" (the
+// largest peak of them); empty when no row is out of memory. A rank of several replicas counts
+// once.
+std::string OomFlag(const TimelinePicture& picture) {
+  std::set<int32_t> ranks;
+  const PictureRow* worst = nullptr;
+  for (const PictureRow& row : picture.rows) {
+    if (!row.oom) continue;
+    ranks.insert(row.rank);
+    if (worst == nullptr || row.peak_memory_bytes > worst->peak_memory_bytes) worst = &row;
+  }
+  if (worst == nullptr) return "";
+  const bool one = ranks.size() == 1;
+  return std::string("OOM: rank") + (one ? " " : "s ") + RankList(ranks) +
+         (one ? " needs " : " need up to ") + FormatBytes(worst->peak_memory_bytes) + " of " +
+         FormatBytes(worst->capacity_bytes);
+}
+
+// Each row's curve peak and labels, the one scale of all bands and their height.
+void LayOutMemory(const TimelinePicture& picture, Layout* layout) {
+  layout->bands.assign(picture.rows.size(), Band());
+  for (size_t r = 0; r < picture.rows.size(); ++r) {
+    const PictureRow& row = picture.rows[r];
+    if (row.memory.empty()) continue;
+    layout->has_memory = true;
+    Band& band = layout->bands[r];
+    for (const MemoryPoint& point : row.memory) {
+      band.peak_bytes = std::max(band.peak_bytes, point.bytes);
+    }
+    band.peak_label = "peak " + FormatBytes(band.peak_bytes) + (row.oom ? " \u00b7 OOM" : "");
+    layout->max_bytes = std::max(layout->max_bytes, band.peak_bytes);
+    if (row.capacity_bytes > 0) {
+      band.capacity_label = FormatBytes(row.capacity_bytes) + " capacity";
+      layout->max_bytes = std::max(layout->max_bytes, row.capacity_bytes);
+      layout->has_capacity = true;
+      layout->mem_height = kCapacityMemHeight;
+    }
+  }
+}
+
+// The baselines of row r's labels beside its band: the capacity label level with its line (kept
+// inside the band), the peak label a line above it where that fits, else a line below.
+void BandLabelYs(const TimelinePicture& picture, const Layout& layout, size_t r, double* peak_y,
+                 double* capacity_y) {
+  const double top = layout.BandTop(r) + 9;  // a baseline that keeps 11 px text in the band
+  if (layout.bands[r].capacity_label.empty()) {
+    *peak_y = layout.BandBottom(r) - 5;
+    *capacity_y = 0;
+    return;
+  }
+  *capacity_y =
+      std::clamp(layout.MemY(r, picture.rows[r].capacity_bytes) + 4, top, layout.BandBottom(r) + 2);
+  *peak_y =
+      *capacity_y - kLabelPitch >= top ? *capacity_y - kLabelPitch : *capacity_y + kLabelPitch;
+}
 
 double LegendItemWidth(const LegendItem& item) {
   return kSwatch + 5 + TextWidth(item.text, kTextPx) + 18;
@@ -258,22 +358,18 @@ Layout MakeLayout(const TimelinePicture& picture) {
   layout.axis = AxisTicks(layout.end_ns, layout.plot_width);
 
   double names = 0;
-  for (const PictureRow& row : picture.rows) names = std::max(names, TextWidth(row.name, kTextPx));
+  for (const PictureRow& row : picture.rows) {
+    // OOM rows' names are bold.
+    names = std::max(names, TextWidth(row.name, kTextPx, row.oom ? kBoldEmPerChar : kEmPerChar));
+  }
   layout.plot_x = std::ceil(kMargin + names + kNameGap);
 
   const size_t rows = picture.rows.size();
-  layout.peak_bytes.assign(rows, 0);
-  layout.peak_labels.assign(rows, "");
+  LayOutMemory(picture, &layout);
   double peaks = 0;
-  for (size_t r = 0; r < rows; ++r) {
-    if (picture.rows[r].memory.empty()) continue;
-    layout.has_memory = true;
-    for (const MemoryPoint& point : picture.rows[r].memory) {
-      layout.peak_bytes[r] = std::max(layout.peak_bytes[r], point.bytes);
-    }
-    layout.max_bytes = std::max(layout.max_bytes, layout.peak_bytes[r]);
-    layout.peak_labels[r] = "peak " + FormatBytes(layout.peak_bytes[r]);
-    peaks = std::max(peaks, TextWidth(layout.peak_labels[r], kSmallPx));
+  for (const Band& band : layout.bands) {
+    peaks = std::max(
+        {peaks, TextWidth(band.peak_label, kSmallPx), TextWidth(band.capacity_label, kSmallPx)});
   }
   const double last_tick =
       layout.axis.ticks.empty() ? 0 : TextWidth(layout.axis.ticks.back().label, kSmallPx);
@@ -282,6 +378,8 @@ Layout MakeLayout(const TimelinePicture& picture) {
                                      layout.has_memory ? kPeakGap + peaks + kMargin : 0.0}));
 
   double text_width = TextWidth(picture.title, kTitlePx, kBoldEmPerChar);
+  layout.oom_flag = OomFlag(picture);
+  text_width = std::max(text_width, TextWidth(layout.oom_flag, kFlagPx, kBoldEmPerChar));
   for (const std::string& line : picture.subtitle) {
     text_width = std::max(text_width, TextWidth(line, kTextPx));
   }
@@ -301,12 +399,23 @@ Layout MakeLayout(const TimelinePicture& picture) {
     layout.legend.push_back({LegendItem::kChunks, shown, "lighter = later virtual stage"});
   }
   if (layout.has_memory) {
-    layout.legend.push_back({LegendItem::kMemory, BoxKind::kForward, "live activation memory"});
+    layout.legend.push_back(
+        {LegendItem::kMemory, BoxKind::kForward, "memory: static + reserve + activations"});
+  }
+  if (layout.has_capacity) {
+    layout.legend.push_back({LegendItem::kCapacity, BoxKind::kForward, "GPU memory capacity"});
+  }
+  if (!layout.oom_flag.empty()) {
+    layout.legend.push_back({LegendItem::kOverCapacity, BoxKind::kForward, "over capacity (OOM)"});
   }
 
   double y = kMargin;
   layout.title_y = y + kTitlePx;
   y += kTitlePx + 8;
+  if (!layout.oom_flag.empty()) {
+    layout.oom_flag_y = y + kFlagPx;
+    y += kFlagPx + 7;
+  }
   for (size_t i = 0; i < picture.subtitle.size(); ++i) {
     layout.subtitle_y.push_back(y + kTextPx);
     y += kTextPx + 6;
@@ -331,7 +440,7 @@ Layout MakeLayout(const TimelinePicture& picture) {
   layout.min_width = std::ceil(std::max(2 * kMargin + text_width, legend_width + kMargin));
 
   layout.plot_top = y;
-  layout.pitch = kBoxHeight + (layout.has_memory ? kMemGap + kMemHeight : 0) + kRowGap;
+  layout.pitch = kBoxHeight + (layout.has_memory ? kMemGap + layout.mem_height : 0) + kRowGap;
   layout.plot_bottom =
       rows == 0 ? y + kBoxHeight : y + static_cast<double>(rows) * layout.pitch - kRowGap;
   layout.axis_y = layout.plot_bottom + 6;
@@ -365,8 +474,18 @@ std::string LegendSvg(const Layout& layout) {
       case LegendItem::kMemory:
         out += "<path d=\"M" + Px(item.x) + "," + Px(top + 12) + "V" + Px(top + 8) + "H" +
                Px(item.x + 5) + "V" + Px(top + 2) + "H" + Px(item.x + 10) + "V" + Px(top + 6) +
-               "H" + Px(item.x + kSwatch) + "V" + Px(top + 12) +
-               "Z\" fill=\"#4a5560\" fill-opacity=\"0.2\" stroke=\"#4a5560\"/>";
+               "H" + Px(item.x + kSwatch) + "V" + Px(top + 12) + "Z\" fill=\"" + kMemoryColour +
+               "\" fill-opacity=\"0.2\" stroke=\"" + kMemoryColour + "\"/>";
+        break;
+      case LegendItem::kCapacity:
+        out += "<line" + Attr("x1", item.x) + Attr("x2", item.x + kSwatch) + Attr("y1", top + 6) +
+               Attr("y2", top + 6) + " stroke=\"" + kCapacityColour +
+               "\" stroke-dasharray=\"4 2\"/>";
+        break;
+      case LegendItem::kOverCapacity:
+        out += "<rect" + Attr("x", item.x) + Attr("y", top) + Attr("width", kSwatch) +
+               Attr("height", 12) + " fill=\"" + kOomColour + "\" fill-opacity=\"0.35\" stroke=\"" +
+               kOomColour + "\"/>";
         break;
     }
     out += "<text" + Attr("x", item.x + kSwatch + 5) + Attr("y", item.y + 14) + ">" +
@@ -407,30 +526,71 @@ std::string BoxTitle(const PictureBox& box) {
          FormatTime(std::max<int64_t>(0, box.end_ns - box.start_ns)) + ")";
 }
 
-// A step curve of the row's live activation memory, 0 before the first point, held until end_ns,
-// scaled so that the largest value over all rows fills the band.
+// What a row's memory is made of, for hover: "static (weights, gradients, optimizer) 20 GiB",
+// "peak 52 GiB = static 20 GiB + reserve 12 GiB + activations 20 GiB", "capacity 40 GiB: out of
+// memory", a line each.
+std::string MemoryDetails(const PictureRow& row) {
+  std::string text = "static (weights, gradients, optimizer) " + FormatBytes(row.static_bytes);
+  if (row.peak_memory_bytes > 0) {
+    text += "\npeak " + FormatBytes(row.peak_memory_bytes) + " = static " +
+            FormatBytes(row.static_bytes) + " + reserve " + FormatBytes(row.reserve_bytes) +
+            " + activations " + FormatBytes(row.peak_activation_bytes);
+  }
+  if (row.capacity_bytes > 0) {
+    text += "\ncapacity " + FormatBytes(row.capacity_bytes) + (row.oom ? ": out of memory" : "");
+  }
+  return text;
+}
+
+// A step curve of the row's memory from its first point on, its last value held until end_ns,
+// on the bands' one scale; for an OOM row, the part of the curve above its capacity again, in red.
 std::string MemorySvg(const TimelinePicture& picture, const Layout& layout, size_t r) {
   const PictureRow& row = picture.rows[r];
+  const Band& band = layout.bands[r];
   const double bottom = layout.BandBottom(r);
-  auto y = [&](int64_t bytes) {
-    return layout.max_bytes > 0 ? bottom - static_cast<double>(bytes) /
-                                               static_cast<double>(layout.max_bytes) * kMemHeight
-                                : bottom;
-  };
-  std::string d = "M" + Px(layout.plot_x) + "," + Px(bottom);
+  std::string d = "M" +
+                  Px(layout.X(std::clamp(static_cast<double>(row.memory.front().time_ns), 0.0,
+                                         layout.end_ns))) +
+                  "," + Px(bottom);
   int64_t peak_at = -1;
   for (const MemoryPoint& point : row.memory) {
     const double t = std::clamp(static_cast<double>(point.time_ns), 0.0, layout.end_ns);
-    d += "H" + Px(layout.X(t)) + "V" + Px(y(point.bytes));
-    if (point.bytes == layout.peak_bytes[r] && peak_at < 0) peak_at = point.time_ns;
+    d += "H" + Px(layout.X(t)) + "V" + Px(layout.MemY(r, point.bytes));
+    if (point.bytes == band.peak_bytes && peak_at < 0) peak_at = point.time_ns;
   }
   d += "H" + Px(layout.plot_x + layout.plot_width) + "V" + Px(bottom) + "Z";
-  return "<path class=\"mem\" d=\"" + d +
-         "\" fill=\"#4a5560\" fill-opacity=\"0.2\" stroke=\"#4a5560\" stroke-width=\"1\" "
-         "vector-effect=\"non-scaling-stroke\"><title>" +
-         MarkupEscape(row.name + "\nlive activation memory, " + layout.peak_labels[r] + " at " +
-                FormatTime(std::max<int64_t>(0, peak_at))) +
-         "</title></path>\n";
+  std::string out =
+      "<path class=\"mem\" d=\"" + d + "\" fill=\"" + kMemoryColour +
+      "\" fill-opacity=\"0.2\" stroke=\"" + kMemoryColour +
+      "\" stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"><title>" +
+      MarkupEscape(row.name + "\nmemory = static + reserve + live activations\n" +
+                   MemoryDetails(row) + "\nhighest shown " + FormatBytes(band.peak_bytes) + " at " +
+                   FormatTime(std::max<int64_t>(0, peak_at))) +
+      "</title></path>\n";
+  if (row.capacity_bytes <= 0) return out;
+  const double line_y = layout.MemY(r, row.capacity_bytes);
+  if (row.oom && line_y > layout.BandTop(r)) {
+    // The clip rectangle is in the path's coordinates: the page's zoom transforms both alike.
+    const std::string id = "over-" + std::to_string(r);
+    out += "<clipPath id=\"" + id + "\"><rect" + Attr("x", layout.plot_x) +
+           Attr("y", layout.BandTop(r) - 1) + Attr("width", layout.plot_width) +
+           Attr("height", line_y - layout.BandTop(r) + 1) + "/></clipPath>";
+    out += "<path class=\"mem over\" clip-path=\"url(#" + id + ")\" d=\"" + d + "\" fill=\"" +
+           kOomColour + "\" fill-opacity=\"0.35\" stroke=\"" + kOomColour +
+           "\" stroke-width=\"1.5\" vector-effect=\"non-scaling-stroke\" "
+           "pointer-events=\"none\"/>\n";
+  }
+  return out;
+}
+
+// The capacity line across row r's band (outside the clipped plot group, as the row line, so
+// that the page's zoom only stretches it).
+std::string CapacitySvg(const TimelinePicture& picture, const Layout& layout, size_t r) {
+  const double y = layout.MemY(r, picture.rows[r].capacity_bytes);
+  return "<line class=\"capacity\"" + Attr("x1", layout.plot_x) +
+         Attr("x2", layout.plot_x + layout.plot_width) + Attr("y1", y) + Attr("y2", y) +
+         " stroke=\"" + kCapacityColour + "\" stroke-dasharray=\"5 3\" data-bytes=\"" +
+         std::to_string(picture.rows[r].capacity_bytes) + "\"/>\n";
 }
 
 // `all_labels`: every box gets its microbatch number, hidden where it does not fit, so that the
@@ -453,6 +613,11 @@ std::string Svg(const TimelinePicture& picture, bool all_labels) {
   out += "<rect class=\"background\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   out += "<text class=\"title\"" + Attr("x", kMargin) + Attr("y", layout.title_y) +
          " font-size=\"16\" font-weight=\"bold\">" + MarkupEscape(picture.title) + "</text>\n";
+  if (!layout.oom_flag.empty()) {
+    out += "<text class=\"oom-flag\"" + Attr("x", kMargin) + Attr("y", layout.oom_flag_y) +
+           " font-size=\"13\" font-weight=\"bold\" fill=\"" + kOomColour + "\">" +
+           MarkupEscape(layout.oom_flag) + "</text>\n";
+  }
   for (size_t i = 0; i < picture.subtitle.size(); ++i) {
     out += "<text class=\"subtitle\"" + Attr("x", kMargin) + Attr("y", layout.subtitle_y[i]) +
            " fill=\"#444\">" + MarkupEscape(picture.subtitle[i]) + "</text>\n";
@@ -476,12 +641,12 @@ std::string Svg(const TimelinePicture& picture, bool all_labels) {
     out += "<line class=\"row-line\"" + Attr("x1", layout.plot_x) +
            Attr("x2", layout.plot_x + layout.plot_width) + Attr("y1", top + kBoxHeight) +
            Attr("y2", top + kBoxHeight) + " stroke=\"#d8d8d8\"/>\n";
-    std::string hover = row.name + "\nstatic memory (weights, gradients, optimizer) " +
-                        FormatBytes(row.static_bytes);
-    if (!row.memory.empty()) hover += "\nlive activation memory " + layout.peak_labels[r];
+    const std::string oom_style =
+        row.oom ? std::string(" font-weight=\"bold\" fill=\"") + kOomColour + "\"" : "";
     out += "<text class=\"row-name\"" + Attr("x", layout.plot_x - kNameGap) +
-           Attr("y", top + kBoxHeight / 2 + 4) + " text-anchor=\"end\">" + MarkupEscape(row.name) +
-           "<title>" + MarkupEscape(hover) + "</title></text>\n";
+           Attr("y", top + kBoxHeight / 2 + 4) + " text-anchor=\"end\"" + oom_style + ">" +
+           MarkupEscape(row.name) + "<title>" + MarkupEscape(row.name + "\n" + MemoryDetails(row)) +
+           "</title></text>\n";
     out += "<g clip-path=\"url(#plot-clip)\">\n";
     for (; next < boxes.size() && static_cast<size_t>(boxes[next]->row) == r; ++next) {
       const PictureBox& box = *boxes[next];
@@ -505,9 +670,19 @@ std::string Svg(const TimelinePicture& picture, bool all_labels) {
     if (!row.memory.empty()) out += MemorySvg(picture, layout, r);
     out += "</g>\n";
     if (!row.memory.empty()) {
-      out += "<text class=\"peak\"" + Attr("x", layout.plot_x + layout.plot_width + kPeakGap) +
-             Attr("y", layout.BandBottom(r) - 5) + " font-size=\"11\" fill=\"#4a5560\">" +
-             MarkupEscape(layout.peak_labels[r]) + "</text>\n";
+      const Band& band = layout.bands[r];
+      double peak_y = 0, capacity_y = 0;
+      BandLabelYs(picture, layout, r, &peak_y, &capacity_y);
+      const double label_x = layout.plot_x + layout.plot_width + kPeakGap;
+      if (!band.capacity_label.empty()) {
+        out += CapacitySvg(picture, layout, r);
+        out += "<text class=\"capacity\"" + Attr("x", label_x) + Attr("y", capacity_y) +
+               " font-size=\"11\" fill=\"" + kCapacityColour + "\">" +
+               MarkupEscape(band.capacity_label) + "</text>\n";
+      }
+      out += "<text class=\"peak\"" + Attr("x", label_x) + Attr("y", peak_y) +
+             " font-size=\"11\" fill=\"" + (row.oom ? kOomColour : kMemoryColour) + "\">" +
+             MarkupEscape(band.peak_label) + "</text>\n";
     }
     out += "</g>\n";
   }
@@ -598,8 +773,12 @@ constexpr std::string_view kScript = R"((function () {
     svg.querySelectorAll('path.mem').forEach(function (p) {
       p.setAttribute('transform', 'matrix(' + a + ' 0 0 1 ' + (L - L * a - t0 * k) + ' 0)');
     });
-    svg.querySelectorAll('text.peak').forEach(function (p) { p.setAttribute('x', L + W + 6); });
-    svg.querySelectorAll('line.row-line').forEach(function (l) { l.setAttribute('x2', L + W); });
+    svg.querySelectorAll('text.peak, text.capacity').forEach(function (p) {
+      p.setAttribute('x', L + W + 6);
+    });
+    svg.querySelectorAll('line.row-line, line.capacity').forEach(function (l) {
+      l.setAttribute('x2', L + W);
+    });
     svg.querySelector('#plot-clip rect').setAttribute('width', W);
     const t = ticks(k);
     axis.textContent = '';

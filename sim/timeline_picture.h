@@ -2,7 +2,9 @@
 // hover details and zoom). One row per compute stream (a rank of a replica), a box per compute
 // action coloured by op kind and shaded by the virtual stage it belongs to, the microbatch number
 // inside the box when it fits, empty idle gaps, a time axis with units, a legend, and under each
-// row the rank's live activation memory as a step curve.
+// row the rank's memory as a step curve (static + reserve + live activations) with the GPU's
+// capacity as a dashed line. When a rank is out of memory, a red line under the title names the
+// ranks, their rows' labels are red and the part of their curves above the capacity too.
 //
 // The picture is plain data (sim/trace.h fills it from a run); the writers are pure functions of
 // it, so equal pictures give byte-identical files.
@@ -32,10 +34,10 @@ struct PictureBox {
   int32_t chunk = 0;       // which of its rank's virtual stages (0-based): the shade
   int32_t num_chunks = 1;  // virtual stages on the rank (>= 1)
   int32_t microbatch = 0;  // written in the box when it fits (an overlap: the forward's)
-  std::string details;     // hover text, e.g. "1F3 · stage 1 · microbatch 3 · 1.2 ms"
+  std::string details;     // hover text, e.g. "F3 · 1F3 · stage 1 · microbatch 3 · 1.2 ms"
 };
 
-// A live-activation step: `bytes` from `time_ns` until the next point.
+// A memory step: `bytes` from `time_ns` until the next point.
 struct MemoryPoint {
   int64_t time_ns = 0;
   int64_t bytes = 0;
@@ -43,8 +45,21 @@ struct MemoryPoint {
 
 struct PictureRow {
   std::string name;  // "rank 0 · stages 0, 4"
-  std::vector<MemoryPoint> memory;  // in time order; empty: no curve
-  int64_t static_bytes = 0;         // weights, gradients and optimizer state (for hover)
+  // The rank's memory, in time order: drawn from the first point on, the last held to the end of
+  // the axis. Empty: no curve.
+  std::vector<MemoryPoint> memory;
+  int64_t static_bytes = 0;  // weights, gradients and optimizer state (for hover)
+  // What the memory is made of at the rank's peak (for hover and the OOM line): the reserve, the
+  // activations and their sum with static_bytes. The run's figures, also when `memory` covers a
+  // window of it only.
+  int64_t reserve_bytes = 0;
+  int64_t peak_activation_bytes = 0;
+  int64_t peak_memory_bytes = 0;
+  // The GPU's memory: a dashed line across the curve (the curves' scale covers it). 0: unlimited,
+  // no line.
+  int64_t capacity_bytes = 0;
+  bool oom = false;  // peak_memory_bytes > capacity_bytes: flagged in red
+  int32_t rank = 0;  // the rank the OOM line names
 };
 
 struct TimelinePicture {

@@ -1,6 +1,7 @@
 #include "sim/trace.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -47,6 +48,22 @@ std::string Join(const std::vector<int32_t>& values, std::string_view separator)
     text += std::to_string(values[i]);
   }
   return text;
+}
+
+// The longest compute slice name: two ops of a letter and up to 10 digits, and the '&'.
+using SliceNameBuffer = std::array<char, 2 * (1 + 10) + 1>;
+
+// "F3", "I3", "W3", "B3" or "F4&B1" (an overlap: the forward's microbatch, then the backward's),
+// written into `buffer`.
+std::string_view ComputeSliceName(const Action& action, SliceNameBuffer* buffer) {
+  char* out = buffer->data();
+  char* const end = out + buffer->size();
+  for (int k = 0; k < action.num_ops(); ++k) {
+    if (k > 0) *out++ = '&';
+    *out++ = OpKindLetter(action.op(k).kind);
+    out = std::to_chars(out, end, action.op(k).microbatch.value()).ptr;
+  }
+  return {buffer->data(), static_cast<size_t>(out - buffer->data())};
 }
 
 // A transfer's microbatch and direction, from the op of its consumer that reads it.
@@ -389,7 +406,7 @@ class TraceStreamer {
           slice.track = &track;
           slice.task = c;
           slice.kind = TaskKind::kCompute;
-          slice.name = action.is_overlap() ? kOverlapName : OpName(first.kind);
+          slice.name = ComputeSliceName(action, &name_buffer_);
           slice.start_ns = start;
           slice.end_ns = end;
           slice.args = args;
@@ -670,16 +687,6 @@ class TraceStreamer {
   static TraceArg Text(std::string_view name, std::string_view value) {
     return {name, 0, value, true};
   }
-  static std::string_view OpName(OpKind kind) {
-    switch (kind) {
-      case OpKind::kForward: return "F";
-      case OpKind::kBackwardInput: return "I";
-      case OpKind::kBackwardWeight: return "W";
-      case OpKind::kBackward: return "B";
-    }
-    return "F";
-  }
-  static constexpr std::string_view kOverlapName = "F&B";
   static constexpr std::string_view kActivationName = "activation";
   static constexpr std::string_view kWaitName = "wait";
   static constexpr std::string_view kOptimizerName = "optimizer";
@@ -729,6 +736,8 @@ class TraceStreamer {
   std::vector<Group> groups_;
   // Per gradient ring step (from transfers_end_): bit k set when a flow of kind k ends there.
   std::vector<uint8_t> ring_flows_in_;
+  // The current compute slice's name: written in place, so that a million slices allocate none.
+  SliceNameBuffer name_buffer_;
 };
 
 }  // namespace
@@ -769,13 +778,6 @@ Status CheckTraceWindow(std::string_view flag, const TraceWindow& window,
         " (window 0:" + std::to_string(m) + ")");
   }
   return Status();
-}
-
-const std::vector<std::string_view>& TraceSliceNames() {
-  static const std::vector<std::string_view> names = {
-      "F",        "I",    "W",         "B",      "F&B", "activation", "gradient",
-      "all-reduce", "wait", "optimizer", "tp ring", "cp ring"};
-  return names;
 }
 
 const std::vector<std::string_view>& TraceArgNames() {

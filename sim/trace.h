@@ -6,8 +6,9 @@
 //   - a process track per node that runs a compute stream (a host per GPU for XML platforms),
 //     and one process "all GPUs" holding the total-memory counter;
 //   - a thread track per compute stream (a rank of a replica; with tensor parallelism the stream
-//     of the group's first GPU stands for the group): a slice per action, named as in the IR
-//     (F, I, W, B, F&B), with args op, microbatch, stage, chunk and duration_ns;
+//     of the group's first GPU stands for the group): a slice per action, named by its kind and
+//     microbatch ("F3", "I3", "W3", "B3"; an overlapped pair "F4&B1", the forward's microbatch
+//     first), with args op (the IR text), microbatch, stage, chunk and duration_ns;
 //   - transfer tracks per sender, receiver and direction ("rank 0 → rank 1"), as many lanes with
 //     that name as transfers overlap or touch, so that no track has overlapping slices: a slice per
 //     boundary transfer ("activation" or "gradient") or all-reduce step ("all-reduce");
@@ -108,7 +109,10 @@ struct TraceSlice {
   const TraceTrack* track = nullptr;
   TaskId task = 0;
   TaskKind kind = TaskKind::kCompute;
-  std::string_view name;  // one of TraceSliceNames()
+  // "F3", "F4&B1" (compute), "activation", "gradient", "all-reduce", "wait", "optimizer",
+  // "tp ring" or "cp ring". Valid only during the Slice call: a writer that interns names keeps
+  // its own copy of each (there are as many compute names as kinds x microbatches, and pairs).
+  std::string_view name;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   std::span<const TraceArg> args;
@@ -136,8 +140,7 @@ class TraceSink {
   virtual void Counter(const TraceCounter& counter) = 0;
 };
 
-// Every slice name and every arg name StreamTrace uses, for writers that intern them.
-const std::vector<std::string_view>& TraceSliceNames();
+// Every arg name StreamTrace uses, for writers that intern them.
 const std::vector<std::string_view>& TraceArgNames();
 
 // Seconds to trace nanoseconds.

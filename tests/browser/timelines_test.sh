@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Timeline pictures of several schedules, written by ppsim as SVG and HTML, opened in headless
 # Chromium: screenshots for a person to look at, and a layout check in the real browser (boxes,
-# legend and axis present; no labels overlapping; every microbatch number inside its box).
+# legend and axis present; no labels overlapping; every microbatch number inside its box). Two
+# runs do not fit their GPUs (oom-*): their pictures must show the OOM flag and a capacity line on
+# each rank's memory lane.
 #
 #   timelines_test.sh PPSIM OUT_DIR       exit 0 ok, 1 a check failed, 77 Chromium missing
 set -euo pipefail
@@ -23,4 +25,26 @@ costs=(--f 1ms --activation 1GiB --message-bytes 32MiB)
   --timeline "$out/dualpipev.html" >/dev/null
 "$ppsim" run --schedule ZB-H1 --pp 4 --microbatches 8 "${costs[@]}" --i 1ms --w 1ms \
   --grad-bytes 1GiB --dp 2 --timeline "$out/zb-h1-dp2.svg" >/dev/null
-exec "$here/../../scripts/screenshot-timelines" "$out/shots" "$out"/*.svg "$out"/*.html
+# 2 ranks, 10 GiB of activations per microbatch and 20 GiB of gradients per stage on a 40 GiB GPU:
+# rank 0 needs 52 GiB. llama3-70b on 4 H100s needs several times their 80 GiB.
+oom_costs=(--f 1ms --b 2ms --activation 10GiB --grad-bytes 20GiB --memory-limit 40GiB)
+"$ppsim" run --schedule 1F1B --pp 2 --microbatches 4 "${oom_costs[@]}" \
+  --timeline "$out/oom-small.svg" >/dev/null
+"$ppsim" run --schedule 1F1B --pp 2 --microbatches 4 "${oom_costs[@]}" \
+  --timeline "$out/oom-small.html" >/dev/null
+"$ppsim" run --schedule 1F1B --pp 4 --microbatches 16 --model llama3-70b --platform h100-node \
+  --timeline "$out/oom-70b.html" >/dev/null
+status=0
+verdicts=$("$here/../../scripts/screenshot-timelines" "$out/shots" "$out"/*.svg "$out"/*.html) ||
+  status=$?
+echo "$verdicts"
+[[ $status -eq 77 ]] && exit 77
+# Each OOM picture: the flag rendered and visible, a capacity line per rank (2 and 4 ranks).
+for expected in "oom-small.svg:2" "oom-small.html:2" "oom-70b.html:4"; do
+  file=${expected%:*}
+  if ! grep -q "^$file: ok .* capacity-lines=${expected#*:} oom-flag=visible," <<<"$verdicts"; then
+    echo "$file: FAIL: expected the OOM flag visible and ${expected#*:} capacity lines"
+    status=1
+  fi
+done
+exit "$status"

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "platforms/platform.h"
 #include "schedules/schedule_text.h"
-#include "tests/support/platforms.h"
 #include "tests/support/costs.h"
+#include "tests/support/platforms.h"
 
 namespace ppsim {
 namespace {
@@ -101,6 +103,58 @@ TEST(ComputeMetrics, StaticMemoryOfEveryStageOnTheRankAndTheOomCheck) {
   ASSERT_EQ(m.memory_timeline[0].size(), 16u);
   EXPECT_EQ(m.memory_timeline[0].back().live_activation_bytes, 0);
   EXPECT_DOUBLE_EQ(m.memory_timeline[0].back().time_s, m.ranks[0].last_end_s);
+
+  // A reserve of 100 bytes and a quarter of the live activations, rounded up to whole bytes:
+  // rank 0 holds 100 + 60 / 4 = 115 at its peak, rank 1 100 + ceil(70 / 4) = 118.
+  const MemoryReserve reserve{100, 0.25};
+  const RunMetrics reserved = ComputeMetrics(s, costs, graph, timeline, 5180, reserve);
+  EXPECT_EQ(reserved.ranks[0].reserve_bytes, 115);
+  EXPECT_EQ(reserved.ranks[0].peak_memory_bytes, 5000 + 60 + 115);
+  EXPECT_FALSE(reserved.ranks[0].oom);
+  EXPECT_EQ(reserved.ranks[1].reserve_bytes, 118);
+  EXPECT_EQ(reserved.ranks[1].peak_memory_bytes, 5000 + 70 + 118);
+  EXPECT_TRUE(reserved.ranks[1].oom);
+  EXPECT_EQ(reserved.reserve.fixed_bytes, 100);
+  EXPECT_EQ(reserved.reserve.activation_fraction, 0.25);
+}
+
+TEST(RankMemoryBytes, StaticPlusLiveActivationsPlusTheReserveAtThem) {
+  const MemoryReserve reserve{100, 0.25};
+  EXPECT_EQ(reserve.BytesAt(0), 100);
+  EXPECT_EQ(reserve.BytesAt(70), 118);  // 17.5 rounds up
+  EXPECT_EQ(reserve.BytesAt(72), 118);
+  EXPECT_EQ(RankMemoryBytes(5000, 0, reserve), 5100);
+  EXPECT_EQ(RankMemoryBytes(5000, 70, reserve), 5188);
+  EXPECT_EQ(RankMemoryBytes(5000, 71, reserve), 5189);  // 17.75 rounds up to 18 as well
+  EXPECT_EQ(RankMemoryBytes(7, 3, MemoryReserve()), 10);
+}
+
+TEST(RankMemoryBytes, ItsLargestValueOverARunIsThePeakMemory) {
+  // 1F1B on two ranks, two microbatches, F = B = 1 s, 10 activation bytes per microbatch: rank 0
+  // holds 20 at most, rank 1 10.
+  Schedule s;
+  ASSERT_TRUE(
+      ParseScheduleText("rank 0: 0F0 0F1 0B0 0B1\nrank 1: 1F0 1B0 1F1 1B1\n", "t", &s).ok());
+  StageCosts costs;
+  ASSERT_TRUE(BuildCosts({{"f", "1"}, {"b", "1"}, {"activation", "10"}}, 2, &costs).ok());
+  costs.static_bytes = {1000, 2000};
+  TaskGraph graph;
+  ASSERT_TRUE(CompileTaskGraph(s, costs, &graph).ok());
+  Timeline timeline;
+  ASSERT_TRUE(RunCriticalPath(graph, IdealPlatform(2), &timeline).ok());
+  const MemoryReserve reserve{5, 0.3};
+  const RunMetrics m = ComputeMetrics(s, costs, graph, timeline, 0, reserve);
+  // Rank 0: 1000 + 20 + 5 + 0.3 x 20; rank 1: 2000 + 10 + 5 + 0.3 x 10.
+  const int64_t expected[] = {1031, 2018};
+  for (int32_t rank = 0; rank < 2; ++rank) {
+    int64_t largest = 0;
+    for (const MemorySample& sample : m.memory_timeline[rank]) {
+      largest = std::max(largest, RankMemoryBytes(m.ranks[rank].static_memory_bytes,
+                                                  sample.live_activation_bytes, reserve));
+    }
+    EXPECT_EQ(largest, expected[rank]) << "rank " << rank;
+    EXPECT_EQ(m.ranks[rank].peak_memory_bytes, expected[rank]) << "rank " << rank;
+  }
 }
 
 }  // namespace

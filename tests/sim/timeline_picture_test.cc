@@ -23,6 +23,8 @@ constexpr double kNameGap = 8;
 constexpr double kBoxHeight = 22;
 constexpr double kMemGap = 2;
 constexpr double kMemHeight = 18;
+constexpr double kCapacityMemHeight = 32;  // when a band has a capacity line
+constexpr double kLabelPitch = 13;         // between the capacity and the peak label
 constexpr double kRowGap = 8;
 constexpr double kTickLabelGap = 12;
 constexpr double kPrinted = 0.05 + 1e-9;  // coordinates are printed with one decimal
@@ -50,7 +52,7 @@ struct Element {
 std::vector<Element> Find(const std::string& doc, const std::string& tag,
                           const std::string& css_class) {
   const std::regex element("<" + tag + "( [^>]*class=\"" + css_class + "\"[^>]*)>([^<]*)");
-  const std::regex attribute("([a-z-]+)=\"([^\"]*)\"");
+  const std::regex attribute("([a-z0-9-]+)=\"([^\"]*)\"");
   std::vector<Element> found;
   for (auto it = std::sregex_iterator(doc.begin(), doc.end(), element);
        it != std::sregex_iterator(); ++it) {
@@ -388,10 +390,11 @@ TEST(TimelinePicture, LegendListsTheKindsPresent) {
   picture.boxes.push_back(Box(0, 2 * kMs, 3 * kMs, BoxKind::kBackwardInput, 0));
   picture.boxes.push_back(Box(0, 8 * kMs, 9 * kMs, BoxKind::kBackward, 0));
   picture.rows[0].memory = {{0, 100}};
-  EXPECT_EQ(LegendTexts(TimelineSvg(picture)),
-            (std::vector<std::string>{"F forward", "I backward (input)", "W backward (weight)",
-                                      "B backward", "F&amp;B overlapped",
-                                      "lighter = later virtual stage", "live activation memory"}));
+  EXPECT_EQ(
+      LegendTexts(TimelineSvg(picture)),
+      (std::vector<std::string>{"F forward", "I backward (input)", "W backward (weight)",
+                                "B backward", "F&amp;B overlapped", "lighter = later virtual stage",
+                                "memory: static + reserve + activations"}));
 }
 
 struct PathPoint {
@@ -439,8 +442,9 @@ TEST(TimelinePicture, MemoryCurvesShareOneScale) {
     }
     // Row 0 has the largest value: it reaches the band's top; row 1's half of it, half way.
     EXPECT_NEAR(min_y, r == 0 ? band_top : band_top + kMemHeight / 2, kPrinted);
-    // The curve starts at 0 at time 0 and holds its last value until the end of the plot.
-    EXPECT_EQ(corners.front().x, root_x);
+    // The curve starts at its first point (row 0 at 0 ms, row 1 at 1 ms) and holds its last
+    // value until the end of the plot.
+    EXPECT_NEAR(corners.front().x, root_x + r * kMinPlotWidth / 10, kPrinted);
     EXPECT_EQ(corners.front().y, band_bottom);
     EXPECT_NEAR(corners[corners.size() - 2].x, root_x + kMinPlotWidth, kPrinted);
   }
@@ -464,6 +468,138 @@ TEST(TimelinePicture, PeaksInBinaryUnitsWithAtMostOneDecimal) {
   for (const Element& peak : Find(TimelineSvg(picture), "text", "peak")) peaks.push_back(peak.text);
   EXPECT_EQ(peaks, (std::vector<std::string>{"peak 512 B", "peak 1.5 KiB", "peak 1 MiB",
                                              "peak 12.3 GiB", "peak 0 B"}));
+}
+
+// A row with a memory curve of `points` on a GPU of `capacity` bytes.
+PictureRow MemoryRow(int32_t rank, std::vector<MemoryPoint> points, int64_t capacity) {
+  PictureRow row;
+  row.name = "rank " + std::to_string(rank);
+  row.rank = rank;
+  row.memory = std::move(points);
+  for (const MemoryPoint& point : row.memory) {
+    row.peak_memory_bytes = std::max(row.peak_memory_bytes, point.bytes);
+  }
+  row.capacity_bytes = capacity;
+  row.oom = capacity > 0 && row.peak_memory_bytes > capacity;
+  return row;
+}
+
+std::vector<std::string> Texts(const std::string& svg, const std::string& tag,
+                               const std::string& css_class) {
+  std::vector<std::string> texts;
+  for (const Element& e : Find(svg, tag, css_class)) texts.push_back(e.text);
+  return texts;
+}
+
+// Curves below an 80 GiB capacity: the bands are 32 px tall and their scale runs to 80 GiB, so
+// the line is at a band's top and 60 GiB three quarters of the way up.
+TEST(TimelinePicture, CapacityLineTopsTheScaleWhenEverythingFits) {
+  TimelinePicture picture = Rows(0, 10 * kMs);
+  picture.rows.push_back(
+      MemoryRow(0, {{0, 20 * kGiB}, {2 * kMs, 60 * kGiB}, {5 * kMs, 30 * kGiB}}, 80 * kGiB));
+  picture.rows.push_back(MemoryRow(1, {{0, 10 * kGiB}}, 80 * kGiB));
+  picture.boxes.push_back(Box(0, 0, kMs, BoxKind::kForward, 0));
+  const std::string svg = TimelineSvg(picture);
+  const double plot_x = Find(svg, "svg", "timeline")[0].Num("data-plot-x");
+  const double top0 = Find(svg, "svg", "timeline")[0].Num("data-plot-top");
+  const double pitch = kBoxHeight + kMemGap + kCapacityMemHeight + kRowGap;
+  const std::vector<Element> lines = Find(svg, "line", "capacity");
+  ASSERT_EQ(lines.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    const double band_top = top0 + r * pitch + kBoxHeight + kMemGap;
+    EXPECT_NEAR(lines[r].Num("y1"), band_top, kPrinted);
+    EXPECT_EQ(lines[r].Num("y2"), lines[r].Num("y1"));
+    EXPECT_EQ(lines[r].Num("x1"), plot_x);
+    EXPECT_NEAR(lines[r].Num("x2"), plot_x + kMinPlotWidth, kPrinted);
+    EXPECT_EQ(lines[r].Attr("data-bytes"), "85899345920");
+  }
+  // Row 0's curve reaches 60/80 of its band.
+  double min_y = 1e9;
+  for (const PathPoint& p : Corners(Find(svg, "path", "mem")[0].Attr("d"))) {
+    min_y = std::min(min_y, p.y);
+  }
+  const double bottom0 = top0 + kBoxHeight + kMemGap + kCapacityMemHeight;
+  EXPECT_NEAR(min_y, bottom0 - 0.75 * kCapacityMemHeight, kPrinted);
+  // Beside the band: the capacity label level with the line (kept 9 px into the band), the
+  // peak label a line below it.
+  EXPECT_EQ(Texts(svg, "text", "capacity"),
+            (std::vector<std::string>{"80 GiB capacity", "80 GiB capacity"}));
+  EXPECT_EQ(Texts(svg, "text", "peak"), (std::vector<std::string>{"peak 60 GiB", "peak 10 GiB"}));
+  const Element capacity_label = Find(svg, "text", "capacity")[0];
+  EXPECT_NEAR(capacity_label.Num("y"), top0 + kBoxHeight + kMemGap + 9, kPrinted);
+  EXPECT_NEAR(Find(svg, "text", "peak")[0].Num("y"), capacity_label.Num("y") + kLabelPitch,
+              kPrinted);
+  // Nothing is out of memory.
+  EXPECT_TRUE(Find(svg, "text", "oom-flag").empty());
+  EXPECT_TRUE(Find(svg, "path", "mem over").empty());
+  EXPECT_EQ(LegendTexts(svg),
+            (std::vector<std::string>{"F forward", "memory: static + reserve + activations",
+                                      "GPU memory capacity"}));
+}
+
+// A curve reaching 100 GiB on an 80 GiB GPU: the scale runs to 100 GiB, the line is at 80/100
+// of the band, and the row is flagged.
+TEST(TimelinePicture, OutOfMemoryRowsAreFlaggedAndTheirCurveAboveTheLineIsRed) {
+  TimelinePicture picture = Rows(0, 10 * kMs);
+  picture.title = "1F1B";
+  picture.subtitle = {"makespan 10 ms"};
+  picture.rows.push_back(MemoryRow(3, {{0, 50 * kGiB}, {kMs, 100 * kGiB}}, 80 * kGiB));
+  picture.rows.push_back(MemoryRow(4, {{0, 40 * kGiB}}, 80 * kGiB));
+  for (const std::string& doc : {TimelineSvg(picture), TimelineHtml(picture)}) {
+    EXPECT_EQ(Texts(doc, "text", "oom-flag"),
+              (std::vector<std::string>{"OOM: rank 3 needs 100 GiB of 80 GiB"}));
+    EXPECT_EQ(Find(doc, "text", "oom-flag")[0].Attr("fill"), "#c00000");
+    EXPECT_EQ(Find(doc, "line", "capacity").size(), 2u);
+  }
+  const std::string svg = TimelineSvg(picture);
+  const double top0 = Find(svg, "svg", "timeline")[0].Num("data-plot-top");
+  const double band_top = top0 + kBoxHeight + kMemGap;
+  const double line_y = band_top + kCapacityMemHeight - 0.8 * kCapacityMemHeight;
+  EXPECT_NEAR(Find(svg, "line", "capacity")[0].Num("y1"), line_y, kPrinted);
+  // The flag stands between the title and the subtitle.
+  const double flag_y = Find(svg, "text", "oom-flag")[0].Num("y");
+  EXPECT_GT(flag_y, Find(svg, "text", "title")[0].Num("y"));
+  EXPECT_LT(flag_y, Find(svg, "text", "subtitle")[0].Num("y"));
+  // Rank 3's name and peak are red; rank 4's are not.
+  const std::vector<Element> names = Find(svg, "text", "row-name");
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_EQ(names[0].Attr("fill"), "#c00000");
+  EXPECT_EQ(names[1].Attr("fill"), "");
+  EXPECT_EQ(Texts(svg, "text", "peak"),
+            (std::vector<std::string>{"peak 100 GiB \u00b7 OOM", "peak 40 GiB"}));
+  EXPECT_EQ(Find(svg, "text", "peak")[0].Attr("fill"), "#c00000");
+  // The red copy of rank 3's curve is clipped to above the line.
+  const std::vector<Element> over = Find(svg, "path", "mem over");
+  ASSERT_EQ(over.size(), 1u);
+  EXPECT_EQ(over[0].Attr("d"), Find(svg, "path", "mem")[0].Attr("d"));
+  const std::regex clip(
+      "<clipPath id=\"over-0\"><rect x=\"[0-9.]+\" y=\"([0-9.]+)\" "
+      "width=\"[0-9.]+\" height=\"([0-9.]+)\"/></clipPath>");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(svg, match, clip));
+  EXPECT_NEAR(std::stod(match[1]) + std::stod(match[2]), line_y, 2 * kPrinted);
+  EXPECT_EQ(LegendTexts(svg),
+            (std::vector<std::string>{"memory: static + reserve + activations",
+                                      "GPU memory capacity", "over capacity (OOM)"}));
+  EXPECT_EQ(svg, TimelineSvg(picture));
+}
+
+TEST(TimelinePicture, OomFlagNamesEachRankOnceAndTheLargestPeak) {
+  const int64_t peak = 95 * kGiB + 3 * kGiB / 10;  // 95.3 GiB
+  TimelinePicture picture = Rows(0, 10 * kMs);
+  for (int32_t rank : {0, 1, 2, 3, 5, 6}) {
+    picture.rows.push_back(MemoryRow(rank,
+                                     {{0, rank == 6   ? 70 * kGiB
+                                          : rank == 2 ? peak
+                                                      : 90 * kGiB}},
+                                     80 * kGiB));
+  }
+  picture.rows.push_back(MemoryRow(0, {{0, 90 * kGiB}}, 80 * kGiB));  // another replica's rank 0
+  EXPECT_EQ(Texts(TimelineSvg(picture), "text", "oom-flag"),
+            (std::vector<std::string>{"OOM: ranks 0-3, 5 need up to 95.3 GiB of 80 GiB"}));
+  picture.rows.resize(2);
+  EXPECT_EQ(Texts(TimelineSvg(picture), "text", "oom-flag"),
+            (std::vector<std::string>{"OOM: ranks 0, 1 need up to 90 GiB of 80 GiB"}));
 }
 
 TEST(TimelinePicture, EscapesText) {

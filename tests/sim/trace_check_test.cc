@@ -64,6 +64,10 @@ struct Case {
   size_t slices;       // compute actions + transfers + all-reduce steps
   size_t flows;        // dependency edges with a transfer or ring step at one end
   size_t counters;     // one per compute stream, and the total
+  // Compute slices named for microbatch 1's forward ("F1", or "F1&B4" overlapped), and as many
+  // for its backward ("B1", "I1", "F5&B1"): one per virtual stage and replica each.
+  size_t stage_replicas;
+  size_t overlaps = 0;  // slices named "F<m>&B<n>"
 };
 
 proto::RunConfig Spec(const std::string& schedule, int32_t p, int32_t m, const std::string& platform,
@@ -92,25 +96,29 @@ std::vector<Case> Cases() {
   std::vector<Case> cases;
   // 1F1B: 2pm actions, 2m(p - 1) transfers, two flows each.
   cases.push_back({"1f1b", Spec("1F1B", p, m, "h100-node", false), 2 * p * m + 2 * m * (p - 1),
-                   4 * m * (p - 1), p + 1});
+                   4 * m * (p - 1), p + 1, p});
   // Interleaved 1F1B, 2 stages per rank: every one of the 2p - 1 boundaries crosses ranks.
   cases.push_back({"interleaved", Spec("Interleaved1F1B", p, m, "ideal", false),
-                   2 * 2 * p * m + 2 * m * (2 * p - 1), 4 * m * (2 * p - 1), p + 1});
+                   2 * 2 * p * m + 2 * m * (2 * p - 1), 4 * m * (2 * p - 1), p + 1, 2 * p});
   // ZB-H1: F, I and W per stage and microbatch.
   cases.push_back({"zb-h1", Spec("ZB-H1", p, m, "h100-node", true), 3 * p * m + 2 * m * (p - 1),
-                   4 * m * (p - 1), p + 1});
+                   4 * m * (p - 1), p + 1, p});
   // DualPipeV: the V's turn (stages p - 1 and p, both on the last rank) needs no transfer; its
   // action count (F&B pairs merge two ops) is the schedule's, conformance-checked against torch.
-  Case dual{"dualpipev", Spec("DualPipeV", p, m, "ideal", true), 0, 4 * m * (2 * p - 2), p + 1};
+  Case dual{"dualpipev", Spec("DualPipeV", p, m, "ideal", true), 0, 4 * m * (2 * p - 2), p + 1,
+            2 * p};
   {
     PreparedRun prepared;
     EXPECT_TRUE(PrepareRun(SpecOf(dual.spec), &prepared, /*compile=*/false).ok());
     dual.slices = prepared.schedule.NumActions() + 2 * m * (2 * p - 2);
+    for (const auto& order : prepared.schedule.orders) {
+      for (const Action& action : order) dual.overlaps += action.is_overlap() ? 1 : 0;
+    }
   }
   cases.push_back(dual);
   // ZB-H1 with dp = 2 and tp = 2 on two DGX H100 nodes: messages split over 2 GPUs, and per stage
   // and shard a ring of 2(dp - 1) steps on each of dp replicas.
-  Case parallel{"dp2-tp2", Spec("ZB-H1", p, m, "dgx-h100", true), 0, 0, 2 * p + 1};
+  Case parallel{"dp2-tp2", Spec("ZB-H1", p, m, "dgx-h100", true), 0, 0, 2 * p + 1, 2 * p};
   parallel.spec.set_grad_bytes("1GiB");
   parallel.spec.set_nodes(2);
   parallel.spec.set_dp(2);
@@ -126,7 +134,7 @@ std::vector<Case> Cases() {
   // Slices: 2 x 2pm actions, 2m(p - 1) boundary crossings x 4 GPUs per replica, per stage and
   // tensor index 2 buckets x (reduce-scatter + all-gather, 3 + 3 steps) x 4 ring members, a tp
   // ring and a cp ring per action, an optimizer step per rank and replica.
-  Case rings{"cp2-zero-buckets", proto::RunConfig(), 0, 0, 2 * 2 + 1};
+  Case rings{"cp2-zero-buckets", proto::RunConfig(), 0, 0, 2 * 2 + 1, 2 * 2};
   rings.spec.set_schedule("1F1B");
   rings.spec.set_pp(2);
   rings.spec.set_microbatches(2);
@@ -155,10 +163,14 @@ class TraceCheck : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(TraceCheck, PerfettoTraceProcessorImportsTheTraceWhole) {
   const std::vector<std::string> queries = {
-      "select count(*) from slice", "select count(*) from flow",
+      "select count(*) from slice",
+      "select count(*) from flow",
       "select count(distinct track_id) from counter",
       "select count(*) from slice where dur < 0",
-      "select count(*) from stats where value > 0 and severity in ('error', 'data_loss')"};
+      "select count(*) from stats where value > 0 and severity in ('error', 'data_loss')",
+      "select count(*) from slice where name = 'F1' or name glob 'F1&B*'",
+      "select count(*) from slice where name in ('B1', 'I1') or name glob 'F*&B1'",
+      "select count(*) from slice where name glob 'F[0-9]*&B[0-9]*'"};
   {
     const Case c = Cases()[GetParam()];
     SCOPED_TRACE(c.name);
@@ -176,7 +188,12 @@ TEST_P(TraceCheck, PerfettoTraceProcessorImportsTheTraceWhole) {
     ASSERT_TRUE(WriteChromeTrace(run, TraceWindow(), "--chrome-trace", base + ".json").ok());
     const std::vector<int64_t> expected = {static_cast<int64_t>(c.slices),
                                            static_cast<int64_t>(c.flows),
-                                           static_cast<int64_t>(c.counters), 0, 0};
+                                           static_cast<int64_t>(c.counters),
+                                           0,
+                                           0,
+                                           static_cast<int64_t>(c.stage_replicas),
+                                           static_cast<int64_t>(c.stage_replicas),
+                                           static_cast<int64_t>(c.overlaps)};
     for (const char* extension : {".pftrace", ".json"}) {
       SCOPED_TRACE(extension);
       bool skipped = false;

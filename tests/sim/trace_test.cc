@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 
@@ -18,7 +20,6 @@
 #include "sim/perfetto_trace.h"
 #include "sim/perfetto_trace.pb.h"
 #include "tests/support/cli.h"
-#include <nlohmann/json.hpp>
 #include "tests/support/runs.h"
 
 namespace ppsim {
@@ -80,6 +81,7 @@ struct Decoded {
   std::map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> counters;  // uuid -> samples
   std::map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> slice_times;  // uuid -> slices
   std::map<std::string, uint64_t> event_names;  // interned
+  std::map<uint64_t, std::vector<std::string>> slice_names;  // uuid -> names, as slice_times
   std::map<std::string, std::string> attributes;
 };
 
@@ -92,16 +94,18 @@ Decoded DecodePerfetto(const std::string& path) {
     int64_t ts;
     size_t order;
     pp::TrackEvent::Type type;
+    std::string name;  // BEGIN
   };
   std::map<uint64_t, std::vector<Event>> events;
+  std::map<uint64_t, std::string> name_of_iid;
   for (int i = 0; i < d.trace.packet_size(); ++i) {
     const pp::TracePacket& p = d.trace.packet(i);
     EXPECT_EQ(p.trusted_packet_sequence_id(), 1u);
-    if (i == 0) {
-      EXPECT_EQ(p.sequence_flags(), 3u);
-      for (const auto& n : p.interned_data().event_names()) d.event_names[n.name()] = n.iid();
-    } else {
-      EXPECT_EQ(p.sequence_flags(), 2u) << "packet " << i;
+    EXPECT_EQ(p.sequence_flags(), i == 0 ? 3u : 2u) << "packet " << i;
+    // Each name is interned once, in the packet that first uses it (or before).
+    for (const auto& n : p.interned_data().event_names()) {
+      EXPECT_TRUE(d.event_names.emplace(n.name(), n.iid()).second) << n.name() << " twice";
+      EXPECT_TRUE(name_of_iid.emplace(n.iid(), n.name()).second) << "iid " << n.iid() << " twice";
     }
     for (const auto& a : p.trace_attributes().attribute()) {
       d.attributes[a.key()] = a.string_value();
@@ -118,7 +122,14 @@ Decoded DecodePerfetto(const std::string& path) {
       d.counters[e.track_uuid()].push_back({ts, e.counter_value()});
       continue;
     }
-    events[e.track_uuid()].push_back({ts, static_cast<size_t>(i), e.type()});
+    std::string name;
+    if (e.type() == pp::TrackEvent::TYPE_SLICE_BEGIN) {
+      const auto known = name_of_iid.find(e.name_iid());
+      EXPECT_NE(known, name_of_iid.end())
+          << "packet " << i << " uses name iid " << e.name_iid() << " before it is interned";
+      if (known != name_of_iid.end()) name = known->second;
+    }
+    events[e.track_uuid()].push_back({ts, static_cast<size_t>(i), e.type(), name});
     for (uint64_t id : e.flow_ids()) ++d.flow_starts[id];
     for (uint64_t id : e.terminating_flow_ids()) ++d.flow_ends[id];
     if (e.type() == pp::TrackEvent::TYPE_SLICE_BEGIN) ++d.slices;
@@ -131,6 +142,7 @@ Decoded DecodePerfetto(const std::string& path) {
       if (e.type == pp::TrackEvent::TYPE_SLICE_BEGIN) {
         EXPECT_EQ(open, -1) << "track " << uuid << ": a slice begins inside another at " << e.ts;
         open = e.ts;
+        d.slice_names[uuid].push_back(e.name);
       } else {
         EXPECT_NE(open, -1) << "track " << uuid << ": END without BEGIN at " << e.ts;
         d.slice_times[uuid].push_back({open, e.ts});
@@ -168,9 +180,69 @@ TEST(PerfettoTrace, OneFOneBHasASlicePerOpAndTransferAndTwoFlowsPerTransfer) {
   EXPECT_EQ(d.counters.size(), size_t{p + 1});
   EXPECT_EQ(d.attributes.at("command"), "ppsim run & more");
   EXPECT_EQ(d.attributes.at("ppsim_version"), "test");
-  for (const char* name : {"F", "B", "activation", "gradient"}) {
-    EXPECT_EQ(d.event_names.count(name), 1u) << name;
+  // Named by kind and microbatch: F0 ... F7, B0 ... B7, and the two transfer names.
+  std::set<std::string> names;
+  for (int32_t mb = 0; mb < m; ++mb) {
+    names.insert("F" + std::to_string(mb));
+    names.insert("B" + std::to_string(mb));
   }
+  names.insert("activation");
+  names.insert("gradient");
+  std::set<std::string> interned;
+  for (const auto& [name, iid] : d.event_names) interned.insert(name);
+  EXPECT_EQ(interned, names);
+}
+
+// 1F1B (Narayanan et al., PipeDream-Flush) on 4 ranks, 8 microbatches: rank r runs 3 - r warm-up
+// forwards, then alternates a forward and a backward, then drains the backwards.
+TEST(PerfettoTrace, ComputeSlicesAreNamedByKindAndMicrobatch) {
+  auto run = Execute(OneFOneB(4, 8));
+  const std::string path = TempPath("names.pftrace");
+  ASSERT_TRUE(WritePerfettoTrace(run->trace, TraceWindow(), "--trace", path).ok());
+  const Decoded d = DecodePerfetto(path);
+  EXPECT_EQ(d.slice_names.at(TrackNamed(d, "rank 0 · stage 0 · GPU 0")),
+            (std::vector<std::string>{"F0", "F1", "F2", "F3", "B0", "F4", "B1", "F5", "B2", "F6",
+                                      "B3", "F7", "B4", "B5", "B6", "B7"}));
+  EXPECT_EQ(d.slice_names.at(TrackNamed(d, "rank 3 · stage 3 · GPU 3")),
+            (std::vector<std::string>{"F0", "B0", "F1", "B1", "F2", "B2", "F3", "B3", "F4", "B4",
+                                      "F5", "B5", "F6", "B6", "F7", "B7"}));
+  EXPECT_EQ(d.slice_names.at(TrackNamed(d, "rank 0 → rank 1")).front(), "activation");
+  EXPECT_EQ(d.slice_names.at(TrackNamed(d, "rank 1 → rank 0")).front(), "gradient");
+}
+
+// Every kind of action on one rank: split backwards, a full one, and an overlapped pair, whose
+// name gives the forward's microbatch first. The Chrome trace names them alike.
+TEST(PerfettoTrace, SplitBackwardsAndOverlappedPairsAreNamedByTheirMicrobatches) {
+  const std::string schedule = TempPath("kinds.txt");
+  {
+    std::ofstream file(schedule);
+    file << "rank 0: 0F0 0F1 0I0 (0F2;0B1)OVERLAP_F_B 0W0 0B2\n";
+  }
+  proto::RunConfig spec;
+  spec.set_schedule_file(schedule);
+  spec.set_f("1ms");
+  spec.set_i("1ms");
+  spec.set_w("1ms");
+  spec.set_b("2ms");
+  spec.set_platform("ideal");
+  auto run = Execute(spec);
+  const std::vector<std::string> expected = {"F0", "F1", "I0", "F2&B1", "W0", "B2"};
+  const std::string path = TempPath("kinds.pftrace");
+  ASSERT_TRUE(WritePerfettoTrace(run->trace, TraceWindow(), "--trace", path).ok());
+  const Decoded d = DecodePerfetto(path);
+  EXPECT_EQ(d.slice_names.at(TrackNamed(d, "rank 0 · stage 0 · GPU 0")), expected);
+  const std::string json_path = TempPath("kinds.json");
+  ASSERT_TRUE(WriteChromeTrace(run->trace, TraceWindow(), "--chrome-trace", json_path).ok());
+  std::vector<std::string> json_names;
+  std::string overlap_op;
+  const nlohmann::json json = nlohmann::json::parse(ReadFile(json_path));
+  for (const nlohmann::json& e : json["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    json_names.push_back(e["name"].get<std::string>());
+    if (json_names.back() == "F2&B1") overlap_op = e["args"]["op"].get<std::string>();
+  }
+  EXPECT_EQ(json_names, expected);
+  EXPECT_EQ(overlap_op, "(0F2;0B1)OVERLAP_F_B");  // the op stays in the args
 }
 
 TEST(PerfettoTrace, TimestampsAreTheSimulatedTimesInWholeNanoseconds) {
