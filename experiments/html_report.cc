@@ -134,7 +134,7 @@ std::string TableMarkup(const ResultsTable& results, const std::vector<Axis>& ax
   std::vector<bool> numeric(columns, false);
   numeric[0] = true;
   for (int a = 0; a < results.axis_count; ++a) numeric[1 + a] = IsNumeric(axes[a]);
-  for (int m = 0; m < kNumericMetrics; ++m) numeric[1 + results.axis_count + m] = true;
+  for (int m = 0; m < kResultColumnCount; ++m) numeric[1 + results.axis_count + m] = IsMetric(m);
   numeric[1 + results.axis_count + kWallColumn] = true;
   const int error_column = 1 + results.axis_count + kErrorColumn;
 
@@ -150,9 +150,9 @@ std::string TableMarkup(const ResultsTable& results, const std::vector<Axis>& ax
       const std::string& cell = row.fields[c];
       std::string title;
       const int metric = c - 1 - results.axis_count;
-      if (row.status == PointStatus::kOk && metric == kMakespanColumn) title = HumanDuration(row.metric[kMakespanColumn]);
-      if (row.status == PointStatus::kOk && (metric == kPeakMemoryColumn || metric == kPeakMemoryColumn + 1)) {
-        title = HumanBytes(row.metric[metric]);
+      if (row.status == PointStatus::kOk && metric == kMakespanColumn) title = HumanDuration(*row.values[kMakespanColumn]);
+      if (row.status == PointStatus::kOk && (metric == kPeakMemoryColumn || metric == kStaticMemoryColumn)) {
+        title = HumanBytes(*row.values[metric]);
       }
       out += "<td";
       if (numeric[c]) out += " class=\"num\"";

@@ -47,7 +47,7 @@ YAxis MakeYAxis(const ResultsTable& results, const Plan& plan, const ChartMetric
   YAxis y;
   double largest = 0;
   for (const PlotPoint& p : plan.points) {
-    largest = std::max(largest, std::fabs(results.rows[p.row].metric[chart.metric]));
+    largest = std::max(largest, std::fabs(*results.rows[p.row].values[chart.metric]));
   }
   std::string unit;
   if (chart.metric == kMakespanColumn) {
@@ -65,7 +65,7 @@ YAxis MakeYAxis(const ResultsTable& results, const Plan& plan, const ChartMetric
   y.title = std::string(chart.quantity) + " (" + unit + ")";
   for (const PlotPoint& p : plan.points) {
     const ResultRow& row = results.rows[p.row];
-    const double v = row.metric[chart.metric];
+    const double v = *row.values[chart.metric];
     y.values.push_back(v / y.scale);
     if (chart.metric == kMakespanColumn) {
       y.labels.push_back(HumanDuration(v));
@@ -244,7 +244,7 @@ Frame PlaceFrame(const std::string& title, double y_label_width, double plot_wid
 
 std::string SvgOpen(const Frame& f, const ChartMetric& chart, const char* kind) {
   return "<svg class=\"chart " + std::string(kind) + "\" data-metric=\"" +
-         std::string(kResultMetricColumns[chart.metric]) + "\" width=\"" + Px(f.width) + "\" height=\"" +
+         std::string(kResultColumns[chart.metric].name) + "\" width=\"" + Px(f.width) + "\" height=\"" +
          Px(f.height) + "\" viewBox=\"0 0 " + Px(f.width) + " " + Px(f.height) +
          "\" role=\"img\" aria-label=\"" + MarkupEscape(chart.title) +
          "\" font-family=\"sans-serif\" font-size=\"12\">\n" +

@@ -18,13 +18,19 @@ namespace ppsim {
 namespace {
 
 constexpr const char* kMetricHeader =
-    "makespan_s,bubble_over_makespan,stage_bubble_rate,throughput_microbatches_per_s,"
-    "peak_memory_bytes,static_memory_bytes,oom,status,error,wall_s";
+    "makespan_s,bubble_over_makespan,bubble_over_ideal,stage_bubble_rate,"
+    "throughput_microbatches_per_s,samples_per_s,tokens_per_s,mfu,hfu,peak_memory_bytes,"
+    "static_memory_bytes,memory_capacity_bytes,oom,time_to_train_s,gpu_hours,cost,status,error,"
+    "wall_s";
 
 constexpr const char* kValid =
     "a results CSV has point, the swept axes, then makespan_s, bubble_over_makespan, "
-    "stage_bubble_rate, throughput_microbatches_per_s, peak_memory_bytes, static_memory_bytes, "
-    "oom, status, error, wall_s";
+    "bubble_over_ideal, stage_bubble_rate, throughput_microbatches_per_s, samples_per_s, "
+    "tokens_per_s, mfu, hfu, peak_memory_bytes, static_memory_bytes, memory_capacity_bytes, oom, "
+    "time_to_train_s, gpu_hours, cost, status, error, wall_s";
+
+// The 16 empty metric cells of a row that is not ok, each after its comma.
+const std::string kNoMetrics(16, ',');
 
 std::string Header(const std::string& axes) {
   return "point," + (axes.empty() ? "" : axes + ",") + kMetricHeader + "\n";
@@ -35,12 +41,12 @@ std::string OkRow(int point, const std::string& axes, const std::string& makespa
                   const std::string& bubble = "0.25",
                   const std::string& peak_bytes = "1073741824") {
   return std::to_string(point) + "," + (axes.empty() ? "" : axes + ",") + makespan_s + "," +
-         bubble + ",0.1,100," + peak_bytes + ",536870912,false,ok,,0.5\n";
+         bubble + ",0.5,0.1,100,200,,,," + peak_bytes + ",536870912,0,false,,,,ok,,0.5\n";
 }
 
 std::string FailedRow(int point, const std::string& axes, const std::string& error) {
-  return std::to_string(point) + "," + (axes.empty() ? "" : axes + ",") + ",,,,,,,failed," + error +
-         ",0.25\n";
+  return std::to_string(point) + "," + (axes.empty() ? "" : axes + ",") + kNoMetrics.substr(1) +
+         ",failed," + error + ",0.25\n";
 }
 
 std::string Render(const std::string& csv, HtmlReportSummary* summary = nullptr) {
@@ -122,8 +128,11 @@ TEST(HtmlReport, MissingMakespanColumnIsAnError) {
 }
 
 TEST(HtmlReport, MissingMetricColumnIsAnError) {
-  EXPECT_EQ(RenderError("point,pp,makespan_s,bubble_over_makespan,stage_bubble_rate\n"),
-            std::string("r.csv:1: missing column 'throughput_microbatches_per_s'; ") + kValid);
+  // The header sweeps wrote before bubble_over_ideal, samples_per_s, ... were columns.
+  EXPECT_EQ(RenderError("point,pp,makespan_s,bubble_over_makespan,stage_bubble_rate,"
+                        "throughput_microbatches_per_s,peak_memory_bytes,static_memory_bytes,oom,"
+                        "status,error,wall_s\n"),
+            std::string("r.csv:1: missing column 'bubble_over_ideal'; ") + kValid);
 }
 
 TEST(HtmlReport, MetricColumnsOutOfOrderAreAnError) {
@@ -159,7 +168,7 @@ TEST(HtmlReport, RowWithTheWrongNumberOfFieldsIsAnError) {
   const std::string csv = Header("schedule,microbatches,pp,platform") +
                           OkRow(0, "1F1B,8,4,ideal", "0.5") + OkRow(1, "1F1B,16,4,ideal", "0.9") +
                           "2,1F1B,32,0.5,0.25,0.1,100,1,1,false,ok,,0.5\n";
-  EXPECT_EQ(RenderError(csv), "r.csv:4: 13 fields, expected 15");
+  EXPECT_EQ(RenderError(csv), "r.csv:4: 13 fields, expected 24");
 }
 
 TEST(HtmlReport, UnterminatedQuotedFieldIsAnError) {
@@ -185,7 +194,7 @@ TEST(HtmlReport, TextAfterAClosingQuoteIsAnError) {
 }
 
 TEST(HtmlReport, UnknownStatusIsAnError) {
-  const std::string csv = Header("pp") + "0,4,,,,,,,,done,,0.5\n";
+  const std::string csv = Header("pp") + "0,4" + kNoMetrics + ",done,,0.5\n";
   EXPECT_EQ(RenderError(csv),
             "r.csv:2: status 'done' is not valid; valid: ok, failed, skipped, timeout, crashed");
 }
@@ -194,22 +203,25 @@ TEST(HtmlReport, OkRowNeedsNumericMetrics) {
   const std::string csv = Header("pp") + OkRow(0, "4", "fast");
   EXPECT_EQ(RenderError(csv),
             "r.csv:2: makespan_s 'fast' is not a number; an ok row has a number in each metric "
-            "column");
+            "column but tokens_per_s, mfu, hfu, time_to_train_s, gpu_hours and cost, which may "
+            "be empty");
 }
 
 TEST(HtmlReport, OomIsTrueOrFalse) {
-  const std::string csv = Header("pp") + "0,4,0.5,0.25,0.1,100,1,1,yes,ok,,0.5\n";
-  EXPECT_EQ(RenderError(csv), "r.csv:2: oom 'yes' is not valid; valid: true, false");
+  std::string row = OkRow(0, "4", "0.5");
+  row.replace(row.find(",false,"), 7, ",yes,");
+  EXPECT_EQ(RenderError(Header("pp") + row), "r.csv:2: oom 'yes' is not valid; valid: true, false");
 }
 
 TEST(HtmlReport, WallIsANumber) {
-  const std::string csv = Header("pp") + "0,4,0.5,0.25,0.1,100,1,1,false,ok,,slow\n";
-  EXPECT_EQ(RenderError(csv),
+  std::string row = OkRow(0, "4", "0.5");
+  row.replace(row.rfind(",0.5\n"), 5, ",slow\n");
+  EXPECT_EQ(RenderError(Header("pp") + row),
             "r.csv:2: wall_s 'slow' is not a number; wall_s is the run's wall-clock seconds");
 }
 
 TEST(HtmlReport, PointIsAWholeNumber) {
-  const std::string csv = Header("pp") + OkRow(0, "4", "0.5") + "-1,8,,,,,,,,skipped,,0\n";
+  const std::string csv = Header("pp") + OkRow(0, "4", "0.5") + "-1,8" + kNoMetrics + ",skipped,,0\n";
   EXPECT_EQ(RenderError(csv),
             "r.csv:3: point '-1' is not a whole number >= 0; point is the 0-based index of the "
             "sweep point");
@@ -223,9 +235,10 @@ TEST(HtmlReport, RepeatedPointIsAnError) {
 TEST(HtmlReport, EveryBadRowIsReportedOnItsOwnLine) {
   const std::string csv = Header("pp") + OkRow(0, "4", "0.5") + "1,8\n" + OkRow(2, "16", "x");
   EXPECT_EQ(RenderError(csv),
-            "r.csv:3: 2 fields, expected 12\n"
+            "r.csv:3: 2 fields, expected 21\n"
             "r.csv:4: makespan_s 'x' is not a number; an ok row has a number in each metric "
-            "column");
+            "column but tokens_per_s, mfu, hfu, time_to_train_s, gpu_hours and cost, which may "
+            "be empty");
 }
 
 TEST(HtmlReport, QuotedFieldsKeepCommasQuotesAndLineBreaks) {
@@ -234,7 +247,7 @@ TEST(HtmlReport, QuotedFieldsKeepCommasQuotesAndLineBreaks) {
                            FailedRow(1, "GPipe", "\"rank 0, \"\"stuck\"\"\nat 0B0\"");
   EXPECT_NE(Render(good).find("<td class=\"error\">rank 0, &quot;stuck&quot;\nat 0B0</td>"),
             std::string::npos);
-  EXPECT_EQ(RenderError(good + "2,x\n"), "r.csv:5: 2 fields, expected 12");
+  EXPECT_EQ(RenderError(good + "2,x\n"), "r.csv:5: 2 fields, expected 21");
 }
 
 TEST(HtmlReport, CrLfLineEndsAreAccepted) {
@@ -435,7 +448,7 @@ TEST(HtmlReport, FailedRowsAreInTheTableButNotInTheCharts) {
   const std::string csv = Header("schedule,microbatches") + OkRow(0, "1F1B,8", "0.1") +
                           OkRow(1, "1F1B,16", "0.2") + OkRow(2, "GPipe,8", "0.15") +
                           FailedRow(3, "GPipe,16", "deadlock: rank 0 waits at 0B0 for 1B0") +
-                          "4,GPipe,32,,,,,,,,skipped,not run,\n";
+                          "4,GPipe,32" + kNoMetrics + ",skipped,not run,\n";
   HtmlReportSummary summary;
   const std::string html = Render(csv, &summary);
   EXPECT_EQ(summary.points, 5);

@@ -197,7 +197,7 @@ TEST(Sweep, PointsWhichAreNotValidRunsStopTheSweepBeforeAnythingRuns) {
   const CliResult s = Cli({"sweep", skipping, "-o", out, "-j", "1"});
   EXPECT_EQ(s.code, 0) << s.err;
   const std::string csv = ReadFile(out);
-  EXPECT_NE(csv.find("\n0,1F1B,4,0,,,,,,,,skipped," + skipping +
+  EXPECT_NE(csv.find("\n0,1F1B,4,0,,,,,,,,,,,,,,,,,skipped," + skipping +
                      ":5:39: axes[2].values[0]: must be at least 1; got 0,0\n"),
             std::string::npos)
       << csv;
@@ -216,9 +216,10 @@ TEST(Sweep, RowsAreInPointOrderAndTheSameForAnyNumberOfJobs) {
   std::string line;
   std::getline(lines, line);
   EXPECT_EQ(line,
-            "point,schedule,microbatches,makespan_s,bubble_over_makespan,stage_bubble_rate,"
-            "throughput_microbatches_per_s,peak_memory_bytes,static_memory_bytes,oom,status,"
-            "error,wall_s");
+            "point,schedule,microbatches,makespan_s,bubble_over_makespan,bubble_over_ideal,"
+            "stage_bubble_rate,throughput_microbatches_per_s,samples_per_s,tokens_per_s,mfu,hfu,"
+            "peak_memory_bytes,static_memory_bytes,memory_capacity_bytes,oom,time_to_train_s,"
+            "gpu_hours,cost,status,error,wall_s");
   for (int point = 0; point < 6; ++point) {
     ASSERT_TRUE(std::getline(lines, line));
     EXPECT_EQ(line.substr(0, line.find(',')), std::to_string(point));
@@ -415,7 +416,7 @@ TEST(Sweep, APointThatCrashesOrTimesOutIsARowAndTheOthersGoOn) {
   unsetenv("PPSIM_SWEEP_CRASH_POINT");
   EXPECT_EQ(r.code, 1);
   const std::string csv = ReadFile(out);
-  EXPECT_NE(csv.find("\n4,GPipe,8,,,,,,,,crashed,the point's process died of signal 11 "
+  EXPECT_NE(csv.find("\n4,GPipe,8,,,,,,,,,,,,,,,,,crashed,the point's process died of signal 11 "
                      "(Segmentation fault),"),
             std::string::npos)
       << csv;
@@ -426,7 +427,7 @@ TEST(Sweep, APointThatCrashesOrTimesOutIsARowAndTheOthersGoOn) {
   const CliResult slow = Cli({"sweep", path, "-o", out, "-j", "2", "--point-timeout", "1us"});
   EXPECT_EQ(slow.code, 1);
   const std::string timed_out = ReadFile(out);
-  EXPECT_NE(timed_out.find("\n0,1F1B,4,,,,,,,,timeout,exceeded --point-timeout 1 us,"),
+  EXPECT_NE(timed_out.find("\n0,1F1B,4,,,,,,,,,,,,,,,,,timeout,exceeded --point-timeout 1 us,"),
             std::string::npos)
       << timed_out;
 }

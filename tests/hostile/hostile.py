@@ -279,9 +279,11 @@ case("xml-missing-host", ["run", "--schedule", "GPipe", "--pp", "2", "--microbat
      files={"p.xml": XML_HEAD + XML_HOSTS + XML_TAIL})
 
 # --- Results: report, merge.
-HEADER = ("point,schedule,makespan_s,bubble_over_makespan,stage_bubble_rate,"
-          "throughput_microbatches_per_s,peak_memory_bytes,static_memory_bytes,oom,status,error,wall_s\n")
-ROW = "0,1F1B,1,0.1,0.1,8,1,0,false,ok,,0.1\n"
+HEADER = ("point,schedule,makespan_s,bubble_over_makespan,bubble_over_ideal,stage_bubble_rate,"
+          "throughput_microbatches_per_s,samples_per_s,tokens_per_s,mfu,hfu,peak_memory_bytes,"
+          "static_memory_bytes,memory_capacity_bytes,oom,time_to_train_s,gpu_hours,cost,status,"
+          "error,wall_s\n")
+ROW = "0,1F1B,1,0.1,0.1,0.1,8,8,,,,1,0,0,false,,,,ok,,0.1\n"
 RESULTS = {
     "empty.csv": "", "header.csv": "x,y\n", "quote.csv": HEADER + "0,\"1F1B,1\n",
     "point.csv": HEADER + ROW.replace("0,1F1B", "1000000000000000000,1F1B"),
