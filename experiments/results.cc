@@ -150,21 +150,9 @@ std::string CheckRow(const ResultsTable& table, const CsvRecord& record, const s
   }
   if (!ok) return "";
   for (int c = 0; c < kResultColumnCount; ++c) {
-    const ColumnRole role = kResultColumns[c].role;
-    if (role == ColumnRole::kOther) continue;
-    const std::string& cell = table.Cell(*row, c);
-    const std::string name(kResultColumns[c].name);
-    double value;
-    if (ParseFinite(cell, &value)) {
-      row->values[c] = value;
-    } else if (role == ColumnRole::kMetric) {
-      return where + name + " '" + Printable(cell) +
-             "' is not a number; an ok row has a number in each metric column but " +
-             OptionalColumns() + ", which may be empty";
-    } else if (!cell.empty()) {
-      return where + name + " '" + Printable(cell) + "' is not a number; " + name +
-             " is a number, or empty when the run has none";
-    }
+    if (!IsMetric(c)) continue;
+    const std::string problem = ReadMetricCell(c, table.Cell(*row, c), &row->values[c]);
+    if (!problem.empty()) return where + problem;
   }
   const std::string& oom = table.Cell(*row, kOomColumn);
   if (oom != "true" && oom != "false") {
@@ -271,6 +259,24 @@ std::string ResultsHeader(const std::vector<std::string>& axes) {
   for (const std::string& axis : axes) header += "," + CsvField(axis);
   for (const ResultColumnInfo& column : kResultColumns) header += "," + std::string(column.name);
   return header;
+}
+
+std::string ReadMetricCell(int column, const std::string& cell, std::optional<double>* value) {
+  const std::string name(kResultColumns[column].name);
+  double number;
+  if (ParseFinite(cell, &number)) {
+    *value = number;
+    return "";
+  }
+  value->reset();
+  if (kResultColumns[column].role == ColumnRole::kMetric) {
+    return name + " '" + Printable(cell) +
+           "' is not a number; an ok row has a number in each metric column but " +
+           OptionalColumns() + ", which may be empty";
+  }
+  if (cell.empty()) return "";
+  return name + " '" + Printable(cell) + "' is not a number; " + name +
+         " is a number, or empty when the run has none";
 }
 
 double MicrobatchesPerS(int64_t microbatches, int64_t dp, double makespan_s) {
@@ -408,6 +414,117 @@ Status ReadResultsCsv(std::string_view text, const std::string& source, ResultsT
   std::stable_sort(table->rows.begin(), table->rows.end(),
                    [](const ResultRow& a, const ResultRow& b) { return a.point < b.point; });
   return Status();
+}
+
+namespace {
+
+// The run CSV's columns a results table is made of, beside the metric columns of the same name.
+constexpr std::string_view kRunCsvKeys[] = {"schedule", "microbatches", "dp", "oom_ranks"};
+
+// The metric columns a run CSV has under the same name: all but the sweep's own two.
+bool InRunCsv(int column) {
+  return IsMetric(column) && column != kThroughputColumn && column != kStaticMemoryColumn;
+}
+
+std::string ValidRunHeader() {
+  std::string text = "a run CSV (ppsim run --format csv) has ";
+  for (std::string_view key : kRunCsvKeys) text += std::string(key) + ", ";
+  std::string metrics;
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    if (InRunCsv(c)) metrics += (metrics.empty() ? "" : ", ") + std::string(kResultColumns[c].name);
+  }
+  return text + metrics;
+}
+
+// A run CSV's row as a results row: the first problem, or "".
+std::string RunRow(const std::vector<int>& key_at, const std::vector<int>& metric_at,
+                   size_t fields, const CsvRecord& record, int64_t point,
+                   const std::string& source, ResultRow* row) {
+  const std::string where = Where(source, record.line);
+  const std::vector<std::string>& f = record.fields;
+  if (f.size() != fields) {
+    return where + Plural(static_cast<int64_t>(f.size()), "field") + ", expected " +
+           std::to_string(fields);
+  }
+  int64_t whole[std::size(kRunCsvKeys)] = {};
+  for (size_t k = 1; k < std::size(kRunCsvKeys); ++k) {
+    if (!ParseWhole(f[key_at[k]], &whole[k]) || whole[k] < 0) {
+      return where + std::string(kRunCsvKeys[k]) + " '" + Printable(f[key_at[k]]) +
+             "' is not a whole number >= 0";
+    }
+  }
+  row->line = record.line;
+  row->point = point;
+  row->status = PointStatus::kOk;
+  row->fields = {std::to_string(point), f[key_at[0]]};
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    std::string cell;
+    if (InRunCsv(c)) {
+      cell = f[metric_at[c]];
+      const std::string problem = ReadMetricCell(c, cell, &row->values[c]);
+      if (!problem.empty()) return where + problem;
+    } else if (c == kThroughputColumn) {
+      row->values[c] = MicrobatchesPerS(whole[1], whole[2], *row->values[kMakespanColumn]);
+      cell = FormatNumber(*row->values[c]);
+    } else if (c == kOomColumn) {
+      row->oom = whole[3] > 0;
+      cell = row->oom ? "true" : "false";
+    } else if (c == kStatusColumn) {
+      cell = "ok";
+    }
+    row->fields.push_back(cell);
+  }
+  return "";
+}
+
+}  // namespace
+
+Status ReadRunCsv(std::string_view text, const std::string& source, ResultsTable* table) {
+  *table = ResultsTable();
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  std::vector<CsvRecord> records;
+  Status status = ReadCsv(text, source, &records);
+  if (!status.ok()) return status;
+  if (records.empty()) {
+    return Status::InvalidInput(source + ":1: empty file; " + ValidRunHeader());
+  }
+  const std::vector<std::string>& header = records[0].fields;
+  auto find = [&](std::string_view name, int* at) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    *at = static_cast<int>(it - header.begin());
+    if (it != header.end()) return Status();
+    return Status::InvalidInput(Where(source, records[0].line) + "missing column '" +
+                                std::string(name) + "'; " + ValidRunHeader());
+  };
+  std::vector<int> key_at(std::size(kRunCsvKeys));
+  std::vector<int> metric_at(kResultColumnCount, -1);
+  for (size_t k = 0; k < std::size(kRunCsvKeys); ++k) {
+    status = find(kRunCsvKeys[k], &key_at[k]);
+    if (!status.ok()) return status;
+  }
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    if (!InRunCsv(c)) continue;
+    status = find(kResultColumns[c].name, &metric_at[c]);
+    if (!status.ok()) return status;
+  }
+  ResultsTable read;
+  read.header = {"point", "schedule"};
+  for (const ResultColumnInfo& column : kResultColumns) read.header.emplace_back(column.name);
+  read.axis_count = 1;
+  Problems problems(source, nullptr);
+  for (size_t r = 1; r < records.size(); ++r) {
+    ResultRow row;
+    std::string error = RunRow(key_at, metric_at, header.size(), records[r],
+                               static_cast<int64_t>(r - 1), source, &row);
+    if (error.empty()) {
+      read.rows.push_back(std::move(row));
+    } else {
+      problems.Add(std::move(error));
+    }
+  }
+  status = problems.ToStatus();
+  if (status.ok()) *table = std::move(read);
+  return status;
 }
 
 Status ReadResultsJsonLines(std::string_view text, const std::string& source,

@@ -106,9 +106,15 @@ static_assert(std::size(kResultColumns) == kResultColumnCount);
 
 inline bool IsMetric(int column) { return kResultColumns[column].role != ColumnRole::kOther; }
 
-// The metric values of an ok point, by ResultColumn: set for every kMetric column, and for a
-// kOptionalMetric column when the run has the value; unset for the kOther columns.
+// The metric values of an ok point, by ResultColumn: set for every kMetric column (but
+// static_memory_bytes of a row read from a run CSV, ReadRunCsv), and for a kOptionalMetric column
+// when the run has the value; unset for the kOther columns.
 using ResultValues = std::array<std::optional<double>, kResultColumnCount>;
+
+// Reads `cell` of metric column `column` (IsMetric) of an ok row into *value: a number, or for a
+// kOptionalMetric column an empty cell (*value unset). Returns "" or the problem, without where:
+// "mfu 'high' is not a number; mfu is a number, or empty when the run has none".
+std::string ReadMetricCell(int column, const std::string& cell, std::optional<double>* value);
 
 // throughput_microbatches_per_s: `microbatches` on each of `dp` replicas in `makespan_s`; 0 when
 // the makespan is 0.
@@ -188,6 +194,15 @@ struct ResultsTable {
 // line break). The header is checked either way.
 Status ReadResultsCsv(std::string_view text, const std::string& source, ResultsTable* table,
                       std::vector<std::string>* dropped = nullptr);
+
+// Reads a `ppsim run --format csv` file (experiments/run_output.h: a row per schedule) as a
+// results table with one axis, schedule: record k is point k - 1, ok. Each metric column is the
+// run CSV's column of the same name, but throughput_microbatches_per_s (from its microbatches, dp
+// and makespan_s) and static_memory_bytes (not in a run CSV: an empty cell, no value); oom is
+// oom_ranks > 0; error and wall_s are empty. The run CSV may hold more columns, in any order.
+// Errors are InvalidInput, "SOURCE:LINE: ...", as for ReadResultsCsv: a missing column (naming
+// those a run CSV has), a CSV syntax error, a row with the wrong number of fields, a bad number.
+Status ReadRunCsv(std::string_view text, const std::string& source, ResultsTable* table);
 
 // A line read back from a results JSON lines file.
 struct ResultJsonRow {

@@ -202,5 +202,60 @@ TEST(Results, JsonLinesAreCheckedLineByLine) {
   EXPECT_TRUE(rows.empty());
 }
 
+// `ppsim run --format csv`'s header (experiments/run_output.cc).
+constexpr const char* kRunCsvHeader =
+    "schedule,pp,stages,microbatches,platform,engine,makespan_s,bubble_over_makespan,"
+    "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,transfer_tasks,"
+    "transfer_bytes,peak_memory_bytes,memory_capacity_bytes,oom_ranks,mfu,hfu,samples_per_s,"
+    "tokens_per_s,time_to_train_s,gpu_hours,cost,dp,tp,allreduce_tail_s,intra_node_bytes,"
+    "inter_node_bytes\n";
+
+TEST(Results, ARunCsvReadsAsATableOfOneAxis) {
+  // 16 microbatches on 2 replicas in 0.5 s: 64 microbatches/s; 2 ranks out of memory.
+  const std::string csv = std::string(kRunCsvHeader) +
+                          "ZB-H1,4,4,16,h100-node,simgrid,0.5,0.1,0.125,0.05,0,1,2,3,"
+                          "96636764160,85899345920,2,0.4,0.5,128,524288,86400,192,480,2,1,0,0,0\n";
+  ResultsTable table;
+  ASSERT_TRUE(ReadRunCsv(csv, "run.csv", &table).ok());
+  EXPECT_EQ(ResultsHeader(table.Axes()), ResultsHeader({"schedule"}));
+  EXPECT_EQ(table.header.size(), 21u);
+  ASSERT_EQ(table.rows.size(), 1u);
+  const ResultRow& row = table.rows[0];
+  EXPECT_EQ(row.line, 2);
+  EXPECT_EQ(row.point, 0);
+  EXPECT_EQ(row.status, PointStatus::kOk);
+  EXPECT_TRUE(row.oom);
+  EXPECT_EQ(table.CsvLine(row),
+            "0,ZB-H1,0.5,0.1,0.125,0.05,64,128,524288,0.4,0.5,96636764160,,85899345920,true,86400,"
+            "192,480,ok,,");
+  EXPECT_EQ(row.values[kThroughputColumn], 64.0);
+  EXPECT_EQ(row.values[kHfuColumn], 0.5);
+  EXPECT_FALSE(row.values[kStaticMemoryColumn].has_value());
+}
+
+TEST(Results, ARunCsvNamesWhatIsMissingOrWrong) {
+  ResultsTable table;
+  std::string header = kRunCsvHeader;
+  header.replace(header.find("mfu,"), 4, "");
+  EXPECT_EQ(ReadRunCsv(header, "run.csv", &table).message(),
+            "run.csv:1: missing column 'mfu'; a run CSV (ppsim run --format csv) has schedule, "
+            "microbatches, dp, oom_ranks, makespan_s, bubble_over_makespan, bubble_over_ideal, "
+            "stage_bubble_rate, samples_per_s, tokens_per_s, mfu, hfu, peak_memory_bytes, "
+            "memory_capacity_bytes, time_to_train_s, gpu_hours, cost");
+  const std::string csv = std::string(kRunCsvHeader) +
+                          "1F1B,4,4,8,ideal,simgrid,soon,0.1,0.125,0.05,0,1,2,3,1,0,0,,,16,,,,,1,"
+                          "1,0,0,0\n"
+                          "1F1B,4,4,8,ideal,simgrid,0.5,0.1,0.125,0.05,0,1,2,3,1,0,0,,,16,,,,,two,"
+                          "1,0,0,0\n"
+                          "GPipe,4\n";
+  EXPECT_EQ(ReadRunCsv(csv, "run.csv", &table).message(),
+            "run.csv:2: makespan_s 'soon' is not a number; an ok row has a number in each metric "
+            "column but tokens_per_s, mfu, hfu, time_to_train_s, gpu_hours and cost, which may "
+            "be empty\n"
+            "run.csv:3: dp 'two' is not a whole number >= 0\n"
+            "run.csv:4: 2 fields, expected 29");
+  EXPECT_TRUE(table.rows.empty());
+}
+
 }  // namespace
 }  // namespace ppsim
