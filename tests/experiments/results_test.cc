@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/results.h"
+
 namespace ppsim {
 namespace {
 
@@ -201,14 +203,6 @@ TEST(Results, JsonLinesAreCheckedLineByLine) {
             "r.jsonl:5: not valid JSON; each line is one JSON object");
   EXPECT_TRUE(rows.empty());
 }
-
-// `ppsim run --format csv`'s header (experiments/run_output.cc).
-constexpr const char* kRunCsvHeader =
-    "schedule,pp,stages,microbatches,platform,engine,makespan_s,bubble_over_makespan,"
-    "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,transfer_tasks,"
-    "transfer_bytes,peak_memory_bytes,memory_capacity_bytes,oom_ranks,mfu,hfu,samples_per_s,"
-    "tokens_per_s,time_to_train_s,gpu_hours,cost,dp,tp,allreduce_tail_s,intra_node_bytes,"
-    "inter_node_bytes\n";
 
 TEST(Results, ARunCsvReadsAsATableOfOneAxis) {
   // 16 microbatches on 2 replicas in 0.5 s: 64 microbatches/s; 2 ranks out of memory.
