@@ -4,11 +4,18 @@
 #include <limits>
 #include <string_view>
 
+#include "base/names.h"
 #include "base/numbers.h"
 #include "models/units.h"
 
 namespace ppsim {
 namespace {
+
+constexpr NamedValue<AxisKind> kKindNames[] = {
+    {"categorical", AxisKind::kCategorical}, {"number", AxisKind::kNumber},
+    {"bandwidth", AxisKind::kBandwidth},     {"size", AxisKind::kSize},
+    {"duration", AxisKind::kDuration},       {"FLOP rate", AxisKind::kFlopRate},
+};
 
 constexpr AxisKind kNumericKinds[] = {AxisKind::kNumber, AxisKind::kBandwidth, AxisKind::kSize,
                                       AxisKind::kDuration, AxisKind::kFlopRate};
@@ -265,23 +272,7 @@ std::string AxisAssignment(const ResultsTable& results, const Axis& axis, const 
   return text;
 }
 
-const char* KindName(AxisKind kind) {
-  switch (kind) {
-    case AxisKind::kCategorical:
-      return "categorical";
-    case AxisKind::kNumber:
-      return "number";
-    case AxisKind::kBandwidth:
-      return "bandwidth";
-    case AxisKind::kSize:
-      return "size";
-    case AxisKind::kDuration:
-      return "duration";
-    case AxisKind::kFlopRate:
-      return "FLOP rate";
-  }
-  return "";
-}
+std::string_view KindName(AxisKind kind) { return NameOf(kKindNames, kind); }
 
 std::string AxisTitle(const Axis& axis) {
   std::string title = ColumnTitle(axis.names[0], axis.unit);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "experiments/results.h"
@@ -16,8 +17,8 @@ namespace ppsim {
 
 enum class AxisKind { kCategorical, kNumber, kBandwidth, kSize, kDuration, kFlopRate };
 
-// "number", "bandwidth", ...
-const char* KindName(AxisKind kind);
+// "categorical", "number", "bandwidth", ...
+std::string_view KindName(AxisKind kind);
 
 struct DisplayUnit {
   double scale;  // base units per display unit
