@@ -5,6 +5,7 @@
 #define PPSIM_BASE_SVG_H_
 
 #include <functional>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -29,12 +30,16 @@ std::string TruncateText(const std::string& text, size_t max_chars);
 // as `accept` (how many ticks, how far apart) and share this walk.
 double NiceStep(int first_exponent, const std::function<bool(double step, int exponent)>& accept);
 
-// Tableau 10: ten colours that stay distinguishable; series and kinds take them in order.
-inline constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                           "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
-inline constexpr int kPaletteSize = 10;
+// Twelve colours that stay distinguishable: Tableau 10, then charcoal and a vivid cyan (far from
+// every Tableau hue); series and kinds take them in order. Pictures that can have more series than
+// colours must tell the repeats apart another way (the report's charts change marker and dash).
+inline constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                           "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                                           "#9c755f", "#bab0ac", "#333333", "#17becf"};
+inline constexpr int kPaletteSize = 12;
+static_assert(std::size(kPalette) == kPaletteSize);
 
-// Palette colour `index` (wrapping around after ten).
+// Palette colour `index` (wrapping around after twelve).
 inline const char* PaletteColour(int index) { return kPalette[index % kPaletteSize]; }
 
 }  // namespace ppsim

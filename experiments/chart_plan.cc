@@ -87,15 +87,14 @@ Plan MakePlan(const ResultsTable& results, const std::vector<Axis>& axes) {
     const size_t r = series_first_row[key];
     std::string label;
     for (int a : plan.series_axes) {
-      label +=
-          (label.empty() ? "" : ", ") + axes[a].name + "=" + results.AxisText(results.rows[r], a);
+      label += (label.empty() ? "" : ", ") + AxisAssignment(results, axes[a], results.rows[r]);
     }
     plan.series_labels.push_back(label);
   }
   for (auto& [key, index] : groups) {
     index = static_cast<int>(plan.group_labels.size());
     const ResultRow& row = results.rows[group_first_row[key]];
-    std::string label = plan.group_axis >= 0 ? results.AxisText(row, plan.group_axis)
+    std::string label = plan.group_axis >= 0 ? AxisValue(results, axes[plan.group_axis], row)
                                              : "point " + std::to_string(row.point);
     plan.group_labels.push_back(label.empty() ? "(empty)" : label);
   }
@@ -120,9 +119,43 @@ std::string PointName(const ResultsTable& results, const std::vector<Axis>& axes
   std::string values;
   for (int a = 0; a < static_cast<int>(axes.size()); ++a) {
     if (!axes[a].varies) continue;
-    values += (values.empty() ? "" : ", ") + axes[a].name + "=" + results.AxisText(row, a);
+    values += (values.empty() ? "" : ", ") + AxisAssignment(results, axes[a], row);
   }
   return "point " + std::to_string(row.point) + (values.empty() ? "" : " (" + values + ")");
+}
+
+std::vector<ChartSpec> ChooseCharts(const ResultsTable& results, const Plan& plan) {
+  std::vector<ChartSpec> charts;
+  if (plan.points.empty()) return charts;
+  auto some_value = [&](int column) {
+    for (const PlotPoint& p : plan.points) {
+      if (results.rows[p.row].values[column]) return true;
+    }
+    return false;
+  };
+  if (some_value(kTokensColumn)) {
+    charts.push_back({kTokensColumn, "Throughput (tokens_per_s)",
+                      "Tokens per second over all replicas: higher is better.", "throughput",
+                      "tokens/s", ChartUnit::kRate});
+  } else {
+    charts.push_back({kSamplesColumn, "Throughput (samples_per_s)",
+                      "Samples (sequences) per second over all replicas: higher is better.",
+                      "throughput", "samples/s", ChartUnit::kRate});
+  }
+  if (some_value(kMfuColumn)) {
+    charts.push_back({kMfuColumn, "Model FLOPs utilization (mfu)",
+                      "Model FLOPs per second over the GPUs' peak: higher is better.", "MFU", "",
+                      ChartUnit::kFraction});
+  }
+  charts.push_back({kPeakMemoryColumn, "Peak memory (peak_memory_bytes)",
+                    "The fullest rank's peak memory against the GPU's capacity (dashed line): a "
+                    "point above it runs out of memory.",
+                    "peak memory", "", ChartUnit::kBytes, /*capacity_lines=*/true});
+  charts.push_back({kBubbleColumn, "Bubble (bubble_over_makespan)",
+                    "The share of the GPUs' time idle, 1 \u2212 \u03a3busy / (ranks \u00b7 "
+                    "makespan): lower is better.",
+                    "bubble / makespan", "", ChartUnit::kFraction});
+  return charts;
 }
 
 }  // namespace ppsim

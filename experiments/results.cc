@@ -15,13 +15,30 @@ namespace {
 
 constexpr std::string_view kStatusNames[] = {"ok", "failed", "skipped", "timeout", "crashed"};
 
-constexpr std::string_view kValidHeader =
-    "a results CSV has point, the swept axes, then makespan_s, bubble_over_makespan, "
-    "stage_bubble_rate, throughput_microbatches_per_s, peak_memory_bytes, static_memory_bytes, "
-    "oom, status, error, wall_s";
-
 constexpr size_t kMaxErrors = 20;
 constexpr int kMaxJsonDepth = 64;
+
+// "a results CSV has point, the swept axes, then makespan_s, ..., wall_s": what a header holds.
+std::string ValidHeader() {
+  std::string text = "a results CSV has point, the swept axes, then ";
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    text += (c ? ", " : "") + std::string(kResultColumns[c].name);
+  }
+  return text;
+}
+
+// "tokens_per_s, mfu, ... and cost": the columns an ok row may leave empty.
+std::string OptionalColumns() {
+  std::vector<std::string> names;
+  for (const ResultColumnInfo& c : kResultColumns) {
+    if (c.role == ColumnRole::kOptionalMetric) names.emplace_back(c.name);
+  }
+  std::string text;
+  for (size_t n = 0; n < names.size(); ++n) {
+    text += (n == 0 ? "" : n + 1 == names.size() ? " and " : ", ") + names[n];
+  }
+  return text;
+}
 
 std::string Where(const std::string& source, int64_t line) {
   return source + ":" + std::to_string(line) + ": ";
@@ -60,18 +77,18 @@ class Problems {
 
 Status CheckHeader(const CsvRecord& header, const std::string& source, int* axis_count) {
   const std::string where = Where(source, header.line);
-  const std::string valid = "; " + std::string(kValidHeader);
+  const std::string valid = "; " + ValidHeader();
   const std::vector<std::string>& f = header.fields;
   if (f[0] != "point") {
     return Status::InvalidInput(where + "first column is " + Quoted(f[0]) +
                                 ", expected 'point'" + valid);
   }
-  const auto makespan = std::find(f.begin() + 1, f.end(), kResultMetricColumns[kMakespanColumn]);
+  const auto makespan = std::find(f.begin() + 1, f.end(), kResultColumns[kMakespanColumn].name);
   if (makespan == f.end()) return Status::InvalidInput(where + "missing column 'makespan_s'" + valid);
   const size_t first_metric = makespan - f.begin();
-  for (int m = 0; m < kResultMetricColumnCount; ++m) {
+  for (int m = 0; m < kResultColumnCount; ++m) {
     const size_t column = first_metric + m;
-    const std::string name(kResultMetricColumns[m]);
+    const std::string name(kResultColumns[m].name);
     if (column < f.size() && f[column] == name) continue;
     const bool present = std::find(f.begin(), f.end(), name) != f.end();
     if (!present || column >= f.size()) {
@@ -80,9 +97,9 @@ Status CheckHeader(const CsvRecord& header, const std::string& source, int* axis
     return Status::InvalidInput(where + "column " + std::to_string(column + 1) + " is '" +
                                 Printable(f[column]) + "', expected '" + name + "'" + valid);
   }
-  if (f.size() > first_metric + kResultMetricColumnCount) {
+  if (f.size() > first_metric + kResultColumnCount) {
     return Status::InvalidInput(where + "unexpected column '" +
-                                Printable(f[first_metric + kResultMetricColumnCount]) +
+                                Printable(f[first_metric + kResultColumnCount]) +
                                 "' after wall_s" + valid);
   }
   for (size_t a = 1; a < first_metric; ++a) {
@@ -132,12 +149,10 @@ std::string CheckRow(const ResultsTable& table, const CsvRecord& record, const s
            "' is not a number; wall_s is the run's wall-clock seconds";
   }
   if (!ok) return "";
-  for (int m = 0; m < kNumericMetrics; ++m) {
-    const std::string& cell = table.Cell(*row, m);
-    if (!ParseFinite(cell, &row->metric[m])) {
-      return where + std::string(kResultMetricColumns[m]) + " '" + Printable(cell) +
-             "' is not a number; an ok row has a number in each metric column";
-    }
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    if (!IsMetric(c)) continue;
+    const std::string problem = ReadMetricCell(c, table.Cell(*row, c), &row->values[c]);
+    if (!problem.empty()) return where + problem;
   }
   const std::string& oom = table.Cell(*row, kOomColumn);
   if (oom != "true" && oom != "false") {
@@ -242,19 +257,45 @@ bool IsFailure(PointStatus status) {
 std::string ResultsHeader(const std::vector<std::string>& axes) {
   std::string header = "point";
   for (const std::string& axis : axes) header += "," + CsvField(axis);
-  for (std::string_view column : kResultMetricColumns) header += "," + std::string(column);
+  for (const ResultColumnInfo& column : kResultColumns) header += "," + std::string(column.name);
   return header;
 }
 
+std::string ReadMetricCell(int column, const std::string& cell, std::optional<double>* value) {
+  const std::string name(kResultColumns[column].name);
+  double number;
+  if (ParseFinite(cell, &number)) {
+    *value = number;
+    return "";
+  }
+  value->reset();
+  if (kResultColumns[column].role == ColumnRole::kMetric) {
+    return name + " '" + Printable(cell) +
+           "' is not a number; an ok row has a number in each metric column but " +
+           OptionalColumns() + ", which may be empty";
+  }
+  if (cell.empty()) return "";
+  return name + " '" + Printable(cell) + "' is not a number; " + name +
+         " is a number, or empty when the run has none";
+}
+
+double MicrobatchesPerS(int64_t microbatches, int64_t dp, double makespan_s) {
+  return makespan_s > 0 ? static_cast<double>(microbatches) * static_cast<double>(dp) / makespan_s
+                        : 0;
+}
+
 std::string SerializePointOutcome(const PointOutcome& o) {
+  nlohmann::ordered_json values = nlohmann::ordered_json::object();
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    if (!IsMetric(c)) continue;
+    const std::string name(kResultColumns[c].name);
+    values[name] = o.values[c] ? nlohmann::ordered_json(*o.values[c]) : nullptr;
+  }
   nlohmann::ordered_json json = {
       {"status", PointStatusName(o.status)},
       {"error", o.error},
       {"wall_s", o.wall_s},
-      {"metrics",
-       {o.makespan_s, o.bubble_over_makespan, o.stage_bubble_rate,
-        o.throughput_microbatches_per_s}},
-      {"memory_bytes", {o.peak_memory_bytes, o.static_memory_bytes}},
+      {"values", values},
       {"oom", o.oom},
       {"result", o.result},
   };
@@ -269,15 +310,20 @@ bool ParsePointOutcome(std::string_view text, PointOutcome* o) {
     if (!ParsePointStatus(json.at("status").get<std::string>(), &o->status)) return false;
     o->error = json.at("error").get<std::string>();
     o->wall_s = json.at("wall_s").get<double>();
-    const auto& metrics = json.at("metrics");
-    const auto& memory = json.at("memory_bytes");
-    if (metrics.size() != 4 || memory.size() != 2) return false;
-    o->makespan_s = metrics.at(0).get<double>();
-    o->bubble_over_makespan = metrics.at(1).get<double>();
-    o->stage_bubble_rate = metrics.at(2).get<double>();
-    o->throughput_microbatches_per_s = metrics.at(3).get<double>();
-    o->peak_memory_bytes = memory.at(0).get<int64_t>();
-    o->static_memory_bytes = memory.at(1).get<int64_t>();
+    const auto& values = json.at("values");
+    for (int c = 0; c < kResultColumnCount; ++c) {
+      o->values[c].reset();
+      if (!IsMetric(c)) continue;
+      const auto& value = values.at(std::string(kResultColumns[c].name));
+      if (value.is_number()) {
+        o->values[c] = value.get<double>();
+        continue;
+      }
+      // An ok point has every kMetric value; null is "none" anywhere else.
+      const bool required = o->status == PointStatus::kOk &&
+                            kResultColumns[c].role == ColumnRole::kMetric;
+      if (!value.is_null() || required) return false;
+    }
     o->oom = json.at("oom").get<bool>();
     o->result = json.at("result");
   } catch (const nlohmann::json::exception&) {
@@ -290,14 +336,15 @@ std::string ResultCsvLine(int64_t point, const std::vector<std::string>& values,
                           const PointOutcome& o) {
   std::string row = std::to_string(point);
   for (const std::string& value : values) row += "," + CsvField(value);
-  if (o.status == PointStatus::kOk) {
-    row += "," + FormatNumber(o.makespan_s) + "," + FormatNumber(o.bubble_over_makespan) + "," +
-           FormatNumber(o.stage_bubble_rate) + "," +
-           FormatNumber(o.throughput_microbatches_per_s) + "," +
-           std::to_string(o.peak_memory_bytes) + "," + std::to_string(o.static_memory_bytes) +
-           "," + (o.oom ? "true" : "false");
-  } else {
-    row += ",,,,,,,";
+  const bool ok = o.status == PointStatus::kOk;
+  for (int c = 0; c < kStatusColumn; ++c) {
+    row += ",";
+    if (!ok) continue;
+    if (c == kOomColumn) {
+      row += o.oom ? "true" : "false";
+    } else if (o.values[c]) {
+      row += FormatNumber(*o.values[c]);
+    }
   }
   return row + "," + std::string(PointStatusName(o.status)) + "," + CsvField(o.error) + "," +
          FormatNumber(o.wall_s);
@@ -327,7 +374,7 @@ Status ReadResultsCsv(std::string_view text, const std::string& source, ResultsT
   *table = ResultsTable();
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark
   if (text.empty()) {
-    return Status::InvalidInput(source + ":1: empty file; " + std::string(kValidHeader));
+    return Status::InvalidInput(source + ":1: empty file; " + ValidHeader());
   }
   std::vector<CsvRecord> records;
   Status status = ReadCsv(text, source, &records);
@@ -367,6 +414,117 @@ Status ReadResultsCsv(std::string_view text, const std::string& source, ResultsT
   std::stable_sort(table->rows.begin(), table->rows.end(),
                    [](const ResultRow& a, const ResultRow& b) { return a.point < b.point; });
   return Status();
+}
+
+namespace {
+
+// The run CSV's columns a results table is made of, beside the metric columns of the same name.
+constexpr std::string_view kRunCsvKeys[] = {"schedule", "microbatches", "dp", "oom_ranks"};
+
+// The metric columns a run CSV has under the same name: all but the sweep's own two.
+bool InRunCsv(int column) {
+  return IsMetric(column) && column != kThroughputColumn && column != kStaticMemoryColumn;
+}
+
+std::string ValidRunHeader() {
+  std::string text = "a run CSV (ppsim run --format csv) has ";
+  for (std::string_view key : kRunCsvKeys) text += std::string(key) + ", ";
+  std::string metrics;
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    if (InRunCsv(c)) metrics += (metrics.empty() ? "" : ", ") + std::string(kResultColumns[c].name);
+  }
+  return text + metrics;
+}
+
+// A run CSV's row as a results row: the first problem, or "".
+std::string RunRow(const std::vector<int>& key_at, const std::vector<int>& metric_at,
+                   size_t fields, const CsvRecord& record, int64_t point,
+                   const std::string& source, ResultRow* row) {
+  const std::string where = Where(source, record.line);
+  const std::vector<std::string>& f = record.fields;
+  if (f.size() != fields) {
+    return where + Plural(static_cast<int64_t>(f.size()), "field") + ", expected " +
+           std::to_string(fields);
+  }
+  int64_t whole[std::size(kRunCsvKeys)] = {};
+  for (size_t k = 1; k < std::size(kRunCsvKeys); ++k) {
+    if (!ParseWhole(f[key_at[k]], &whole[k]) || whole[k] < 0) {
+      return where + std::string(kRunCsvKeys[k]) + " '" + Printable(f[key_at[k]]) +
+             "' is not a whole number >= 0";
+    }
+  }
+  row->line = record.line;
+  row->point = point;
+  row->status = PointStatus::kOk;
+  row->fields = {std::to_string(point), f[key_at[0]]};
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    std::string cell;
+    if (InRunCsv(c)) {
+      cell = f[metric_at[c]];
+      const std::string problem = ReadMetricCell(c, cell, &row->values[c]);
+      if (!problem.empty()) return where + problem;
+    } else if (c == kThroughputColumn) {
+      row->values[c] = MicrobatchesPerS(whole[1], whole[2], *row->values[kMakespanColumn]);
+      cell = FormatNumber(*row->values[c]);
+    } else if (c == kOomColumn) {
+      row->oom = whole[3] > 0;
+      cell = row->oom ? "true" : "false";
+    } else if (c == kStatusColumn) {
+      cell = "ok";
+    }
+    row->fields.push_back(cell);
+  }
+  return "";
+}
+
+}  // namespace
+
+Status ReadRunCsv(std::string_view text, const std::string& source, ResultsTable* table) {
+  *table = ResultsTable();
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  std::vector<CsvRecord> records;
+  Status status = ReadCsv(text, source, &records);
+  if (!status.ok()) return status;
+  if (records.empty()) {
+    return Status::InvalidInput(source + ":1: empty file; " + ValidRunHeader());
+  }
+  const std::vector<std::string>& header = records[0].fields;
+  auto find = [&](std::string_view name, int* at) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    *at = static_cast<int>(it - header.begin());
+    if (it != header.end()) return Status();
+    return Status::InvalidInput(Where(source, records[0].line) + "missing column '" +
+                                std::string(name) + "'; " + ValidRunHeader());
+  };
+  std::vector<int> key_at(std::size(kRunCsvKeys));
+  std::vector<int> metric_at(kResultColumnCount, -1);
+  for (size_t k = 0; k < std::size(kRunCsvKeys); ++k) {
+    status = find(kRunCsvKeys[k], &key_at[k]);
+    if (!status.ok()) return status;
+  }
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    if (!InRunCsv(c)) continue;
+    status = find(kResultColumns[c].name, &metric_at[c]);
+    if (!status.ok()) return status;
+  }
+  ResultsTable read;
+  read.header = {"point", "schedule"};
+  for (const ResultColumnInfo& column : kResultColumns) read.header.emplace_back(column.name);
+  read.axis_count = 1;
+  Problems problems(source, nullptr);
+  for (size_t r = 1; r < records.size(); ++r) {
+    ResultRow row;
+    std::string error = RunRow(key_at, metric_at, header.size(), records[r],
+                               static_cast<int64_t>(r - 1), source, &row);
+    if (error.empty()) {
+      read.rows.push_back(std::move(row));
+    } else {
+      problems.Add(std::move(error));
+    }
+  }
+  status = problems.ToStatus();
+  if (status.ok()) *table = std::move(read);
+  return status;
 }
 
 Status ReadResultsJsonLines(std::string_view text, const std::string& source,

@@ -3,14 +3,22 @@
 //
 //   results.csv    RFC 4180 CSV. The header is
 //                    point,<axis 1>,...,<axis k>,makespan_s,bubble_over_makespan,
-//                    stage_bubble_rate,throughput_microbatches_per_s,peak_memory_bytes,
-//                    static_memory_bytes,oom,status,error,wall_s
+//                    bubble_over_ideal,stage_bubble_rate,throughput_microbatches_per_s,
+//                    samples_per_s,tokens_per_s,mfu,hfu,peak_memory_bytes,static_memory_bytes,
+//                    memory_capacity_bytes,oom,time_to_train_s,gpu_hours,cost,status,error,wall_s
 //                  then one row per point in point order. `point` is the 0-based index of the
 //                  point (a whole number, each once); the axes (k >= 0) hold the values as the user
 //                  wrote them ("1F1B", "32", "400Gbps"); status is ok, failed, skipped, timeout or
-//                  crashed. An ok row has a number in each of the six metric columns and true or
-//                  false in oom; other rows leave them empty and explain themselves in error.
-//                  wall_s is a number (it may be empty on a row that is not ok).
+//                  crashed. An ok row has a number in each metric column but tokens_per_s, mfu,
+//                  hfu, time_to_train_s, gpu_hours and cost, which are empty when the run has no
+//                  such value (no sequence length, no model, no recomputation, no --train-tokens,
+//                  no --gpu-hour-cost), and true or false in oom; other rows leave them empty and
+//                  explain themselves in error. wall_s is a number (it may be empty on a row that
+//                  is not ok).
+//                  Each metric column but throughput_microbatches_per_s (microbatches x dp /
+//                  makespan), static_memory_bytes (the largest rank's) and oom (any rank out of
+//                  memory) is the run's JSON field of the same name; memory_capacity_bytes is 0
+//                  when memory is unlimited.
 //   results.jsonl  the same points as JSON lines, written with the JSON library:
 //                    {"point": 3, "values": {"<axis>": "<value>", ...}, "status": "ok",
 //                     "error": "", "wall_s": 0.02, "result": {...}}
@@ -20,7 +28,10 @@
 #ifndef PPSIM_EXPERIMENTS_RESULTS_H_
 #define PPSIM_EXPERIMENTS_RESULTS_H_
 
+#include <array>
 #include <cstdint>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,27 +45,80 @@ namespace ppsim {
 // Results files are read up to this size (about 3 million points).
 inline constexpr int64_t kMaxResultsBytes = int64_t{1} << 30;
 
-// The columns after `point` and the axes, in order.
-inline constexpr std::string_view kResultMetricColumns[] = {
-    "makespan_s",        "bubble_over_makespan", "stage_bubble_rate",
-    "throughput_microbatches_per_s", "peak_memory_bytes", "static_memory_bytes",
-    "oom",               "status",               "error",
-    "wall_s"};
-inline constexpr int kResultMetricColumnCount = 10;
-// Indexes into kResultMetricColumns. The first kNumericMetrics hold numbers on ok rows.
-enum ResultColumn : int {
-  kMakespanColumn = 0,
-  kBubbleColumn = 1,
-  kStageBubbleColumn = 2,
-  kThroughputColumn = 3,
-  kPeakMemoryColumn = 4,
-  kStaticMemoryColumn = 5,
-  kOomColumn = 6,
-  kStatusColumn = 7,
-  kErrorColumn = 8,
-  kWallColumn = 9,
+// What an ok row holds in a column after `point` and the axes.
+enum class ColumnRole {
+  kMetric,          // a number
+  kOptionalMetric,  // a number, or empty when the run has no such value
+  kOther,           // oom, status, error, wall_s: checked one by one
 };
-inline constexpr int kNumericMetrics = 6;
+
+struct ResultColumnInfo {
+  std::string_view name;
+  ColumnRole role;
+};
+
+// The columns after `point` and the axes, in order.
+inline constexpr ResultColumnInfo kResultColumns[] = {
+    {"makespan_s", ColumnRole::kMetric},
+    {"bubble_over_makespan", ColumnRole::kMetric},
+    {"bubble_over_ideal", ColumnRole::kMetric},
+    {"stage_bubble_rate", ColumnRole::kMetric},
+    {"throughput_microbatches_per_s", ColumnRole::kMetric},
+    {"samples_per_s", ColumnRole::kMetric},
+    {"tokens_per_s", ColumnRole::kOptionalMetric},
+    {"mfu", ColumnRole::kOptionalMetric},
+    {"hfu", ColumnRole::kOptionalMetric},
+    {"peak_memory_bytes", ColumnRole::kMetric},
+    {"static_memory_bytes", ColumnRole::kMetric},
+    {"memory_capacity_bytes", ColumnRole::kMetric},
+    {"oom", ColumnRole::kOther},
+    {"time_to_train_s", ColumnRole::kOptionalMetric},
+    {"gpu_hours", ColumnRole::kOptionalMetric},
+    {"cost", ColumnRole::kOptionalMetric},
+    {"status", ColumnRole::kOther},
+    {"error", ColumnRole::kOther},
+    {"wall_s", ColumnRole::kOther},
+};
+// Indexes into kResultColumns.
+enum ResultColumn : int {
+  kMakespanColumn,
+  kBubbleColumn,  // bubble_over_makespan
+  kBubbleOverIdealColumn,
+  kStageBubbleColumn,
+  kThroughputColumn,  // throughput_microbatches_per_s
+  kSamplesColumn,
+  kTokensColumn,
+  kMfuColumn,
+  kHfuColumn,
+  kPeakMemoryColumn,
+  kStaticMemoryColumn,
+  kCapacityColumn,  // memory_capacity_bytes
+  kOomColumn,
+  kTimeToTrainColumn,
+  kGpuHoursColumn,
+  kCostColumn,
+  kStatusColumn,
+  kErrorColumn,
+  kWallColumn,
+  kResultColumnCount,
+};
+static_assert(std::size(kResultColumns) == kResultColumnCount);
+
+inline bool IsMetric(int column) { return kResultColumns[column].role != ColumnRole::kOther; }
+
+// The metric values of an ok point, by ResultColumn: set for every kMetric column (but
+// static_memory_bytes of a row read from a run CSV, ReadRunCsv), and for a kOptionalMetric column
+// when the run has the value; unset for the kOther columns.
+using ResultValues = std::array<std::optional<double>, kResultColumnCount>;
+
+// Reads `cell` of metric column `column` (IsMetric) of an ok row into *value: a number, or for a
+// kOptionalMetric column an empty cell (*value unset). Returns "" or the problem, without where:
+// "mfu 'high' is not a number; mfu is a number, or empty when the run has none".
+std::string ReadMetricCell(int column, const std::string& cell, std::optional<double>* value);
+
+// throughput_microbatches_per_s: `microbatches` on each of `dp` replicas in `makespan_s`; 0 when
+// the makespan is 0.
+double MicrobatchesPerS(int64_t microbatches, int64_t dp, double makespan_s);
 
 enum class PointStatus { kOk = 0, kFailed, kSkipped, kTimeout, kCrashed };
 inline constexpr int kPointStatusCount = 5;
@@ -74,12 +138,7 @@ struct PointOutcome {
   std::string error;  // one line; "" when ok
   double wall_s = 0;
   // ok only:
-  double makespan_s = 0;
-  double bubble_over_makespan = 0;
-  double stage_bubble_rate = 0;
-  double throughput_microbatches_per_s = 0;
-  int64_t peak_memory_bytes = 0;
-  int64_t static_memory_bytes = 0;
+  ResultValues values;
   bool oom = false;
   nlohmann::ordered_json result;  // the run's JSON (experiments/run_output.h RunJson)
 };
@@ -101,7 +160,7 @@ struct ResultRow {
   int64_t point = 0;
   PointStatus status = PointStatus::kOk;
   std::vector<std::string> fields;        // every column, as text
-  double metric[kNumericMetrics] = {};    // ok rows
+  ResultValues values;                    // ok rows
   bool oom = false;                       // ok rows
 };
 
@@ -113,6 +172,7 @@ struct ResultsTable {
   const std::string& AxisText(const ResultRow& row, int axis) const {
     return row.fields[1 + axis];
   }
+  // The text of `column` (a ResultColumn) in `row`.
   const std::string& Cell(const ResultRow& row, int column) const {
     return row.fields[1 + axis_count + column];
   }
@@ -125,14 +185,24 @@ struct ResultsTable {
 
 // Reads a results CSV (`source` names it in messages). Errors are InvalidInput, one line per
 // problem, "SOURCE:LINE: what is wrong; what is valid": an empty file, a malformed header, a CSV
-// syntax error, a row with the wrong number of fields, a bad point, status, number or oom value,
-// a repeated point. Every bad row is reported (up to 20).
+// syntax error, a row with the wrong number of fields, a bad point, status, number or oom value
+// (on an ok row an empty cell is a bad number unless its column is optional), a repeated point.
+// Every bad row is reported (up to 20).
 //
 // With `dropped` (a sweep resuming from its journal) bad rows are not errors: they are left out,
 // each with its message in *dropped, and so is a torn last record (one that does not end in a
 // line break). The header is checked either way.
 Status ReadResultsCsv(std::string_view text, const std::string& source, ResultsTable* table,
                       std::vector<std::string>* dropped = nullptr);
+
+// Reads a `ppsim run --format csv` file (experiments/run_output.h: a row per schedule) as a
+// results table with one axis, schedule: record k is point k - 1, ok. Each metric column is the
+// run CSV's column of the same name, but throughput_microbatches_per_s (from its microbatches, dp
+// and makespan_s) and static_memory_bytes (not in a run CSV: an empty cell, no value); oom is
+// oom_ranks > 0; error and wall_s are empty. The run CSV may hold more columns, in any order.
+// Errors are InvalidInput, "SOURCE:LINE: ...", as for ReadResultsCsv: a missing column (naming
+// those a run CSV has), a CSV syntax error, a row with the wrong number of fields, a bad number.
+Status ReadRunCsv(std::string_view text, const std::string& source, ResultsTable* table);
 
 // A line read back from a results JSON lines file.
 struct ResultJsonRow {

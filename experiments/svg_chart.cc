@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <functional>
 #include <limits>
 #include <string_view>
 
 #include "base/escape.h"
 #include "base/svg.h"
+#include "experiments/report_values.h"
 #include "models/units.h"
 
 namespace ppsim {
@@ -17,63 +18,96 @@ namespace {
 constexpr double kCharPx = 7;       // 12px text
 constexpr double kTitleCharPx = 9;  // 14px bold titles
 constexpr double kPlotHeight = 300;
-constexpr double kLinePlotWidth = 520;
+constexpr double kLinePlotWidth = 480;
 constexpr double kPlotTop = 44;
 constexpr double kLegendRowPx = 18;
 constexpr double kLegendBesideMaxPx = 320;
 constexpr size_t kMaxLabelChars = 80;
 constexpr size_t kMaxBarLabelChars = 40;
 constexpr int kMaxTicks = 8;
+constexpr const char* kOomColour = "#d00000";
 
 double TextWidth(std::string_view text, double char_px = kCharPx) {
   return TextCells(text) * char_px;
 }
 
-std::string Short(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.4g", value);
-  return buffer;
-}
-
-// Values of one metric, in a display unit.
+// One chart's values in a display unit: those of the plan's points with a value in the column.
 struct YAxis {
   std::string title;
-  double scale = 1;                 // metric units per display unit
-  std::vector<double> values;       // per plan point, in display units
-  std::vector<std::string> labels;  // per plan point, for tooltips
+  double scale = 1;                  // metric units per display unit
+  std::vector<size_t> shown;         // indexes into plan.points
+  std::vector<double> values;        // per shown point, in display units
+  std::vector<std::string> labels;   // per shown point, for tooltips
+  std::vector<bool> oom;             // per shown point
+  bool any_oom = false;
+  std::vector<double> capacities;    // distinct capacities > 0, largest first, in display units
+  std::vector<std::string> capacity_labels;  // "GPU capacity 80 GiB"
+  std::vector<bool> series_shown;    // per series of the plan
 };
 
-YAxis MakeYAxis(const ResultsTable& results, const Plan& plan, const ChartMetric& chart) {
+YAxis MakeYAxis(const ResultsTable& results, const Plan& plan, const ChartSpec& chart) {
   YAxis y;
+  y.series_shown.assign(plan.series_labels.size(), false);
+  std::vector<double> capacities;
   double largest = 0;
-  for (const PlotPoint& p : plan.points) {
-    largest = std::max(largest, std::fabs(results.rows[p.row].metric[chart.metric]));
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    const ResultRow& row = results.rows[plan.points[i].row];
+    if (!row.values[chart.column]) continue;
+    y.shown.push_back(i);
+    y.series_shown[plan.points[i].series] = true;
+    largest = std::max(largest, std::fabs(*row.values[chart.column]));
+    const double capacity = row.values[kCapacityColumn].value_or(0);
+    if (chart.capacity_lines && capacity > 0) capacities.push_back(capacity);
   }
+  std::sort(capacities.begin(), capacities.end(), std::greater<double>());
+  capacities.erase(std::unique(capacities.begin(), capacities.end()), capacities.end());
+  if (!capacities.empty()) largest = std::max(largest, capacities[0]);
   std::string unit;
-  if (chart.metric == kMakespanColumn) {
-    const DisplayUnit u = PickUnit(kDurationUnits, largest);
-    y.scale = u.scale;
-    unit = u.name;
-  } else if (chart.metric == kBubbleColumn) {
-    y.scale = 0.01;
-    unit = "%";
-  } else {
-    const DisplayUnit u = PickUnit(kSizeUnits, largest);
-    y.scale = u.scale;
-    unit = u.name;
-  }
-  y.title = std::string(chart.quantity) + " (" + unit + ")";
-  for (const PlotPoint& p : plan.points) {
-    const ResultRow& row = results.rows[p.row];
-    const double v = row.metric[chart.metric];
-    y.values.push_back(v / y.scale);
-    if (chart.metric == kMakespanColumn) {
-      y.labels.push_back(HumanDuration(v));
-    } else if (chart.metric == kBubbleColumn) {
-      y.labels.push_back(Short(v * 100) + " %");
-    } else {
-      y.labels.push_back(HumanBytes(v) + (row.oom ? " (OOM)" : ""));
+  switch (chart.unit) {
+    case ChartUnit::kRate: {
+      const DisplayUnit u = PickUnit(kCountUnits, largest);
+      y.scale = u.scale;
+      unit = (*u.name ? std::string(u.name) + " " : "") + chart.rate_unit;
+      break;
     }
+    case ChartUnit::kFraction:
+      y.scale = 0.01;
+      unit = "%";
+      break;
+    case ChartUnit::kBytes: {
+      const DisplayUnit u = PickUnit(kSizeUnits, largest);
+      y.scale = u.scale;
+      unit = u.name;
+      break;
+    }
+  }
+  y.title = chart.quantity + " (" + unit + ")";
+  for (size_t i : y.shown) {
+    const ResultRow& row = results.rows[plan.points[i].row];
+    const double v = *row.values[chart.column];
+    y.values.push_back(v / y.scale);
+    std::string label;
+    switch (chart.unit) {
+      case ChartUnit::kRate:
+        label = HumanCount(v) + " " + chart.rate_unit;
+        break;
+      case ChartUnit::kFraction:
+        label = ShowPercent(v);
+        break;
+      case ChartUnit::kBytes:
+        label = HumanBytes(v);
+        if (row.values[kCapacityColumn].value_or(0) > 0) {
+          label += " of " + HumanBytes(*row.values[kCapacityColumn]);
+        }
+        break;
+    }
+    y.labels.push_back(label + (row.oom ? ", OOM" : ""));
+    y.oom.push_back(row.oom);
+    y.any_oom = y.any_oom || row.oom;
+  }
+  for (double capacity : capacities) {
+    y.capacities.push_back(capacity / y.scale);
+    y.capacity_labels.push_back("GPU capacity " + HumanBytes(capacity));
   }
   return y;
 }
@@ -171,6 +205,24 @@ std::string Marker(int series, double x, double y, const char* css_class,
   return out + "><title>" + MarkupEscape(tooltip) + "</title></" + tag + ">";
 }
 
+// A line's dash: none for the palette's first round, then dashes so that repeated colours differ.
+std::string Dash(int series) {
+  return series < kPaletteSize ? "" : " stroke-dasharray=\"6 3\"";
+}
+
+// The out-of-memory mark: a red cross with a white halo, centred on (x, y).
+std::string OomMark(double x, double y, const std::string& tooltip) {
+  constexpr double kArm = 5.5;
+  const std::string d = "M" + Px(x - kArm) + " " + Px(y - kArm) + "L" + Px(x + kArm) + " " +
+                        Px(y + kArm) + "M" + Px(x - kArm) + " " + Px(y + kArm) + "L" +
+                        Px(x + kArm) + " " + Px(y - kArm);
+  std::string out = "<g class=\"oom\">";
+  if (!tooltip.empty()) out += "<title>" + MarkupEscape(tooltip) + "</title>";
+  return out + "<path d=\"" + d + "\" stroke=\"#fff\" stroke-width=\"5\" fill=\"none\"/>" +
+         "<path d=\"" + d + "\" stroke=\"" + kOomColour +
+         "\" stroke-width=\"2.5\" stroke-linecap=\"round\" fill=\"none\"/></g>\n";
+}
+
 std::string Text(double x, double y, const char* anchor, const std::string& text,
                  const std::string& extra = "") {
   return "<text x=\"" + Px(x) + "\" y=\"" + Px(y) + "\" text-anchor=\"" + anchor + "\"" + extra +
@@ -178,7 +230,7 @@ std::string Text(double x, double y, const char* anchor, const std::string& text
 }
 
 std::string Line(double x1, double y1, double x2, double y2, const char* stroke,
-                 const char* extra = "") {
+                 const std::string& extra = "") {
   return "<line x1=\"" + Px(x1) + "\" y1=\"" + Px(y1) + "\" x2=\"" + Px(x2) + "\" y2=\"" + Px(y2) +
          "\" stroke=\"" + stroke + "\"" + extra + "/>\n";
 }
@@ -191,17 +243,33 @@ std::string LegendText(double x, double y, const std::string& label) {
          MarkupEscape(label) + "</title>" + MarkupEscape(shown) + "</text>\n";
 }
 
-double LegendWidth(const std::vector<std::string>& labels) {
-  double width = 0;
-  for (const std::string& label : labels) {
-    width = std::max(width, 28 + TextWidth(TruncateText(label, kMaxLabelChars)));
+constexpr const char* kOomLegend = "OOM (out of memory)";
+
+// The legend's rows: the series the chart shows (when they have labels), then OOM when some shown
+// point runs out of memory.
+struct Legend {
+  std::vector<int> series;
+  bool oom = false;
+  size_t Rows() const { return series.size() + (oom ? 1 : 0); }
+};
+
+Legend MakeLegend(const Plan& plan, const YAxis& y) {
+  Legend legend;
+  const bool labelled = plan.series_labels.size() > 1 ||
+                        (plan.series_labels.size() == 1 && !plan.series_labels[0].empty());
+  for (size_t s = 0; labelled && s < plan.series_labels.size(); ++s) {
+    if (y.series_shown[s]) legend.series.push_back(static_cast<int>(s));
   }
-  return width;
+  legend.oom = y.any_oom;
+  return legend;
 }
 
-bool HasLegend(const Plan& plan) {
-  return plan.series_labels.size() > 1 ||
-         (plan.series_labels.size() == 1 && !plan.series_labels[0].empty());
+double LegendWidth(const Plan& plan, const Legend& legend) {
+  double width = legend.oom ? 28 + TextWidth(kOomLegend) : 0;
+  for (int s : legend.series) {
+    width = std::max(width, 28 + TextWidth(TruncateText(plan.series_labels[s], kMaxLabelChars)));
+  }
+  return width;
 }
 
 // Where the legend goes: beside the plot when narrow enough, else below everything else.
@@ -242,10 +310,10 @@ Frame PlaceFrame(const std::string& title, double y_label_width, double plot_wid
   return f;
 }
 
-std::string SvgOpen(const Frame& f, const ChartMetric& chart, const char* kind) {
+std::string SvgOpen(const Frame& f, const ChartSpec& chart, const char* kind) {
   return "<svg class=\"chart " + std::string(kind) + "\" data-metric=\"" +
-         std::string(kResultMetricColumns[chart.metric]) + "\" width=\"" + Px(f.width) + "\" height=\"" +
-         Px(f.height) + "\" viewBox=\"0 0 " + Px(f.width) + " " + Px(f.height) +
+         std::string(kResultColumns[chart.column].name) + "\" width=\"" + Px(f.width) +
+         "\" height=\"" + Px(f.height) + "\" viewBox=\"0 0 " + Px(f.width) + " " + Px(f.height) +
          "\" role=\"img\" aria-label=\"" + MarkupEscape(chart.title) +
          "\" font-family=\"sans-serif\" font-size=\"12\">\n" +
          Text(12, 22, "start", chart.title, " font-size=\"14\" font-weight=\"bold\"");
@@ -268,6 +336,7 @@ std::string YAxisMarkup(const Frame& f, const Ticks& y, const std::string& title
   return out;
 }
 
+// Ticks covering 0, the values and the capacities.
 Ticks MakeYTicks(const YAxis& y) {
   double lo = 0;
   double hi = 0;
@@ -275,30 +344,71 @@ Ticks MakeYTicks(const YAxis& y) {
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
+  for (double c : y.capacities) hi = std::max(hi, c);
   return NiceTicks(lo, hi, kMaxTicks);
+}
+
+// Each capacity as a dashed line across the plot, labelled above its right end; labels that would
+// overlap the one above move down.
+std::string CapacityMarkup(const Frame& f, const YAxis& y, const std::function<double(double)>& py) {
+  std::string out;
+  double last_label_y = -1e9;
+  for (size_t c = 0; c < y.capacities.size(); ++c) {
+    const double line_y = py(y.capacities[c]);
+    out += Line(f.plot_left, line_y, f.plot_left + f.plot_width, line_y, kOomColour,
+                " class=\"capacity\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"");
+    const double label_y = std::max(line_y - 5, last_label_y + 14);
+    out += Text(f.plot_left + f.plot_width - 4, label_y, "end", y.capacity_labels[c],
+                " class=\"capacity-label\" fill=\"" + std::string(kOomColour) + "\"");
+    last_label_y = label_y;
+  }
+  return out;
+}
+
+// The legend's rows; `swatch(series, x, y)` draws a series' sample centred at (x + 10, y).
+std::string LegendMarkup(const Frame& f, const Plan& plan, const Legend& legend,
+                         const std::function<std::string(int, double, double)>& swatch,
+                         const std::string& oom_swatch_extra) {
+  std::string out;
+  size_t row = 0;
+  for (int s : legend.series) {
+    const double ly = f.legend_y + row++ * kLegendRowPx + 9;
+    out += "<g class=\"legend-entry\">" + swatch(s, f.legend_x, ly);
+    out += LegendText(f.legend_x + 28, ly + 4, plan.series_labels[s]);
+    out += "</g>\n";
+  }
+  if (legend.oom) {
+    const double ly = f.legend_y + row * kLegendRowPx + 9;
+    out += "<g class=\"legend-entry oom-entry\">" + oom_swatch_extra +
+           OomMark(f.legend_x + 10, ly, "");
+    out += Text(f.legend_x + 28, ly + 4, "start", kOomLegend);
+    out += "</g>\n";
+  }
+  return out;
 }
 
 }  // namespace
 
 std::string LineChart(const ResultsTable& results, const std::vector<Axis>& axes, const Plan& plan,
-                      const ChartMetric& chart) {
+                      const ChartSpec& chart) {
   const YAxis y = MakeYAxis(results, plan, chart);
   const Ticks y_ticks = MakeYTicks(y);
   const Axis& x_axis = axes[plan.x_axis];
   double x_lo = std::numeric_limits<double>::infinity();
   double x_hi = -x_lo;
   bool whole = true;
-  for (const PlotPoint& p : plan.points) {
-    x_lo = std::min(x_lo, p.x);
-    x_hi = std::max(x_hi, p.x);
-    whole = whole && p.x == std::floor(p.x);
+  for (size_t i : y.shown) {
+    const double x = plan.points[i].x;
+    x_lo = std::min(x_lo, x);
+    x_hi = std::max(x_hi, x);
+    whole = whole && x == std::floor(x);
   }
   const Ticks x_ticks = FittingXTicks(x_lo, x_hi, kLinePlotWidth, whole);
-  const std::string x_title = AxisTitle(x_axis.name, x_axis.unit);
-  const bool legend = HasLegend(plan);
-  const Frame f = PlaceFrame(
-      chart.title, MaxLabelWidth(y_ticks), kLinePlotWidth, 44, MaxLabelWidth(x_ticks) / 2,
-      TextWidth(x_title), LegendWidth(plan.series_labels), legend ? plan.series_labels.size() : 0);
+  const std::string x_title = AxisTitle(x_axis);
+  const Legend legend = MakeLegend(plan, y);
+  const Frame f = PlaceFrame(chart.title, MaxLabelWidth(y_ticks), kLinePlotWidth, 44,
+                             MaxLabelWidth(x_ticks) / 2, TextWidth(x_title),
+                             LegendWidth(plan, legend), legend.Rows());
   const double bottom = kPlotTop + kPlotHeight;
   auto px = [&](double x) {
     return f.plot_left + (x - x_ticks.Lo()) / (x_ticks.Hi() - x_ticks.Lo()) * f.plot_width;
@@ -315,44 +425,45 @@ std::string LineChart(const ResultsTable& results, const std::vector<Axis>& axes
     out += Text(x, bottom + 17, "middle", x_ticks.Label(i));
   }
   out += Text(f.plot_left + f.plot_width / 2, bottom + 37, "middle", x_title);
+  out += CapacityMarkup(f, y, py);
 
-  for (size_t begin = 0; begin < plan.points.size();) {
-    const int series = plan.points[begin].series;
+  // Each series' line and markers, then the OOM marks over everything.
+  std::string oom_marks;
+  for (size_t begin = 0; begin < y.shown.size();) {
+    const int series = plan.points[y.shown[begin]].series;
     size_t end = begin;
-    while (end < plan.points.size() && plan.points[end].series == series) ++end;
+    while (end < y.shown.size() && plan.points[y.shown[end]].series == series) ++end;
     std::string coordinates;
     for (size_t i = begin; i < end; ++i) {
-      coordinates += (i == begin ? "" : " ") + Px(px(plan.points[i].x)) + "," + Px(py(y.values[i]));
+      coordinates += (i == begin ? "" : " ") + Px(px(plan.points[y.shown[i]].x)) + "," +
+                     Px(py(y.values[i]));
     }
     out += "<g class=\"series\" data-series=\"" + MarkupEscape(plan.series_labels[series]) + "\">\n";
     out += "<polyline class=\"line\" points=\"" + coordinates + "\" fill=\"none\" stroke=\"" +
-           Colour(series) + "\" stroke-width=\"2\"/>\n";
+           Colour(series) + "\" stroke-width=\"2\"" + Dash(series) + "/>\n";
     for (size_t i = begin; i < end; ++i) {
-      const ResultRow& row = results.rows[plan.points[i].row];
-      out += Marker(series, px(plan.points[i].x), py(y.values[i]), "marker",
-                    PointName(results, axes, row) + ": " + y.labels[i]) +
-             "\n";
+      const PlotPoint& p = plan.points[y.shown[i]];
+      const std::string tooltip = PointName(results, axes, results.rows[p.row]) + ": " + y.labels[i];
+      out += Marker(series, px(p.x), py(y.values[i]), "marker", tooltip) + "\n";
+      if (y.oom[i]) oom_marks += OomMark(px(p.x), py(y.values[i]), tooltip);
     }
     out += "</g>\n";
     begin = end;
   }
+  out += oom_marks;
 
-  if (legend) {
-    for (size_t s = 0; s < plan.series_labels.size(); ++s) {
-      const double ly = f.legend_y + s * kLegendRowPx + 9;
-      out += "<g class=\"legend-entry\">";
-      out += Line(f.legend_x, ly, f.legend_x + 20, ly, Colour(static_cast<int>(s)),
-                  " stroke-width=\"2\"");
-      out += Marker(static_cast<int>(s), f.legend_x + 10, ly, "swatch", "");
-      out += LegendText(f.legend_x + 28, ly + 4, plan.series_labels[s]);
-      out += "</g>\n";
-    }
-  }
+  out += LegendMarkup(
+      f, plan, legend,
+      [](int s, double x, double ly) {
+        return Line(x, ly, x + 20, ly, Colour(s), " stroke-width=\"2\"" + Dash(s)) +
+               Marker(s, x + 10, ly, "swatch", "");
+      },
+      "");
   return out + "</svg>\n";
 }
 
 std::string BarChart(const ResultsTable& results, const std::vector<Axis>& axes, const Plan& plan,
-                     const ChartMetric& chart) {
+                     const ChartSpec& chart) {
   constexpr double kBarWidth = 16;
   constexpr double kBarGap = 2;
   constexpr double kGroupGap = 14;
@@ -361,12 +472,12 @@ std::string BarChart(const ResultsTable& results, const std::vector<Axis>& axes,
 
   // Bars per group, and the x extent of each group.
   std::vector<int> bars_in_group(plan.group_labels.size(), 0);
-  for (const PlotPoint& p : plan.points) ++bars_in_group[p.group];
+  for (size_t i : y.shown) ++bars_in_group[plan.points[i].group];
   std::vector<double> group_left;
   double x = kGroupGap;
   for (int count : bars_in_group) {
     group_left.push_back(x);
-    x += count * (kBarWidth + kBarGap) - kBarGap + kGroupGap;
+    if (count > 0) x += count * (kBarWidth + kBarGap) - kBarGap + kGroupGap;
   }
   const double plot_width = std::max(240.0, x);
 
@@ -376,40 +487,60 @@ std::string BarChart(const ResultsTable& results, const std::vector<Axis>& axes,
   std::vector<std::string> shown;
   for (size_t g = 0; g < plan.group_labels.size(); ++g) {
     shown.push_back(TruncateText(plan.group_labels[g], kMaxBarLabelChars));
+    if (bars_in_group[g] == 0) continue;
     const double w = TextWidth(shown.back());
     longest = std::max(longest, w);
     const double room = bars_in_group[g] * (kBarWidth + kBarGap) - kBarGap + kGroupGap - 4;
     horizontal = horizontal && w <= room;
   }
   const double label_band = horizontal ? 22 : longest + 14;
-  const std::string x_title =
-      plan.group_axis >= 0 ? AxisTitle(axes[plan.group_axis].name, "") : "point";
-  const bool legend = HasLegend(plan);
+  const std::string x_title = plan.group_axis >= 0 ? AxisTitle(axes[plan.group_axis]) : "point";
+  const Legend legend = MakeLegend(plan, y);
   const Frame f = PlaceFrame(chart.title, MaxLabelWidth(y_ticks), plot_width, label_band + 22, 0,
-                             TextWidth(x_title), LegendWidth(plan.series_labels),
-                             legend ? plan.series_labels.size() : 0);
+                             TextWidth(x_title), LegendWidth(plan, legend), legend.Rows());
   const double bottom = kPlotTop + kPlotHeight;
   auto py = [&](double v) {
     return bottom - (v - y_ticks.Lo()) / (y_ticks.Hi() - y_ticks.Lo()) * kPlotHeight;
   };
+  // The hatch of an OOM bar; one id per chart, since a page holds several.
+  const std::string hatch = "oom-hatch-" + std::string(kResultColumns[chart.column].name);
 
   std::string out = SvgOpen(f, chart, "bars");
+  if (y.any_oom) {
+    out += "<defs><pattern id=\"" + hatch +
+           "\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+           "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fff\" "
+           "fill-opacity=\"0.35\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"" +
+           std::string(kOomColour) + "\" stroke-width=\"3\"/></pattern></defs>\n";
+  }
   out += YAxisMarkup(f, y_ticks, y.title);
   std::vector<int> placed(plan.group_labels.size(), 0);
   const double zero = py(0);
-  for (size_t i = 0; i < plan.points.size(); ++i) {
-    const PlotPoint& p = plan.points[i];
+  std::string oom_marks;
+  for (size_t i = 0; i < y.shown.size(); ++i) {
+    const PlotPoint& p = plan.points[y.shown[i]];
     const double left =
         f.plot_left + group_left[p.group] + placed[p.group]++ * (kBarWidth + kBarGap);
     const double top = std::min(zero, py(y.values[i]));
     const double height = std::fabs(py(y.values[i]) - zero);
-    const ResultRow& row = results.rows[p.row];
-    out += "<rect class=\"bar\" data-series=\"" + MarkupEscape(plan.series_labels[p.series]) + "\" x=\"" +
-           Px(left) + "\" y=\"" + Px(top) + "\" width=\"" + Px(kBarWidth) + "\" height=\"" +
-           Px(height) + "\" fill=\"" + Colour(p.series) + "\"><title>" +
-           MarkupEscape(PointName(results, axes, row) + ": " + y.labels[i]) + "</title></rect>\n";
+    const std::string tooltip =
+        PointName(results, axes, results.rows[p.row]) + ": " + y.labels[i];
+    const std::string box = "x=\"" + Px(left) + "\" y=\"" + Px(top) + "\" width=\"" +
+                            Px(kBarWidth) + "\" height=\"" + Px(height) + "\"";
+    out += "<rect class=\"bar\" data-series=\"" + MarkupEscape(plan.series_labels[p.series]) +
+           "\" " + box + " fill=\"" + Colour(p.series) + "\"><title>" + MarkupEscape(tooltip) +
+           "</title></rect>\n";
+    if (y.oom[i]) {
+      oom_marks += "<rect class=\"oom-bar\" " + box + " fill=\"url(#" + hatch + ")\" stroke=\"" +
+                   kOomColour + "\" stroke-width=\"1.5\"><title>" + MarkupEscape(tooltip) +
+                   "</title></rect>\n";
+      oom_marks += OomMark(left + kBarWidth / 2, py(y.values[i]), tooltip);
+    }
   }
+  out += oom_marks;
+  out += CapacityMarkup(f, y, py);
   for (size_t g = 0; g < plan.group_labels.size(); ++g) {
+    if (bars_in_group[g] == 0) continue;
     const double width = bars_in_group[g] * (kBarWidth + kBarGap) - kBarGap;
     const double centre = f.plot_left + group_left[g] + width / 2;
     const std::string tooltip = shown[g] == plan.group_labels[g]
@@ -428,16 +559,16 @@ std::string BarChart(const ResultsTable& results, const std::vector<Axis>& axes,
   }
   out += Text(f.plot_left + f.plot_width / 2, bottom + label_band + 15, "middle", x_title);
 
-  if (legend) {
-    for (size_t s = 0; s < plan.series_labels.size(); ++s) {
-      const double ly = f.legend_y + s * kLegendRowPx + 9;
-      out += "<g class=\"legend-entry\"><rect class=\"swatch\" x=\"" + Px(f.legend_x + 4) +
-             "\" y=\"" + Px(ly - 6) + "\" width=\"12\" height=\"12\" fill=\"" +
-             Colour(static_cast<int>(s)) + "\"/>";
-      out += LegendText(f.legend_x + 28, ly + 4, plan.series_labels[s]);
-      out += "</g>\n";
-    }
-  }
+  out += LegendMarkup(
+      f, plan, legend,
+      [](int s, double x, double ly) {
+        return "<rect class=\"swatch\" x=\"" + Px(x + 4) + "\" y=\"" + Px(ly - 6) +
+               "\" width=\"12\" height=\"12\" fill=\"" + Colour(s) + "\"/>";
+      },
+      "<rect class=\"swatch\" x=\"" + Px(f.legend_x + 4) + "\" y=\"" +
+          Px(f.legend_y + legend.series.size() * kLegendRowPx + 3) +
+          "\" width=\"12\" height=\"12\" fill=\"url(#" + hatch + ")\" stroke=\"" + kOomColour +
+          "\"/>");
   return out + "</svg>\n";
 }
 

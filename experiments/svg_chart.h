@@ -1,7 +1,16 @@
-// The report's SVG charts: one chart of one metric over the planned points (experiments/
-// chart_plan.h), as a line chart or a grouped bar chart. Axes are linear, with ticks at 1, 2 or 5 x
-// 10^k steps (whole steps when every x is whole), at most 8; a series has the same colour in every
-// chart (base/svg.h's palette, then other marker shapes).
+// The report's SVG charts: one chart of one metric (experiments/chart_plan.h ChartSpec) over the
+// planned points that have a value in it, as a line chart or a grouped bar chart. Axes are linear,
+// with ticks at 1, 2 or 5 x 10^k steps (whole steps when every x is whole), at most 8.
+//
+// Series s has palette colour s (base/svg.h) in every chart; past the palette's twelve colours
+// they repeat with another marker shape and, on lines, a dash. A point that runs out of memory
+// carries a red cross (class "oom"; a bar is also hatched red) and the legend an "OOM" entry. With
+// capacity_lines each distinct GPU capacity (memory_capacity_bytes > 0) of the shown points is a
+// dashed red line (class "capacity") labelled "GPU capacity 80 GiB", inside the y range.
+//
+// Hooks for tests and the browser check: <svg class="chart lines|bars" data-metric="COLUMN">,
+// markers "marker", bars "bar", series groups and bars carry data-series, legend entries
+// "legend-entry" (the OOM one also "oom-entry").
 #ifndef PPSIM_EXPERIMENTS_SVG_CHART_H_
 #define PPSIM_EXPERIMENTS_SVG_CHART_H_
 
@@ -14,23 +23,12 @@
 
 namespace ppsim {
 
-struct ChartMetric {
-  int metric;
-  const char* title;
-  const char* quantity;  // y axis title before the unit
-};
-
-// The charts a report draws.
-inline constexpr ChartMetric kCharts[] = {
-    {kMakespanColumn, "Makespan (makespan_s)", "makespan"},
-    {kBubbleColumn, "Bubble over makespan (bubble_over_makespan)", "bubble / makespan"},
-    {kPeakMemoryColumn, "Peak memory (peak_memory_bytes)", "peak memory"},
-};
-
+// REQUIRES: !plan.bars (plan.x_axis is an axis of `axes`).
 std::string LineChart(const ResultsTable& results, const std::vector<Axis>& axes, const Plan& plan,
-                      const ChartMetric& chart);
+                      const ChartSpec& chart);
+// REQUIRES: plan.bars.
 std::string BarChart(const ResultsTable& results, const std::vector<Axis>& axes, const Plan& plan,
-                     const ChartMetric& chart);
+                     const ChartSpec& chart);
 
 }  // namespace ppsim
 

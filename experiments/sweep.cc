@@ -40,19 +40,30 @@ std::string OneLine(std::string text) {
   return out;
 }
 
-void SetMetrics(const RunResult& r, PointOutcome* o) {
-  const RunMetrics& m = r.metrics;
-  for (const RankMetrics& k : m.ranks) {
-    o->peak_memory_bytes = std::max(o->peak_memory_bytes, k.peak_memory_bytes);
-    o->static_memory_bytes = std::max(o->static_memory_bytes, k.static_memory_bytes);
-  }
-  const double microbatches = static_cast<double>(r.num_microbatches) * r.spec.training.dp;
-  o->makespan_s = m.makespan_s;
-  o->bubble_over_makespan = m.bubble_over_makespan;
-  o->stage_bubble_rate = m.stage_bubble_rate;
-  o->throughput_microbatches_per_s = m.makespan_s > 0 ? microbatches / m.makespan_s : 0;
-  o->oom = m.oom_ranks > 0;
+// The point's metrics: each column the run's JSON field of the same name when the run has it
+// (RunJson leaves out what does not apply: tokens_per_s without a sequence length, mfu without a
+// model, ...), then the three columns of the sweep's own (experiments/results.h). False when the
+// JSON lacks a column every run has.
+bool SetMetrics(const RunResult& r, PointOutcome* o) {
   o->result = RunJson(r);
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    if (!IsMetric(c)) continue;
+    const auto field = o->result.find(std::string(kResultColumns[c].name));
+    if (field != o->result.end() && field->is_number()) o->values[c] = field->get<double>();
+  }
+  const RunMetrics& m = r.metrics;
+  int64_t static_memory_bytes = 0;
+  for (const RankMetrics& k : m.ranks) {
+    static_memory_bytes = std::max(static_memory_bytes, k.static_memory_bytes);
+  }
+  o->values[kStaticMemoryColumn] = static_cast<double>(static_memory_bytes);
+  o->values[kThroughputColumn] =
+      MicrobatchesPerS(r.num_microbatches, r.spec.training.dp, m.makespan_s);
+  o->oom = m.oom_ranks > 0;
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    if (kResultColumns[c].role == ColumnRole::kMetric && !o->values[c]) return false;
+  }
+  return true;
 }
 
 // Runs in the point's process: simulates the point, SimGrid in this very process.
@@ -82,7 +93,13 @@ PointOutcome RunPoint(const PointJob& job, const SweepOptions& options) {
     return o;
   }
   o.status = PointStatus::kOk;
-  SetMetrics(result, &o);
+  if (!SetMetrics(result, &o)) {
+    const double wall_s = o.wall_s;
+    o = PointOutcome();
+    o.status = PointStatus::kFailed;
+    o.error = "internal error: the run's JSON lacks a metric every run has";
+    o.wall_s = wall_s;
+  }
   return o;
 }
 

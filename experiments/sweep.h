@@ -2,9 +2,9 @@
 // never lost — a journal written as points finish, resumable, and the final files written whole.
 //
 // Files, for `-o results.csv`:
-//   results.csv     one row per point in point order: point, the swept columns, makespan_s,
-//                   bubble_over_makespan, stage_bubble_rate, throughput_microbatches_per_s,
-//                   peak_memory_bytes, static_memory_bytes, oom, status, error, wall_s
+//   results.csv     one row per point in point order: point, the swept columns, the metrics
+//                   (makespan, bubbles, throughput, MFU, memory, time to train, cost), status,
+//                   error, wall_s; the columns are experiments/results.h's
 //   results.jsonl   the same points as JSON lines, each with the run's full metrics ("result")
 //   results.csv.partial, results.jsonl.partial
 //                   the journal: a header, then a line per point as it finishes (each written

@@ -1,4 +1,5 @@
-// `ppsim report RESULTS.csv -o REPORT.html`: a sweep's results CSV as one self-contained page.
+// `ppsim report RESULTS.csv -o REPORT.html`: a sweep's results CSV (or a run's CSV) as one
+// self-contained page.
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 
@@ -19,10 +20,13 @@ namespace po = boost::program_options;
 constexpr const char* kReportUsage = "usage: ppsim report RESULTS.csv -o REPORT.html";
 
 constexpr const char* kReportHelp =
-    "Writes one self-contained HTML page (no network references) from a sweep's results CSV: the\n"
-    "swept axes, charts of makespan, bubble over makespan and peak memory (lines over the first\n"
-    "numeric axis that varies, one per combination of the other varying axes; bar charts when no\n"
-    "numeric axis varies or no line would join two points), and the whole results table.\n";
+    "Writes one self-contained HTML page (no network references) from a sweep's results CSV or a\n"
+    "'ppsim run --format csv' file: the best point that fits in memory, the swept axes (columns\n"
+    "moving together are one), charts of throughput (tokens/s, else samples/s), MFU when known,\n"
+    "peak memory against the GPU capacity and the bubble (bubble_over_makespan), points out of\n"
+    "memory marked in each (lines over the first numeric axis that varies, one per combination of\n"
+    "the other varying axes; bar charts when no numeric axis varies or no line would join two\n"
+    "points), and the results table with rounded values.\n";
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,11 +12,13 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
 #include "experiments/cli/cli.h"
 #include "experiments/experiment.h"
+#include "experiments/results.h"
 #include "tests/support/cli.h"
 
 namespace ppsim {
@@ -191,7 +194,7 @@ TEST(Sweep, PointsWhichAreNotValidRunsStopTheSweepBeforeAnythingRuns) {
   const CliResult s = Cli({"sweep", skipping, "-o", out, "-j", "1"});
   EXPECT_EQ(s.code, 0) << s.err;
   const std::string csv = ReadFile(out);
-  EXPECT_NE(csv.find("\n0,1F1B,4,0,,,,,,,,skipped," + skipping +
+  EXPECT_NE(csv.find("\n0,1F1B,4,0,,,,,,,,,,,,,,,,,skipped," + skipping +
                      ":5:39: axes[2].values[0]: must be at least 1; got 0,0\n"),
             std::string::npos)
       << csv;
@@ -210,9 +213,10 @@ TEST(Sweep, RowsAreInPointOrderAndTheSameForAnyNumberOfJobs) {
   std::string line;
   std::getline(lines, line);
   EXPECT_EQ(line,
-            "point,schedule,microbatches,makespan_s,bubble_over_makespan,stage_bubble_rate,"
-            "throughput_microbatches_per_s,peak_memory_bytes,static_memory_bytes,oom,status,"
-            "error,wall_s");
+            "point,schedule,microbatches,makespan_s,bubble_over_makespan,bubble_over_ideal,"
+            "stage_bubble_rate,throughput_microbatches_per_s,samples_per_s,tokens_per_s,mfu,hfu,"
+            "peak_memory_bytes,static_memory_bytes,memory_capacity_bytes,oom,time_to_train_s,"
+            "gpu_hours,cost,status,error,wall_s");
   for (int point = 0; point < 6; ++point) {
     ASSERT_TRUE(std::getline(lines, line));
     EXPECT_EQ(line.substr(0, line.find(',')), std::to_string(point));
@@ -222,7 +226,64 @@ TEST(Sweep, RowsAreInPointOrderAndTheSameForAnyNumberOfJobs) {
   // 7 + 8 + 6 ms + 60 us.
   const size_t row = j1.find("\n3,GPipe,4,");
   ASSERT_NE(row, std::string::npos) << j1;
-  EXPECT_NEAR(std::stod(j1.substr(row + 11)), 0.021 + 6 * 10e-6, 1e-12);
+  const double makespan = 0.021 + 6 * 10e-6;
+  EXPECT_NEAR(std::stod(j1.substr(row + 11)), makespan, 1e-12);
+  // Its other columns, by name: 4 ranks busy 4 x 3 ms each; 4 sequences an iteration; the ideal
+  // platform's GPUs hold 80 GiB; no model, sequence length or --train-tokens, so no tokens, MFU,
+  // HFU or training figures.
+  std::map<std::string, std::string> cell;
+  std::vector<std::string> names;
+  std::istringstream header(j1.substr(0, j1.find('\n')));
+  for (std::string name; std::getline(header, name, ',');) names.push_back(name);
+  std::istringstream fields(j1.substr(row + 1, j1.find('\n', row + 1) - row - 1));
+  for (size_t c = 0; c < names.size(); ++c) std::getline(fields, cell[names[c]], ',');
+  const double busy = 4 * 4 * 3e-3;
+  EXPECT_NEAR(std::stod(cell["bubble_over_makespan"]), 1 - busy / (4 * makespan), 1e-12);
+  EXPECT_NEAR(std::stod(cell["bubble_over_ideal"]), (4 * makespan - busy) / busy, 1e-12);
+  EXPECT_NEAR(std::stod(cell["throughput_microbatches_per_s"]), 4 / makespan, 1e-9);
+  EXPECT_NEAR(std::stod(cell["samples_per_s"]), 4 / makespan, 1e-9);
+  EXPECT_EQ(cell["memory_capacity_bytes"], "85899345920");
+  EXPECT_EQ(cell["oom"], "false");
+  for (const char* none : {"tokens_per_s", "mfu", "hfu", "time_to_train_s", "gpu_hours", "cost"}) {
+    EXPECT_EQ(cell[none], "") << none;
+  }
+  EXPECT_EQ(cell["status"], "ok");
+}
+
+// With a model, --train-tokens and --gpu-hour-cost every column has a value (HFU with
+// recomputation only), each the run's own: tokens/s = samples/s x the sequence length, time to
+// train = tokens / tokens/s, GPU-hours = that x 4 GPUs / 3600 s, cost = GPU-hours x 2.
+TEST(Sweep, RowsCarryTheRunsWorkloadFigures) {
+  const std::string path = WriteFile("workload.yaml", R"(base: {schedule: 1F1B, pp: 4, microbatches: 8, model: llama3-8b, platform: h100-node,
+       train_tokens: "1000000000", gpu_hour_cost: 2}
+axes:
+  - {field: recompute, values: [none, full]}
+)");
+  const std::string out = Dir() + "workload.csv";
+  const CliResult r = Cli({"sweep", path, "-o", out, "-j", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string csv = ReadFile(out);
+  ResultsTable table;
+  ASSERT_TRUE(ReadResultsCsv(csv, out, &table).ok());
+  ASSERT_EQ(table.rows.size(), 2u);
+  std::istringstream lines(ReadFile(Dir() + "workload.jsonl"));
+  for (const ResultRow& row : table.rows) {
+    std::string line;
+    ASSERT_TRUE(std::getline(lines, line));
+    const nlohmann::json run = nlohmann::json::parse(line)["result"];
+    const double seq_len = run["assumptions"]["seq_len"].get<double>();
+    const ResultValues& v = row.values;
+    ASSERT_TRUE(v[kTokensColumn] && v[kMfuColumn] && v[kTimeToTrainColumn] && v[kGpuHoursColumn] &&
+                v[kCostColumn]);
+    EXPECT_NEAR(*v[kTokensColumn], *v[kSamplesColumn] * seq_len, 1e-9 * *v[kTokensColumn]);
+    EXPECT_EQ(*v[kMfuColumn], run["mfu"].get<double>());
+    EXPECT_NEAR(*v[kTimeToTrainColumn], 1e9 / *v[kTokensColumn], 1e-9 * *v[kTimeToTrainColumn]);
+    EXPECT_NEAR(*v[kGpuHoursColumn], *v[kTimeToTrainColumn] * 4 / 3600, 1e-9 * *v[kGpuHoursColumn]);
+    EXPECT_NEAR(*v[kCostColumn], 2 * *v[kGpuHoursColumn], 1e-9 * *v[kCostColumn]);
+    EXPECT_EQ(v[kHfuColumn].has_value(), row.point == 1) << row.point;  // recompute full
+  }
+  // Recomputing every forward does more work than the model counts.
+  EXPECT_GT(*table.rows[1].values[kHfuColumn], *table.rows[1].values[kMfuColumn]);
 }
 
 TEST(Sweep, WritesATimelinePicturePerPointOnRequest) {
@@ -409,7 +470,7 @@ TEST(Sweep, APointThatCrashesOrTimesOutIsARowAndTheOthersGoOn) {
   unsetenv("PPSIM_SWEEP_CRASH_POINT");
   EXPECT_EQ(r.code, 1);
   const std::string csv = ReadFile(out);
-  EXPECT_NE(csv.find("\n4,GPipe,8,,,,,,,,crashed,the point's process died of signal 11 "
+  EXPECT_NE(csv.find("\n4,GPipe,8,,,,,,,,,,,,,,,,,crashed,the point's process died of signal 11 "
                      "(Segmentation fault),"),
             std::string::npos)
       << csv;
@@ -420,7 +481,7 @@ TEST(Sweep, APointThatCrashesOrTimesOutIsARowAndTheOthersGoOn) {
   const CliResult slow = Cli({"sweep", path, "-o", out, "-j", "2", "--point-timeout", "1us"});
   EXPECT_EQ(slow.code, 1);
   const std::string timed_out = ReadFile(out);
-  EXPECT_NE(timed_out.find("\n0,1F1B,4,,,,,,,,timeout,exceeded --point-timeout 1 us,"),
+  EXPECT_NE(timed_out.find("\n0,1F1B,4,,,,,,,,,,,,,,,,,timeout,exceeded --point-timeout 1 us,"),
             std::string::npos)
       << timed_out;
 }

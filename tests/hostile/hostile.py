@@ -310,9 +310,11 @@ case("xml-missing-host", ["run", "--schedule", "GPipe", "--pp", "2", "--microbat
      files={"p.xml": XML_HEAD + XML_HOSTS + XML_TAIL})
 
 # --- Results: report, merge.
-HEADER = ("point,schedule,makespan_s,bubble_over_makespan,stage_bubble_rate,"
-          "throughput_microbatches_per_s,peak_memory_bytes,static_memory_bytes,oom,status,error,wall_s\n")
-ROW = "0,1F1B,1,0.1,0.1,8,1,0,false,ok,,0.1\n"
+HEADER = ("point,schedule,makespan_s,bubble_over_makespan,bubble_over_ideal,stage_bubble_rate,"
+          "throughput_microbatches_per_s,samples_per_s,tokens_per_s,mfu,hfu,peak_memory_bytes,"
+          "static_memory_bytes,memory_capacity_bytes,oom,time_to_train_s,gpu_hours,cost,status,"
+          "error,wall_s\n")
+ROW = "0,1F1B,1,0.1,0.1,0.1,8,8,,,,1,0,0,false,,,,ok,,0.1\n"
 RESULTS = {
     "empty.csv": "", "header.csv": "x,y\n", "quote.csv": HEADER + "0,\"1F1B,1\n",
     "point.csv": HEADER + ROW.replace("0,1F1B", "1000000000000000000,1F1B"),
@@ -322,9 +324,22 @@ RESULTS = {
     "fields.csv": HEADER + "0,1F1B\n", "binary.csv": "\x00\xff\n",
     "bigtoken.csv": HEADER + ROW.replace("1F1B", BIG),
 }
+RUN_HEADER = ("schedule,pp,stages,microbatches,platform,engine,makespan_s,bubble_over_makespan,"
+              "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,"
+              "transfer_tasks,transfer_bytes,peak_memory_bytes,memory_capacity_bytes,oom_ranks,mfu,"
+              "hfu,samples_per_s,tokens_per_s,time_to_train_s,gpu_hours,cost,dp,tp,"
+              "allreduce_tail_s,intra_node_bytes,inter_node_bytes\n")
+RUN_ROW = "1F1B,4,4,8,ideal,simgrid,0.5,0.1,0.1,0.1,0,1,1,0,1,0,0,,,16,,,,,1,1,0,0,0\n"
+RESULTS.update({
+    "run-columns.csv": "schedule,pp\n1F1B,4\n",
+    "run-nan.csv": RUN_HEADER + RUN_ROW.replace(",0.5,", ",nan,"),
+    "run-dp.csv": RUN_HEADER + RUN_ROW.replace(",1,1,0,0,0\n", ",-1,1,0,0,0\n"),
+    "run-fields.csv": RUN_HEADER + "1F1B,4\n",
+    "run-bigtoken.csv": RUN_HEADER + RUN_ROW.replace("1F1B", BIG),
+})
 for name, text in RESULTS.items():
     # A large point number or a long value is data a page can show: no error.
-    code = 0 if name in ("point.csv", "bigtoken.csv") else 2
+    code = 0 if name in ("point.csv", "bigtoken.csv", "run-bigtoken.csv") else 2
     case(f"report-{name}", ["report", name, "-o", "r.html"], name, files={name: text}, code=code)
 case("issue-report-overwrites-input", ["report", "r.csv", "-o", "r.csv"], "-o",
      files={"r.csv": HEADER + ROW})

@@ -1,0 +1,46 @@
+#include "experiments/report_values.h"
+
+#include <cstdio>
+
+#include "experiments/results.h"
+#include "models/units.h"
+
+namespace ppsim {
+
+std::string ShowPercent(double fraction) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.4g%%", 100 * fraction);
+  return buffer;
+}
+
+std::string ShowValue(int column, double value) {
+  switch (column) {
+    case kMakespanColumn:
+    case kTimeToTrainColumn:
+    case kWallColumn:
+      return HumanDuration(value);
+    case kBubbleColumn:
+    case kBubbleOverIdealColumn:
+    case kStageBubbleColumn:
+    case kMfuColumn:
+    case kHfuColumn:
+      return ShowPercent(value);
+    case kThroughputColumn:
+    case kSamplesColumn:
+    case kTokensColumn:
+      return HumanCount(value) + "/s";
+    case kCapacityColumn:
+      if (value == 0) return "unlimited";
+      return HumanBytes(value);
+    case kPeakMemoryColumn:
+    case kStaticMemoryColumn:
+      return HumanBytes(value);
+    case kGpuHoursColumn:
+    case kCostColumn:
+      return HumanCount(value);
+    default:
+      return "";
+  }
+}
+
+}  // namespace ppsim
