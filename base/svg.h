@@ -42,6 +42,9 @@ static_assert(std::size(kPalette) == kPaletteSize);
 // Palette colour `index` (wrapping around after twelve).
 inline const char* PaletteColour(int index) { return kPalette[index % kPaletteSize]; }
 
+// What is out of memory, in every picture and page (with white text: 7.5:1 contrast).
+inline constexpr const char* kOomColour = "#c00000";
+
 }  // namespace ppsim
 
 #endif  // PPSIM_BASE_SVG_H_

@@ -30,7 +30,7 @@ figcaption{color:#555;margin:2px 0 6px;min-width:24em}
 svg.chart{display:block;background:#fff}
 .note{color:#555}
 .best{background:#f2f8f2;border-left:4px solid #59a14f;padding:6px 10px;max-width:72em}
-.oom-note{border-left:4px solid #d00000;padding:2px 10px}
+.oom-note{border-left:4px solid %OOM%;padding:2px 10px}
 .table-wrap{overflow-x:auto;max-width:100%}
 table.results{border-collapse:collapse;font-size:12px}
 table.results th,table.results td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
@@ -39,13 +39,22 @@ table.results th[aria-sort=ascending]::after{content:" \25B2"}
 table.results th[aria-sort=descending]::after{content:" \25BC"}
 table.results td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.results td.error{white-space:pre-wrap;max-width:30em}
-table.results td.oom{color:#d00000;font-weight:bold}
+table.results td.oom{color:%OOM%;font-weight:bold}
 table.results tr.not-ok td{background:#fff3f0}
 )";
 
 // Sorts the table by a clicked column (numbers by their full value, empty cells last, ties in point
 // order).
 // The page reads the same without it.
+// The style with the one OOM colour (base/svg.h) where it says %OOM%.
+std::string Style() {
+  std::string style(kStyle);
+  for (size_t at = style.find("%OOM%"); at != std::string::npos; at = style.find("%OOM%", at)) {
+    style.replace(at, 5, kOomColour);
+  }
+  return style;
+}
+
 constexpr std::string_view kScript = R"((function () {
   var table = document.getElementById('results');
   if (!table || !table.tHead || !table.tBodies.length) return;
@@ -179,10 +188,10 @@ std::string AtAGlance(const ResultsTable& results, const std::vector<Axis>& axes
   } else {
     const ResultValues& v = best->values;
     std::string figures = HumanCount(*v[throughput.column]) + " " + throughput.rate_unit;
-    if (v[kMfuColumn]) figures += ", MFU " + ShowPercent(*v[kMfuColumn]);
+    if (v[kMfuColumn]) figures += ", MFU " + HumanPercent(*v[kMfuColumn]);
     figures += ", peak memory " + HumanBytes(*v[kPeakMemoryColumn]);
     if (*v[kCapacityColumn] > 0) figures += " of " + HumanBytes(*v[kCapacityColumn]);
-    figures += ", bubble " + ShowPercent(*v[kBubbleColumn]);
+    figures += ", bubble " + HumanPercent(*v[kBubbleColumn]);
     out += "<p class=\"best\"><b>Highest throughput that fits in memory</b>: " +
            MarkupEscape(PointName(results, axes, *best)) + ": " + MarkupEscape(figures) +
            ".</p>\n";
@@ -283,7 +292,7 @@ std::string Page(const ResultsTable& results, bool from_run, const std::vector<A
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>ppsim "
       "report: " +
-      MarkupEscape(source) + "</title>\n<style>\n" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+      MarkupEscape(source) + "</title>\n<style>\n" + Style() + "</style>\n</head>\n<body>\n";
   out += from_run ? "<h1>ppsim run report</h1>\n" : "<h1>ppsim sweep report</h1>\n";
   out += "<p>Results from <code>" + MarkupEscape(source) + "</code>" +
          (from_run ? " (a run's CSV: one point per schedule)" : "") + ": ";

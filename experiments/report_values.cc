@@ -7,11 +7,6 @@
 
 namespace ppsim {
 
-std::string ShowPercent(double fraction) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.4g%%", 100 * fraction);
-  return buffer;
-}
 
 std::string ShowValue(int column, double value) {
   switch (column) {
@@ -24,7 +19,7 @@ std::string ShowValue(int column, double value) {
     case kStageBubbleColumn:
     case kMfuColumn:
     case kHfuColumn:
-      return ShowPercent(value);
+      return HumanPercent(value);
     case kThroughputColumn:
     case kSamplesColumn:
     case kTokensColumn:

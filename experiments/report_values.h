@@ -8,9 +8,6 @@
 
 namespace ppsim {
 
-// A fraction as a percentage with four significant digits: 0.24313 -> "24.31%", 1 -> "100%".
-std::string ShowPercent(double fraction);
-
 // `value` of results column `column` (experiments/results.h ResultColumn), compact enough for a
 // table cell: durations (makespan_s, time_to_train_s, wall_s) as "95.13 ms" or "12.3 days";
 // bubbles, mfu and hfu as percentages; rates as "1.235 M/s" (models/units.h HumanCount); bytes as "35.2 GiB" (a capacity of 0

@@ -61,6 +61,17 @@ bool LooksLikeFile(const std::string& value) {
   return value.find('/') != std::string::npos || value.find('.') != std::string::npos;
 }
 
+// Records a duration list with an item that has no unit (read as seconds), for the output.
+void NoteUnitless(const Locator& where, std::string_view field, const std::string& text,
+                  RunSpec* spec) {
+  for (const std::string& item : SplitCommas(text)) {
+    if (!item.empty() && item.back() >= '0' && item.back() <= '9') {
+      spec->unitless_durations.push_back(where.Name(field) + " " + text);
+      return;
+    }
+  }
+}
+
 Status ResolveOutputs(const proto::RunConfig& c, const Locator& where, RunRequest* request) {
   if (!c.format().empty()) {
     Status status = ParseOutputFormat(where.Where("format"), c.format(), &request->format);
@@ -197,9 +208,7 @@ Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const Resol
   Status status;
   auto times = [&](std::string_view field, const std::string& text, std::vector<double>* out) {
     if (status.ok() && !text.empty()) status = ParseDurationList(where.Where(field), text, out);
-    if (status.ok() && !text.empty() && text.find_first_of("nums") == std::string::npos) {
-      spec->unitless_durations.push_back(where.Name(field) + " " + text);
-    }
+    if (status.ok() && !text.empty()) NoteUnitless(where, field, text, spec);
   };
   auto sizes = [&](std::string_view field, const std::string& text, std::vector<int64_t>* out) {
     if (status.ok() && !text.empty()) status = ParseSizeList(where.Where(field), text, out);
@@ -270,7 +279,8 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
     }
     return Status();
   }
-  spec->model = LooksLikeFile(c.model()) ? InputPath(options, c.model()) : c.model();
+  const bool preset = FindTransformerPreset(c.model()) != nullptr;  // "gpt3-1.5b" has a dot
+  spec->model = !preset && LooksLikeFile(c.model()) ? InputPath(options, c.model()) : c.model();
   if (c.has_zero()) {
     status = AtLeast(where, "zero", c.zero(), 0);
     t.zero_stage = c.zero();
@@ -352,6 +362,7 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
     choice.hosts = SplitCommas(c.hosts());
   }
   choice.p2p_latency = c.p2p_latency();
+  if (!c.p2p_latency().empty()) NoteUnitless(where, "p2p_latency", c.p2p_latency(), spec);
   choice.p2p_bandwidth = c.p2p_bandwidth();
   if (c.has_tp()) {
     status = AtLeast(where, "tp", c.tp(), 1);

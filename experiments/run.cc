@@ -144,13 +144,13 @@ double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Sched
   double flops = 0;
   for (size_t stage = 0; stage < stages.size(); ++stage) {
     const Pipeline pipeline = [&] {
-      for (const Pipeline& p : schedule.pipelines) {
+      for (const Pipeline& p : schedule.AllPipelines()) {
         if (static_cast<int32_t>(stage) >= p.first_stage &&
             static_cast<int32_t>(stage) <= p.last_stage) {
           return p;
         }
       }
-      return Pipeline{0, schedule.num_stages - 1, 0, schedule.num_microbatches - 1};
+      return Pipeline{};  // unreachable: the pipelines cover every stage
     }();
     const int32_t microbatches = pipeline.last_microbatch - pipeline.first_microbatch + 1;
     const StageModel& m = stages[stage];
@@ -271,11 +271,7 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
   Status status = CheckTrainingSetup(*model, setup, *spec.where);
   if (!status.ok()) return status;
   stages->clear();
-  std::vector<Pipeline> pipelines = schedule.pipelines;
-  if (pipelines.empty()) {
-    pipelines.push_back(Pipeline{0, schedule.num_stages - 1, 0, schedule.num_microbatches - 1});
-  }
-  for (const Pipeline& pipeline : pipelines) {
+  for (const Pipeline& pipeline : schedule.AllPipelines()) {
     std::vector<int32_t> layers;
     status = SplitLayers(*model, pipeline.last_stage - pipeline.first_stage + 1, spec.layer_split,
                          *spec.where, &layers);
@@ -362,10 +358,23 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     run->seq_len = setup.seq_len;
     run->gpu = GpuModelOf(run->platform, spec.training.dtype);
   }
-  const RankShares shares = RankSharesOf(run->schedule);
+  // Costs per rank share (flags, or a measured profile) are split over the stages.
+  RankShares shares;
+  const CostInputs& c = spec.costs;
+  const bool given = !c.forward_s.empty() || !c.backward_input_s.empty() ||
+                     !c.backward_weight_s.empty() || !c.backward_s.empty() ||
+                     !c.overlap_s.empty() || !c.activation_bytes.empty() ||
+                     !c.activation_w_bytes.empty() || !c.message_bytes.empty() ||
+                     !c.gradient_bytes.empty();
+  const bool per_share =
+      spec.costs_per == CostsPer::kRank && (given || (has_profile && !profile_from_model));
+  if (per_share) {
+    status = RankSharesOf(run->schedule, where, &shares);
+    if (!status.ok()) return status;
+  }
   status = BuildStageCosts(spec.costs, has_profile ? &profile : nullptr,
                            run->schedule.num_stages, where, &run->costs,
-                           spec.costs_per == CostsPer::kRank ? &shares : nullptr,
+                           per_share ? &shares : nullptr,
                            /*profile_per_stage=*/profile_from_model);
   if (!status.ok()) return status;
   status = CheckCostsCoverSchedule(run->costs, run->schedule, where);

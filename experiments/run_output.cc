@@ -18,13 +18,6 @@ constexpr NamedValue<OutputFormat> kFormatNames[] = {
     {"csv", OutputFormat::kCsv},
 };
 
-std::string Percent(double fraction) {
-  // Below what two decimals show, a sum's rounding would print as "-0.00%".
-  if (std::fabs(fraction) < 5e-5) fraction = 0;
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.2f%%", 100 * fraction);
-  return buffer;
-}
 
 int64_t MaxPeak(const RunMetrics& m) {
   int64_t peak = 0;
@@ -117,7 +110,7 @@ std::string AssumptionsLine(const RunResult& r) {
   }
   if (r.reserve.fixed_bytes > 0 || r.reserve.activation_fraction > 0) {
     text += ", reserve " + HumanBytes(static_cast<double>(r.reserve.fixed_bytes)) + " + " +
-            Percent(r.reserve.activation_fraction) + " of activations";
+            HumanPercent(r.reserve.activation_fraction) + " of activations";
   }
   return text;
 }
@@ -288,9 +281,9 @@ std::string SingleTable(const RunResult& r) {
                     " (" + std::string(EngineName(r.spec.engine)) + " engine)\n";
   std::vector<std::vector<std::string>> summary = {
       {"makespan", HumanDuration(m.makespan_s)},
-      {"bubble / makespan", Percent(m.bubble_over_makespan)},
-      {"bubble / ideal", Percent(m.bubble_over_ideal)},
-      {"stage bubble rate", Percent(m.stage_bubble_rate)},
+      {"bubble / makespan", HumanPercent(m.bubble_over_makespan)},
+      {"bubble / ideal", HumanPercent(m.bubble_over_ideal)},
+      {"stage bubble rate", HumanPercent(m.stage_bubble_rate)},
       {"tasks", std::to_string(m.num_compute_tasks) + " compute, " +
                     std::to_string(m.num_transfer_tasks) + " transfers (" +
                     HumanBytes(static_cast<double>(m.transfer_bytes)) + ")"},
@@ -301,8 +294,8 @@ std::string SingleTable(const RunResult& r) {
                                        " sequences per iteration)"});
   if (!r.model.empty()) {
     summary.push_back({"model", r.model + ", " + HumanFlops(r.model_flops) +
-                                    " per iteration, MFU " + Percent(r.mfu) +
-                                    (r.hardware_flops > 0 ? ", HFU " + Percent(r.hfu) : "")});
+                                    " per iteration, MFU " + HumanPercent(r.mfu) +
+                                    (r.hardware_flops > 0 ? ", HFU " + HumanPercent(r.hfu) : "")});
   }
   if (r.spec.train_tokens > 0) {
     std::string training = HumanCount(static_cast<double>(r.spec.train_tokens)) + " tokens in " +
@@ -376,8 +369,8 @@ std::string SingleTable(const RunResult& r) {
       const LinkMetrics& l = *links[i];
       link_rows.push_back({l.name, std::to_string(l.transfers),
                            HumanBytes(static_cast<double>(l.bytes)), HumanDuration(l.busy_s),
-                           Percent(m.makespan_s > 0 ? l.busy_s / m.makespan_s : 0),
-                           Percent(l.utilization)});
+                           HumanPercent(m.makespan_s > 0 ? l.busy_s / m.makespan_s : 0),
+                           HumanPercent(l.utilization)});
     }
     out += "\n" + FormatColumns(link_rows);
     if (links.size() > kShown) {
@@ -403,8 +396,8 @@ std::string ComparisonTable(const std::vector<RunResult>& results) {
     const RunMetrics& m = r.metrics;
     rows.push_back({r.label, std::to_string(r.num_ranks), std::to_string(r.num_microbatches),
                     HumanDuration(m.makespan_s), HumanCount(r.samples_per_s),
-                    Percent(m.bubble_over_makespan), Percent(m.bubble_over_ideal),
-                    Percent(m.stage_bubble_rate), HumanBytes(static_cast<double>(MaxPeak(m))),
+                    HumanPercent(m.bubble_over_makespan), HumanPercent(m.bubble_over_ideal),
+                    HumanPercent(m.stage_bubble_rate), HumanBytes(static_cast<double>(MaxPeak(m))),
                     HumanBytes(static_cast<double>(MaxPeakMemory(m))) +
                         (m.oom_ranks > 0 ? "  OOM" : ""),
                     std::to_string(m.oom_ranks)});
@@ -414,7 +407,7 @@ std::string ComparisonTable(const std::vector<RunResult>& results) {
     }
     if (model) {
       rows.back().insert(rows.back().begin() + (tokens ? 6 : 5),
-                         r.model.empty() ? "-" : Percent(r.mfu));
+                         r.model.empty() ? "-" : HumanPercent(r.mfu));
     }
   }
   return FormatColumns(rows);

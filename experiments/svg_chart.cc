@@ -25,7 +25,6 @@ constexpr double kLegendBesideMaxPx = 320;
 constexpr size_t kMaxLabelChars = 80;
 constexpr size_t kMaxBarLabelChars = 40;
 constexpr int kMaxTicks = 8;
-constexpr const char* kOomColour = "#d00000";
 
 double TextWidth(std::string_view text, double char_px = kCharPx) {
   return TextCells(text) * char_px;
@@ -92,7 +91,7 @@ YAxis MakeYAxis(const ResultsTable& results, const Plan& plan, const ChartSpec& 
         label = HumanCount(v) + " " + chart.rate_unit;
         break;
       case ChartUnit::kFraction:
-        label = ShowPercent(v);
+        label = HumanPercent(v);
         break;
       case ChartUnit::kBytes:
         label = HumanBytes(v);

@@ -74,11 +74,6 @@ TraceRun TraceRunOf(const PreparedRun& run, const RunResult& result, const Timel
   return trace;
 }
 
-std::string Percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f%%", 100 * fraction);
-  return text;
-}
 
 TimelinePicture PictureOf(const PreparedRun& run, const RunResult& result,
                           const Timeline& timeline, const TraceWindow& window) {
@@ -103,7 +98,7 @@ TimelinePicture PictureOf(const PreparedRun& run, const RunResult& result,
   }
   std::vector<std::string> subtitle = {
       "makespan " + HumanDuration(m.makespan_s) + " · bubble " +
-      Percent(m.bubble_over_makespan) + " of ranks × makespan · peak memory " +
+      HumanPercent(m.bubble_over_makespan) + " of ranks × makespan · peak memory " +
       HumanBytes(static_cast<double>(peak)) + " (rank " + std::to_string(peak_rank) + ")"};
   if (!window.all()) {
     subtitle.push_back("microbatches " + std::to_string(window.first_microbatch) + " to " +

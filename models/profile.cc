@@ -1,5 +1,7 @@
 #include "models/profile.h"
 
+#include "base/names.h"
+
 #include "base/files.h"
 
 #include <cmath>
@@ -43,6 +45,22 @@ const std::vector<Field>& Fields() {
 constexpr std::string_view kTimeUnits[] = {"ns", "us", "ms", "s"};
 constexpr std::string_view kSizeUnits[] = {"B",   "bytes", "KB",  "MB",  "GB",
                                            "TB",  "KiB",   "MiB", "GiB", "TiB"};
+
+// Every column name ParseColumn accepts, for "did you mean".
+std::vector<std::string> ColumnNames() {
+  std::vector<std::string> names = {"stage"};
+  for (const Field& f : Fields()) {
+    auto add = [&](std::string_view unit) {
+      names.push_back(std::string(f.csv_name) + "_" + std::string(unit));
+    };
+    if (f.quantity == Quantity::kTime) {
+      for (std::string_view u : kTimeUnits) add(u);
+    } else {
+      for (std::string_view u : kSizeUnits) add(u);
+    }
+  }
+  return names;
+}
 
 std::string ValidColumns() {
   return "stage, or f, i, w, b, overlap with _ns, _us, _ms or _s, or activation, activation_w, "
@@ -127,8 +145,10 @@ Status ParseProfileCsv(std::string_view text, const std::string& source, Profile
       for (size_t c = 0; c < cells.size(); ++c) {
         Column column;
         if (!ParseColumn(cells[c], &column)) {
+          const std::string best = ClosestName(cells[c], ColumnNames());
           error(line_number, cell_columns[c],
-                "unknown column '" + cells[c] + "'; valid: " + ValidColumns());
+                "unknown column '" + cells[c] + "'; valid: " + ValidColumns() +
+                    (best.empty() ? "" : " (did you mean " + best + "?)"));
         }
         for (size_t k = 0; k < columns.size(); ++k) {
           if (column.field != nullptr && columns[k].field == column.field) {

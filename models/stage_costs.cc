@@ -98,7 +98,7 @@ Status Resolve(std::string_view field, const std::vector<T>& given, const Profil
       continue;
     }
     const RankShares& shares = *layout.shares;
-    const T value = (*values)[values->size() == 1 ? 0 : shares.rank[s]];
+    const T value = (*values)[values->size() == 1 ? 0 : shares.share[s]];
     out->push_back(layout.split ? ShareOf(value, shares.split[s], shares.index[s]) : value);
   }
   return Status();
@@ -110,28 +110,32 @@ Status ParseCostsPer(std::string_view what, std::string_view text, CostsPer* cos
   return ParseNamed(kCostsPer, "value", what, text, costs_per);
 }
 
-RankShares RankSharesOf(const Schedule& schedule) {
-  RankShares shares;
-  shares.num_ranks = schedule.num_ranks;
-  shares.rank.resize(schedule.num_stages);
-  shares.split.resize(schedule.num_stages);
-  shares.index.resize(schedule.num_stages);
-  std::vector<Pipeline> pipelines = schedule.pipelines;
-  if (pipelines.empty()) {
-    pipelines.push_back(Pipeline{0, schedule.num_stages - 1, 0, schedule.num_microbatches - 1});
-  }
-  for (const Pipeline& pipeline : pipelines) {
-    std::vector<int32_t> held(schedule.num_ranks, 0);
-    for (int32_t s = pipeline.first_stage; s <= pipeline.last_stage; ++s) {
-      const int32_t rank = schedule.RankOf(StageIndex(s)).value();
-      shares.rank[s] = rank;
-      shares.index[s] = held[rank]++;
+Status RankSharesOf(const Schedule& schedule, const Locator& where, RankShares* shares) {
+  *shares = RankShares();
+  shares->num_ranks = schedule.num_ranks;
+  shares->share.resize(schedule.num_stages);
+  shares->split.resize(schedule.num_stages);
+  shares->index.resize(schedule.num_stages);
+  for (const Pipeline& pipeline : schedule.AllPipelines()) {
+    const int32_t stages = pipeline.last_stage - pipeline.first_stage + 1;
+    if (stages % schedule.num_ranks != 0) {
+      return where.Invalid("costs_per",
+                           "costs per rank share split a model copy's stages evenly, but stages " +
+                               std::to_string(pipeline.first_stage) + ".." +
+                               std::to_string(pipeline.last_stage) + " are " +
+                               std::to_string(stages) + " for " +
+                               std::to_string(schedule.num_ranks) + " ranks; give " +
+                               where.Name("costs_per") + " virtual-stage and per-stage costs");
     }
-    for (int32_t s = pipeline.first_stage; s <= pipeline.last_stage; ++s) {
-      shares.split[s] = held[shares.rank[s]];
+    const int32_t split = stages / schedule.num_ranks;
+    for (int32_t k = 0; k < stages; ++k) {
+      const int32_t s = pipeline.first_stage + k;
+      shares->share[s] = k / split;
+      shares->split[s] = split;
+      shares->index[s] = k % split;
     }
   }
-  return shares;
+  return Status();
 }
 
 Status BuildStageCosts(const CostInputs& inputs, const Profile* profile, int32_t num_stages,

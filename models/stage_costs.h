@@ -85,24 +85,27 @@ struct CostInputs {
 
 struct Profile;
 
-// What a given cost value describes (README, Costs). kRank: one pipeline rank's share of one
-// model copy (1/pp of the model) for one microbatch, split evenly over the rank's virtual stages
-// of that copy, so that the same values give every schedule the same work. kVirtualStage: one
+// What a given cost value describes (README, Costs). kRank: one rank's share of a model copy
+// (1/pp of the model, see RankShares) for one microbatch, split evenly over the virtual stages
+// that hold it, so that the same values give every schedule the same work. kVirtualStage: one
 // virtual stage, as given.
 enum class CostsPer { kRank, kVirtualStage };
 Status ParseCostsPer(std::string_view what, std::string_view text, CostsPer* costs_per);
 
-// How values per rank map onto a schedule's virtual stages: for each virtual stage its rank, how
-// many virtual stages of the stage's pipeline (model copy) its rank holds, and which of them it
-// is (0-based, in stage order). DualPipe's two copies: 1 each (rank r's stage of copy A and its
-// stage of copy B each hold a whole rank share); interleaved and V schedules: v.
+// How values per rank share map onto a schedule's virtual stages. Share i is the i-th 1/pp of a
+// model copy, in layer order: what rank i holds under 1F1B. A model copy (a pipeline) of v x pp
+// stages cuts each share into v consecutive stages, so its k-th stage holds 1/v of share k / v:
+// interleaved and V schedules v = 2 (on whichever ranks they place those stages), DualPipe's two
+// copies v = 1 each (rank r holds share r of copy A and share pp - 1 - r of copy B). For each
+// virtual stage: its share, v, and which of the share's v stages it is.
 struct RankShares {
   int32_t num_ranks = 0;
-  std::vector<int32_t> rank;
+  std::vector<int32_t> share;
   std::vector<int32_t> split;
   std::vector<int32_t> index;
 };
-RankShares RankSharesOf(const Schedule& schedule);
+// InvalidInput (at costs_per) when a pipeline's stages are not a multiple of the ranks.
+Status RankSharesOf(const Schedule& schedule, const Locator& where, RankShares* shares);
 
 // The costs of `num_stages` virtual stages. Each field comes from `inputs` when given, else from
 // `profile` (may be null), else its default. With `shares` (CostsPer::kRank) the given values and

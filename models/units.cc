@@ -68,9 +68,8 @@ std::string Quote(std::string_view text) { return Quoted(text); }
 
 enum class Exact { kOk, kTooManyDigits, kTooLarge, kNotWhole };
 
-// d x scale as a whole number, in exact arithmetic: the mantissa's digits as an integer, times
-// the scale, over a power of ten. Up to 24 significant digits times a scale up to 2^50 stay
-// inside 128 bits.
+// d x scale as a whole number, in exact arithmetic: the mantissa's digits as an integer (below
+// 10^24 < 2^80), times the scale, over a power of ten; anything past 2^63 - 1 is kTooLarge.
 Exact ExactScaled(const Decimal& d, int64_t scale, int64_t* out) {
   std::string digits = d.integer + d.fraction;
   int64_t power_of_ten = d.exponent - static_cast<int64_t>(d.fraction.size());
@@ -84,6 +83,9 @@ Exact ExactScaled(const Decimal& d, int64_t scale, int64_t* out) {
   if (power_of_ten > 30) return Exact::kTooLarge;
   __int128 value = 0;
   for (char c : digits) value = value * 10 + (c - '0');
+  // value < 2^80: times a scale below 2^47 it stays inside 128 bits; a larger scale is checked.
+  const __int128 limit = static_cast<__int128>(std::numeric_limits<int64_t>::max()) << 16;
+  if (scale > (int64_t{1} << 46) && value > limit / scale) return Exact::kTooLarge;
   value *= scale;
   for (; power_of_ten > 0; --power_of_ten) {
     value *= 10;
@@ -375,6 +377,13 @@ std::string HumanCount(double count) {
   if (a >= 1e3) return FormatShort(count / 1e3, "K");
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.4g", count);
+  return buffer;
+}
+
+std::string HumanPercent(double fraction) {
+  if (std::fabs(fraction) < 1e-6) fraction = 0;
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.4g%%", 100 * fraction);
   return buffer;
 }
 

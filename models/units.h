@@ -58,7 +58,10 @@ Status ParseSizeList(std::string_view what, std::string_view text, std::vector<i
 std::string HumanDuration(double seconds);
 std::string HumanBytes(double bytes);
 std::string HumanFlops(double flops);  // "494.5 TFLOP"
-std::string HumanCount(double count);  // "8.03 B", "218.1 M", "15 T", "640"
+std::string HumanCount(double count);
+// "29.48%", "5%", "0%": a fraction as a percentage to 4 significant digits; below 1e-6 (sums'
+// rounding, as -2e-16) it is 0.
+std::string HumanPercent(double fraction);  // "8.03 B", "218.1 M", "15 T", "640"
 
 }  // namespace ppsim
 

@@ -64,6 +64,11 @@ Pipeline Schedule::PipelineOf(MicrobatchIndex microbatch) const {
   return Pipeline{0, num_stages - 1, 0, num_microbatches - 1};
 }
 
+std::vector<Pipeline> Schedule::AllPipelines() const {
+  if (!pipelines.empty()) return pipelines;
+  return {Pipeline{0, num_stages - 1, 0, num_microbatches - 1}};
+}
+
 size_t Schedule::NumActions() const {
   size_t n = 0;
   for (const auto& order : orders) n += order.size();

@@ -43,6 +43,8 @@ struct Schedule {
   RankIndex RankOf(StageIndex stage) const { return stage_to_rank[stage.value()]; }
   // The pipeline microbatch j flows through. REQUIRES: j in range.
   Pipeline PipelineOf(MicrobatchIndex microbatch) const;
+  // `pipelines`, or the one pipeline of every stage and microbatch when it is empty.
+  std::vector<Pipeline> AllPipelines() const;
   size_t NumActions() const;
 };
 

@@ -52,7 +52,6 @@ constexpr const char* kMemoryColour = "#4a5560";
 constexpr const char* kCapacityColour = "#222222";
 // Out of memory: the flag, OOM rows' labels and their curves above the capacity (6.5:1 contrast
 // on white).
-constexpr const char* kOomColour = "#c00000";
 
 struct Rgb {
   double r, g, b;  // 0..255

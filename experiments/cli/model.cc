@@ -9,6 +9,7 @@
 
 #include "base/json.h"
 #include "base/numbers.h"
+#include "base/names.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/options.h"
 #include "experiments/locators.h"
@@ -259,8 +260,8 @@ int ModelCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
   const std::string format =
       parsed.values.count("format") ? OptionText(parsed, "format") : "table";
   if (format != "table" && format != "json") {
-    return Fail(err, Status::InvalidInput("--format: unknown format '" + format +
-                                          "'; valid: table, json"));
+    return Fail(err, Status::InvalidInput("--format: " +
+                                          UnknownName("format", format, {"table", "json"})));
   }
   PlatformSpec platform;
   status = LoadCluster(spec.platform, where, &platform);

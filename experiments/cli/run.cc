@@ -1,4 +1,5 @@
 // `ppsim run`: simulate runs given by flags (or an experiment file's base run) and report them.
+#include <filesystem>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -13,6 +14,7 @@
 #include "experiments/locators.h"
 #include "experiments/request.h"
 #include "experiments/run_output.h"
+#include "models/transformer.h"
 
 namespace ppsim::cli {
 namespace {
@@ -91,6 +93,19 @@ int RunFile(const std::string& path, const ParsedArgs& parsed, const CommandArgs
   std::vector<std::string> flag_fields;
   status = FillRunConfig(parsed.values, &given, &flag_fields);
   if (!status.ok()) return Fail(err, status);
+  // A file named on the command line is relative to the current directory, not to the
+  // experiment's (where the file's own paths are taken from).
+  auto from_here = [](std::string* path) {
+    if (!path->empty() && !path->starts_with("/")) {
+      *path = std::filesystem::absolute(*path).string();
+    }
+  };
+  from_here(given.mutable_schedule_file());
+  from_here(given.mutable_profile());
+  if (FindTransformerPreset(given.model()) == nullptr) from_here(given.mutable_model());
+  if (given.platform().find_first_of("./") != std::string::npos) {
+    from_here(given.mutable_platform());
+  }
   config.MergeFrom(given);
   const FileLocator in_file(plan, one_point ? &point : nullptr);
   RunRequest request;

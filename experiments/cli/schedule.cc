@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/json.h"
+#include "base/names.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/options.h"
 #include "experiments/locators.h"
@@ -65,8 +66,8 @@ int ScheduleCommand(const CommandArgs& args, std::ostream& out, std::ostream& er
   const std::string format =
       parsed.values.count("format") ? OptionText(parsed, "format") : "text";
   if (format != "text" && format != "torch-csv" && format != "json") {
-    return Fail(err, Status::InvalidInput("--format: unknown format '" + format +
-                                          "'; valid: text, torch-csv, json"));
+    return Fail(err, Status::InvalidInput(
+                         "--format: " + UnknownName("format", format, {"text", "torch-csv", "json"})));
   }
   spec.where = std::make_shared<FlagLocator>();
   Schedule schedule;

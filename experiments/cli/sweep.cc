@@ -16,6 +16,7 @@
 #include "base/escape.h"
 #include "base/files.h"
 #include "base/numbers.h"
+#include "base/names.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/options.h"
 #include "experiments/experiment.h"
@@ -103,8 +104,8 @@ Status ReadSweepOptions(const ParsedArgs& parsed, SweepOptions* options) {
   if (parsed.values.count("timeline-format")) {
     const std::string format = OptionText(parsed, "timeline-format");
     if (format != "html" && format != "svg") {
-      return Status::InvalidInput("--timeline-format: unknown format '" + format +
-                                  "'; valid: html, svg");
+      return Status::InvalidInput("--timeline-format: " +
+                                  UnknownName("format", format, {"html", "svg"}));
     }
     options->timeline_extension = "." + format;
   }

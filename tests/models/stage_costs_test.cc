@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "schedules/registry.h"
+#include "schedules/schedule_text.h"
 #include "tests/support/costs.h"
 
 namespace ppsim {
@@ -44,29 +45,44 @@ Schedule Generated(const char* name, int32_t p, int32_t m, int32_t v) {
   return schedule;
 }
 
-TEST(RankShares, SplitARankOverItsStagesOfOneModelCopy) {
-  // Interleaved, p = 2, v = 2: stages 0..3 on ranks 0, 1, 0, 1; each rank holds 2 of the copy.
-  RankShares s = RankSharesOf(Generated("Interleaved1F1B", 2, 4, 2));
+RankShares SharesOf(const Schedule& schedule) {
+  RankShares shares;
+  EXPECT_TRUE(RankSharesOf(schedule, FlagLocator(), &shares).ok());
+  return shares;
+}
+
+TEST(RankShares, CutEachShareOfAModelCopyIntoItsStages) {
+  // Interleaved, p = 2, v = 2: the copy's 4 stages in order hold share 0 (stages 0 and 1, on
+  // ranks 0 and 1) and share 1 (stages 2 and 3).
+  RankShares s = SharesOf(Generated("Interleaved1F1B", 2, 4, 2));
   EXPECT_EQ(s.num_ranks, 2);
-  EXPECT_EQ(s.rank, (std::vector<int32_t>{0, 1, 0, 1}));
+  EXPECT_EQ(s.share, (std::vector<int32_t>{0, 0, 1, 1}));
   EXPECT_EQ(s.split, (std::vector<int32_t>{2, 2, 2, 2}));
-  EXPECT_EQ(s.index, (std::vector<int32_t>{0, 0, 1, 1}));
-  // ZB-V, p = 2: rank r holds stages r and 3 - r of one copy.
-  s = RankSharesOf(Generated("ZB-V", 2, 4, 2));
-  EXPECT_EQ(s.rank, (std::vector<int32_t>{0, 1, 1, 0}));
-  EXPECT_EQ(s.split, (std::vector<int32_t>{2, 2, 2, 2}));
-  EXPECT_EQ(s.index, (std::vector<int32_t>{0, 0, 1, 1}));
-  // DualPipe, p = 2: two copies (stages 0-1 and 2-3, stage 2 + k on rank 1 - k); a rank holds one
-  // stage of each, a whole rank share.
-  s = RankSharesOf(Generated("DualPipe", 2, 4, 2));
-  EXPECT_EQ(s.rank, (std::vector<int32_t>{0, 1, 1, 0}));
+  EXPECT_EQ(s.index, (std::vector<int32_t>{0, 1, 0, 1}));
+  // ZB-V, p = 2: the same cut, whatever the V placement.
+  s = SharesOf(Generated("ZB-V", 2, 4, 2));
+  EXPECT_EQ(s.share, (std::vector<int32_t>{0, 0, 1, 1}));
+  EXPECT_EQ(s.index, (std::vector<int32_t>{0, 1, 0, 1}));
+  // DualPipe, p = 2: two copies (stages 0-1 and 2-3, stage 2 + k on rank 1 - k), each stage a
+  // whole share: rank 0 holds share 0 of copy A and share 1 of copy B.
+  s = SharesOf(Generated("DualPipe", 2, 4, 2));
+  EXPECT_EQ(s.share, (std::vector<int32_t>{0, 1, 0, 1}));
   EXPECT_EQ(s.split, (std::vector<int32_t>{1, 1, 1, 1}));
   EXPECT_EQ(s.index, (std::vector<int32_t>{0, 0, 0, 0}));
 }
 
+TEST(RankShares, StagesMustCutTheSharesEvenly) {
+  Schedule three;  // 3 stages on 2 ranks
+  ASSERT_TRUE(ParseScheduleText("rank 0: 0F0 2F0 2B0 0B0\nrank 1: 1F0 1B0\n", "t.txt", &three)
+                  .ok());
+  RankShares s;
+  EXPECT_EQ(RankSharesOf(three, FlagLocator(), &s).message(),
+            "--costs-per: costs per rank share split a model copy's stages evenly, but stages 0..2 "
+            "are 3 for 2 ranks; give --costs-per virtual-stage and per-stage costs");
+}
+
 TEST(RankShares, SplitDurationsExactlyBytesWholeAndMessagesNot) {
-  const Schedule schedule = Generated("Interleaved1F1B", 2, 4, 2);
-  const RankShares shares = RankSharesOf(schedule);
+  const RankShares shares = SharesOf(Generated("Interleaved1F1B", 2, 4, 2));
   StageCosts c;
   ASSERT_TRUE(BuildStageCosts(CostInputsOf({{"f", "1,3"},
                                             {"b", "2"},
@@ -76,12 +92,12 @@ TEST(RankShares, SplitDurationsExactlyBytesWholeAndMessagesNot) {
                                             {"overlap", "5"}}),
                               nullptr, 4, FlagLocator(), &c, &shares)
                   .ok());
-  EXPECT_EQ(c.forward_s, (std::vector<double>{0.5, 1.5, 0.5, 1.5}));
+  EXPECT_EQ(c.forward_s, (std::vector<double>{0.5, 0.5, 1.5, 1.5}));
   EXPECT_EQ(c.backward_s, (std::vector<double>{1, 1, 1, 1}));
   EXPECT_EQ(c.overlap_s, (std::vector<double>{2.5, 2.5, 2.5, 2.5}));
   // 7 bytes over two stages: 4 then 3; 8: 4 and 4; 5: 3 and 2.
-  EXPECT_EQ(c.activation_bytes, (std::vector<int64_t>{4, 4, 3, 4}));
-  EXPECT_EQ(c.activation_w_bytes, (std::vector<int64_t>{3, 3, 2, 2}));
+  EXPECT_EQ(c.activation_bytes, (std::vector<int64_t>{4, 3, 4, 4}));
+  EXPECT_EQ(c.activation_w_bytes, (std::vector<int64_t>{3, 2, 3, 2}));
   // The boundary tensor is the same whatever the cut.
   EXPECT_EQ(c.message_bytes, (std::vector<int64_t>{64, 64, 64, 64}));
   EXPECT_EQ(BuildStageCosts(CostInputsOf({{"f", "1,2,3"}, {"b", "2"}}), nullptr, 4, FlagLocator(),
@@ -89,6 +105,17 @@ TEST(RankShares, SplitDurationsExactlyBytesWholeAndMessagesNot) {
                 .message(),
             "--f: 3 values for 2 ranks; give one value for all ranks or exactly 2, "
             "comma-separated (or --costs-per virtual-stage and one per virtual stage)");
+}
+
+TEST(RankShares, DualPipeCopiesHoldTheSameSharesInOppositeDirections) {
+  // p = 4: copy A's stage k and copy B's stage 4 + k hold share k; --f 1,1,2,1 makes share 2
+  // (copy A's stage 2 on rank 2, copy B's stage 6 on rank 1) the slow one.
+  const RankShares shares = SharesOf(Generated("DualPipe", 4, 8, 2));
+  StageCosts c;
+  ASSERT_TRUE(BuildStageCosts(CostInputsOf({{"f", "1,1,2,1"}, {"b", "2"}}), nullptr, 8,
+                              FlagLocator(), &c, &shares)
+                  .ok());
+  EXPECT_EQ(c.forward_s, (std::vector<double>{1, 1, 2, 1, 1, 1, 2, 1}));
 }
 
 TEST(BuildStageCosts, ReportsMissingAndInconsistentFlags) {
