@@ -138,8 +138,9 @@ std::string ChartsIntro(const std::vector<Axis>& axes, const Plan& plan) {
   if (plan.series_labels.size() > static_cast<size_t>(kPaletteSize)) {
     out += " There are " + std::to_string(plan.series_labels.size()) + " series and " +
            std::to_string(kPaletteSize) +
-           " colours: after the twelfth, colours repeat with another marker shape and a dashed "
-           "line.";
+           " colours: after the twelfth, colours repeat, on line charts with another marker shape "
+           "and a dashed line (bars of a repeated colour are told apart by their legend order "
+           "only).";
   }
   out += " Only ok points are plotted; hover a marker or bar for its values.</p>\n";
   return out;

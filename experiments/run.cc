@@ -37,6 +37,15 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
                                    spec.schedule_file + " has " +
                                    std::to_string(schedule->num_ranks));
   }
+  if (spec.global_batch > 0 && spec.params.num_microbatches != schedule->num_microbatches) {
+    return where.Invalid("global_batch",
+                         "makes " + std::to_string(spec.params.num_microbatches) +
+                             " microbatches (of " + where.Name("microbatch_size") + " " +
+                             std::to_string(spec.training.microbatch_size) + " on " +
+                             where.Name("dp") + " " + std::to_string(spec.training.dp) + "), but " +
+                             spec.schedule_file + " has " +
+                             std::to_string(schedule->num_microbatches));
+  }
   if (spec.params.num_microbatches != 0) {
     // The file's microbatches must be exactly 0..m-1: report the first one out of range where it
     // stands; missing ones are reported by CheckSchedule.
@@ -357,17 +366,12 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     }
     run->seq_len = setup.seq_len;
     run->gpu = GpuModelOf(run->platform, spec.training.dtype);
+    for (const StageModel& stage : stages) run->layers_per_stage.push_back(stage.layers);
   }
   // Costs per rank share (flags, or a measured profile) are split over the stages.
   RankShares shares;
-  const CostInputs& c = spec.costs;
-  const bool given = !c.forward_s.empty() || !c.backward_input_s.empty() ||
-                     !c.backward_weight_s.empty() || !c.backward_s.empty() ||
-                     !c.overlap_s.empty() || !c.activation_bytes.empty() ||
-                     !c.activation_w_bytes.empty() || !c.message_bytes.empty() ||
-                     !c.gradient_bytes.empty();
-  const bool per_share =
-      spec.costs_per == CostsPer::kRank && (given || (has_profile && !profile_from_model));
+  const bool per_share = spec.costs_per == CostsPer::kRank &&
+                         (spec.costs.any() || (has_profile && !profile_from_model));
   if (per_share) {
     status = RankSharesOf(run->schedule, where, &shares);
     if (!status.ok()) return status;
@@ -496,7 +500,6 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
   reserve.activation_fraction = run.spec.activation_overhead >= 0 ? run.spec.activation_overhead
                                 : counts_memory ? kDefaultActivationOverhead
                                                 : 0;
-  result->reserve = reserve;
   result->metrics =
       ComputeMetrics(run.schedule, run.costs, run.graph, timeline, capacity, reserve);
   ComputeLinkMetrics(run.graph, run.platform, timeline, &result->metrics);
@@ -504,6 +507,7 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
   result->model_flops = run.model_flops;
   result->hardware_flops = run.hardware_flops;
   result->gpu = run.gpu;
+  result->layers_per_stage = run.layers_per_stage;
   const TrainingSetup& t = run.spec.training;
   result->gpus = int64_t{run.schedule.num_ranks} * t.GpusPerRank() * t.dp;
   result->sequences_per_iteration = int64_t{run.schedule.num_microbatches} * t.microbatch_size * t.dp;

@@ -91,6 +91,7 @@ struct PreparedRun {
   double hardware_flops = 0;
   int64_t seq_len = 0;  // the model's or --seq-len; 0: unknown
   GpuModel gpu;         // with --model: the GPU as the op cost model times it
+  std::vector<int32_t> layers_per_stage;
   Schedule schedule;
   StageCosts costs;
   PlatformSpec platform;
@@ -114,7 +115,7 @@ struct RunResult {
   double hardware_flops = 0;
   double hfu = 0;
   GpuModel gpu;  // with --model: the GPU constants the op cost model assumed
-  MemoryReserve reserve;  // what the memory check added to each rank
+  std::vector<int32_t> layers_per_stage;  // with --model: each virtual stage's layers
   // The workload, per iteration (the makespan) over all replicas: the GPUs (ranks x tp x cp x
   // dp), sequences = microbatches x microbatch size x dp, samples (sequences) per second, and,
   // when the sequence length is known (a model or --seq-len; else seq_len 0), tokens per second.

@@ -54,19 +54,26 @@ nlohmann::ordered_json Assumptions(const RunResult& r) {
   nlohmann::ordered_json a;
   a["microbatch_size"] = t.microbatch_size;
   if (r.seq_len > 0) a["seq_len"] = r.seq_len;
-  if (r.model.empty()) {
-    a["costs_per"] = r.spec.costs_per == CostsPer::kRank ? "rank" : "virtual-stage";
+  if (r.model.empty() || r.spec.costs.any()) {
+    a["costs_per"] = std::string(CostsPerName(r.spec.costs_per));
   }
   if (!r.spec.unitless_durations.empty()) {
     a["unitless_durations_in_seconds"] = r.spec.unitless_durations;
   }
-  a["memory_reserve_bytes"] = r.reserve.fixed_bytes;
-  a["activation_overhead"] = JsonNumber(r.reserve.activation_fraction);
+  a["memory_reserve_bytes"] = r.metrics.reserve.fixed_bytes;
+  a["activation_overhead"] = JsonNumber(r.metrics.reserve.activation_fraction);
   if (!r.model.empty()) {
     a["dtype"] = std::string(DtypeName(t.dtype));
     a["recompute"] = std::string(RecomputeName(t.recompute));
     a["flash_attention"] = t.flash_attention;
     a["sequence_parallel"] = t.sequence_parallel;
+    a["tp_comm_overlap"] = r.spec.tp_comm_overlap;
+    a["zero"] = t.zero_stage;
+    a["grad_dtype"] = t.fp32_grads ? "fp32" : "bf16";
+    const ParamBytes bytes = RecipeBytes(t);
+    a["bytes_per_param_replicated"] = bytes.replicated;
+    a["bytes_per_param_sharded"] = bytes.sharded;
+    a["layers_per_stage"] = r.layers_per_stage;
     if (r.spec.efficiency > 0) {
       a["cost_model"] = "efficiency";
       a["efficiency"] = JsonNumber(r.spec.efficiency);
@@ -81,18 +88,33 @@ nlohmann::ordered_json Assumptions(const RunResult& r) {
   return a;
 }
 
+// "3,4,4,3": layers per stage.
+std::string LayerList(const std::vector<int32_t>& layers) {
+  std::string text;
+  for (int32_t n : layers) text += (text.empty() ? "" : ",") + std::to_string(n);
+  return text;
+}
+
 // The assumptions as one line of the table.
 std::string AssumptionsLine(const RunResult& r) {
   const TrainingSetup& t = r.spec.training;
   std::string text = "microbatch size " + std::to_string(t.microbatch_size);
   if (r.seq_len > 0) text += ", sequence " + std::to_string(r.seq_len);
-  if (r.model.empty()) {
+  if (r.model.empty() || r.spec.costs.any()) {
     text += r.spec.costs_per == CostsPer::kRank ? ", costs per rank (split over its stages)"
                                                 : ", costs per virtual stage";
-  } else {
+  }
+  if (!r.model.empty()) {
+    const ParamBytes bytes = RecipeBytes(t);
     text += ", " + std::string(DtypeName(t.dtype)) + ", recompute " +
             std::string(RecomputeName(t.recompute)) + ", flash attention " +
-            (t.flash_attention ? "on" : "off");
+            (t.flash_attention ? "on" : "off") +
+            (t.sequence_parallel ? ", sequence parallel" : "") +
+            (r.spec.tp_comm_overlap ? ", TP communication overlapped" : "") + ", " +
+            (t.fp32_grads ? "fp32" : "bf16") + " gradients, " +
+            std::to_string(bytes.replicated) + "+" + std::to_string(bytes.sharded) +
+            " bytes per parameter" + (t.zero_stage == 1 ? " (ZeRO-1)" : "") + ", layers " +
+            LayerList(r.layers_per_stage);
     if (r.spec.efficiency > 0) {
       text += ", " + FormatNumber(r.spec.efficiency) + " of peak";
     } else {
@@ -108,9 +130,9 @@ std::string AssumptionsLine(const RunResult& r) {
     }
     text += " in seconds (no unit given)";
   }
-  if (r.reserve.fixed_bytes > 0 || r.reserve.activation_fraction > 0) {
-    text += ", reserve " + HumanBytes(static_cast<double>(r.reserve.fixed_bytes)) + " + " +
-            HumanPercent(r.reserve.activation_fraction) + " of activations";
+  if (r.metrics.reserve.fixed_bytes > 0 || r.metrics.reserve.activation_fraction > 0) {
+    text += ", reserve " + HumanBytes(static_cast<double>(r.metrics.reserve.fixed_bytes)) + " + " +
+            HumanPercent(r.metrics.reserve.activation_fraction) + " of activations";
   }
   return text;
 }
@@ -381,33 +403,61 @@ std::string SingleTable(const RunResult& r) {
 }
 
 std::string ComparisonTable(const std::vector<RunResult>& results) {
-  bool tokens = false, model = false;
-  for (const RunResult& r : results) {
-    tokens = tokens || r.seq_len > 0;
-    model = model || !r.model.empty();
-  }
-  std::vector<std::vector<std::string>> rows = {{"schedule", "ranks", "microbatches", "makespan",
-                                                 "samples/s", "bubble/makespan", "bubble/ideal",
-                                                 "stage bubble", "peak activation",
-                                                 "peak memory", "OOM ranks"}};
-  if (tokens) rows[0].insert(rows[0].begin() + 5, "tokens/s");
-  if (model) rows[0].insert(rows[0].begin() + (tokens ? 6 : 5), "MFU");
-  for (const RunResult& r : results) {
-    const RunMetrics& m = r.metrics;
-    rows.push_back({r.label, std::to_string(r.num_ranks), std::to_string(r.num_microbatches),
-                    HumanDuration(m.makespan_s), HumanCount(r.samples_per_s),
-                    HumanPercent(m.bubble_over_makespan), HumanPercent(m.bubble_over_ideal),
-                    HumanPercent(m.stage_bubble_rate), HumanBytes(static_cast<double>(MaxPeak(m))),
-                    HumanBytes(static_cast<double>(MaxPeakMemory(m))) +
-                        (m.oom_ranks > 0 ? "  OOM" : ""),
-                    std::to_string(m.oom_ranks)});
-    if (tokens) {
-      rows.back().insert(rows.back().begin() + 5,
-                         r.seq_len > 0 ? HumanCount(r.tokens_per_s) : "-");
+  struct Column {
+    const char* header;
+    bool (*applies)(const RunResult&);  // shown when it applies to any run; "-" where not
+    std::string (*cell)(const RunResult&);
+  };
+  static constexpr auto always = [](const RunResult&) { return true; };
+  static const Column kColumns[] = {
+      {"schedule", always, [](const RunResult& r) { return r.label; }},
+      {"ranks", always, [](const RunResult& r) { return std::to_string(r.num_ranks); }},
+      {"microbatches", always,
+       [](const RunResult& r) { return std::to_string(r.num_microbatches); }},
+      {"makespan", always, [](const RunResult& r) { return HumanDuration(r.metrics.makespan_s); }},
+      {"samples/s", always, [](const RunResult& r) { return HumanCount(r.samples_per_s); }},
+      {"tokens/s", [](const RunResult& r) { return r.seq_len > 0; },
+       [](const RunResult& r) { return HumanCount(r.tokens_per_s); }},
+      {"MFU", [](const RunResult& r) { return !r.model.empty(); },
+       [](const RunResult& r) { return HumanPercent(r.mfu); }},
+      {"HFU", [](const RunResult& r) { return r.hardware_flops > 0; },
+       [](const RunResult& r) { return HumanPercent(r.hfu); }},
+      {"bubble/makespan", always,
+       [](const RunResult& r) { return HumanPercent(r.metrics.bubble_over_makespan); }},
+      {"bubble/ideal", always,
+       [](const RunResult& r) { return HumanPercent(r.metrics.bubble_over_ideal); }},
+      {"stage bubble", always,
+       [](const RunResult& r) { return HumanPercent(r.metrics.stage_bubble_rate); }},
+      {"peak activation", always,
+       [](const RunResult& r) { return HumanBytes(static_cast<double>(MaxPeak(r.metrics))); }},
+      {"peak memory", always,
+       [](const RunResult& r) {
+         return HumanBytes(static_cast<double>(MaxPeakMemory(r.metrics))) +
+                (r.metrics.oom_ranks > 0 ? "  OOM" : "");
+       }},
+      {"OOM ranks", always, [](const RunResult& r) { return std::to_string(r.metrics.oom_ranks); }},
+      {"time to train", [](const RunResult& r) { return r.time_to_train_s > 0; },
+       [](const RunResult& r) { return HumanDuration(r.time_to_train_s); }},
+      {"GPU-hours", [](const RunResult& r) { return r.time_to_train_s > 0; },
+       [](const RunResult& r) { return HumanCount(r.gpu_hours); }},
+      {"cost", [](const RunResult& r) { return r.time_to_train_s > 0 && r.spec.gpu_hour_cost >= 0; },
+       [](const RunResult& r) { return HumanCount(r.cost); }},
+  };
+  std::vector<const Column*> shown;
+  for (const Column& column : kColumns) {
+    for (const RunResult& r : results) {
+      if (column.applies(r)) {
+        shown.push_back(&column);
+        break;
+      }
     }
-    if (model) {
-      rows.back().insert(rows.back().begin() + (tokens ? 6 : 5),
-                         r.model.empty() ? "-" : HumanPercent(r.mfu));
+  }
+  std::vector<std::vector<std::string>> rows(1);
+  for (const Column* column : shown) rows[0].push_back(column->header);
+  for (const RunResult& r : results) {
+    rows.emplace_back();
+    for (const Column* column : shown) {
+      rows.back().push_back(column->applies(r) ? column->cell(r) : "-");
     }
   }
   return FormatColumns(rows);

@@ -58,7 +58,7 @@ int64_t ShareOf(int64_t value, int32_t split, int32_t index) {
 
 // How the values of one field are laid out.
 struct Layout {
-  const RankShares* shares = nullptr;  // per rank, split; null: per virtual stage
+  const RankShares* shares = nullptr;  // per rank share, split; null: per virtual stage
   bool split = true;                   // false: each stage gets its rank's whole value
 };
 
@@ -109,6 +109,8 @@ Status Resolve(std::string_view field, const std::vector<T>& given, const Profil
 Status ParseCostsPer(std::string_view what, std::string_view text, CostsPer* costs_per) {
   return ParseNamed(kCostsPer, "value", what, text, costs_per);
 }
+
+std::string_view CostsPerName(CostsPer costs_per) { return NameOf(kCostsPer, costs_per); }
 
 Status RankSharesOf(const Schedule& schedule, const Locator& where, RankShares* shares) {
   *shares = RankShares();

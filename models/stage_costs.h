@@ -81,6 +81,12 @@ struct CostInputs {
   std::vector<int64_t> activation_w_bytes;  // activation_w. Default: 0.
   std::vector<int64_t> message_bytes;       // message_bytes. Default: 0.
   std::vector<int64_t> gradient_bytes;      // grad_bytes. Default: 0.
+
+  bool any() const {
+    return !forward_s.empty() || !backward_input_s.empty() || !backward_weight_s.empty() ||
+           !backward_s.empty() || !overlap_s.empty() || !activation_bytes.empty() ||
+           !activation_w_bytes.empty() || !message_bytes.empty() || !gradient_bytes.empty();
+  }
 };
 
 struct Profile;
@@ -91,6 +97,7 @@ struct Profile;
 // virtual stage, as given.
 enum class CostsPer { kRank, kVirtualStage };
 Status ParseCostsPer(std::string_view what, std::string_view text, CostsPer* costs_per);
+std::string_view CostsPerName(CostsPer costs_per);  // "rank", "virtual-stage"
 
 // How values per rank share map onto a schedule's virtual stages. Share i is the i-th 1/pp of a
 // model copy, in layer order: what rank i holds under 1F1B. A model copy (a pipeline) of v x pp

@@ -562,8 +562,9 @@ TEST(HtmlReport, EachSeriesHasItsPaletteColourInEveryChartAndItsLegend) {
     csv += OkRow(2 * s + 1, "S" + std::to_string(s) + ",8", "0.2");
   }
   const std::string html = Render(csv);
-  EXPECT_NE(html.find("There are 13 series and 12 colours: after the twelfth, colours repeat "
-                      "with another marker shape and a dashed line."),
+  EXPECT_NE(html.find("There are 13 series and 12 colours: after the twelfth, colours repeat, "
+                      "on line charts with another marker shape and a dashed line (bars of a "
+                      "repeated colour are told apart by their legend order only)."),
             std::string::npos);
   std::set<std::string> first_twelve;
   for (const std::string& svg : Charts(html)) {

@@ -115,5 +115,49 @@ TEST(Workload, HardwareFlopsAddTheRecomputedForward) {
   EXPECT_EQ(RunOk(config).hardware_flops, 0);  // no recomputation: no HFU
 }
 
+TEST(Workload, ASchedulesFileSplitsSharesAsItsNamedSchedule) {
+  // Printed and read back, DualPipe and ZB-V keep their pipelines and stage maps, so costs per
+  // rank share (uneven: share 2 is slow) land on the same stages and the runs are the same.
+  for (const std::vector<std::string>& choice :
+       {std::vector<std::string>{"--schedule", "DualPipe", "--pp", "4", "--microbatches", "8"},
+        std::vector<std::string>{"--schedule", "ZB-V", "--pp", "4", "--microbatches", "8"}}) {
+    std::vector<std::string> print = {"schedule"};
+    print.insert(print.end(), choice.begin(), choice.end());
+    print.insert(print.end(), {"--format", "torch-csv"});
+    const CliResult csv = Cli(print);
+    ASSERT_EQ(csv.code, 0) << csv.err;
+    const std::string path = WriteFile(choice[1] + "-shares.csv", csv.out);
+    const std::vector<std::string> costs = {"--f", "1ms,1ms,2ms,1ms", "--i", "1ms", "--w",
+                                            "0.5ms", "--platform", "ideal", "--format", "csv"};
+    std::vector<std::string> named = {"run"};
+    named.insert(named.end(), choice.begin(), choice.end());
+    named.insert(named.end(), costs.begin(), costs.end());
+    std::vector<std::string> from_file = {"run", "--schedule-file", path};
+    from_file.insert(from_file.end(), costs.begin(), costs.end());
+    const CliResult a = Cli(named);
+    const CliResult b = Cli(from_file);
+    ASSERT_EQ(a.code, 0) << a.err;
+    ASSERT_EQ(b.code, 0) << b.err;
+    const std::string row_a = a.out.substr(a.out.find('\n') + 1);
+    const std::string row_b = b.out.substr(b.out.find('\n') + 1);
+    EXPECT_EQ(row_a.substr(row_a.find(',')), row_b.substr(row_b.find(','))) << choice[1];
+  }
+}
+
+TEST(Workload, GlobalBatchWithAScheduleFile) {
+  const std::string path = WriteFile("gb.txt", "rank 0: 0F0 0F1 1F0 1F1 1B0 1B1 0B0 0B1\n");
+  const std::vector<std::string> run = {"run", "--schedule-file", path, "--f", "1ms", "--b",
+                                        "2ms", "--platform", "ideal", "--format", "json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Cli(args);
+  };
+  EXPECT_EQ(with({"--global-batch", "4", "--microbatch-size", "2"}).code, 0);
+  ExpectInvalid(with({"--global-batch", "6", "--microbatch-size", "2"}),
+                "--global-batch: makes 3 microbatches (of --microbatch-size 2 on --dp 1), but " +
+                    path + " has 2");
+}
+
 }  // namespace
 }  // namespace ppsim

@@ -125,5 +125,48 @@ TEST(ParseDurationList, ReadsEveryCommaSeparatedValue) {
   EXPECT_TRUE(v.empty());
 }
 
+TEST(ParseCount, ReadsPrefixesAndSuffixesExactly) {
+  int64_t n = 0;
+  std::string_view suffix;
+  const std::vector<std::string_view> tokens = {"tok", "tokens"};
+  ASSERT_TRUE(ParseCount("--n", "512", tokens, &n, &suffix).ok());
+  EXPECT_EQ(n, 512);
+  EXPECT_EQ(suffix, "");
+  ASSERT_TRUE(ParseCount("--n", "2Mitok", tokens, &n, &suffix).ok());
+  EXPECT_EQ(n, 2 << 20);
+  EXPECT_EQ(suffix, "tok");
+  ASSERT_TRUE(ParseCount("--n", "1.5Ttokens", tokens, &n, &suffix).ok());
+  EXPECT_EQ(n, 1'500'000'000'000);
+  EXPECT_EQ(suffix, "tokens");
+  ASSERT_TRUE(ParseCount("--n", "300B", tokens, &n, &suffix).ok());
+  EXPECT_EQ(n, 300'000'000'000);
+  ASSERT_TRUE(ParseCount("--n", "1e18", tokens, &n, &suffix).ok());
+  EXPECT_EQ(n, 1'000'000'000'000'000'000);
+  // 888 Pi = 888 x 2^50 < 1e18.
+  ASSERT_TRUE(ParseCount("--n", "888Pi", tokens, &n, &suffix).ok());
+  EXPECT_EQ(n, int64_t{888} << 50);
+}
+
+TEST(ParseCount, RefusesWhatIsNotAWholeCountUpTo1e18) {
+  int64_t n = 0;
+  std::string_view suffix;
+  const std::string help =
+      "expected a whole number, optionally with a prefix K, M, B or G, T, P (powers of 1000) or "
+      "Ki, Mi, Gi, Ti, Pi (powers of 1024) and then tok, e.g. 2Mitok";
+  EXPECT_EQ(ParseCount("--n", "1000000000000000001", {"tok"}, &n, &suffix).message(),
+            "--n: '1000000000000000001' is not a whole number from 0 to 1e18; " + help);
+  EXPECT_EQ(ParseCount("--n", "889Pi", {"tok"}, &n, &suffix).message(),
+            "--n: '889Pi' is not a whole number from 0 to 1e18; " + help);
+  // 24 digits times 2^50 would pass 2^127: refused, not wrapped.
+  EXPECT_EQ(ParseCount("--n", "302231454903657293676545Pi", {"tok"}, &n, &suffix).message(),
+            "--n: '302231454903657293676545Pi' is not a whole number from 0 to 1e18; " + help);
+  EXPECT_EQ(ParseCount("--n", "1.5", {"tok"}, &n, &suffix).message(),
+            "--n: '1.5' is not a whole number from 0 to 1e18; " + help);
+  EXPECT_EQ(ParseCount("--n", "-1", {"tok"}, &n, &suffix).message(),
+            "--n: invalid count '-1'; " + help);
+  EXPECT_EQ(ParseCount("--n", "2Xtok", {"tok"}, &n, &suffix).message(),
+            "--n: invalid count '2Xtok'; " + help);
+}
+
 }  // namespace
 }  // namespace ppsim
