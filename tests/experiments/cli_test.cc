@@ -246,22 +246,10 @@ TEST(Cli, TorchCsvOutputReadsBackAsTheSameScheduleWithTheSameMetrics) {
                                             "1,1,2,1,1,1,2,1,1,1,2,1", "--i", "1", "--w",
                                             "0.5", "--message-bytes", "1GB", "--platform",
                                             "h100-node", "--format", "csv"};
-    std::vector<std::string> named = {"run"};
-    named.insert(named.end(), choice.begin(), choice.end());
-    std::vector<std::string> from_file = {"run", "--schedule-file", path};
     const size_t stages = choice[1] == "Interleaved1F1B" ? 12 : 8;
     std::vector<std::string> stage_costs = costs;
     if (stages == 8) stage_costs[3] = "1,1,2,1,1,1,2,1";
-    named.insert(named.end(), stage_costs.begin(), stage_costs.end());
-    from_file.insert(from_file.end(), stage_costs.begin(), stage_costs.end());
-    const CliResult a = Cli(named);
-    const CliResult b = Cli(from_file);
-    ASSERT_EQ(a.code, 0) << a.err;
-    ASSERT_EQ(b.code, 0) << b.err;
-    // Everything after the schedule's name (its label) is the same.
-    const std::string row_a = a.out.substr(a.out.find('\n') + 1);
-    const std::string row_b = b.out.substr(b.out.find('\n') + 1);
-    EXPECT_EQ(row_a.substr(row_a.find(',')), row_b.substr(row_b.find(','))) << choice[1];
+    ExpectFileRunsAsNamed(choice, path, stage_costs);
   }
 }
 

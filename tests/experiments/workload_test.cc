@@ -129,18 +129,7 @@ TEST(Workload, ASchedulesFileSplitsSharesAsItsNamedSchedule) {
     const std::string path = WriteFile(choice[1] + "-shares.csv", csv.out);
     const std::vector<std::string> costs = {"--f", "1ms,1ms,2ms,1ms", "--i", "1ms", "--w",
                                             "0.5ms", "--platform", "ideal", "--format", "csv"};
-    std::vector<std::string> named = {"run"};
-    named.insert(named.end(), choice.begin(), choice.end());
-    named.insert(named.end(), costs.begin(), costs.end());
-    std::vector<std::string> from_file = {"run", "--schedule-file", path};
-    from_file.insert(from_file.end(), costs.begin(), costs.end());
-    const CliResult a = Cli(named);
-    const CliResult b = Cli(from_file);
-    ASSERT_EQ(a.code, 0) << a.err;
-    ASSERT_EQ(b.code, 0) << b.err;
-    const std::string row_a = a.out.substr(a.out.find('\n') + 1);
-    const std::string row_b = b.out.substr(b.out.find('\n') + 1);
-    EXPECT_EQ(row_a.substr(row_a.find(',')), row_b.substr(row_b.find(','))) << choice[1];
+    ExpectFileRunsAsNamed(choice, path, costs);
   }
 }
 

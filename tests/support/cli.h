@@ -44,6 +44,25 @@ inline std::string ReadFile(const std::string& path) {
 
 inline bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
+// Runs the named schedule (`choice`: --schedule NAME and its sizes) and the order in `path` with
+// the same `costs` (ending in --format csv) and expects the same CSV row after the label.
+inline void ExpectFileRunsAsNamed(const std::vector<std::string>& choice, const std::string& path,
+                                  const std::vector<std::string>& costs) {
+  std::vector<std::string> named = {"run"};
+  named.insert(named.end(), choice.begin(), choice.end());
+  named.insert(named.end(), costs.begin(), costs.end());
+  std::vector<std::string> from_file = {"run", "--schedule-file", path};
+  from_file.insert(from_file.end(), costs.begin(), costs.end());
+  const CliResult a = Cli(named);
+  const CliResult b = Cli(from_file);
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  // Everything after the schedule's name (its label) is the same.
+  const std::string row_a = a.out.substr(a.out.find('\n') + 1);
+  const std::string row_b = b.out.substr(b.out.find('\n') + 1);
+  EXPECT_EQ(row_a.substr(row_a.find(',')), row_b.substr(row_b.find(','))) << choice[1];
+}
+
 }  // namespace ppsim
 
 #endif  // PPSIM_TESTS_SUPPORT_CLI_H_
