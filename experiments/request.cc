@@ -428,6 +428,12 @@ Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator>
   if (status.ok() && !config.p2p_mode().empty()) {
     status = ParseP2pMode(at.Where("p2p_mode"), config.p2p_mode(), &base.p2p_mode);
   }
+  if (status.ok() && !config.replicas().empty()) {
+    constexpr NamedValue<bool> kReplicas[] = {{"one", true}, {"all", false}};
+    bool fold = true;
+    status = ParseNamed(kReplicas, "replicas choice", at.Where("replicas"), config.replicas(), &fold);
+    base.fold_replicas = fold;
+  }
   if (status.ok()) status = ResolveWorkload(config, at, &base);
   if (status.ok()) status = ResolveOutputs(config, at, request);
   if (!status.ok()) return status;

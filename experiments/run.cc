@@ -82,10 +82,17 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
   return Status();
 }
 
+// Whether replica 0 stands for all (RunSpec::fold_replicas): by default on a cluster, not on a
+// SimGrid XML platform (whose routes ppsim cannot splice).
+bool FoldsReplicas(const RunSpec& spec) {
+  return spec.fold_replicas.value_or(!spec.platform.platform.ends_with(".xml"));
+}
+
 // InvalidInput when a run of this size would compile into more than spec.max_tasks tasks.
 Status CheckRunSize(const RunSpec& spec, double stages, double microbatches, double actions) {
   const TrainingSetup& t = spec.training;
-  const double tasks = TaskCountBound(stages, microbatches, actions, t.dp, t.tp, spec.p2p_mode, t.cp);
+  const double tasks = TaskCountBound(stages, microbatches, actions, t.dp, t.tp, spec.p2p_mode,
+                                      t.cp, FoldsReplicas(spec));
   if (tasks <= static_cast<double>(spec.max_tasks)) return Status();
   const Locator& where = *spec.where;
   const ScheduleParams& p = spec.params;
@@ -334,6 +341,12 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   status = BuildPlatform(spec.platform, run->schedule.num_ranks, spec.training.dp,
                          spec.training.tp, where, &run->platform, spec.training.cp);
   if (!status.ok()) return status;
+  if (spec.fold_replicas.value_or(false) && !run->platform.xml_file.empty()) {
+    return where.Invalid("replicas", "one needs a cluster (a preset or a cluster file): the "
+                                     "routes of the XML platform " + run->platform.xml_file +
+                                     " are known to SimGrid only; use " + where.Name("replicas") +
+                                     " all");
+  }
   if (spec.engine == EngineKind::kCriticalPath && !run->platform.xml_file.empty()) {
     return where.Invalid("engine", "critical-path needs a cluster (a preset or a cluster file); "
                                    "the routes of the XML platform " + run->platform.xml_file +
@@ -438,6 +451,7 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   parallelism.cp = spec.training.cp;
   parallelism.tp_comm_overlap = spec.tp_comm_overlap;
   parallelism.grad_bucket_bytes = spec.grad_bucket_bytes;
+  parallelism.fold_replicas = FoldsReplicas(spec);
   if (spec.grad_bucket_bytes > 0 && !run->platform.xml_file.empty()) {
     return where.Invalid("grad_bucket", "needs a cluster platform (a bucket's readiness is a "
                                         "timer on a host ppsim adds to the cluster); " +
@@ -450,9 +464,10 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
       buckets +=
           std::ceil(static_cast<double>(bytes) / static_cast<double>(spec.grad_bucket_bytes));
     }
-    const double dp = spec.training.dp;
-    const double members = dp * spec.training.cp;  // of each gradient ring
-    const double tasks = buckets * (spec.training.tp * 2 * (members - 1) * members + dp);
+    const double dp = parallelism.fold_replicas ? 1 : spec.training.dp;  // compiled
+    const double members = spec.training.dp * spec.training.cp;  // of each gradient ring
+    const double tasks =
+        buckets * (spec.training.tp * 2 * (members - 1) * dp * spec.training.cp + dp);
     if (members > 1 && tasks > static_cast<double>(spec.max_tasks)) {
       char text[200];
       std::snprintf(text, sizeof(text),
@@ -510,6 +525,7 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
   result->layers_per_stage = run.layers_per_stage;
   const TrainingSetup& t = run.spec.training;
   result->gpus = int64_t{run.schedule.num_ranks} * t.GpusPerRank() * t.dp;
+  result->replicas_simulated = run.graph.num_replicas;
   result->sequences_per_iteration = int64_t{run.schedule.num_microbatches} * t.microbatch_size * t.dp;
   result->seq_len = run.seq_len;
   const double iteration_s = result->metrics.makespan_s;

@@ -3,6 +3,7 @@
 #define PPSIM_EXPERIMENTS_RUN_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/locator.h"
@@ -58,6 +59,9 @@ struct RunSpec {
   // The tensor-parallel collectives of a model with --tp > 1 run alongside the compute of their
   // op (Transformer Engine's communication overlap) instead of after it.
   bool tp_comm_overlap = false;
+  // --replicas: simulate replica 0 for all (sim/task_graph.h Parallelism::fold_replicas), or
+  // every replica; unset: folded on a cluster, every replica on a SimGrid XML platform.
+  std::optional<bool> fold_replicas;
   // Data-parallel gradient buckets (sim/task_graph.h Parallelism); 0: one all-reduce per stage.
   int64_t grad_bucket_bytes = 0;
   // PrepareRun refuses a run that would compile into more tasks (sim/task_graph.h), before it
@@ -120,6 +124,9 @@ struct RunResult {
   // dp), sequences = microbatches x microbatch size x dp, samples (sequences) per second, and,
   // when the sequence length is known (a model or --seq-len; else seq_len 0), tokens per second.
   int64_t gpus = 0;
+  // Data-parallel replicas simulated: dp, or 1 when replica 0 stood for all (--replicas one);
+  // the task, transfer, all-reduce and link figures are then replica 0's.
+  int32_t replicas_simulated = 1;
   int64_t sequences_per_iteration = 0;
   int64_t seq_len = 0;
   double samples_per_s = 0;

@@ -183,6 +183,7 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   o["oom_ranks"] = m.oom_ranks;
   o["iteration_time_s"] = JsonNumber(m.makespan_s);
   o["gpus"] = r.gpus;
+  o["replicas_simulated"] = r.replicas_simulated;
   o["sequences_per_iteration"] = r.sequences_per_iteration;
   o["samples_per_s"] = JsonNumber(r.samples_per_s);
   if (r.seq_len > 0) o["tokens_per_s"] = JsonNumber(r.tokens_per_s);
@@ -310,6 +311,10 @@ std::string SingleTable(const RunResult& r) {
                     std::to_string(m.num_transfer_tasks) + " transfers (" +
                     HumanBytes(static_cast<double>(m.transfer_bytes)) + ")"},
   };
+  if (r.replicas_simulated < r.spec.training.dp) {
+    summary.back()[1] += "; replica 0 simulated for all " + std::to_string(r.spec.training.dp) +
+                         " (its tasks and traffic here; --replicas all simulates each)";
+  }
   std::string throughput = Rate(r.samples_per_s, "samples");
   if (r.seq_len > 0) throughput += ", " + Rate(r.tokens_per_s, "tokens");
   summary.push_back({"throughput", throughput + " (" + std::to_string(r.sequences_per_iteration) +

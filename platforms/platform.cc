@@ -191,8 +191,29 @@ double PlatformSpec::RouteBandwidth(int32_t src, int32_t dst) const {
 }
 
 double PlatformSpec::UncontendedTransferTime(int32_t src, int32_t dst, int64_t bytes) const {
-  const RouteFigures f = FiguresOf(*this, RouteBetween(src, dst));
+  return UncontendedTransferTime(RouteBetween(src, dst), bytes);
+}
+
+double PlatformSpec::UncontendedTransferTime(const Route& route, int64_t bytes) const {
+  const RouteFigures f = FiguresOf(*this, route);
   return f.latency_s + static_cast<double>(bytes) / f.bandwidth_bytes_per_s;
+}
+
+Route PlatformSpec::SplicedRoute(int32_t src, int32_t dst, int32_t src_of_dst,
+                                 int32_t dst_of_src) const {
+  const Route out = RouteBetween(src, dst);
+  const Route in = RouteBetween(src_of_dst, dst_of_src);
+  Route route;
+  const int sending = (out.num_links + 1) / 2;
+  for (int i = 0; i < sending; ++i) route.links[route.num_links++] = out.links[i];
+  for (int i = in.num_links / 2; i < in.num_links; ++i) {
+    if (i == in.num_links / 2 && route.num_links > 0 &&
+        route.links[route.num_links - 1] == in.links[i]) {
+      continue;
+    }
+    route.links[route.num_links++] = in.links[i];
+  }
+  return route;
 }
 
 Status ParsePlacement(std::string_view what, std::string_view text, Placement* placement) {

@@ -123,11 +123,21 @@ struct PlatformSpec {
   LinkSpec Link(int32_t id) const;
   // The links from GPU `src` to GPU `dst` (src != dst). Not for XML platforms.
   Route RouteBetween(int32_t src, int32_t dst) const;
+  // The sending half of the route from `src` to `dst` followed by the receiving half of the route
+  // from `src_of_dst` to `dst_of_src`: what one GPU of a ring uses when it stands for every member
+  // of the ring (sim/task_graph.h, replica folding): its own send to its successor `dst` and its
+  // own receive from its predecessor `src_of_dst`, as one transfer from `src` to `dst_of_src`.
+  // A route's first half holds its first ceil(k/2) links and its second half its last ceil(k/2):
+  // a GPU's port or NIC out and its leaf's uplink, then the leaf's downlink and the NIC or port in
+  // (a single link, a pair link or the ideal fabric, belongs to both and appears once if the two
+  // routes share it). Not for XML platforms.
+  Route SplicedRoute(int32_t src, int32_t dst, int32_t src_of_dst, int32_t dst_of_src) const;
   // Sum of the route's latencies; the smallest bandwidth on it.
   double RouteLatency(int32_t src, int32_t dst) const;
   double RouteBandwidth(int32_t src, int32_t dst) const;
   // latency + bytes / bandwidth: the time of a transfer that shares no link.
   double UncontendedTransferTime(int32_t src, int32_t dst, int64_t bytes) const;
+  double UncontendedTransferTime(const Route& route, int64_t bytes) const;
 };
 
 // Places `num_ranks` ranks × `dp` replicas × groups of `tp` × `cp` GPUs on `platform` (which has

@@ -36,8 +36,7 @@ Status RunCriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Tim
     const Task& task = graph.tasks[t];
     double duration = task.duration_s;  // compute; 0 for a wait
     if (task.kind == TaskKind::kTransfer || task.kind == TaskKind::kAllReduce) {
-      const TaskGpus gpus_of = GpusOf(task, platform);
-      duration = platform.UncontendedTransferTime(gpus_of.src, gpus_of.dst, task.bytes);
+      duration = platform.UncontendedTransferTime(RouteOf(task, platform), task.bytes);
     } else if (task.kind == TaskKind::kCompute) {
       // Tensor-parallel rings after the compute (or alongside it), ring attention alongside it.
       if (rings && HasRing(graph, t)) {

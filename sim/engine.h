@@ -71,6 +71,18 @@ inline TaskGpus GpusOf(const Task& task, const PlatformSpec& platform) {
           platform.GpuOf(task.peer_replica, task.peer, task.peer_shard)};
 }
 
+// The links a transfer or all-reduce step moves over: the route between its GPUs, or for a
+// mirrored step (folded replicas) the sending half of the route to its successor in replica 1 and
+// the receiving half of the route into the same GPU of replica 0 from its predecessor in the last
+// replica (PlatformSpec::SplicedRoute). Not for XML platforms.
+inline Route RouteOf(const Task& task, const PlatformSpec& platform) {
+  const TaskGpus gpus = GpusOf(task, platform);
+  if (!task.mirrored) return platform.RouteBetween(gpus.src, gpus.dst);
+  const int32_t last = platform.dp - 1;
+  return platform.SplicedRoute(gpus.src, gpus.dst, platform.GpuOf(last, task.rank, task.shard),
+                               platform.GpuOf(0, task.peer, task.peer_shard));
+}
+
 // Link i (0 .. tp x cp - 1) of a compute task's tensor-parallel rings: GPU k of slice j
 // (i = j tp + k) to GPU k + 1 (mod tp) of the same slice.
 inline TaskGpus RingLink(const Task& task, const PlatformSpec& platform, int32_t tp, int32_t i) {

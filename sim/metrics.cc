@@ -199,35 +199,38 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
     int64_t bytes;
   };
   std::vector<Use> uses;
-  auto add = [&](const TaskGpus& gpus, double start, double end, int64_t bytes) {
+  auto add = [&](const TaskGpus& gpus, const Route& route, double start, double end,
+                 int64_t bytes) {
     TrafficMetrics& traffic = platform.NodeOf(gpus.src) == platform.NodeOf(gpus.dst)
                                   ? metrics->intra_node
                                   : metrics->inter_node;
     ++traffic.transfers;
     traffic.bytes += bytes;
     traffic.time_s += end - start;
-    const Route route = platform.RouteBetween(gpus.src, gpus.dst);
     for (int i = 0; i < route.num_links; ++i) uses.push_back({route.links[i], start, end, bytes});
   };
   for (size_t t = graph.num_compute_tasks(); t < graph.communication_end(); ++t) {
     if (graph.tasks[t].kind == TaskKind::kDelay) continue;
-    add(GpusOf(graph.tasks[t], platform), timeline.start_s[t], timeline.end_s[t],
-        graph.tasks[t].bytes);
+    const Task& task = graph.tasks[t];
+    add(GpusOf(task, platform), RouteOf(task, platform), timeline.start_s[t], timeline.end_s[t],
+        task.bytes);
   }
   // Tensor-parallel rings and ring attention: one transfer from every GPU of the rank's group.
   const int32_t gpus = graph.tp * graph.cp;
   for (size_t t = 0; t < timeline.ring_start_s.size(); ++t) {
     if (!HasRing(graph, t)) continue;
     for (int32_t i = 0; i < gpus; ++i) {
-      add(RingLink(graph.tasks[t], platform, graph.tp, i), timeline.ring_start_s[t],
+      const TaskGpus link = RingLink(graph.tasks[t], platform, graph.tp, i);
+      add(link, platform.RouteBetween(link.src, link.dst), timeline.ring_start_s[t],
           timeline.ring_end_s[t], graph.tasks[t].bytes);
     }
   }
   for (size_t t = 0; t < timeline.cp_ring_start_s.size(); ++t) {
     if (!HasCpRing(graph, t)) continue;
     for (int32_t i = 0; i < gpus; ++i) {
-      add(CpRingLink(graph.tasks[t], platform, graph.tp, graph.cp, i),
-          timeline.cp_ring_start_s[t], timeline.cp_ring_end_s[t], graph.cp_bytes[t]);
+      const TaskGpus link = CpRingLink(graph.tasks[t], platform, graph.tp, graph.cp, i);
+      add(link, platform.RouteBetween(link.src, link.dst), timeline.cp_ring_start_s[t],
+          timeline.cp_ring_end_s[t], graph.cp_bytes[t]);
     }
   }
   std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {

@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <tuple>
 #include <set>
 #include <string>
 #include <string_view>
@@ -35,45 +37,115 @@ namespace s4u = simgrid::s4u;
 constexpr uint64_t kMagic = 0x7070'7369'6d54'4c31ULL;       // "ppsimTL1": a timeline follows
 constexpr uint64_t kInputError = 0x7070'7369'6d45'5231ULL;  // "ppsimER1": a message follows
 
-// The (source, destination) GPU pairs the graph's transfers and tensor-parallel rings use.
-std::vector<std::pair<int32_t, int32_t>> UsedRoutes(const TaskGraph& graph,
-                                                    const PlatformSpec& platform) {
-  std::set<std::pair<int32_t, int32_t>> routes;
-  for (size_t t = graph.num_compute_tasks(); t < graph.num_tasks(); ++t) {
-    if (graph.tasks[t].kind == TaskKind::kDelay) continue;
-    const TaskGpus gpus = GpusOf(graph.tasks[t], platform);
-    routes.emplace(gpus.src, gpus.dst);
-  }
-  const int32_t gpus = graph.tp * graph.cp;
-  if (HasRings(graph) || HasCpRings(graph)) {
-    for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
-      for (int32_t i = 0; i < gpus; ++i) {
-        if (HasRing(graph, t)) {
-          const TaskGpus link = RingLink(graph.tasks[t], platform, graph.tp, i);
-          routes.emplace(link.src, link.dst);
-        }
-        if (HasCpRing(graph, t)) {
-          const TaskGpus link = CpRingLink(graph.tasks[t], platform, graph.tp, graph.cp, i);
-          routes.emplace(link.src, link.dst);
-        }
-      }
-    }
-  }
-  return {routes.begin(), routes.end()};
+// Where a transfer goes in SimGrid: its receiver's host, or for a mirrored step a mirror host of
+// the GPU of replica 0 that stands for its receiver (routes are per pair of hosts, and the
+// mirrored route differs from the route between the two GPUs).
+TaskGpus EndpointsOf(const Task& task, const PlatformSpec& platform) {
+  TaskGpus gpus = GpusOf(task, platform);
+  if (task.mirrored) gpus.dst = MirrorHostOf(platform.GpuOf(0, task.peer, task.peer_shard));
+  return gpus;
 }
 
-// The GPUs the graph's tasks run on or move data between, in order.
+// Calls visit(task, src, dst) for every transfer the graph's tasks and rings make: its
+// endpoints, as the task would be in `replica` (a copy of replica 0's when folded).
+template <typename Visit>
+void ForEachTransfer(const TaskGraph& graph, const PlatformSpec& platform, Visit visit) {
+  for (size_t t = graph.num_compute_tasks(); t < graph.communication_end(); ++t) {
+    if (graph.tasks[t].kind != TaskKind::kDelay) visit(graph.tasks[t], -1);
+  }
+  if (!HasRings(graph) && !HasCpRings(graph)) return;
+  const int32_t gpus = graph.tp * graph.cp;
+  for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
+    for (int32_t i = 0; i < gpus; ++i) {
+      if (HasRing(graph, t)) visit(graph.tasks[t], i);
+      if (HasCpRing(graph, t)) visit(graph.tasks[t], gpus + i);
+    }
+  }
+}
+
+// The GPUs and route of transfer `part` of `task` (-1: the task itself; i < tp x cp: link i of its
+// tensor-parallel rings; else link i - tp x cp of its ring attention).
+std::pair<TaskGpus, Route> TransferOf(const TaskGraph& graph, const PlatformSpec& platform,
+                                      const Task& task, int32_t part) {
+  const int32_t gpus = graph.tp * graph.cp;
+  if (part < 0) return {EndpointsOf(task, platform), RouteOf(task, platform)};
+  const TaskGpus link = part < gpus ? RingLink(task, platform, graph.tp, part)
+                                    : CpRingLink(task, platform, graph.tp, graph.cp, part - gpus);
+  return {link, platform.RouteBetween(link.src, link.dst)};
+}
+
+// With folded replicas, how many replicas' copies of a transfer of replica 0 cross each of its
+// links (the largest count over the transfers crossing it): the engine gives replica 0 that
+// share of the link. Replicas on disjoint links (one replica per node, a NIC per GPU) share
+// nothing: 1. Replicas under one leaf share its uplink, replicas in one node its NICs. Fat pipes
+// give every flow all of their bandwidth: not listed.
+std::map<int32_t, int32_t> LinkSharers(const TaskGraph& graph, const PlatformSpec& platform) {
+  std::map<int32_t, int32_t> sharers;
+  if (!graph.folded()) return sharers;
+  // Transfers with the same endpoints in every replica are counted once.
+  std::set<std::tuple<bool, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>> seen;
+  const int32_t dp = graph.dp;
+  ForEachTransfer(graph, platform, [&](const Task& task, int32_t part) {
+    const bool ring = part >= 0;
+    if (!seen.insert({task.mirrored, task.rank, ring ? 0 : task.peer, ring ? 0 : task.shard,
+                      ring ? 0 : task.peer_shard, ring ? 0 : task.peer_replica, part})
+             .second) {
+      return;
+    }
+    const Route route = TransferOf(graph, platform, task, part).second;
+    std::vector<int32_t> count(route.num_links, 1);
+    for (int32_t r = 1; r < dp; ++r) {
+      Task copy = task;  // the same transfer in replica r
+      copy.replica = static_cast<uint16_t>(r);
+      copy.peer_replica = static_cast<uint16_t>((task.peer_replica + r) % dp);
+      Route copied;
+      if (copy.mirrored) {
+        const TaskGpus gpus = GpusOf(copy, platform);
+        copied = platform.SplicedRoute(gpus.src, gpus.dst,
+                                       platform.GpuOf(r - 1, task.rank, task.shard),
+                                       platform.GpuOf(r, task.peer, task.peer_shard));
+      } else {
+        copied = TransferOf(graph, platform, copy, part).second;
+      }
+      for (int i = 0; i < route.num_links; ++i) {
+        count[i] += std::count(copied.links, copied.links + copied.num_links, route.links[i]) > 0;
+      }
+    }
+    for (int i = 0; i < route.num_links; ++i) {
+      if (platform.Link(route.links[i]).fatpipe) continue;  // every flow gets all of it
+      int32_t& most = sharers[route.links[i]];
+      most = std::max(most, count[i]);
+    }
+  });
+  return sharers;
+}
+
+// The routes the graph's transfers and rings use, by endpoints.
+std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(const TaskGraph& graph,
+                                                        const PlatformSpec& platform) {
+  std::map<std::pair<int32_t, int32_t>, Route> routes;
+  ForEachTransfer(graph, platform, [&](const Task& task, int32_t part) {
+    const TaskGpus gpus = part < 0 ? EndpointsOf(task, platform)
+                                   : TransferOf(graph, platform, task, part).first;
+    if (routes.count({gpus.src, gpus.dst}) == 0) {
+      routes[{gpus.src, gpus.dst}] = TransferOf(graph, platform, task, part).second;
+    }
+  });
+  return routes;
+}
+
+// The hosts the graph's tasks run on or move data between, in order.
 std::vector<int32_t> UsedGpus(const TaskGraph& graph, const PlatformSpec& platform,
-                              const std::vector<std::pair<int32_t, int32_t>>& routes) {
+                              const std::map<std::pair<int32_t, int32_t>, Route>& routes) {
   std::set<int32_t> gpus;
   for (size_t t = 0; t < graph.num_tasks(); ++t) {
-    const TaskGpus used = GpusOf(graph.tasks[t], platform);
+    const TaskGpus used = EndpointsOf(graph.tasks[t], platform);
     gpus.insert(used.src);
     gpus.insert(used.dst);
   }
-  for (const auto& [src, dst] : routes) {
-    gpus.insert(src);
-    gpus.insert(dst);
+  for (const auto& [ends, route] : routes) {
+    gpus.insert(ends.first);
+    gpus.insert(ends.second);
   }
   return {gpus.begin(), gpus.end()};
 }
@@ -134,7 +206,7 @@ class JustInTimeRunner {
       exec->start();
       return;
     }
-    const TaskGpus gpus = GpusOf(task, platform_);
+    const TaskGpus gpus = EndpointsOf(task, platform_);
     if (task.kind == TaskKind::kCompute || task.kind == TaskKind::kOptimizer) {
       s4u::Host* host = gpus_.at(gpus.src);
       s4u::ExecPtr exec = s4u::Exec::init();
@@ -283,15 +355,15 @@ Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platfor
   engine->set_config("network/crosstraffic:0");
   engine->set_config("network/TCP-gamma:0");
   GpuHosts gpus;
-  const std::vector<std::pair<int32_t, int32_t>> routes = UsedRoutes(graph, platform);
+  const std::map<std::pair<int32_t, int32_t>, Route> routes = UsedRoutes(graph, platform);
   int32_t delays = 0;
   for (const Task& task : graph.tasks) delays += task.kind == TaskKind::kDelay ? 1 : 0;
   if (delays > 0 && !platform.xml_file.empty()) {
     return Status::InvalidInput("simgrid: gradient buckets need a cluster platform; the XML "
                                 "platform " + platform.xml_file + " has no timer");
   }
-  Status status =
-      BuildSimGridPlatform(platform, UsedGpus(graph, platform, routes), routes, delays, &gpus);
+  Status status = BuildSimGridPlatform(platform, UsedGpus(graph, platform, routes), routes,
+                                       LinkSharers(graph, platform), delays, &gpus);
   if (!status.ok()) return status;
   JustInTimeRunner runner(graph, platform, std::move(gpus), timeline);
   runner.Start();

@@ -47,8 +47,9 @@ Status LoadXmlPlatform(const PlatformSpec& platform, GpuHosts* gpus) {
 }  // namespace
 
 Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int32_t>& used_gpus,
-                            const std::vector<std::pair<int32_t, int32_t>>& routes,
-                            int32_t timer_cores, GpuHosts* gpus) {
+                            const std::map<std::pair<int32_t, int32_t>, Route>& routes,
+                            const std::map<int32_t, int32_t>& sharers, int32_t timer_cores,
+                            GpuHosts* gpus) {
   gpus->clear();
   if (!platform.xml_file.empty()) return LoadXmlPlatform(platform, gpus);
 
@@ -61,7 +62,9 @@ Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int3
   auto host = [&](int32_t gpu) {
     auto [it, added] = gpus->emplace(gpu, nullptr);
     if (added) {
-      it->second = zone->create_host("gpu" + std::to_string(gpu), platform.gpu_flops_per_s)->seal();
+      const std::string name = gpu >= 0 ? "gpu" + std::to_string(gpu)
+                                        : "gpu" + std::to_string(MirrorHostOf(gpu)) + ".mirror";
+      it->second = zone->create_host(name, platform.gpu_flops_per_s)->seal();
     }
     return it->second;
   };
@@ -70,7 +73,9 @@ Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int3
     auto [it, added] = links.emplace(id, nullptr);
     if (added) {
       const LinkSpec spec = platform.Link(id);
-      it->second = zone->create_link(spec.name, SimGridBandwidth(spec.bandwidth_bytes_per_s))
+      const auto shared = sharers.find(id);
+      const double share = shared == sharers.end() ? 1 : shared->second;
+      it->second = zone->create_link(spec.name, SimGridBandwidth(spec.bandwidth_bytes_per_s) / share)
                        ->set_latency(spec.latency_s)
                        ->set_sharing_policy(spec.fatpipe ? s4u::Link::SharingPolicy::FATPIPE
                                                          : s4u::Link::SharingPolicy::SHARED)
@@ -83,8 +88,8 @@ Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int3
     (*gpus)[kTimerHost] =
         zone->create_host("timer", kTimerSpeed)->set_core_count(timer_cores)->seal();
   }
-  for (const auto& [src, dst] : routes) {
-    const Route route = platform.RouteBetween(src, dst);
+  for (const auto& [ends, route] : routes) {
+    const auto [src, dst] = ends;
     std::vector<s4u::LinkInRoute> hops;
     for (int i = 0; i < route.num_links; ++i) hops.emplace_back(link(route.links[i]));
     zone->add_route(host(src)->get_netpoint(), host(dst)->get_netpoint(), nullptr, nullptr, hops,

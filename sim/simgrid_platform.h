@@ -3,6 +3,7 @@
 #define PPSIM_SIM_SIMGRID_PLATFORM_H_
 
 #include <simgrid/s4u/Host.hpp>
+#include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -12,24 +13,29 @@
 
 namespace ppsim {
 
-// The SimGrid host of each GPU a run uses, by GPU number; kTimerHost: the timer.
+// The SimGrid host of each GPU a run uses, by GPU number; kTimerHost: the timer;
+// MirrorHostOf(g): the end of mirrored transfers standing for GPU g's receives.
 using GpuHosts = std::unordered_map<int32_t, simgrid::s4u::Host*>;
 inline constexpr int32_t kTimerHost = -1;
+inline constexpr int32_t MirrorHostOf(int32_t gpu) { return -2 - gpu; }
 // The timer host's speed per core, in FLOP/s: a delay of d seconds is an Exec of d x this.
 inline constexpr double kTimerSpeed = 1e12;
 
 // Creates the platform in the current SimGrid engine and seals it, and sets `gpus` to the host of
-// every GPU in `used_gpus`. A cluster becomes one zone holding a host per used GPU and the links
-// (shared or fat pipe) the routes cross, with a route for each (source GPU, destination GPU) pair
-// in `routes` listing the links PlatformSpec::RouteBetween gives; GPUs and links the run does not
-// use are not created. An XML platform is loaded from its file and its hosts looked up by name
-// (InvalidInput where the hosts were given when one is missing). With `timer_cores` > 0 a cluster
-// also gets a timer host (kTimerHost) of that many cores at kTimerSpeed each: up to that many
-// delays run on it at once without sharing (an Exec uses one core).
+// every GPU in `used_gpus` (and every mirror host, MirrorHostOf, among them). A cluster becomes one
+// zone holding a host per used GPU and the links (shared or fat pipe) the routes cross, with the
+// given route (a list of PlatformSpec links) for each pair of hosts in `routes`; GPUs and links
+// the run does not use are not created. A link listed in `sharers` with k > 1 gets 1/k of its
+// bandwidth: the share of one of k replicas that cross it alike (folded replicas). An XML platform
+// is loaded from its file and its hosts looked up by name (InvalidInput where the hosts were given
+// when one is missing). With `timer_cores` > 0 a cluster also gets a timer host (kTimerHost) of
+// that many cores at kTimerSpeed each: up to that many delays run on it at once without sharing
+// (an Exec uses one core).
 // REQUIRES: the engine exists, its network model is configured, and no zone was created yet.
 Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int32_t>& used_gpus,
-                            const std::vector<std::pair<int32_t, int32_t>>& routes,
-                            int32_t timer_cores, GpuHosts* gpus);
+                            const std::map<std::pair<int32_t, int32_t>, Route>& routes,
+                            const std::map<int32_t, int32_t>& sharers, int32_t timer_cores,
+                            GpuHosts* gpus);
 
 }  // namespace ppsim
 

@@ -180,28 +180,34 @@ struct RingMember {
   int32_t shard = 0;
 };
 
-// Adds `steps` steps of a ring over `members` for (rank, stage), from step `first` of the
-// 2(n - 1)-step ring all-reduce of `bytes` over its n members: in step k member i sends chunk
-// (i - k) mod n to member i + 1, after its own previous step and member i - 1's. Each member's
-// first step comes after `after[i]` and `chain[i]` (each when not kNoTask). `starts` and `ends`
-// get each member's first and last step.
+// Adds `steps` steps of a ring for (rank, stage), from step `first` of the 2(n - 1)-step ring
+// all-reduce of `bytes` over its n = `ring_size` members, of which `members` (the first ones, in
+// ring order) are compiled: in step k member i sends chunk (i - k) mod n to member i + 1, after its
+// own previous step and member i - 1's. With folded replicas `members` holds replica 0's and the
+// last one sends to `wrap_to` on a mirrored transfer; member 0's predecessor is then the last
+// compiled member, which stands for it. Each member's first step comes after `after[i]` and
+// `chain[i]` (each when not kNoTask). `starts` and `ends` get each member's first and last step.
 void AddRingSteps(int32_t rank, int32_t stage, const std::vector<RingMember>& members,
-                  int32_t first, int32_t steps, int64_t bytes, const std::vector<TaskId>& after,
+                  int32_t ring_size, const RingMember& wrap_to, int32_t first, int32_t steps,
+                  int64_t bytes, const std::vector<TaskId>& after,
                   const std::vector<TaskId>& chain, TaskGraph* graph,
                   std::vector<std::pair<TaskId, TaskId>>* edges, std::vector<TaskId>* starts,
                   std::vector<TaskId>* ends) {
-  const int32_t n = static_cast<int32_t>(members.size());
-  std::vector<TaskId> previous(n), current(n);
+  const int32_t m = static_cast<int32_t>(members.size());
+  const int32_t n = ring_size;
+  const bool folded = m < n;
+  std::vector<TaskId> previous(m), current(m);
   for (int32_t k = 0; k < steps; ++k) {
     const int32_t step = first + k;
-    for (int32_t i = 0; i < n; ++i) {
+    for (int32_t i = 0; i < m; ++i) {
       const RingMember& from = members[i];
-      const RingMember& to = members[(i + 1) % n];
+      const RingMember& to = i + 1 < m ? members[i + 1] : wrap_to;
       const int32_t chunk = ((i - step) % n + n) % n;
       current[i] = static_cast<TaskId>(graph->tasks.size());
       Task task = TransferTaskOf(TaskKind::kAllReduce, from.replica, to.replica, from.shard, rank,
                                  rank, stage, SplitBytes(bytes, n, chunk));
       task.peer_shard = static_cast<uint16_t>(to.shard);
+      task.mirrored = folded && i + 1 == m;
       graph->tasks.push_back(task);
       if (k == 0) {
         for (TaskId before : {after[i], chain[i]}) {
@@ -210,7 +216,8 @@ void AddRingSteps(int32_t rank, int32_t stage, const std::vector<RingMember>& me
         (*starts)[i] = current[i];
       } else {
         edges->emplace_back(previous[i], current[i]);
-        edges->emplace_back(previous[(i + n - 1) % n], current[i]);
+        const TaskId sender = previous[(i + m - 1) % m];
+        if (sender != previous[i]) edges->emplace_back(sender, current[i]);
       }
     }
     previous.swap(current);
@@ -224,8 +231,9 @@ void AddRingSteps(int32_t rank, int32_t stage, const std::vector<RingMember>& me
 void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Parallelism& par,
                      TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges,
                      GradientSync* sync) {
-  const int32_t dp = par.dp;
-  const int32_t n = par.dp * par.cp;  // ring members
+  const int32_t dp = graph->num_replicas;  // compiled
+  const int32_t n = par.dp * par.cp;       // ring members
+  const int32_t m = dp * par.cp;           // compiled ring members
   const bool zero = !costs.param_gather_bytes.empty();
   sync->last_steps.assign(schedule.num_stages, {});
   sync->gather_starts.assign(schedule.num_stages, {});
@@ -242,9 +250,9 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
       }
     }
   }
-  const std::vector<TaskId> none(n, TaskGraph::kNoTask);
-  std::vector<TaskId> starts(n), ends(n), gather_ends(n);
-  std::vector<RingMember> members(n);
+  const std::vector<TaskId> none(m, TaskGraph::kNoTask);
+  std::vector<TaskId> starts(m), ends(m), gather_ends(m);
+  std::vector<RingMember> members(m);
   for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
     const int64_t bytes = costs.gradient_bytes.empty() ? 0 : costs.gradient_bytes[stage];
     if (bytes == 0 || last_backward[stage] < 0) continue;
@@ -254,7 +262,7 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
         par.grad_bucket_bytes > 0 ? (bytes + par.grad_bucket_bytes - 1) / par.grad_bucket_bytes : 1;
     // When each bucket is ready, per member: a delay beside its replica's backward (the last
     // bucket at the backward's end).
-    std::vector<std::vector<TaskId>> ready(buckets, std::vector<TaskId>(n));
+    std::vector<std::vector<TaskId>> ready(buckets, std::vector<TaskId>(m));
     for (int32_t replica = 0; replica < dp; ++replica) {
       const TaskId backward = graph->ComputeTask(rank, position, replica);
       const double duration = graph->tasks[backward].duration_s;
@@ -274,19 +282,21 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
       }
     }
     for (int32_t index = 0; index < par.tp; ++index) {
-      for (int32_t i = 0; i < n; ++i) members[i] = {i / par.cp, (i % par.cp) * par.tp + index};
+      for (int32_t i = 0; i < m; ++i) members[i] = {i / par.cp, (i % par.cp) * par.tp + index};
+      // Folded, the last compiled member sends to the first member of replica 1.
+      const RingMember wrap_to = m < n ? RingMember{1, index} : members[0];
       std::vector<TaskId> chain = none, gather_chain = none;
       for (int64_t j = 0; j < buckets; ++j) {
         const int32_t bucket = static_cast<int32_t>(j);
         const int64_t part = SplitBytes(bytes, static_cast<int32_t>(buckets), bucket);
-        AddRingSteps(rank, stage, members, 0, zero ? n - 1 : 2 * (n - 1), part, ready[j], chain,
-                     graph, edges, &starts, &ends);
+        AddRingSteps(rank, stage, members, n, wrap_to, 0, zero ? n - 1 : 2 * (n - 1), part,
+                     ready[j], chain, graph, edges, &starts, &ends);
         chain = ends;
         if (!zero) continue;
         const int64_t params =
             SplitBytes(costs.param_gather_bytes[stage], static_cast<int32_t>(buckets), bucket);
-        AddRingSteps(rank, stage, members, n - 1, n - 1, params, none, gather_chain, graph, edges,
-                     &starts, &gather_ends);
+        AddRingSteps(rank, stage, members, n, wrap_to, n - 1, n - 1, params, none, gather_chain,
+                     graph, edges, &starts, &gather_ends);
         gather_chain = gather_ends;
         auto& gathers = sync->gather_starts[stage];
         gathers.insert(gathers.end(), starts.begin(), starts.end());
@@ -689,7 +699,8 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
                         const Parallelism& parallelism, TaskGraph* graph) {
   *graph = TaskGraph();
   std::vector<Task>& tasks = graph->tasks;
-  const int32_t dp = parallelism.dp;
+  // Folded, replica 0 stands for all of them.
+  const int32_t dp = parallelism.fold_replicas ? 1 : parallelism.dp;
   const int32_t tp = parallelism.tp;
   const int32_t group = parallelism.tp * parallelism.cp;  // GPUs per rank
   const size_t num_actions = schedule.NumActions();
@@ -722,6 +733,7 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   graph->compute_begin.push_back(static_cast<TaskId>(tasks.size()));
   graph->compute_per_replica = static_cast<TaskId>(tasks.size());
   graph->num_replicas = dp;
+  graph->dp = parallelism.dp;
   graph->tp = tp;
   graph->cp = parallelism.cp;
   graph->tp_comm_overlap = parallelism.tp_comm_overlap;
@@ -781,7 +793,9 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   GradientSync sync;
   sync.last_steps.assign(schedule.num_stages, {});
   sync.gather_starts.assign(schedule.num_stages, {});
-  if (dp * parallelism.cp > 1) AddGradientSync(schedule, costs, parallelism, graph, &edges, &sync);
+  if (parallelism.dp * parallelism.cp > 1) {
+    AddGradientSync(schedule, costs, parallelism, graph, &edges, &sync);
+  }
   graph->waits_begin = static_cast<TaskId>(tasks.size());
   if (calls_mode) {
     std::vector<std::vector<Call>> calls;

@@ -17,6 +17,16 @@
 // (one NCCL stream). With ZeRO-1 (StageCosts::param_gather_bytes) each ring of n GPUs is a
 // reduce-scatter (the first n - 1 steps) before the optimizer step and an all-gather of the 16-bit
 // parameters (n - 1 steps of param_gather_bytes / n) after it.
+// Replica folding (Parallelism::fold_replicas): data-parallel replicas run the same tasks at the
+// same times when nothing tells them apart, so only replica 0 is compiled: its compute, pipeline
+// transfers, tensor- and context-parallel rings and optimizer steps, and its own GPUs' part of
+// every gradient ring, whose n members' steps it stands for. Each member's step k then waits for
+// its own step k - 1 and its ring predecessor's, the predecessor in another replica being
+// replica 0's member of the same place (so with cp = 1 a member's 2(n - 1) steps form one chain),
+// and a step to another replica is a mirrored transfer (Task::mirrored) that moves over the sending
+// half of the route to its successor and the receiving half of the route from its predecessor, the
+// links that member's own send and receive use. The engines give every link the share of it that
+// one replica has (sim/engine.h). Exact when replicas are symmetric; see README for the bounds.
 // With tensor parallelism (tp > 1) a rank is a group of tp GPUs: a boundary message is split into
 // tp transfers (GPU k of the group to GPU k of the next, bytes divided as evenly as whole bytes
 // allow, the first ones one byte larger), all of which the consumer waits for, and each of the tp
@@ -85,6 +95,10 @@ Status ParseP2pMode(std::string_view what, std::string_view text, P2pMode* mode)
 
 struct Task {
   TaskKind kind = TaskKind::kCompute;
+  // kAllReduce with folded replicas: the step from the last simulated ring member to a member of
+  // replica 1, standing for every member's send to its successor and receive from its
+  // predecessor: it moves on PlatformSpec::SplicedRoute (see RouteOf in sim/engine.h).
+  bool mirrored = false;
   uint16_t replica = 0;       // The data-parallel replica running it (transfers: the sender's).
   uint16_t peer_replica = 0;  // Transfers: the receiver's replica. Compute: same as replica.
   uint16_t shard = 0;         // Transfers: the GPU of the rank's group. Compute: 0.
@@ -120,6 +134,9 @@ struct Parallelism {
   // split into buckets of at most this many bytes, each all-reduced as soon as the stage's last
   // backward has produced it. 0: one all-reduce after that backward.
   int64_t grad_bucket_bytes = 0;
+  // Compile replica 0 only and let it stand for all dp replicas (see the top of this file).
+  // Default: every replica is compiled.
+  bool fold_replicas = false;
 };
 
 using TaskDag = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property,
@@ -134,7 +151,9 @@ struct TaskGraph {
   std::vector<Task> tasks;
   std::vector<TaskId> compute_begin;  // num_ranks + 1 entries.
   TaskId compute_per_replica = 0;
-  int32_t num_replicas = 1;
+  int32_t num_replicas = 1;  // replicas compiled: dp, or 1 when folded
+  int32_t dp = 1;            // data-parallel replicas of the run
+  bool folded() const { return num_replicas < dp; }
   // Tensor- and context-parallel degrees (a rank has tp x cp GPUs), and whether a compute task's
   // tensor-parallel rings (Task::bytes) run alongside its compute (else after it: the task ends
   // when both are done).
@@ -215,21 +234,27 @@ inline constexpr double kBytesPerTask = 140;
 // compute actions per replica (0: at most three ops per stage and microbatch, F, I and W),
 // `dp` replicas and ranks of `tp` x `cp` GPUs compiles into: compute tasks, the transfers
 // between stages (2 per microbatch and boundary, per GPU of a rank), the gradient ring steps
-// (stages x tp x 2(n - 1) x n over the n = dp x cp GPUs holding the same parameters; ZeRO-1's
-// reduce-scatter and all-gather take as many) and the optimizer steps. Gradient buckets multiply
-// the rings (checked where they are given). Computed in doubles: it never overflows.
+// (stages x tp x 2(n - 1) x n over the n = dp x cp GPUs holding the same parameters, x cp instead
+// of x n when `fold_replicas`; ZeRO-1's reduce-scatter and all-gather take as many) and the
+// optimizer steps. Folded, one replica is compiled. Gradient buckets multiply the rings (checked
+// where they are given). Computed in doubles: it never overflows.
 // With p2p calls (P2pMode::kMegatron, kMegatronNoOverlap, kTorch) each action adds at most two
 // wait tasks.
 inline double TaskCountBound(double stages, double microbatches, double actions, double dp,
-                             double tp, P2pMode p2p_mode = P2pMode::kEager, double cp = 1) {
-  const double compute = (actions > 0 ? actions : 3 * stages * microbatches) * dp *
-                         (p2p_mode == P2pMode::kEager ? 1 : 3);
-  const double transfers = 2 * microbatches * (stages > 1 ? stages - 1 : 0) * tp * cp * dp;
+                             double tp, P2pMode p2p_mode = P2pMode::kEager, double cp = 1,
+                             bool fold_replicas = false) {
   const double members = dp * cp;
-  const double allreduce = stages * tp * 2 * (members - 1) * members;
-  const double optimizer = stages * dp;  // at most one per rank and replica
+  const double compiled = fold_replicas ? 1 : dp;  // replicas
+  const double compute = (actions > 0 ? actions : 3 * stages * microbatches) * compiled *
+                         (p2p_mode == P2pMode::kEager ? 1 : 3);
+  const double transfers = 2 * microbatches * (stages > 1 ? stages - 1 : 0) * tp * cp * compiled;
+  const double allreduce = stages * tp * 2 * (members - 1) * compiled * cp;
+  const double optimizer = stages * compiled;  // at most one per rank and replica
   return compute + transfers + allreduce + optimizer;
 }
+
+// A task is 40 bytes (kBytesPerTask counts what a run holds per task besides).
+static_assert(sizeof(Task) == 40);
 
 }  // namespace ppsim
 

@@ -349,7 +349,7 @@ class TraceStreamer {
         track.sort_index = stream * kSortSlots + 4 + lanes_of_stream[stream]++;
       }
       if (!Xml()) {
-        const Route route = platform_.RouteBetween(gpus.src, gpus.dst);
+        const Route route = RouteOf(task, platform_);
         for (int32_t k = 0; k < route.num_links; ++k) {
           if (k > 0) group.route += ", ";
           group.route += platform_.Link(route.links[k]).name;

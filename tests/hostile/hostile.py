@@ -102,8 +102,15 @@ case("cp-huge", run_with("--model", "llama3-8b", ("--f", "--b")) + ["--cp", "214
      message="--cp: 2147483647 x --tp 1 = 2147483647 GPUs per rank; at most 65535")
 case("cp-tasks", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--cp", "4096", "--seq-len", "8192", "--dp", "4096"], "--pp",
+     message="--pp 4, --microbatches 8, --dp 4096, --cp 4096: 5.5e+11 tasks (about 70 TiB); "
+             "the limit is 5.0e+07 tasks (--max-tasks)")
+# Every replica simulated: 4 stages x 2(n - 1) x n ring steps over n = 4096 x 4096 members.
+case("cp-tasks-all-replicas", run_with("--model", "llama3-8b", ("--f", "--b")) +
+     ["--cp", "4096", "--seq-len", "8192", "--dp", "4096", "--replicas", "all"], "--pp",
      message="--pp 4, --microbatches 8, --dp 4096, --cp 4096: 2.3e+15 tasks (about 2.867e+05 TiB); "
              "the limit is 5.0e+07 tasks (--max-tasks)")
+case("replicas-name", run_with("--dp", "2") + ["--replicas", "some"], "--replicas",
+     message="--replicas: unknown replicas choice 'some'; valid: one, all")
 case("tp-huge", run_with("--tp", "70000"), "--tp",
      message="--tp: 70000 GPUs per rank; at most 65535")
 # --- The workload: global batch, training tokens, price, how costs are read.
@@ -177,6 +184,13 @@ case("missing-value", RUN + ["--f"], "--f")
 case("xml-engine", ["run", "--schedule", "GPipe", "--pp", "2", "--microbatches", "1", "--f", "1",
                     "--b", "2", "--platform", "lab.xml", "--hosts", "a,b", "--engine",
                     "critical-path"], "--engine",
+     files={"lab.xml": "<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+            "<host id=\"a\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/></zone></platform>"})
+case("xml-replicas-one", ["run", "--schedule", "GPipe", "--pp", "1", "--microbatches", "1", "--f", "1",
+                          "--b", "2", "--dp", "2", "--platform", "lab.xml", "--hosts", "a,b",
+                          "--replicas", "one"], "--replicas",
+     message="--replicas: one needs a cluster (a preset or a cluster file): the routes of the XML "
+             "platform lab.xml are known to SimGrid only; use --replicas all",
      files={"lab.xml": "<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
             "<host id=\"a\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/></zone></platform>"})
 

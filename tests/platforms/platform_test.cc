@@ -50,6 +50,26 @@ TEST(Platform, H100NodeRoutesCrossTwoNvlinkPorts) {
   EXPECT_EQ(p.gpu.memory_bytes, 80LL << 30);
 }
 
+TEST(Platform, SplicedRouteTakesTheSendingHalfAndTheReceivingHalf) {
+  const PlatformSpec p = PlatformOrDie(PresetChoice("dgx-h100", {}, 4), 32);
+  auto names = [&](const Route& route) {
+    std::vector<std::string> out;
+    for (int i = 0; i < route.num_links; ++i) out.push_back(p.Link(route.links[i]).name);
+    return out;
+  };
+  // Out of GPU 3 towards node 1's GPU 0 (rail 3 up to the spine), into GPU 3 from node 3's GPU 3
+  // (rail 3's leaf): node 0's NIC 3 out, rail 3's uplink, then node 0's NIC 3 in.
+  EXPECT_EQ(names(p.SplicedRoute(3, 8, 27, 3)),
+            (std::vector<std::string>{"node0.nic3.tx", "leaf3.up", "node0.nic3.rx"}));
+  // Inside a node: GPU 0's port out (to GPU 1), GPU 0's port in (from GPU 7).
+  EXPECT_EQ(names(p.SplicedRoute(0, 1, 7, 0)),
+            (std::vector<std::string>{"node0.gpu0.nvlink.tx", "node0.gpu0.nvlink.rx"}));
+  // The ideal fabric is one link: once.
+  const PlatformSpec ideal = IdealPlatform(4, 1e-6, 1e9);
+  EXPECT_EQ(ideal.SplicedRoute(0, 1, 3, 0).num_links, 1);
+  EXPECT_DOUBLE_EQ(ideal.UncontendedTransferTime(ideal.SplicedRoute(0, 1, 3, 0), 1000), 2e-6);
+}
+
 TEST(Platform, RailOptimizedRoutesUseTheRailLeafOrTheSpine) {
   const PlatformSpec p = PlatformOrDie(PresetChoice("dgx-h100", {}, 2), 16);
   // Same rail (GPU 3 of both nodes): NIC to NIC through the rail's leaf, 2 x 2.5 us, 400 Gb/s.

@@ -214,6 +214,12 @@ TEST(Network, RingAllReduceTakesTheClosedForm) {
     SetEngine(&ideal, engine);
     RunResult r = RunOk(ideal);
     EXPECT_NEAR(r.metrics.makespan_s, RingAllReduce(5, 4e-6, 1e9, 100e9), kTolerance);
+    // Replica 0 stands for all (--replicas one, the default): its member's 2 x 4 steps of 1/5.
+    EXPECT_EQ(r.metrics.num_allreduce_tasks, 2u * 4);
+    EXPECT_EQ(r.metrics.allreduce_bytes, 2 * 4 * 1'000'000'000LL / 5);
+    ideal.set_replicas("all");
+    r = RunOk(ideal);
+    EXPECT_NEAR(r.metrics.makespan_s, RingAllReduce(5, 4e-6, 1e9, 100e9), kTolerance);
     EXPECT_EQ(r.metrics.num_allreduce_tasks, 2u * 4 * 5);
     EXPECT_EQ(r.metrics.allreduce_bytes, 2 * 4 * 1'000'000'000LL);
     // A ring over the 8 NVSwitch ports of a node: each step every port sends one chunk and

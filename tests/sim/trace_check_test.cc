@@ -89,7 +89,7 @@ proto::RunConfig Spec(const std::string& schedule, int32_t p, int32_t m, const s
   return spec;
 }
 
-constexpr size_t kNumCases = 6;
+constexpr size_t kNumCases = 7;
 
 std::vector<Case> Cases() {
   const int32_t p = 4, m = 8;
@@ -123,11 +123,20 @@ std::vector<Case> Cases() {
   parallel.spec.set_nodes(2);
   parallel.spec.set_dp(2);
   parallel.spec.set_tp(2);
+  parallel.spec.set_replicas("all");
   const size_t transfers = 2 * m * (p - 1) * 2 * 2;
   const size_t steps = p * 2 * 2 * 2;
   parallel.slices = 2 * 3 * p * m + transfers + steps;
   parallel.flows = 2 * transfers + (p * 2 * 2) * (1 + 2);
   cases.push_back(parallel);
+  // The same with replica 0 standing for both (the default): one replica's actions and
+  // transfers, and per stage and shard one member's 2(dp - 1) mirrored steps, each after the one
+  // before (the first after the backward).
+  Case folded{"dp2-tp2-folded", parallel.spec, 0, 0, p + 1, p};
+  folded.spec.clear_replicas();
+  folded.slices = 3 * p * m + transfers / 2 + p * 2 * 2;
+  folded.flows = transfers + (p * 2) * (1 + 1);
+  cases.push_back(folded);
   // llama3-8b, 1F1B, p 2, m 2, dp 2, tp 2, cp 2 (groups of 4 GPUs), ZeRO-1 and gradient buckets of
   // 5 GB: each stage's 2,007,564,288 (2,007,566,336) parameters per GPU make 8.03 GB of fp32
   // gradients: 2 buckets.
@@ -147,6 +156,7 @@ std::vector<Case> Cases() {
   rings.spec.set_cp(2);
   rings.spec.set_zero(1);
   rings.spec.set_grad_bucket("5GB");
+  rings.spec.set_replicas("all");
   const size_t actions = 2 * 2 * 2 * 2, crossings = 2 * (2 * 2 * 1 * 4);
   const size_t ring_steps = 2 * 2 * 2 * (3 + 3) * 4;
   rings.slices = actions + crossings + ring_steps + 2 * actions + 2 * 2;

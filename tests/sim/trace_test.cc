@@ -380,6 +380,7 @@ TEST(PerfettoTrace, DataAndTensorParallelRunsFlowThroughEveryShardAndRingStep) {
   spec.set_nodes(2);
   spec.set_dp(2);
   spec.set_tp(2);
+  spec.set_replicas("all");  // every replica's tracks
   auto run = Execute(spec);
   const std::string path = TempPath("dp_tp.pftrace");
   ASSERT_TRUE(WritePerfettoTrace(run->trace, TraceWindow(), "--trace", path).ok());
