@@ -434,6 +434,13 @@ Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator>
     status = ParseNamed(kReplicas, "replicas choice", at.Where("replicas"), config.replicas(), &fold);
     base.fold_replicas = fold;
   }
+  if (status.ok() && !config.collective_algorithm().empty()) {
+    bool forced = false;
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+    status = ParseCollectiveAlgorithm(at.Where("collective_algorithm"),
+                                      config.collective_algorithm(), &forced, &algorithm);
+    if (forced) base.collective_algorithm = algorithm;
+  }
   if (status.ok()) status = ResolveWorkload(config, at, &base);
   if (status.ok()) status = ResolveOutputs(config, at, request);
   if (!status.ok()) return status;

@@ -482,6 +482,11 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     const int32_t first = run->platform.GpuOf(0, 0, 0);
     parallelism.tp_step_latency_s = run->platform.UncontendedTransferTime(first, first + 1, 0);
   }
+  const Status planned = PlanCollectives(
+      run->schedule, run->costs, run->platform, spec.training.cp, spec.grad_bucket_bytes,
+      spec.collective_algorithm ? &*spec.collective_algorithm : nullptr, where, &parallelism,
+      &run->collectives);
+  if (!planned.ok()) return planned;
   Status compiled = CompileTaskGraph(run->schedule, run->costs, parallelism, &run->graph);
   if (compiled.code() == StatusCode::kInvalidInput) {
     // The schedule cannot run with the p2p mode.
@@ -526,6 +531,7 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
   const TrainingSetup& t = run.spec.training;
   result->gpus = int64_t{run.schedule.num_ranks} * t.GpusPerRank() * t.dp;
   result->replicas_simulated = run.graph.num_replicas;
+  result->collectives = run.collectives;
   result->sequences_per_iteration = int64_t{run.schedule.num_microbatches} * t.microbatch_size * t.dp;
   result->seq_len = run.seq_len;
   const double iteration_s = result->metrics.makespan_s;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/locator.h"
+#include "experiments/collective_plans.h"
 #include "models/op_costs.h"
 #include "models/stage_costs.h"
 #include "models/transformer.h"
@@ -62,6 +63,8 @@ struct RunSpec {
   // --replicas: simulate replica 0 for all (sim/task_graph.h Parallelism::fold_replicas), or
   // every replica; unset: folded on a cluster, every replica on a SimGrid XML platform.
   std::optional<bool> fold_replicas;
+  // --collective-algorithm: forced; unset: NCCL's choice (experiments/collective_plans.h).
+  std::optional<CollectiveAlgorithm> collective_algorithm;
   // Data-parallel gradient buckets (sim/task_graph.h Parallelism); 0: one all-reduce per stage.
   int64_t grad_bucket_bytes = 0;
   // PrepareRun refuses a run that would compile into more tasks (sim/task_graph.h), before it
@@ -100,6 +103,7 @@ struct PreparedRun {
   StageCosts costs;
   PlatformSpec platform;
   TaskGraph graph;
+  std::vector<CollectiveRow> collectives;  // the data-parallel collectives as planned
 };
 
 struct RunResult {
@@ -127,6 +131,7 @@ struct RunResult {
   // Data-parallel replicas simulated: dp, or 1 when replica 0 stood for all (--replicas one);
   // the task, transfer, all-reduce and link figures are then replica 0's.
   int32_t replicas_simulated = 1;
+  std::vector<CollectiveRow> collectives;  // see PreparedRun
   int64_t sequences_per_iteration = 0;
   int64_t seq_len = 0;
   double samples_per_s = 0;

@@ -184,6 +184,22 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   o["iteration_time_s"] = JsonNumber(m.makespan_s);
   o["gpus"] = r.gpus;
   o["replicas_simulated"] = r.replicas_simulated;
+  nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
+  for (const CollectiveRow& c : r.collectives) {
+    nlohmann::ordered_json j;
+    j["stage"] = c.stage;
+    j["kind"] = std::string(CollectiveKindName(c.kind));
+    j["bytes"] = c.bytes;
+    j["members"] = c.members;
+    j["members_per_node"] = c.members_per_node;
+    j["algorithm"] = std::string(CollectiveAlgorithmName(c.algorithm));
+    j["protocol"] = c.protocol;
+    j["channels"] = c.channels;
+    j["nccl_model_time_s"] = JsonNumber(c.model_time_s);
+    if (!c.why.empty()) j["note"] = c.why;
+    collectives.push_back(std::move(j));
+  }
+  o["collectives"] = std::move(collectives);
   o["sequences_per_iteration"] = r.sequences_per_iteration;
   o["samples_per_s"] = JsonNumber(r.samples_per_s);
   if (r.seq_len > 0) o["tokens_per_s"] = JsonNumber(r.tokens_per_s);
@@ -347,6 +363,33 @@ std::string SingleTable(const RunResult& r) {
                                         std::to_string(m.num_wait_tasks) + " waits, " +
                                         HumanDuration(m.p2p_wait_s) +
                                         " blocked in them (all ranks)"});
+  }
+  if (!r.collectives.empty()) {
+    // "tree/LL128 x 3, ring/Simple x 29 (all-reduce, 128 GPUs on 128 nodes)"
+    std::vector<std::pair<std::string, int>> kinds;
+    for (const CollectiveRow& c : r.collectives) {
+      std::string name = std::string(CollectiveAlgorithmName(c.algorithm)) +
+                         (c.protocol.empty() ? "" : "/" + c.protocol) + " " +
+                         std::string(CollectiveKindName(c.kind));
+      auto it = std::find_if(kinds.begin(), kinds.end(),
+                             [&](const auto& k) { return k.first == name; });
+      if (it == kinds.end()) {
+        kinds.push_back({name, 1});
+      } else {
+        ++it->second;
+      }
+    }
+    std::string text;
+    for (const auto& [name, count] : kinds) {
+      text += (text.empty() ? "" : ", ") + name + " x " + std::to_string(count);
+    }
+    const CollectiveRow& first = r.collectives.front();
+    text += " (" + std::to_string(first.members) + " GPUs per collective";
+    if (first.members_per_node > 0) {
+      text += ", " + std::to_string(first.members_per_node) + " per node";
+    }
+    text += r.spec.collective_algorithm ? "; forced)" : "; NCCL 2.23's choice)";
+    summary.push_back({"collectives", text});
   }
   if (m.num_allreduce_tasks > 0) {
     summary.push_back({"all-reduce", std::to_string(m.num_allreduce_tasks) + " ring steps (" +

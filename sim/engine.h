@@ -72,14 +72,14 @@ inline TaskGpus GpusOf(const Task& task, const PlatformSpec& platform) {
 }
 
 // The links a transfer or all-reduce step moves over: the route between its GPUs, or for a
-// mirrored step (folded replicas) the sending half of the route to its successor in replica 1 and
-// the receiving half of the route into the same GPU of replica 0 from its predecessor in the last
-// replica (PlatformSpec::SplicedRoute). Not for XML platforms.
+// mirrored step (folded replicas) the sending half of the route to its successor and the
+// receiving half of the route into the receiver's place in replica 0 from its predecessor in
+// Task::source_replica (PlatformSpec::SplicedRoute). Not for XML platforms.
 inline Route RouteOf(const Task& task, const PlatformSpec& platform) {
   const TaskGpus gpus = GpusOf(task, platform);
   if (!task.mirrored) return platform.RouteBetween(gpus.src, gpus.dst);
-  const int32_t last = platform.dp - 1;
-  return platform.SplicedRoute(gpus.src, gpus.dst, platform.GpuOf(last, task.rank, task.shard),
+  return platform.SplicedRoute(gpus.src, gpus.dst,
+                               platform.GpuOf(task.source_replica, task.rank, task.shard),
                                platform.GpuOf(0, task.peer, task.peer_shard));
 }
 

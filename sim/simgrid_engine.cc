@@ -42,7 +42,12 @@ constexpr uint64_t kInputError = 0x7070'7369'6d45'5231ULL;  // "ppsimER1": a mes
 // mirrored route differs from the route between the two GPUs).
 TaskGpus EndpointsOf(const Task& task, const PlatformSpec& platform) {
   TaskGpus gpus = GpusOf(task, platform);
-  if (task.mirrored) gpus.dst = MirrorHostOf(platform.GpuOf(0, task.peer, task.peer_shard));
+  if (task.mirrored) {
+    // The ring's (successor 1, predecessor dp - 1), in a node's group's or across nodes'.
+    const int32_t variant =
+        (task.peer_replica != 1 ? 2 : 0) + (task.source_replica != platform.dp - 1 ? 1 : 0);
+    gpus.dst = MirrorHostOf(platform.GpuOf(0, task.peer, task.peer_shard), variant);
+  }
   return gpus;
 }
 
@@ -88,7 +93,8 @@ std::map<int32_t, int32_t> LinkSharers(const TaskGraph& graph, const PlatformSpe
   ForEachTransfer(graph, platform, [&](const Task& task, int32_t part) {
     const bool ring = part >= 0;
     if (!seen.insert({task.mirrored, task.rank, ring ? 0 : task.peer, ring ? 0 : task.shard,
-                      ring ? 0 : task.peer_shard, ring ? 0 : task.peer_replica, part})
+                      ring ? 0 : task.peer_shard,
+                      ring ? 0 : task.peer_replica * 65536 + task.source_replica, part})
              .second) {
       return;
     }
@@ -101,9 +107,9 @@ std::map<int32_t, int32_t> LinkSharers(const TaskGraph& graph, const PlatformSpe
       Route copied;
       if (copy.mirrored) {
         const TaskGpus gpus = GpusOf(copy, platform);
-        copied = platform.SplicedRoute(gpus.src, gpus.dst,
-                                       platform.GpuOf(r - 1, task.rank, task.shard),
-                                       platform.GpuOf(r, task.peer, task.peer_shard));
+        copied = platform.SplicedRoute(
+            gpus.src, gpus.dst, platform.GpuOf((task.source_replica + r) % dp, task.rank, task.shard),
+            platform.GpuOf(r, task.peer, task.peer_shard));
       } else {
         copied = TransferOf(graph, platform, copy, part).second;
       }

@@ -14,10 +14,13 @@
 namespace ppsim {
 
 // The SimGrid host of each GPU a run uses, by GPU number; kTimerHost: the timer;
-// MirrorHostOf(g): the end of mirrored transfers standing for GPU g's receives.
+// MirrorHostOf(g, v): the end of mirrored transfers standing for GPU g's receives, one host per
+// route variant v (0..3: a mirrored step's route depends on its successor and predecessor).
 using GpuHosts = std::unordered_map<int32_t, simgrid::s4u::Host*>;
 inline constexpr int32_t kTimerHost = -1;
-inline constexpr int32_t MirrorHostOf(int32_t gpu) { return -2 - gpu; }
+inline constexpr int32_t MirrorHostOf(int32_t gpu, int32_t variant) {
+  return -2 - (4 * gpu + variant);
+}
 // The timer host's speed per core, in FLOP/s: a delay of d seconds is an Exec of d x this.
 inline constexpr double kTimerSpeed = 1e12;
 

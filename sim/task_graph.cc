@@ -1,6 +1,7 @@
 #include "sim/task_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -138,6 +139,12 @@ int64_t SplitBytes(int64_t bytes, int32_t parts, int32_t index) {
   return bytes / parts + (index < bytes % parts ? 1 : 0);
 }
 
+// The bytes a collective's protocol moves for `bytes` of data (CollectivePlan::wire_factor).
+int64_t OnTheWire(int64_t bytes, double wire_factor) {
+  if (wire_factor == 1) return bytes;
+  return static_cast<int64_t>(std::ceil(static_cast<double>(bytes) * wire_factor));
+}
+
 Task ComputeTaskOf(int32_t rank, size_t position, double duration_s) {
   Task task;
   task.kind = TaskKind::kCompute;
@@ -189,7 +196,7 @@ struct RingMember {
 // `chain[i]` (each when not kNoTask). `starts` and `ends` get each member's first and last step.
 void AddRingSteps(int32_t rank, int32_t stage, const std::vector<RingMember>& members,
                   int32_t ring_size, const RingMember& wrap_to, int32_t first, int32_t steps,
-                  int64_t bytes, const std::vector<TaskId>& after,
+                  int64_t bytes, double wire_factor, const std::vector<TaskId>& after,
                   const std::vector<TaskId>& chain, TaskGraph* graph,
                   std::vector<std::pair<TaskId, TaskId>>* edges, std::vector<TaskId>* starts,
                   std::vector<TaskId>* ends) {
@@ -205,9 +212,11 @@ void AddRingSteps(int32_t rank, int32_t stage, const std::vector<RingMember>& me
       const int32_t chunk = ((i - step) % n + n) % n;
       current[i] = static_cast<TaskId>(graph->tasks.size());
       Task task = TransferTaskOf(TaskKind::kAllReduce, from.replica, to.replica, from.shard, rank,
-                                 rank, stage, SplitBytes(bytes, n, chunk));
+                                 rank, stage, OnTheWire(SplitBytes(bytes, n, chunk), wire_factor));
       task.peer_shard = static_cast<uint16_t>(to.shard);
       task.mirrored = folded && i + 1 == m;
+      // Member 0's predecessor: the last member of the last replica.
+      if (task.mirrored) task.source_replica = static_cast<uint16_t>(n / m - 1);
       graph->tasks.push_back(task);
       if (k == 0) {
         for (TaskId before : {after[i], chain[i]}) {
@@ -221,6 +230,109 @@ void AddRingSteps(int32_t rank, int32_t stage, const std::vector<RingMember>& me
       }
     }
     previous.swap(current);
+  }
+  *ends = previous;
+}
+
+// Where a step of a collective's phase goes (CollectivePlan): to the next member in the node, or
+// to the member of the same place on the next node.
+enum class Peer : uint8_t { kInNode, kAcrossNodes };
+
+struct Phase {
+  Peer peer = Peer::kInNode;
+  int32_t steps = 0;
+  int64_t step_bytes = 0;
+};
+
+// The phases of `plan` for one collective of `bytes` over n members (see CollectivePlan).
+std::vector<Phase> PhasesOf(const CollectivePlan& plan, CollectiveKind kind, int64_t bytes,
+                            int32_t n) {
+  const int32_t ppn = plan.members_per_node;
+  const int32_t nodes = n / ppn;
+  auto part = [&](double share) {
+    return OnTheWire(static_cast<int64_t>(std::ceil(static_cast<double>(bytes) * share)),
+                     plan.wire_factor);
+  };
+  std::vector<Phase> phases;
+  auto add = [&](Peer peer, int32_t steps, int64_t step_bytes) {
+    if (steps > 0) phases.push_back({peer, steps, step_bytes});
+  };
+  // The tree across nodes of `share` of the bytes: fill and drain, then the pipelined chunks.
+  auto tree = [&](double share) {
+    int32_t depth = 0;
+    while ((1 << depth) < nodes) ++depth;
+    const int32_t c = std::max(1, plan.pipeline_chunks);
+    add(nodes > 1 ? Peer::kAcrossNodes : Peer::kInNode, 2 * depth, 0);
+    add(nodes > 1 ? Peer::kAcrossNodes : Peer::kInNode, c, part(2 * share / c));
+  };
+  const bool reduce = kind != CollectiveKind::kAllGather;
+  const bool gather = kind != CollectiveKind::kReduceScatter;
+  switch (plan.algorithm) {
+    case CollectiveAlgorithm::kRing:  // AddRingSteps
+      break;
+    case CollectiveAlgorithm::kHierarchical:
+      if (reduce) add(Peer::kInNode, ppn - 1, part(1.0 / ppn));
+      add(Peer::kAcrossNodes, (reduce && gather ? 2 : 1) * (nodes - 1), part(1.0 / n));
+      if (gather) add(Peer::kInNode, ppn - 1, part(1.0 / ppn));
+      break;
+    case CollectiveAlgorithm::kTree:
+      add(Peer::kInNode, 2 * (ppn - 1), 0);
+      tree(nodes > 1 ? 1.0 / ppn : 1.0);
+      break;
+    case CollectiveAlgorithm::kNvls:
+      add(Peer::kInNode, 1, part(static_cast<double>(ppn - 1) / ppn));
+      if (reduce && gather) add(Peer::kInNode, 1, part(1.0 / ppn));
+      break;
+    case CollectiveAlgorithm::kNvlsTree:
+      add(Peer::kInNode, 1, part(static_cast<double>(ppn - 1) / ppn));
+      tree(1.0 / ppn);
+      add(Peer::kInNode, 1, part(1.0 / ppn));
+      break;
+  }
+  return phases;
+}
+
+// Adds the steps of a collective planned other than as a ring, for (rank, stage) over the dp
+// replicas' GPUs of tensor-parallel index `shard`, of which replicas 0 .. members.size() - 1 are
+// compiled (1 when folded: its steps to other replicas are mirrored). Each member's first step
+// comes after `after[i]` and `chain[i]`; `starts` and `ends` get each member's first and last.
+void AddPlannedSteps(const std::vector<Phase>& phases, int32_t ppn, int32_t dp, int32_t rank,
+                     int32_t stage, int32_t shard, int32_t members,
+                     const std::vector<TaskId>& after, const std::vector<TaskId>& chain,
+                     TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges,
+                     std::vector<TaskId>* starts, std::vector<TaskId>* ends) {
+  std::vector<TaskId> previous(members, TaskGraph::kNoTask), current(members);
+  bool first = true;
+  for (const Phase& phase : phases) {
+    // The member each replica sends to in this phase, and the one it receives from.
+    auto next = [&](int32_t r, int32_t by) {
+      if (phase.peer == Peer::kAcrossNodes) return ((r + by * ppn) % dp + dp) % dp;
+      const int32_t base = r - r % ppn;
+      return base + ((r % ppn + by) % ppn + ppn) % ppn;
+    };
+    for (int32_t k = 0; k < phase.steps; ++k) {
+      for (int32_t r = 0; r < members; ++r) {
+        const int32_t to = next(r, 1);
+        const int32_t from = next(r, -1);
+        current[r] = static_cast<TaskId>(graph->tasks.size());
+        Task task = TransferTaskOf(TaskKind::kAllReduce, r, to, shard, rank, rank, stage,
+                                   phase.step_bytes);
+        task.mirrored = to >= members;
+        if (task.mirrored) task.source_replica = static_cast<uint16_t>(from);
+        graph->tasks.push_back(task);
+        if (first) {
+          for (TaskId before : {after[r], chain[r]}) {
+            if (before != TaskGraph::kNoTask) edges->emplace_back(before, current[r]);
+          }
+          (*starts)[r] = current[r];
+        } else {
+          edges->emplace_back(previous[r], current[r]);
+          if (from < members && from != r) edges->emplace_back(previous[from], current[r]);
+        }
+      }
+      previous.swap(current);
+      first = false;
+    }
   }
   *ends = previous;
 }
@@ -286,17 +398,35 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
       // Folded, the last compiled member sends to the first member of replica 1.
       const RingMember wrap_to = m < n ? RingMember{1, index} : members[0];
       std::vector<TaskId> chain = none, gather_chain = none;
+      const CollectivePlan reduce_plan =
+          par.reduce_plans.empty() ? CollectivePlan() : par.reduce_plans[stage];
+      const CollectivePlan gather_plan =
+          par.gather_plans.empty() ? CollectivePlan() : par.gather_plans[stage];
+      // A collective: as a ring (over dp x cp members) or by its plan's phases (cp = 1).
+      auto collective = [&](const CollectivePlan& plan, CollectiveKind kind, int64_t part,
+                            const std::vector<TaskId>& after, const std::vector<TaskId>& before,
+                            std::vector<TaskId>* last) {
+        if (plan.algorithm == CollectiveAlgorithm::kRing) {
+          const bool gathers = kind == CollectiveKind::kAllGather;
+          AddRingSteps(rank, stage, members, n, wrap_to, gathers ? n - 1 : 0,
+                       kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1, part,
+                       plan.wire_factor, after, before, graph, edges, &starts, last);
+        } else {
+          AddPlannedSteps(PhasesOf(plan, kind, part, n), plan.members_per_node, par.dp, rank,
+                          stage, index, m, after, before, graph, edges, &starts, last);
+        }
+      };
       for (int64_t j = 0; j < buckets; ++j) {
         const int32_t bucket = static_cast<int32_t>(j);
         const int64_t part = SplitBytes(bytes, static_cast<int32_t>(buckets), bucket);
-        AddRingSteps(rank, stage, members, n, wrap_to, 0, zero ? n - 1 : 2 * (n - 1), part,
-                     ready[j], chain, graph, edges, &starts, &ends);
+        collective(reduce_plan, zero ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                   part, ready[j], chain, &ends);
         chain = ends;
         if (!zero) continue;
         const int64_t params =
             SplitBytes(costs.param_gather_bytes[stage], static_cast<int32_t>(buckets), bucket);
-        AddRingSteps(rank, stage, members, n, wrap_to, n - 1, n - 1, params, none, gather_chain,
-                     graph, edges, &starts, &gather_ends);
+        collective(gather_plan, CollectiveKind::kAllGather, params, none, gather_chain,
+                   &gather_ends);
         gather_chain = gather_ends;
         auto& gathers = sync->gather_starts[stage];
         gathers.insert(gathers.end(), starts.begin(), starts.end());

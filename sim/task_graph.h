@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "models/stage_costs.h"
+#include "sim/nccl_tuning.h"
 #include "schedules/schedule.h"
 #include "base/status.h"
 
@@ -99,6 +100,9 @@ struct Task {
   // replica 1, standing for every member's send to its successor and receive from its
   // predecessor: it moves on PlatformSpec::SplicedRoute (see RouteOf in sim/engine.h).
   bool mirrored = false;
+  // Mirrored steps: the replica of the member whose send to this one's GPU (in replica 0) the step
+  // also stands for: its predecessor in the collective's ring or group.
+  uint16_t source_replica = 0;
   uint16_t replica = 0;       // The data-parallel replica running it (transfers: the sender's).
   uint16_t peer_replica = 0;  // Transfers: the receiver's replica. Compute: same as replica.
   uint16_t shard = 0;         // Transfers: the GPU of the rank's group. Compute: 0.
@@ -114,6 +118,36 @@ struct Task {
   // Transfers: bytes moved. Compute: the bytes each GPU of the rank's tensor-parallel group sends
   // to the next GPU of the group (a ring) for the action's collectives; 0: none.
   int64_t bytes = 0;
+};
+
+// How one data-parallel collective of a stage runs (sim/nccl_tuning.h chooses the algorithm as
+// NCCL does, or the user forces it). Its n = dp members (one per replica, with the same
+// tensor-parallel index) sit members_per_node to a node, replicas r .. r + ppn - 1 together
+// (r a multiple of ppn), on N = n / ppn nodes. Each member's steps, one transfer each, all of one
+// member's in order, each also after its group predecessor's step before (NCCL's steps wait for
+// the peer's data):
+//   ring: 2(n - 1) steps of S/n to the next replica (reduce-scatter: the first n - 1,
+//     all-gather: the last n - 1), as without a plan.
+//   hierarchical: ring reduce-scatter in the node (ppn - 1 steps of S/ppn to the next member of
+//     the node), ring all-reduce across nodes (2(N - 1) steps of S/(ppn N) to the member of the
+//     same place on the next node), ring all-gather in the node (ppn - 1 steps of S/ppn); a
+//     reduce-scatter is the first two parts (N - 1 steps across), an all-gather the last two.
+//   tree (all-reduce): the double binary tree's fill and drain, 2(ppn - 1) empty steps in the node
+//     and 2 ceil(log2 N) across, then `pipeline_chunks` = c steps of 2S/c across nodes (2S/(c ppn)
+//     per NIC when ppn GPUs share the tree's channels; in the node when N = 1): every node sends
+//     and receives 2S in the two trees.
+//   nvls (one node): NVLink SHARP, a step of S(ppn - 1)/ppn (the reduce the switch makes from
+//     every GPU's chunks) and one of S/ppn (the multicast of the member's reduced chunk): S in
+//     each direction; reduce-scatter and all-gather one step of S(ppn - 1)/ppn.
+//   nvls-tree (all-reduce, several nodes): nvls's first step, the tree across nodes over S/ppn,
+//     nvls's second step.
+// Every step's bytes are multiplied by wire_factor (NCCL's protocol: LL moves 16 bytes per 8,
+// LL128 128 per 120) and rounded up.
+struct CollectivePlan {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  int32_t members_per_node = 1;
+  int32_t pipeline_chunks = 1;
+  double wire_factor = 1;
 };
 
 // How many pipeline replicas run side by side, and how many GPUs make one rank.
@@ -137,6 +171,11 @@ struct Parallelism {
   // Compile replica 0 only and let it stand for all dp replicas (see the top of this file).
   // Default: every replica is compiled.
   bool fold_replicas = false;
+  // Per stage: the plan of its gradients' reduction (all-reduce, or ZeRO-1's reduce-scatter) and
+  // of ZeRO-1's parameter all-gather. Empty: rings. REQUIRES: cp = 1 for plans other than ring;
+  // dp a multiple of every plan's members_per_node.
+  std::vector<CollectivePlan> reduce_plans = {};
+  std::vector<CollectivePlan> gather_plans = {};
 };
 
 using TaskDag = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property,

@@ -109,6 +109,25 @@ case("cp-tasks-all-replicas", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--cp", "4096", "--seq-len", "8192", "--dp", "4096", "--replicas", "all"], "--pp",
      message="--pp 4, --microbatches 8, --dp 4096, --cp 4096: 2.3e+15 tasks (about 2.867e+05 TiB); "
              "the limit is 5.0e+07 tasks (--max-tasks)")
+DP_RUN = ["run", "--schedule", "1F1B", "--pp", "2", "--microbatches", "4", "--f", "1ms", "--b", "2ms",
+          "--grad-bytes", "400MB", "--platform", "dgx-h100"]
+case("collective-name", DP_RUN + ["--dp", "4", "--collective-algorithm", "trees"],
+     "--collective-algorithm",
+     message="--collective-algorithm: unknown collective algorithm 'trees'; valid: auto, ring, tree, "
+             "nvls, nvls-tree, hierarchical (did you mean tree?)")
+case("collective-uneven", DP_RUN + ["--dp", "3", "--nodes", "2", "--tp", "2",
+                                     "--collective-algorithm", "tree"], "--collective-algorithm",
+     message="--collective-algorithm: stage 1's all-reduce: its 3 GPUs are not the same number on "
+             "every node in runs of consecutive replicas; use ring (or a placement that groups them)")
+case("collective-nvls-nodes", DP_RUN + ["--dp", "4", "--nodes", "4", "--tp", "4",
+                                         "--collective-algorithm", "nvls"], "--collective-algorithm",
+     message="--collective-algorithm: stage 0's all-reduce: nvls for all-reduce: without CollNet NCCL "
+             "runs NVLS on one node only, and the communicator spans 2 nodes; valid here: tree, ring")
+case("collective-nvls-tree-node", DP_RUN + ["--dp", "2", "--tp", "2",
+                                             "--collective-algorithm", "nvls-tree"],
+     "--collective-algorithm",
+     message="--collective-algorithm: stage 0's all-reduce: nvls-tree for all-reduce: NCCL runs "
+             "NVLS_TREE on more than one node only; valid here: tree, ring")
 case("replicas-name", run_with("--dp", "2") + ["--replicas", "some"], "--replicas",
      message="--replicas: unknown replicas choice 'some'; valid: one, all")
 case("tp-huge", run_with("--tp", "70000"), "--tp",

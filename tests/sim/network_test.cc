@@ -225,11 +225,13 @@ TEST(Network, RingAllReduceTakesTheClosedForm) {
     // A ring over the 8 NVSwitch ports of a node: each step every port sends one chunk and
     // receives one, so nothing contends.
     proto::RunConfig node = AllReduceOnly(PlatformRun("h100-node"), 8, 1, "8GB");
+    node.set_collective_algorithm("ring");  // NCCL would take NVLS here
     SetEngine(&node, engine);
     r = RunOk(node);
     EXPECT_NEAR(r.metrics.makespan_s, RingAllReduce(8, 3e-6, 8e9, 450e9), kTolerance);
     // tp 2: two rings of 4 GPUs side by side, one per tensor-parallel shard.
     proto::RunConfig shards = AllReduceOnly(PlatformRun("h100-node"), 4, 2, "4GB");
+    shards.set_collective_algorithm("ring");
     SetEngine(&shards, engine);
     r = RunOk(shards);
     EXPECT_NEAR(r.metrics.makespan_s, RingAllReduce(4, 3e-6, 4e9, 450e9), kTolerance);

@@ -1,0 +1,121 @@
+// The data-parallel collectives' algorithms (sim/task_graph.h CollectivePlan) on idle fabrics,
+// against their closed forms written out by hand: one rank, one microbatch (F 1 ms, B 2 ms), dp
+// replicas, the collective of S = 1.6 GB after the backward. H100 node: a port of 450 GB/s and
+// 1.5 us per GPU, so a step inside a node costs 3 us + bytes / 450e9; across nodes a NIC of
+// 50 GB/s and 2.5 us at each end: 5 us + bytes / 50e9 (one switch, no uplink).
+// Each is checked on both engines, and folded (replica 0 for all) against the full simulation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "experiments/locators.h"
+#include "platforms/cluster.h"
+#include "sim/engine.h"
+#include "sim/task_graph.h"
+#include "tests/support/one_rank.h"
+#include "tests/support/platforms.h"
+
+namespace ppsim {
+namespace {
+
+constexpr double kBytes = 1.6e9;
+constexpr double kIntraStep = 3e-6;  // latency of a step inside a node
+constexpr double kIntraBandwidth = 450e9;
+constexpr double kNicStep = 5e-6;
+constexpr double kNicBandwidth = 50e9;
+
+// The collective's time: the makespan after the backward ends at 3 ms, on `engine`.
+double CollectiveTime(const CollectivePlan& plan, int32_t dp, int32_t nodes, bool fold,
+                      EngineKind engine, int32_t tp = 1) {
+  const Schedule s = OneRankOneMicrobatch();
+  StageCosts costs = OneStageCosts(1e-3, 2e-3);
+  costs.gradient_bytes = {static_cast<int64_t>(kBytes)};
+  Parallelism parallelism{dp, tp, P2pMode::kEager};
+  parallelism.fold_replicas = fold;
+  parallelism.reduce_plans = {plan};
+  TaskGraph graph;
+  EXPECT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
+  PlatformSpec platform;
+  EXPECT_TRUE(BuildPlatform(PresetChoice("h100-node", {}, nodes), 1, dp, tp, FlagLocator(),
+                            &platform)
+                  .ok());
+  Timeline timeline;
+  EXPECT_TRUE(Execute(engine, graph, platform, &timeline).ok());
+  double makespan = 0;
+  for (double end : timeline.end_s) makespan = std::max(makespan, end);
+  return makespan - 3e-3;
+}
+
+// Checks `expected` on both engines, folded and in full.
+void ExpectTime(const CollectivePlan& plan, int32_t dp, int32_t nodes, double expected) {
+  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
+    for (bool fold : {true, false}) {
+      SCOPED_TRACE(std::string(EngineName(engine)) + (fold ? " folded" : " full"));
+      EXPECT_NEAR(CollectiveTime(plan, dp, nodes, fold, engine), expected, 1e-9 * expected);
+    }
+  }
+}
+
+CollectivePlan Plan(CollectiveAlgorithm algorithm, int32_t ppn, int32_t chunks = 1,
+                    double wire_factor = 1) {
+  CollectivePlan plan;
+  plan.algorithm = algorithm;
+  plan.members_per_node = ppn;
+  plan.pipeline_chunks = chunks;
+  plan.wire_factor = wire_factor;
+  return plan;
+}
+
+TEST(Collectives, RingTakesItsClosedForm) {
+  // 2(n - 1) steps of S/n: 8 GPUs in a node.
+  ExpectTime(Plan(CollectiveAlgorithm::kRing, 8), 8, 1,
+             14 * (kIntraStep + kBytes / 8 / kIntraBandwidth));
+  // LL moves 16 bytes per 8 of data: twice the bytes.
+  ExpectTime(Plan(CollectiveAlgorithm::kRing, 8, 1, 2.0), 8, 1,
+             14 * (kIntraStep + 2 * kBytes / 8 / kIntraBandwidth));
+}
+
+TEST(Collectives, HierarchicalIsARingInTheNodeOneAcrossAndOneInTheNode) {
+  // 16 GPUs on 2 nodes: 7 steps of S/8 in the node, 2 of S/16 across, 7 of S/8 in the node.
+  ExpectTime(Plan(CollectiveAlgorithm::kHierarchical, 8), 16, 2,
+             14 * (kIntraStep + kBytes / 8 / kIntraBandwidth) +
+                 2 * (kNicStep + kBytes / 16 / kNicBandwidth));
+}
+
+TEST(Collectives, TreeFillsDrainsAndPipelinesTwiceTheBytesThroughEachNic) {
+  // One GPU per node (tp 8 fills it), 4 nodes: 2 log2(4) = 4 empty steps, then 8 chunks of
+  // 2S/8 across.
+  const CollectivePlan plan = Plan(CollectiveAlgorithm::kTree, 1, 8);
+  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
+    for (bool fold : {true, false}) {
+      SCOPED_TRACE(std::string(EngineName(engine)) + (fold ? " folded" : " full"));
+      const double expected = 4 * kNicStep + 8 * (kNicStep + 2 * kBytes / 8 / kNicBandwidth);
+      EXPECT_NEAR(CollectiveTime(plan, 4, 4, fold, engine, 8), expected, 1e-9 * expected);
+    }
+  }
+  // 8 GPUs per node on 2 nodes: 2 x 7 empty steps in the node, 2 x 1 across, 4 chunks of
+  // 2S/(4 x 8) through each GPU's NIC.
+  ExpectTime(Plan(CollectiveAlgorithm::kTree, 8, 4), 16, 2,
+             14 * kIntraStep + 2 * kNicStep +
+                 4 * (kNicStep + 2 * kBytes / (4 * 8) / kNicBandwidth));
+}
+
+TEST(Collectives, NvlsMovesTheBytesOnceEachWay) {
+  // S x 7/8 to the switch's reduction, S/8 of multicast: S in all, two steps.
+  ExpectTime(Plan(CollectiveAlgorithm::kNvls, 8), 8, 1,
+             2 * kIntraStep + kBytes / kIntraBandwidth);
+}
+
+TEST(Collectives, NvlsTreeReducesInTheNodeAndTreesTheShareAcross) {
+  // NVLS's first step, a tree over 2 nodes of S/8 (2 empty steps, 2 chunks of 2(S/8)/2), NVLS's
+  // second step.
+  ExpectTime(Plan(CollectiveAlgorithm::kNvlsTree, 8, 2), 16, 2,
+             kIntraStep + kBytes * 7 / 8 / kIntraBandwidth + 2 * kNicStep +
+                 2 * (kNicStep + 2 * kBytes / 8 / 2 / kNicBandwidth) + kIntraStep +
+                 kBytes / 8 / kIntraBandwidth);
+}
+
+}  // namespace
+}  // namespace ppsim
