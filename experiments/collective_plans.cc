@@ -34,6 +34,22 @@ double WireFactor(NcclProtocol protocol) {
   return 1.0;
 }
 
+// NCCL's fixed latency of a collective, in seconds (tuning.cc v2.23.4, sim/nccl-collectives.md
+// §2.2): baseLat of ring and tree for the protocol; NVLS and NVLS_TREE have none but NVLink SHARP's
+// 25 us (hwLat NVLINK, Simple), which their latency always includes. The per-step latencies of
+// NCCL's model are the links' in the simulation.
+double FixedLatency(CollectiveAlgorithm algorithm, NcclProtocol protocol) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::kNvls:
+    case CollectiveAlgorithm::kNvlsTree:
+      return 25e-6;
+    case CollectiveAlgorithm::kTree:
+      return protocol == NcclProtocol::kLl ? 6.8e-6 : protocol == NcclProtocol::kLl128 ? 14e-6 : 8.4e-6;
+    default:
+      return protocol == NcclProtocol::kLl ? 6.6e-6 : protocol == NcclProtocol::kLl128 ? 14e-6 : 8.4e-6;
+  }
+}
+
 // At most this many pipelined chunks stand for a tree's (each is a step of the task graph).
 constexpr int32_t kMaxTreeChunks = 64;
 
@@ -121,6 +137,7 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
       if (!chosen.ok()) return Status::InvalidInput(what + ": " + chosen.message());
       plan.algorithm = choice.algorithm;
       plan.wire_factor = WireFactor(choice.protocol);
+      plan.fixed_latency_s = FixedLatency(choice.algorithm, choice.protocol);
       if (choice.algorithm == CollectiveAlgorithm::kTree ||
           choice.algorithm == CollectiveAlgorithm::kNvlsTree) {
         const double tree_bytes = static_cast<double>(row.bytes) /

@@ -131,25 +131,35 @@ Route PlatformSpec::RouteBetween(int32_t src, int32_t dst) const {
     switch (intra_node) {
       case IntraNodeKind::kUnlimited:
         push(0);
+        route.sending_links = 1;
         break;
       case IntraNodeKind::kNvswitch:
       case IntraNodeKind::kPcie:
         push(2 * src);
         push(2 * dst + 1);
+        route.sending_links = 1;
         break;
       case IntraNodeKind::kNvlink:
         push(src_node * gpus_per_node * (gpus_per_node - 1) + src_local * (gpus_per_node - 1) +
              (dst_local < src_local ? dst_local : dst_local - 1));
+        route.sending_links = 1;
         break;
     }
     return route;
   }
   const int32_t nics = NicsPerNode(*this);
-  const int32_t src_nic = nics == 1 ? 0 : src_local;
+  int32_t src_nic = nics == 1 ? 0 : src_local;
   const int32_t dst_nic = nics == 1 ? 0 : dst_local;
   const int32_t nic_base = static_cast<int32_t>(NumIntraLinks(*this));
   const int32_t leaf_base = static_cast<int32_t>(nic_base + NumNicLinks(*this));
   if (intra_node == IntraNodeKind::kPcie) push(2 * src);
+  if (Pxn() && src_nic != dst_nic) {
+    // PXN: over NVSwitch to the GPU on the receiver's rail, out of that GPU's NIC.
+    const int32_t proxy = src_node * gpus_per_node + dst_local;
+    push(2 * src);
+    push(2 * proxy + 1);
+    src_nic = dst_nic;
+  }
   push(nic_base + 2 * (src_node * nics + src_nic));
   const int32_t src_leaf = LeafOf(*this, src_node, src_nic);
   const int32_t dst_leaf = LeafOf(*this, dst_node, dst_nic);
@@ -157,9 +167,16 @@ Route PlatformSpec::RouteBetween(int32_t src, int32_t dst) const {
     push(leaf_base + 2 * src_leaf);
     push(leaf_base + 2 * dst_leaf + 1);
   }
+  route.sending_links = route.num_links;  // the sender's NIC and its leaf's uplink, and before
+  if (src_leaf != dst_leaf) --route.sending_links;
   push(nic_base + 2 * (dst_node * nics + dst_nic) + 1);
   if (intra_node == IntraNodeKind::kPcie) push(2 * dst + 1);
   return route;
+}
+
+bool PlatformSpec::Pxn() const {
+  return topology == Topology::kRailOptimized && intra_node == IntraNodeKind::kNvswitch &&
+         NicsPerNode(*this) == gpus_per_node && num_nodes > 1;
 }
 
 namespace {
@@ -204,13 +221,11 @@ Route PlatformSpec::SplicedRoute(int32_t src, int32_t dst, int32_t src_of_dst,
   const Route out = RouteBetween(src, dst);
   const Route in = RouteBetween(src_of_dst, dst_of_src);
   Route route;
-  const int sending = (out.num_links + 1) / 2;
-  for (int i = 0; i < sending; ++i) route.links[route.num_links++] = out.links[i];
-  for (int i = in.num_links / 2; i < in.num_links; ++i) {
-    if (i == in.num_links / 2 && route.num_links > 0 &&
-        route.links[route.num_links - 1] == in.links[i]) {
-      continue;
-    }
+  for (int i = 0; i < out.sending_links; ++i) route.links[route.num_links++] = out.links[i];
+  // A one-link route's link is both its halves: once if the two routes share it.
+  const int receiving = in.num_links == 1 ? 0 : in.sending_links;
+  for (int i = receiving; i < in.num_links; ++i) {
+    if (route.num_links > 0 && route.links[route.num_links - 1] == in.links[i]) continue;
     route.links[route.num_links++] = in.links[i];
   }
   return route;

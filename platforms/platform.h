@@ -52,6 +52,9 @@ struct Route {
   static constexpr int kMaxLinks = 6;
   int32_t links[kMaxLinks] = {};
   int32_t num_links = 0;
+  // The first links, on the sender's side: its port or NIC out (with PXN the NVSwitch hop to the
+  // proxy GPU and that GPU's NIC) and its leaf's uplink. A one-link route: 1.
+  int32_t sending_links = 0;
 };
 
 // How the (replica, rank) groups of a run are placed on GPUs.
@@ -121,16 +124,22 @@ struct PlatformSpec {
   int64_t num_links() const;
   // REQUIRES: 0 <= id < num_links().
   LinkSpec Link(int32_t id) const;
-  // The links from GPU `src` to GPU `dst` (src != dst). Not for XML platforms.
+  // The links from GPU `src` to GPU `dst` (src != dst). Not for XML platforms. Between nodes on
+  // a rail-optimized fabric of NVSwitch nodes with a NIC per GPU, a transfer between GPUs on
+  // different rails uses PXN as NCCL does by default (NCCL_PXN_DISABLE=0, NCCL_P2P_PXN_LEVEL=2;
+  // sim/nccl-collectives.md §1.8): over NVSwitch to the sender's node's GPU on the receiver's
+  // rail, out of that GPU's NIC, and through the rail's leaf instead of the spine.
   Route RouteBetween(int32_t src, int32_t dst) const;
+  // Whether RouteBetween uses PXN on this cluster.
+  bool Pxn() const;
   // The sending half of the route from `src` to `dst` followed by the receiving half of the route
   // from `src_of_dst` to `dst_of_src`: what one GPU of a ring uses when it stands for every member
   // of the ring (sim/task_graph.h, replica folding): its own send to its successor `dst` and its
   // own receive from its predecessor `src_of_dst`, as one transfer from `src` to `dst_of_src`.
-  // A route's first half holds its first ceil(k/2) links and its second half its last ceil(k/2):
-  // a GPU's port or NIC out and its leaf's uplink, then the leaf's downlink and the NIC or port in
-  // (a single link, a pair link or the ideal fabric, belongs to both and appears once if the two
-  // routes share it). Not for XML platforms.
+  // A route's sending half is its Route::sending_links (a GPU's port or NIC out, its leaf's
+  // uplink), its receiving half the rest (the leaf's downlink, the NIC or port in); a single link
+  // (a pair link, the ideal fabric) belongs to both and appears once if the two routes share it.
+  // Not for XML platforms.
   Route SplicedRoute(int32_t src, int32_t dst, int32_t src_of_dst, int32_t dst_of_src) const;
   // Sum of the route's latencies; the smallest bandwidth on it.
   double RouteLatency(int32_t src, int32_t dst) const;

@@ -100,15 +100,24 @@ std::map<int32_t, int32_t> LinkSharers(const TaskGraph& graph, const PlatformSpe
     }
     const Route route = TransferOf(graph, platform, task, part).second;
     std::vector<int32_t> count(route.num_links, 1);
+    // A step in a node's group of ppn replicas (successor 1, predecessor ppn - 1 < dp - 1) moves
+    // within each group; other transfers are the same shifted by r replicas.
+    const int32_t ppn = task.mirrored && task.peer_replica == 1 && task.source_replica != dp - 1
+                            ? task.source_replica + 1
+                            : dp;
     for (int32_t r = 1; r < dp; ++r) {
       Task copy = task;  // the same transfer in replica r
+      const int32_t base = r - r % ppn;
+      auto shifted = [&](int32_t replica) {
+        return ppn == dp ? (replica + r) % dp : base + (replica + r) % ppn;
+      };
       copy.replica = static_cast<uint16_t>(r);
-      copy.peer_replica = static_cast<uint16_t>((task.peer_replica + r) % dp);
+      copy.peer_replica = static_cast<uint16_t>(shifted(task.peer_replica));
       Route copied;
       if (copy.mirrored) {
         const TaskGpus gpus = GpusOf(copy, platform);
         copied = platform.SplicedRoute(
-            gpus.src, gpus.dst, platform.GpuOf((task.source_replica + r) % dp, task.rank, task.shard),
+            gpus.src, gpus.dst, platform.GpuOf(shifted(task.source_replica), task.rank, task.shard),
             platform.GpuOf(r, task.peer, task.peer_shard));
       } else {
         copied = TransferOf(graph, platform, copy, part).second;

@@ -242,7 +242,16 @@ struct Phase {
   Peer peer = Peer::kInNode;
   int32_t steps = 0;
   int64_t step_bytes = 0;
+  // > 0: each step also sends this many bytes to the same GPU of the next node, side by side with
+  // step_bytes to the next GPU in the node (`peer` unused): NCCL's channels and pipelines keep
+  // NVLink and the NICs busy at once.
+  int64_t across_bytes = 0;
 };
+
+// NVLS moves 6/5 of its traffic: NCCL's model gives NVLS 5/6 of its graph's bus bandwidth
+// (tuning.cc, sim/nccl-collectives.md §2.3 step 4), which the measured 8 x H100 bus bandwidths
+// bear out at large sizes (§4.2).
+constexpr double kNvlsFactor = 6.0 / 5.0;
 
 // The phases of `plan` for one collective of `bytes` over n members (see CollectivePlan).
 std::vector<Phase> PhasesOf(const CollectivePlan& plan, CollectiveKind kind, int64_t bytes,
@@ -257,18 +266,34 @@ std::vector<Phase> PhasesOf(const CollectivePlan& plan, CollectiveKind kind, int
   auto add = [&](Peer peer, int32_t steps, int64_t step_bytes) {
     if (steps > 0) phases.push_back({peer, steps, step_bytes});
   };
-  // The tree across nodes of `share` of the bytes: fill and drain, then the pipelined chunks.
-  auto tree = [&](double share) {
+  // The tree across nodes: fill and drain (2 log2 N empty steps), then c pipelined chunks, each
+  // sending `in_node` / c to the next GPU in the node beside 2S/(ppn c) to the next node (every
+  // node sends and receives 2S in the two trees, over its ppn GPUs' NICs).
+  auto tree = [&](double in_node) {
     int32_t depth = 0;
     while ((1 << depth) < nodes) ++depth;
     const int32_t c = std::max(1, plan.pipeline_chunks);
-    add(nodes > 1 ? Peer::kAcrossNodes : Peer::kInNode, 2 * depth, 0);
-    add(nodes > 1 ? Peer::kAcrossNodes : Peer::kInNode, c, part(2 * share / c));
+    if (nodes == 1) {
+      add(Peer::kInNode, c, part(2.0 / c));
+      return;
+    }
+    add(Peer::kAcrossNodes, 2 * depth, 0);
+    if (in_node > 0 && ppn > 1) {
+      phases.push_back({Peer::kInNode, c, part(in_node / c), part(2.0 / ppn / c)});
+    } else {
+      add(Peer::kAcrossNodes, c, part(2.0 / ppn / c));
+    }
   };
   const bool reduce = kind != CollectiveKind::kAllGather;
   const bool gather = kind != CollectiveKind::kReduceScatter;
   switch (plan.algorithm) {
-    case CollectiveAlgorithm::kRing:  // AddRingSteps
+    case CollectiveAlgorithm::kRing:  // AddRingSteps, unless over several nodes of ppn > 1
+      if (ppn > 1 && nodes > 1) {
+        // NCCL's channels (one per NIC) leave each node through a different GPU: each step sends
+        // (ppn - 1)/ppn of the chunk to the next GPU in the node and 1/ppn to the next node.
+        const int32_t steps = kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1;
+        phases.push_back({Peer::kInNode, steps, part((ppn - 1.0) / ppn / n), part(1.0 / ppn / n)});
+      }
       break;
     case CollectiveAlgorithm::kHierarchical:
       if (reduce) add(Peer::kInNode, ppn - 1, part(1.0 / ppn));
@@ -276,17 +301,21 @@ std::vector<Phase> PhasesOf(const CollectivePlan& plan, CollectiveKind kind, int
       if (gather) add(Peer::kInNode, ppn - 1, part(1.0 / ppn));
       break;
     case CollectiveAlgorithm::kTree:
+      // The chain through the node's GPUs carries 2S too.
       add(Peer::kInNode, 2 * (ppn - 1), 0);
-      tree(nodes > 1 ? 1.0 / ppn : 1.0);
+      tree(2.0);
       break;
     case CollectiveAlgorithm::kNvls:
-      add(Peer::kInNode, 1, part(static_cast<double>(ppn - 1) / ppn));
-      if (reduce && gather) add(Peer::kInNode, 1, part(1.0 / ppn));
+      if (reduce && gather) {
+        add(Peer::kInNode, 1, part(kNvlsFactor));
+        add(Peer::kInNode, 1, part(kNvlsFactor / ppn));
+      } else {
+        add(Peer::kInNode, 1, part(kNvlsFactor * (ppn - 1) / ppn));
+      }
       break;
     case CollectiveAlgorithm::kNvlsTree:
-      add(Peer::kInNode, 1, part(static_cast<double>(ppn - 1) / ppn));
-      tree(1.0 / ppn);
-      add(Peer::kInNode, 1, part(1.0 / ppn));
+      // NVLS in the node (6/5 S(1 + 1/ppn)) pipelined with the tree of the heads across nodes.
+      tree(kNvlsFactor * (1.0 + 1.0 / ppn));
       break;
   }
   return phases;
@@ -301,40 +330,67 @@ void AddPlannedSteps(const std::vector<Phase>& phases, int32_t ppn, int32_t dp, 
                      const std::vector<TaskId>& after, const std::vector<TaskId>& chain,
                      TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges,
                      std::vector<TaskId>* starts, std::vector<TaskId>* ends) {
-  std::vector<TaskId> previous(members, TaskGraph::kNoTask), current(members);
+  // Each member's tasks of the step before (two for a ring's channels, else one).
+  std::vector<std::vector<TaskId>> previous(members), current(members);
+  // The member r sends to (by = 1) or receives from (by = -1) in the node or across nodes.
+  auto next = [&](Peer peer, int32_t r, int32_t by) {
+    if (peer == Peer::kAcrossNodes) return ((r + by * ppn) % dp + dp) % dp;
+    const int32_t base = r - r % ppn;
+    return base + ((r % ppn + by) % ppn + ppn) % ppn;
+  };
   bool first = true;
   for (const Phase& phase : phases) {
-    // The member each replica sends to in this phase, and the one it receives from.
-    auto next = [&](int32_t r, int32_t by) {
-      if (phase.peer == Peer::kAcrossNodes) return ((r + by * ppn) % dp + dp) % dp;
-      const int32_t base = r - r % ppn;
-      return base + ((r % ppn + by) % ppn + ppn) % ppn;
-    };
+    std::vector<std::pair<Peer, int64_t>> parts = {{phase.peer, phase.step_bytes}};
+    if (phase.across_bytes > 0) {
+      parts = {{Peer::kInNode, phase.step_bytes}, {Peer::kAcrossNodes, phase.across_bytes}};
+    }
     for (int32_t k = 0; k < phase.steps; ++k) {
       for (int32_t r = 0; r < members; ++r) {
-        const int32_t to = next(r, 1);
-        const int32_t from = next(r, -1);
-        current[r] = static_cast<TaskId>(graph->tasks.size());
-        Task task = TransferTaskOf(TaskKind::kAllReduce, r, to, shard, rank, rank, stage,
-                                   phase.step_bytes);
-        task.mirrored = to >= members;
-        if (task.mirrored) task.source_replica = static_cast<uint16_t>(from);
-        graph->tasks.push_back(task);
-        if (first) {
-          for (TaskId before : {after[r], chain[r]}) {
-            if (before != TaskGraph::kNoTask) edges->emplace_back(before, current[r]);
+        current[r].clear();
+        for (const auto& [peer, bytes] : parts) {
+          const int32_t to = next(peer, r, 1);
+          const int32_t from = next(peer, r, -1);
+          const TaskId id = static_cast<TaskId>(graph->tasks.size());
+          current[r].push_back(id);
+          Task task = TransferTaskOf(TaskKind::kAllReduce, r, to, shard, rank, rank, stage, bytes);
+          task.mirrored = to >= members;
+          if (task.mirrored) task.source_replica = static_cast<uint16_t>(from);
+          graph->tasks.push_back(task);
+          if (first) {
+            for (TaskId before : {after[r], chain[r]}) {
+              if (before != TaskGraph::kNoTask) edges->emplace_back(before, id);
+            }
+            (*starts)[r] = id;
+            continue;
           }
-          (*starts)[r] = current[r];
-        } else {
-          edges->emplace_back(previous[r], current[r]);
-          if (from < members && from != r) edges->emplace_back(previous[from], current[r]);
+          // After this member's step before and that of the members it receives from.
+          std::vector<int32_t> senders = {r};
+          for (const auto& part : parts) {
+            const int32_t sender = next(part.first, r, -1);
+            if (sender < members && sender != r) senders.push_back(sender);
+          }
+          for (int32_t sender : senders) {
+            for (TaskId before : previous[sender]) edges->emplace_back(before, id);
+          }
         }
       }
       previous.swap(current);
       first = false;
     }
   }
-  *ends = previous;
+  for (int32_t r = 0; r < members; ++r) {
+    if (previous[r].size() == 1) {
+      (*ends)[r] = previous[r][0];
+      continue;
+    }
+    // Both channels' shares of the last step end the collective: a timer of no time after both.
+    Task join = ComputeTaskOf(rank, static_cast<size_t>(stage), 0);
+    join.kind = TaskKind::kDelay;
+    join.replica = join.peer_replica = static_cast<uint16_t>(r);
+    (*ends)[r] = static_cast<TaskId>(graph->tasks.size());
+    graph->tasks.push_back(join);
+    for (TaskId before : previous[r]) edges->emplace_back(before, (*ends)[r]);
+  }
 }
 
 // The gradient synchronisation over the replicas (see task_graph.h): per stage, its buckets'
@@ -404,9 +460,25 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
           par.gather_plans.empty() ? CollectivePlan() : par.gather_plans[stage];
       // A collective: as a ring (over dp x cp members) or by its plan's phases (cp = 1).
       auto collective = [&](const CollectivePlan& plan, CollectiveKind kind, int64_t part,
-                            const std::vector<TaskId>& after, const std::vector<TaskId>& before,
+                            std::vector<TaskId> after, std::vector<TaskId> before,
                             std::vector<TaskId>* last) {
-        if (plan.algorithm == CollectiveAlgorithm::kRing) {
+        if (plan.fixed_latency_s > 0) {
+          // Each member's timer, after its data is ready, goes before its first step.
+          for (int32_t i = 0; i < m; ++i) {
+            Task timer = ComputeTaskOf(rank, static_cast<size_t>(stage), plan.fixed_latency_s);
+            timer.kind = TaskKind::kDelay;
+            timer.replica = timer.peer_replica = static_cast<uint16_t>(members[i].replica);
+            const TaskId id = static_cast<TaskId>(graph->tasks.size());
+            graph->tasks.push_back(timer);
+            for (TaskId t : {after[i], before[i]}) {
+              if (t != TaskGraph::kNoTask) edges->emplace_back(t, id);
+            }
+            after[i] = id;
+            before[i] = TaskGraph::kNoTask;
+          }
+        }
+        const int32_t ppn = plan.members_per_node;
+        if (plan.algorithm == CollectiveAlgorithm::kRing && (ppn == 1 || ppn == n)) {
           const bool gathers = kind == CollectiveKind::kAllGather;
           AddRingSteps(rank, stage, members, n, wrap_to, gathers ? n - 1 : 0,
                        kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1, part,

@@ -127,24 +127,33 @@ struct Task {
 // member's in order, each also after its group predecessor's step before (NCCL's steps wait for
 // the peer's data):
 //   ring: 2(n - 1) steps of S/n to the next replica (reduce-scatter: the first n - 1,
-//     all-gather: the last n - 1), as without a plan.
+//     all-gather: the last n - 1), as without a plan; over several nodes of ppn > 1 GPUs,
+//     NCCL's channels (one per NIC) leave each node through a different GPU: each step sends
+//     (ppn - 1)/ppn of its chunk to the next GPU in the node and 1/ppn to the same GPU of the
+//     next node, side by side.
 //   hierarchical: ring reduce-scatter in the node (ppn - 1 steps of S/ppn to the next member of
 //     the node), ring all-reduce across nodes (2(N - 1) steps of S/(ppn N) to the member of the
 //     same place on the next node), ring all-gather in the node (ppn - 1 steps of S/ppn); a
 //     reduce-scatter is the first two parts (N - 1 steps across), an all-gather the last two.
-//   tree (all-reduce): the double binary tree's fill and drain, 2(ppn - 1) empty steps in the node
-//     and 2 ceil(log2 N) across, then `pipeline_chunks` = c steps of 2S/c across nodes (2S/(c ppn)
-//     per NIC when ppn GPUs share the tree's channels; in the node when N = 1): every node sends
-//     and receives 2S in the two trees.
-//   nvls (one node): NVLink SHARP, a step of S(ppn - 1)/ppn (the reduce the switch makes from
-//     every GPU's chunks) and one of S/ppn (the multicast of the member's reduced chunk): S in
-//     each direction; reduce-scatter and all-gather one step of S(ppn - 1)/ppn.
-//   nvls-tree (all-reduce, several nodes): nvls's first step, the tree across nodes over S/ppn,
-//     nvls's second step.
+//   tree (all-reduce): the double binary tree's fill and drain, 2(ppn - 1) empty steps in the
+//     node (its chain) and 2 ceil(log2 N) across, then `pipeline_chunks` = c steps, each 2S/c
+//     along the chain beside 2S/(ppn c) to the next node (every node sends and receives 2S in
+//     the two trees, over its ppn GPUs' NICs); on one node c steps of 2S/c.
+//   nvls (one node): NVLink SHARP, a step of S (every GPU's chunks to the switch's reductions)
+//     and one of S/ppn (the multicast of the reduced chunk it heads), S(1 + 1/ppn) each way as
+//     NCCL's NVLS graph loads a GPU's links (sim/nccl-collectives.md §1.4, §2.5), both x 6/5:
+//     NCCL's model gives NVLS 5/6 of that bus bandwidth (§2.3); reduce-scatter and all-gather
+//     one step of 6/5 S(ppn - 1)/ppn.
+//   nvls-tree (all-reduce, several nodes): the tree's fill across nodes, then c steps, each
+//     nvls's 6/5 S(1 + 1/ppn)/c through the switch beside the heads' 2S/(ppn c) to the next node.
+//     Steps sent side by side end together (a timer of no time after both ends the collective).
 // Every step's bytes are multiplied by wire_factor (NCCL's protocol: LL moves 16 bytes per 8,
 // LL128 128 per 120) and rounded up.
+// A collective starts `fixed_latency_s` after its data is ready (NCCL's fixed cost: kernel launch
+// and set-up, before its first step; a timer per member).
 struct CollectivePlan {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  double fixed_latency_s = 0;
   int32_t members_per_node = 1;
   int32_t pipeline_chunks = 1;
   double wire_factor = 1;

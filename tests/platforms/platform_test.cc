@@ -57,10 +57,21 @@ TEST(Platform, SplicedRouteTakesTheSendingHalfAndTheReceivingHalf) {
     for (int i = 0; i < route.num_links; ++i) out.push_back(p.Link(route.links[i]).name);
     return out;
   };
-  // Out of GPU 3 towards node 1's GPU 0 (rail 3 up to the spine), into GPU 3 from node 3's GPU 3
-  // (rail 3's leaf): node 0's NIC 3 out, rail 3's uplink, then node 0's NIC 3 in.
+  // Out of GPU 3 towards node 1's GPU 0 (PXN: over NVSwitch to GPU 0, out of NIC 0), into GPU 3
+  // from node 3's GPU 3 (rail 3's leaf): node 0's NIC 3 in.
   EXPECT_EQ(names(p.SplicedRoute(3, 8, 27, 3)),
-            (std::vector<std::string>{"node0.nic3.tx", "leaf3.up", "node0.nic3.rx"}));
+            (std::vector<std::string>{"node0.gpu3.nvlink.tx", "node0.gpu0.nvlink.rx",
+                                      "node0.nic0.tx", "node0.nic3.rx"}));
+  // Across scalable units (32 nodes per leaf): out through rail 3's uplink, in through its downlink.
+  const PlatformSpec two_units = PlatformOrDie(PresetChoice("dgx-h100", {}, 33), 16);
+  EXPECT_EQ(LinkNames(two_units, 3, 32 * 8 + 3),
+            (std::vector<std::string>{"node0.nic3.tx", "leaf3.up", "leaf11.down",
+                                      "node32.nic3.rx"}));
+  std::vector<std::string> spliced;
+  const Route route = two_units.SplicedRoute(3, 32 * 8 + 3, 32 * 8 + 3, 3);
+  for (int i = 0; i < route.num_links; ++i) spliced.push_back(two_units.Link(route.links[i]).name);
+  EXPECT_EQ(spliced, (std::vector<std::string>{"node0.nic3.tx", "leaf3.up", "leaf3.down",
+                                               "node0.nic3.rx"}));
   // Inside a node: GPU 0's port out (to GPU 1), GPU 0's port in (from GPU 7).
   EXPECT_EQ(names(p.SplicedRoute(0, 1, 7, 0)),
             (std::vector<std::string>{"node0.gpu0.nvlink.tx", "node0.gpu0.nvlink.rx"}));
@@ -70,19 +81,25 @@ TEST(Platform, SplicedRouteTakesTheSendingHalfAndTheReceivingHalf) {
   EXPECT_DOUBLE_EQ(ideal.UncontendedTransferTime(ideal.SplicedRoute(0, 1, 3, 0), 1000), 2e-6);
 }
 
-TEST(Platform, RailOptimizedRoutesUseTheRailLeafOrTheSpine) {
+TEST(Platform, RailOptimizedRoutesUseTheRailLeafPxnOrTheSpine) {
   const PlatformSpec p = PlatformOrDie(PresetChoice("dgx-h100", {}, 2), 16);
   // Same rail (GPU 3 of both nodes): NIC to NIC through the rail's leaf, 2 x 2.5 us, 400 Gb/s.
   EXPECT_EQ(LinkNames(p, 3, 11), (std::vector<std::string>{"node0.nic3.tx", "node1.nic3.rx"}));
   EXPECT_DOUBLE_EQ(p.RouteLatency(3, 11), 5e-6);
   EXPECT_EQ(p.RouteBandwidth(3, 11), 50e9);
-  // Across rails: up from rail 3's leaf and down into rail 0's, 0.5 us each.
-  EXPECT_EQ(LinkNames(p, 3, 8), (std::vector<std::string>{"node0.nic3.tx", "leaf3.up",
-                                                           "leaf0.down", "node1.nic0.rx"}));
-  EXPECT_DOUBLE_EQ(p.RouteLatency(3, 8), 6e-6);
-  // A rail leaf has 32 nodes' NICs below it and is non-blocking: 32 x 50 GB/s up.
-  EXPECT_EQ(p.Link(p.RouteBetween(3, 8).links[1]).bandwidth_bytes_per_s, 32 * 50e9);
-  EXPECT_TRUE(p.Link(p.RouteBetween(3, 8).links[1]).inter_node);
+  // Across rails, PXN as NCCL does it: over NVSwitch to GPU 0 (2 x 1.5 us), out of its NIC on
+  // rail 0, through rail 0's leaf.
+  EXPECT_TRUE(p.Pxn());
+  EXPECT_EQ(LinkNames(p, 3, 8), (std::vector<std::string>{"node0.gpu3.nvlink.tx",
+                                                           "node0.gpu0.nvlink.rx",
+                                                           "node0.nic0.tx", "node1.nic0.rx"}));
+  EXPECT_DOUBLE_EQ(p.RouteLatency(3, 8), 8e-6);
+  // Between scalable units a rail's traffic goes up its leaf to the spine: a rail leaf has 32
+  // nodes' NICs below it and is non-blocking, 32 x 50 GB/s up.
+  const PlatformSpec units = PlatformOrDie(PresetChoice("dgx-h100", {}, 33), 16);
+  EXPECT_EQ(units.Link(units.RouteBetween(3, 32 * 8 + 3).links[1]).bandwidth_bytes_per_s,
+            32 * 50e9);
+  EXPECT_TRUE(units.Link(units.RouteBetween(3, 32 * 8 + 3).links[1]).inter_node);
 }
 
 TEST(Platform, FatTreeUplinksAreOversubscribed) {

@@ -95,26 +95,35 @@ TEST(Collectives, TreeFillsDrainsAndPipelinesTwiceTheBytesThroughEachNic) {
       EXPECT_NEAR(CollectiveTime(plan, 4, 4, fold, engine, 8), expected, 1e-9 * expected);
     }
   }
-  // 8 GPUs per node on 2 nodes: 2 x 7 empty steps in the node, 2 x 1 across, 4 chunks of
-  // 2S/(4 x 8) through each GPU's NIC.
+  // 8 GPUs per node on 2 nodes: 2 x 7 empty steps in the node, 2 x 1 across, then 4 chunks,
+  // each 2S/4 along the chain in the node beside 2S/(4 x 8) through each GPU's NIC.
+  const double chain = kIntraStep + 2 * kBytes / 4 / kIntraBandwidth;
+  const double nic = kNicStep + 2 * kBytes / (4 * 8) / kNicBandwidth;
   ExpectTime(Plan(CollectiveAlgorithm::kTree, 8, 4), 16, 2,
-             14 * kIntraStep + 2 * kNicStep +
-                 4 * (kNicStep + 2 * kBytes / (4 * 8) / kNicBandwidth));
+             14 * kIntraStep + 2 * kNicStep + 4 * std::max(chain, nic));
 }
 
-TEST(Collectives, NvlsMovesTheBytesOnceEachWay) {
-  // S x 7/8 to the switch's reduction, S/8 of multicast: S in all, two steps.
+TEST(Collectives, RingAcrossNodesSendsEachChannelsShareThroughItsOwnNic) {
+  // 16 GPUs on 2 nodes, 8 channels: each of the 2 x 15 steps sends 7/8 of S/16 to the next GPU
+  // in the node beside 1/8 of it to the same GPU of the next node.
+  const double in_node = kIntraStep + kBytes * 7 / 8 / 16 / kIntraBandwidth;
+  const double across = kNicStep + kBytes / 8 / 16 / kNicBandwidth;
+  ExpectTime(Plan(CollectiveAlgorithm::kRing, 8), 16, 2, 30 * std::max(in_node, across));
+}
+
+TEST(Collectives, NvlsMovesTheBytesAndAnEighthEachWayAtFiveSixthsOfTheBus) {
+  // S to the switch's reductions, S/8 of multicast, both x 6/5: two steps.
   ExpectTime(Plan(CollectiveAlgorithm::kNvls, 8), 8, 1,
-             2 * kIntraStep + kBytes / kIntraBandwidth);
+             2 * kIntraStep + 1.2 * kBytes * 9 / 8 / kIntraBandwidth);
 }
 
-TEST(Collectives, NvlsTreeReducesInTheNodeAndTreesTheShareAcross) {
-  // NVLS's first step, a tree over 2 nodes of S/8 (2 empty steps, 2 chunks of 2(S/8)/2), NVLS's
-  // second step.
+TEST(Collectives, NvlsTreePipelinesTheSwitchWithTheTreeAcrossNodes) {
+  // 2 nodes of 8: 2 empty steps across, then 2 chunks, each 6/5 S (1 + 1/8) / 2 through the
+  // switch beside 2S/(8 x 2) through each GPU's NIC.
+  const double nvls = kIntraStep + 1.2 * kBytes * 9 / 8 / 2 / kIntraBandwidth;
+  const double nic = kNicStep + 2 * kBytes / 16 / kNicBandwidth;
   ExpectTime(Plan(CollectiveAlgorithm::kNvlsTree, 8, 2), 16, 2,
-             kIntraStep + kBytes * 7 / 8 / kIntraBandwidth + 2 * kNicStep +
-                 2 * (kNicStep + 2 * kBytes / 8 / 2 / kNicBandwidth) + kIntraStep +
-                 kBytes / 8 / kIntraBandwidth);
+             2 * kNicStep + 2 * std::max(nvls, nic));
 }
 
 }  // namespace

@@ -127,15 +127,16 @@ std::vector<Case> Cases() {
   const size_t transfers = 2 * m * (p - 1) * 2 * 2;
   const size_t steps = p * 2 * 2 * 2;
   parallel.slices = 2 * 3 * p * m + transfers + steps;
-  parallel.flows = 2 * transfers + (p * 2 * 2) * (1 + 2);
+  // A ring's first step follows NCCL's fixed-latency timer (not drawn), later ones two steps.
+  parallel.flows = 2 * transfers + (p * 2 * 2) * 2;
   cases.push_back(parallel);
   // The same with replica 0 standing for both (the default): one replica's actions and
   // transfers, and per stage and shard one member's 2(dp - 1) mirrored steps, each after the one
-  // before (the first after the backward).
+  // before (the first after the timer).
   Case folded{"dp2-tp2-folded", parallel.spec, 0, 0, p + 1, p};
   folded.spec.clear_replicas();
   folded.slices = 3 * p * m + transfers / 2 + p * 2 * 2;
-  folded.flows = transfers + (p * 2) * (1 + 1);
+  folded.flows = transfers + (p * 2) * 1;
   cases.push_back(folded);
   // llama3-8b, 1F1B, p 2, m 2, dp 2, tp 2, cp 2 (groups of 4 GPUs), ZeRO-1 and gradient buckets of
   // 5 GB: each stage's 2,007,564,288 (2,007,566,336) parameters per GPU make 8.03 GB of fp32
