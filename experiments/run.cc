@@ -467,7 +467,7 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     const double dp = parallelism.fold_replicas ? 1 : spec.training.dp;  // compiled
     const double members = spec.training.dp * spec.training.cp;  // of each gradient ring
     const double tasks =
-        buckets * (spec.training.tp * 2 * (members - 1) * dp * spec.training.cp + dp);
+        buckets * (spec.training.tp * CollectiveTasksBound(members) * dp * spec.training.cp + dp);
     if (members > 1 && tasks > static_cast<double>(spec.max_tasks)) {
       char text[200];
       std::snprintf(text, sizeof(text),

@@ -281,13 +281,19 @@ inline constexpr double kBytesPerTask = 140;
 // At most how many tasks a run of `stages` virtual stages, `microbatches` microbatches, `actions`
 // compute actions per replica (0: at most three ops per stage and microbatch, F, I and W),
 // `dp` replicas and ranks of `tp` x `cp` GPUs compiles into: compute tasks, the transfers
-// between stages (2 per microbatch and boundary, per GPU of a rank), the gradient ring steps
-// (stages x tp x 2(n - 1) x n over the n = dp x cp GPUs holding the same parameters, x cp instead
-// of x n when `fold_replicas`; ZeRO-1's reduce-scatter and all-gather take as many) and the
-// optimizer steps. Folded, one replica is compiled. Gradient buckets multiply the rings (checked
+// between stages (2 per microbatch and boundary, per GPU of a rank), the gradient collectives'
+// steps (stages x tp x CollectiveTasksBound(n) per member over the n = dp x cp GPUs holding the same
+// parameters, n members or cp when `fold_replicas`; ZeRO-1's reduce-scatter and all-gather take
+// as many) and the optimizer steps. Folded, one replica is compiled. Gradient buckets multiply the rings (checked
 // where they are given). Computed in doubles: it never overflows.
 // With p2p calls (P2pMode::kMegatron, kMegatronNoOverlap, kTorch) each action adds at most two
 // wait tasks.
+// At most how many tasks one member of a collective over n GPUs compiles into, whatever its
+// plan (CollectivePlan): a ring's 2(n - 1) steps, each of two transfers across nodes, or a tree's
+// 2(ppn - 1) + 2 log2 N + 64 steps of two (with ppn x N = n), plus its fixed-latency timer and the
+// timer joining its last step's two transfers.
+inline double CollectiveTasksBound(double n) { return 6 * n + 66; }
+
 inline double TaskCountBound(double stages, double microbatches, double actions, double dp,
                              double tp, P2pMode p2p_mode = P2pMode::kEager, double cp = 1,
                              bool fold_replicas = false) {
@@ -296,7 +302,7 @@ inline double TaskCountBound(double stages, double microbatches, double actions,
   const double compute = (actions > 0 ? actions : 3 * stages * microbatches) * compiled *
                          (p2p_mode == P2pMode::kEager ? 1 : 3);
   const double transfers = 2 * microbatches * (stages > 1 ? stages - 1 : 0) * tp * cp * compiled;
-  const double allreduce = stages * tp * 2 * (members - 1) * compiled * cp;
+  const double allreduce = members > 1 ? stages * tp * CollectiveTasksBound(members) * compiled * cp : 0;
   const double optimizer = stages * compiled;  // at most one per rank and replica
   return compute + transfers + allreduce + optimizer;
 }

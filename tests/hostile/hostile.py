@@ -102,12 +102,12 @@ case("cp-huge", run_with("--model", "llama3-8b", ("--f", "--b")) + ["--cp", "214
      message="--cp: 2147483647 x --tp 1 = 2147483647 GPUs per rank; at most 65535")
 case("cp-tasks", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--cp", "4096", "--seq-len", "8192", "--dp", "4096"], "--pp",
-     message="--pp 4, --microbatches 8, --dp 4096, --cp 4096: 5.5e+11 tasks (about 70 TiB); "
+     message="--pp 4, --microbatches 8, --dp 4096, --cp 4096: 1.6e+12 tasks (about 210 TiB); "
              "the limit is 5.0e+07 tasks (--max-tasks)")
-# Every replica simulated: 4 stages x 2(n - 1) x n ring steps over n = 4096 x 4096 members.
+# Every replica simulated: 4 stages x (6n + 66) x n collective tasks over n = 4096 x 4096 members.
 case("cp-tasks-all-replicas", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--cp", "4096", "--seq-len", "8192", "--dp", "4096", "--replicas", "all"], "--pp",
-     message="--pp 4, --microbatches 8, --dp 4096, --cp 4096: 2.3e+15 tasks (about 2.867e+05 TiB); "
+     message="--pp 4, --microbatches 8, --dp 4096, --cp 4096: 6.8e+15 tasks (about 8.602e+05 TiB); "
              "the limit is 5.0e+07 tasks (--max-tasks)")
 DP_RUN = ["run", "--schedule", "1F1B", "--pp", "2", "--microbatches", "4", "--f", "1ms", "--b", "2ms",
           "--grad-bytes", "400MB", "--platform", "dgx-h100"]
