@@ -50,9 +50,6 @@ double FixedLatency(CollectiveAlgorithm algorithm, NcclProtocol protocol) {
   }
 }
 
-// At most this many pipelined chunks stand for a tree's (each is a step of the task graph).
-constexpr int32_t kMaxTreeChunks = 64;
-
 }  // namespace
 
 Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
@@ -113,13 +110,13 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
                                std::to_string(stage) + "'s " +
                                std::string(CollectiveKindName(row.kind));
       if (rings_only || ppn == 0 || dp < 2 || row.bytes == 0) {
-        if (forced_other) {
+        if (forced_other && row.bytes > 0) {
           return Status::InvalidInput(
               what + ": its " + std::to_string(dp) + " GPUs are not the same number on every "
               "node in runs of consecutive replicas; use ring (or a placement that groups them)");
         }
-        row.why = rings_only ? (cp > 1 ? "rings over dp x cp GPUs" : "XML platform: rings")
-                             : ppn == 0 ? "uneven GPUs per node: ring" : "";
+        row.why = rings_only ? (cp > 1 ? "context parallelism" : "XML platform")
+                             : ppn == 0 ? "uneven GPUs per node" : "";
         rows->push_back(row);
         continue;
       }
@@ -145,7 +142,7 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
         const double per_step = static_cast<double>(choice.channels) *
                                 static_cast<double>(std::max<int64_t>(choice.chunk_bytes, 1));
         plan.pipeline_chunks = static_cast<int32_t>(
-            std::clamp(std::ceil(tree_bytes / per_step), 1.0, double{kMaxTreeChunks}));
+            std::clamp(std::ceil(tree_bytes / per_step), 1.0, double{kMaxPipelineChunks}));
       }
       row.algorithm = choice.algorithm;
       row.protocol = std::string(NcclProtocolName(choice.protocol));

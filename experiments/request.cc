@@ -371,6 +371,10 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
   if (status.ok() && c.has_dp()) {
     status = AtLeast(where, "dp", c.dp(), 1);
     spec->training.dp = c.dp();
+    if (status.ok() && c.dp() > kMaxReplicas) {
+      status = where.Invalid("dp", std::to_string(c.dp()) + " replicas; at most " +
+                                       std::to_string(kMaxReplicas));
+    }
   }
   if (status.ok() && c.has_cp()) {
     status = AtLeast(where, "cp", c.cp(), 1);

@@ -388,11 +388,15 @@ std::string SingleTable(const RunResult& r) {
     if (first.members_per_node > 0) {
       text += ", " + std::to_string(first.members_per_node) + " per node";
     }
-    text += r.spec.collective_algorithm ? "; forced)" : "; NCCL 2.23's choice)";
+    bool modelled = false;  // NCCL's model chose at least one
+    for (const CollectiveRow& c : r.collectives) modelled = modelled || !c.protocol.empty();
+    text += r.spec.collective_algorithm ? "; forced)"
+            : modelled                  ? "; NCCL 2.23's choice)"
+                                        : "; rings: " + first.why + ")";
     summary.push_back({"collectives", text});
   }
   if (m.num_allreduce_tasks > 0) {
-    summary.push_back({"all-reduce", std::to_string(m.num_allreduce_tasks) + " ring steps (" +
+    summary.push_back({"all-reduce", std::to_string(m.num_allreduce_tasks) + " steps (" +
                                          HumanBytes(static_cast<double>(m.allreduce_bytes)) +
                                          "), ends " + HumanDuration(m.allreduce_tail_s) +
                                          " after the last compute"});

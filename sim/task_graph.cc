@@ -330,13 +330,26 @@ void AddPlannedSteps(const std::vector<Phase>& phases, int32_t ppn, int32_t dp, 
                      const std::vector<TaskId>& after, const std::vector<TaskId>& chain,
                      TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges,
                      std::vector<TaskId>* starts, std::vector<TaskId>* ends) {
-  // Each member's tasks of the step before (two for a ring's channels, else one).
+  // Each member's tasks of the step before (two for a step of two parts, else one).
   std::vector<std::vector<TaskId>> previous(members), current(members);
   // The member r sends to (by = 1) or receives from (by = -1) in the node or across nodes.
   auto next = [&](Peer peer, int32_t r, int32_t by) {
     if (peer == Peer::kAcrossNodes) return ((r + by * ppn) % dp + dp) % dp;
     const int32_t base = r - r % ppn;
     return base + ((r % ppn + by) % ppn + ppn) % ppn;
+  };
+  // The compiled members whose step before sent to r (with r itself): over the previous step's
+  // parts, which may belong to the phase before.
+  std::vector<Peer> sent_over;
+  auto senders_of = [&](int32_t r) {
+    std::vector<int32_t> senders = {r};
+    for (Peer peer : sent_over) {
+      const int32_t sender = next(peer, r, -1);
+      if (sender < members && std::find(senders.begin(), senders.end(), sender) == senders.end()) {
+        senders.push_back(sender);
+      }
+    }
+    return senders;
   };
   bool first = true;
   for (const Phase& phase : phases) {
@@ -349,32 +362,27 @@ void AddPlannedSteps(const std::vector<Phase>& phases, int32_t ppn, int32_t dp, 
         current[r].clear();
         for (const auto& [peer, bytes] : parts) {
           const int32_t to = next(peer, r, 1);
-          const int32_t from = next(peer, r, -1);
           const TaskId id = static_cast<TaskId>(graph->tasks.size());
           current[r].push_back(id);
           Task task = TransferTaskOf(TaskKind::kAllReduce, r, to, shard, rank, rank, stage, bytes);
           task.mirrored = to >= members;
-          if (task.mirrored) task.source_replica = static_cast<uint16_t>(from);
+          if (task.mirrored) task.source_replica = static_cast<uint16_t>(next(peer, r, -1));
           graph->tasks.push_back(task);
           if (first) {
             for (TaskId before : {after[r], chain[r]}) {
               if (before != TaskGraph::kNoTask) edges->emplace_back(before, id);
             }
-            (*starts)[r] = id;
+            if (current[r].size() == 1) (*starts)[r] = id;
             continue;
           }
-          // After this member's step before and that of the members it receives from.
-          std::vector<int32_t> senders = {r};
-          for (const auto& part : parts) {
-            const int32_t sender = next(part.first, r, -1);
-            if (sender < members && sender != r) senders.push_back(sender);
-          }
-          for (int32_t sender : senders) {
+          for (int32_t sender : senders_of(r)) {
             for (TaskId before : previous[sender]) edges->emplace_back(before, id);
           }
         }
       }
       previous.swap(current);
+      sent_over.clear();
+      for (const auto& part : parts) sent_over.push_back(part.first);
       first = false;
     }
   }
@@ -383,13 +391,17 @@ void AddPlannedSteps(const std::vector<Phase>& phases, int32_t ppn, int32_t dp, 
       (*ends)[r] = previous[r][0];
       continue;
     }
-    // Both channels' shares of the last step end the collective: a timer of no time after both.
+    // A last step of two parts: a timer of no time ends the collective once both parts the
+    // member sent and those it received have.
     Task join = ComputeTaskOf(rank, static_cast<size_t>(stage), 0);
     join.kind = TaskKind::kDelay;
     join.replica = join.peer_replica = static_cast<uint16_t>(r);
-    (*ends)[r] = static_cast<TaskId>(graph->tasks.size());
+    const TaskId id = static_cast<TaskId>(graph->tasks.size());
+    (*ends)[r] = id;
     graph->tasks.push_back(join);
-    for (TaskId before : previous[r]) edges->emplace_back(before, (*ends)[r]);
+    for (int32_t sender : senders_of(r)) {
+      for (TaskId before : previous[sender]) edges->emplace_back(before, id);
+    }
   }
 }
 
@@ -462,8 +474,12 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
       auto collective = [&](const CollectivePlan& plan, CollectiveKind kind, int64_t part,
                             std::vector<TaskId> after, std::vector<TaskId> before,
                             std::vector<TaskId>* last) {
-        if (plan.fixed_latency_s > 0) {
-          // Each member's timer, after its data is ready, goes before its first step.
+        const int32_t ppn = plan.members_per_node;
+        const bool ring = plan.algorithm == CollectiveAlgorithm::kRing && (ppn == 1 || ppn == n);
+        std::vector<TaskId> timers;
+        if (plan.fixed_latency_s > 0 || !ring) {
+          // Each member's timer (NCCL's fixed latency, or none), after its data is ready, goes
+          // before its first step (or steps: a step may have two parts) and stands for them.
           for (int32_t i = 0; i < m; ++i) {
             Task timer = ComputeTaskOf(rank, static_cast<size_t>(stage), plan.fixed_latency_s);
             timer.kind = TaskKind::kDelay;
@@ -475,10 +491,10 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
             }
             after[i] = id;
             before[i] = TaskGraph::kNoTask;
+            timers.push_back(id);
           }
         }
-        const int32_t ppn = plan.members_per_node;
-        if (plan.algorithm == CollectiveAlgorithm::kRing && (ppn == 1 || ppn == n)) {
+        if (ring) {
           const bool gathers = kind == CollectiveKind::kAllGather;
           AddRingSteps(rank, stage, members, n, wrap_to, gathers ? n - 1 : 0,
                        kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1, part,
@@ -487,6 +503,7 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
           AddPlannedSteps(PhasesOf(plan, kind, part, n), plan.members_per_node, par.dp, rank,
                           stage, index, m, after, before, graph, edges, &starts, last);
         }
+        if (!timers.empty()) starts = timers;  // ZeRO-1's all-gather waits at them
       };
       for (int64_t j = 0; j < buckets; ++j) {
         const int32_t bucket = static_cast<int32_t>(j);

@@ -52,6 +52,8 @@ using TaskId = uint32_t;
 
 // GPUs of one rank (tp x cp): Task::shard and Task::peer_shard number them in 16 bits.
 inline constexpr int32_t kMaxGpusPerRank = 65535;
+// Data-parallel replicas: Task::replica, peer_replica and source_replica number them in 16 bits.
+inline constexpr int32_t kMaxReplicas = 65535;
 
 enum class TaskKind : uint8_t {
   kCompute,    // an action of the schedule
@@ -59,9 +61,10 @@ enum class TaskKind : uint8_t {
   kAllReduce,  // one step of one GPU in a data-parallel gradient all-reduce
   kWait,       // a rank's blocking p2p call returning (P2pMode::kMegatron); takes no time itself
   kOptimizer,  // a rank's optimizer step, after its last action and its gradients' all-reduces
-  // A timer (--grad-bucket): it starts when the compute task it stands beside can start (it has
-  // the same predecessors) and lasts duration_s: a gradient bucket becoming ready part-way
-  // through the stage's last backward. Uses no GPU or link.
+  // A timer that lasts duration_s and uses no GPU or link: a gradient bucket becoming ready
+  // part-way through the stage's last backward (--grad-bucket; it starts when the compute task it
+  // stands beside can start: it has the same predecessors), a collective's fixed latency before
+  // its first step, or the end of a collective whose last step has two parts.
   kDelay,
 };
 
@@ -96,9 +99,10 @@ Status ParseP2pMode(std::string_view what, std::string_view text, P2pMode* mode)
 
 struct Task {
   TaskKind kind = TaskKind::kCompute;
-  // kAllReduce with folded replicas: the step from the last simulated ring member to a member of
-  // replica 1, standing for every member's send to its successor and receive from its
-  // predecessor: it moves on PlatformSpec::SplicedRoute (see RouteOf in sim/engine.h).
+  // kAllReduce with folded replicas: a step from a compiled member to a member of another replica
+  // (its successor in the ring, the node or across nodes), standing for every member's send to
+  // its successor and receive from its predecessor: it moves on PlatformSpec::SplicedRoute (see
+  // RouteOf in sim/engine.h).
   bool mirrored = false;
   // Mirrored steps: the replica of the member whose send to this one's GPU (in replica 0) the step
   // also stands for: its predecessor in the collective's ring or group.
@@ -288,11 +292,15 @@ inline constexpr double kBytesPerTask = 140;
 // where they are given). Computed in doubles: it never overflows.
 // With p2p calls (P2pMode::kMegatron, kMegatronNoOverlap, kTorch) each action adds at most two
 // wait tasks.
-// At most how many tasks one member of a collective over n GPUs compiles into, whatever its
-// plan (CollectivePlan): a ring's 2(n - 1) steps, each of two transfers across nodes, or a tree's
-// 2(ppn - 1) + 2 log2 N + 64 steps of two (with ppn x N = n), plus its fixed-latency timer and the
-// timer joining its last step's two transfers.
-inline double CollectiveTasksBound(double n) { return 6 * n + 66; }
+// At most this many pipelined chunks stand for a tree's (CollectivePlan::pipeline_chunks; each is
+// a step of the task graph).
+inline constexpr int32_t kMaxPipelineChunks = 64;
+
+// At most how many tasks one member of a collective over n GPUs compiles into, whatever its plan
+// (CollectivePlan): a ring's 2(n - 1) steps of two transfers across nodes, or a tree's
+// 2(ppn - 1) + 2 log2 N empty steps and kMaxPipelineChunks steps of two (ppn x N = n); ZeRO-1's
+// reduce-scatter and all-gather as many in all; plus two timers (fixed latency, join) each.
+inline double CollectiveTasksBound(double n) { return 6 * n + 2 * kMaxPipelineChunks + 8; }
 
 inline double TaskCountBound(double stages, double microbatches, double actions, double dp,
                              double tp, P2pMode p2p_mode = P2pMode::kEager, double cp = 1,

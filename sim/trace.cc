@@ -498,15 +498,31 @@ class TraceStreamer {
 
   // The flows between ring steps (kinds 1 and 2); the backwards' (kind 3) are marked as their
   // slices are emitted.
+  // Which flow kinds come into each step, and from which step each of kinds 1 and 2 is drawn: the
+  // first (a step whose predecessor sent two parts side by side has two of a kind; one id, one
+  // arrow).
   void RingFlowsIn() {
     ring_flows_in_.assign(communication_end_ - transfers_end_, 0);
+    ring_flow_from_.assign(communication_end_ - transfers_end_,
+                           {TaskGraph::kNoTask, TaskGraph::kNoTask});
     for (TaskId u = transfers_end_; u < communication_end_; ++u) {
       if (graph_.tasks[u].kind != TaskKind::kAllReduce) continue;
       for (TaskId v : boost::make_iterator_range(boost::adjacent_vertices(u, graph_.dag))) {
         if (graph_.tasks[v].kind != TaskKind::kAllReduce) continue;
-        ring_flows_in_[v - transfers_end_] |= 1 << (FlowIntoCommunication(graph_, u, v) & 3);
+        const uint64_t kind = FlowIntoCommunication(graph_, u, v) & 3;
+        ring_flows_in_[v - transfers_end_] |= 1 << kind;
+        TaskId& from = ring_flow_from_[v - transfers_end_][kind - 1];
+        if (from == TaskGraph::kNoTask) from = u;
       }
     }
+  }
+
+  // Whether the edge u -> v (v a transfer or step) is drawn as a flow.
+  bool DrawsFlow(TaskId u, TaskId v) const {
+    if (graph_.tasks[v].kind != TaskKind::kAllReduce || graph_.tasks[u].kind != TaskKind::kAllReduce) {
+      return true;
+    }
+    return ring_flow_from_[v - transfers_end_][(FlowIntoCommunication(graph_, u, v) & 3) - 1] == u;
   }
 
   void MarkAllReduceFed(TaskId step) {
@@ -551,7 +567,9 @@ class TraceStreamer {
           }
         }
         for (TaskId v : boost::make_iterator_range(boost::adjacent_vertices(t, graph_.dag))) {
-          if (IsCommunication(graph_.tasks[v])) flows_out.push_back(FlowIntoCommunication(graph_, t, v));
+          if (IsCommunication(graph_.tasks[v]) && DrawsFlow(t, v)) {
+            flows_out.push_back(FlowIntoCommunication(graph_, t, v));
+          }
         }
         args.push_back(Int("stage", static_cast<int64_t>(task.position)));
         args.push_back(Int("rank", task.rank));
@@ -736,6 +754,7 @@ class TraceStreamer {
   std::vector<Group> groups_;
   // Per gradient ring step (from transfers_end_): bit k set when a flow of kind k ends there.
   std::vector<uint8_t> ring_flows_in_;
+  std::vector<std::array<TaskId, 2>> ring_flow_from_;
   // The current compute slice's name: written in place, so that a million slices allocate none.
   SliceNameBuffer name_buffer_;
 };

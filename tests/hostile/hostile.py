@@ -66,7 +66,8 @@ for flag in ["--pp", "--microbatches", "--stages-per-rank", "--nodes", "--tp", "
 for flag in ["--seq-len", "--microbatch-size", "--zero"]:
     for i, value in enumerate(["-1", "2147483648", "abc", ARG]):
         case(f"model-count{flag}-{i}", run_with("--model", "llama3-8b", ("--f", "--b")) + [flag, value], flag)
-case("issue-dp-huge", run_with("--dp", "2147483647") + ["--grad-bytes", "1"], "--pp")
+case("issue-dp-huge", run_with("--dp", "2147483647") + ["--grad-bytes", "1"], "--dp",
+     message="--dp: 2147483647 replicas; at most 65535")
 case("issue-pp-m-huge", run_with("--pp", "100000", microbatches="100000"), "--pp",
      message="--pp 100000, --microbatches 100000: 4.0e+10 tasks (about 5.093 TiB); the limit is "
              "5.0e+07 tasks (--max-tasks)")

@@ -126,5 +126,104 @@ TEST(Collectives, NvlsTreePipelinesTheSwitchWithTheTreeAcrossNodes) {
              2 * kNicStep + 2 * std::max(nvls, nic));
 }
 
+// The tasks with an edge into `task`.
+std::vector<TaskId> PredecessorsOf(const TaskGraph& graph, TaskId task) {
+  std::vector<TaskId> from;
+  for (TaskId t = 0; t < graph.num_tasks(); ++t) {
+    for (TaskId v : boost::make_iterator_range(boost::adjacent_vertices(t, graph.dag))) {
+      if (v == task) from.push_back(t);
+    }
+  }
+  return from;
+}
+
+TaskGraph FullGraph(const CollectivePlan& plan, int32_t dp) {
+  const Schedule s = OneRankOneMicrobatch();
+  StageCosts costs = OneStageCosts(1e-3, 2e-3);
+  costs.gradient_bytes = {static_cast<int64_t>(kBytes)};
+  Parallelism parallelism{dp, 1, P2pMode::kEager};
+  parallelism.reduce_plans = {plan};
+  TaskGraph graph;
+  EXPECT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
+  return graph;
+}
+
+TEST(Collectives, AStepWaitsForWhoSentToItInThePhaseBefore) {
+  // Hierarchical over 2 nodes of 8, every replica compiled: replica 1's first step across nodes
+  // (to replica 9) waits for the last in-node step that replica 0 sent it (the reduce-scatter's
+  // last chunk), not for replica 9's (which sent it nothing).
+  const TaskGraph graph = FullGraph(Plan(CollectiveAlgorithm::kHierarchical, 8), 16);
+  TaskId across = TaskGraph::kNoTask;
+  for (TaskId t = 0; t < graph.num_tasks() && across == TaskGraph::kNoTask; ++t) {
+    const Task& task = graph.tasks[t];
+    if (task.kind == TaskKind::kAllReduce && task.replica == 1 && task.peer_replica == 9) across = t;
+  }
+  ASSERT_NE(across, TaskGraph::kNoTask);
+  std::vector<int32_t> from;
+  for (TaskId t : PredecessorsOf(graph, across)) from.push_back(graph.tasks[t].replica);
+  std::sort(from.begin(), from.end());
+  EXPECT_EQ(from, (std::vector<int32_t>{0, 1}));
+}
+
+TEST(Collectives, ACollectiveEndsWhenItsLastPartsArrive) {
+  // A ring over 2 nodes of 8 with channels: the last step has two parts; replica 1's end waits
+  // for its own two and for those of replica 0 (in the node) and replica 9 (across) into it.
+  const TaskGraph graph = FullGraph(Plan(CollectiveAlgorithm::kRing, 8), 16);
+  TaskId join = TaskGraph::kNoTask;
+  for (TaskId t = 0; t < graph.num_tasks(); ++t) {
+    const Task& task = graph.tasks[t];
+    if (task.kind == TaskKind::kDelay && task.replica == 1 && task.duration_s == 0) join = t;
+  }
+  ASSERT_NE(join, TaskGraph::kNoTask);
+  std::vector<std::pair<int32_t, int32_t>> from;
+  for (TaskId t : PredecessorsOf(graph, join)) {
+    from.emplace_back(graph.tasks[t].replica, graph.tasks[t].peer_replica);
+  }
+  std::sort(from.begin(), from.end());
+  EXPECT_EQ(from, (std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {0, 8}, {1, 2}, {1, 9},
+                                                            {9, 1}, {9, 10}}));
+}
+
+TEST(Collectives, ZeroOnesAllGatherWaitsForTheOptimizerStep) {
+  // ZeRO-1 with channelled rings over 2 nodes: no all-gather step (nor its timer) starts before
+  // the optimizer step of its replica ends, folded or not.
+  for (bool fold : {true, false}) {
+    SCOPED_TRACE(fold ? "folded" : "full");
+    const Schedule s = OneRankOneMicrobatch();
+    StageCosts costs = OneStageCosts(1e-3, 2e-3);
+    costs.gradient_bytes = {static_cast<int64_t>(kBytes)};
+    costs.param_gather_bytes = {static_cast<int64_t>(kBytes / 2)};
+    costs.optimizer_s = {1e-3};
+    Parallelism parallelism{16, 1, P2pMode::kEager};
+    parallelism.fold_replicas = fold;
+    CollectivePlan plan = Plan(CollectiveAlgorithm::kRing, 8);
+    plan.fixed_latency_s = 8.4e-6;
+    parallelism.reduce_plans = {plan};
+    parallelism.gather_plans = {plan};
+    TaskGraph graph;
+    ASSERT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
+    PlatformSpec platform;
+    ASSERT_TRUE(BuildPlatform(PresetChoice("h100-node", {}, 2), 1, 16, 1, FlagLocator(), &platform)
+                    .ok());
+    Timeline timeline;
+    ASSERT_TRUE(Execute(EngineKind::kSimGrid, graph, platform, &timeline).ok());
+    double optimizer_end = 0;
+    for (TaskId t = static_cast<TaskId>(graph.optimizers_begin()); t < graph.num_tasks(); ++t) {
+      optimizer_end = std::max(optimizer_end, timeline.end_s[t]);
+    }
+    ASSERT_GT(optimizer_end, 0);
+    // The all-gather's steps: 7/8 of P/16 in the node, 1/8 across (P = 0.8 GB), against the
+    // reduce-scatter's 87.5 and 12.5 MB.
+    for (TaskId t = 0; t < graph.num_tasks(); ++t) {
+      const Task& task = graph.tasks[t];
+      if (task.kind != TaskKind::kAllReduce ||
+          (task.bytes != 43'750'000 && task.bytes != 6'250'000)) {
+        continue;
+      }
+      EXPECT_GE(timeline.start_s[t], optimizer_end - 1e-12) << "task " << t;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ppsim
