@@ -40,12 +40,18 @@ constexpr uint64_t kInputError = 0x7070'7369'6d45'5231ULL;  // "ppsimER1": a mes
 // Where a transfer goes in SimGrid: its receiver's host, or for a mirrored step a mirror host of
 // the GPU of replica 0 that stands for its receiver (routes are per pair of hosts, and the
 // mirrored route differs from the route between the two GPUs).
+// The replicas a mirrored step moves within: a node's group of ppn (successor 1, predecessor
+// ppn - 1 < dp - 1) returns ppn; the whole ring or the ring across nodes returns dp.
+int32_t MirroredGroup(const Task& task, int32_t dp) {
+  return task.peer_replica == 1 && task.source_replica != dp - 1 ? task.source_replica + 1 : dp;
+}
+
 TaskGpus EndpointsOf(const Task& task, const PlatformSpec& platform) {
   TaskGpus gpus = GpusOf(task, platform);
   if (task.mirrored) {
-    // The ring's (successor 1, predecessor dp - 1), in a node's group's or across nodes'.
+    // The ring's (successor 1), a node's group's, or across nodes' (successor ppn).
     const int32_t variant =
-        (task.peer_replica != 1 ? 2 : 0) + (task.source_replica != platform.dp - 1 ? 1 : 0);
+        task.peer_replica != 1 ? 2 : MirroredGroup(task, platform.dp) != platform.dp ? 1 : 0;
     gpus.dst = MirrorHostOf(platform.GpuOf(0, task.peer, task.peer_shard), variant);
   }
   return gpus;
@@ -100,11 +106,9 @@ std::map<int32_t, int32_t> LinkSharers(const TaskGraph& graph, const PlatformSpe
     }
     const Route route = TransferOf(graph, platform, task, part).second;
     std::vector<int32_t> count(route.num_links, 1);
-    // A step in a node's group of ppn replicas (successor 1, predecessor ppn - 1 < dp - 1) moves
-    // within each group; other transfers are the same shifted by r replicas.
-    const int32_t ppn = task.mirrored && task.peer_replica == 1 && task.source_replica != dp - 1
-                            ? task.source_replica + 1
-                            : dp;
+    // A step in a node's group moves within each group; other transfers are the same shifted by
+    // r replicas.
+    const int32_t ppn = task.mirrored ? MirroredGroup(task, dp) : dp;
     for (int32_t r = 1; r < dp; ++r) {
       Task copy = task;  // the same transfer in replica r
       const int32_t base = r - r % ppn;

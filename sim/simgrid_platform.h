@@ -15,7 +15,7 @@ namespace ppsim {
 
 // The SimGrid host of each GPU a run uses, by GPU number; kTimerHost: the timer;
 // MirrorHostOf(g, v): the end of mirrored transfers standing for GPU g's receives, one host per
-// route variant v (0..3: a mirrored step's route depends on its successor and predecessor).
+// route variant v (0..2: a mirrored step's route depends on its successor and predecessor).
 using GpuHosts = std::unordered_map<int32_t, simgrid::s4u::Host*>;
 inline constexpr int32_t kTimerHost = -1;
 inline constexpr int32_t MirrorHostOf(int32_t gpu, int32_t variant) {

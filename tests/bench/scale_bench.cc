@@ -14,24 +14,13 @@
 #include "experiments/request.h"
 #include "experiments/run.h"
 #include "tests/bench/bench_inputs.h"
+#include "tests/support/llama405b.h"
 
 namespace ppsim {
 namespace {
 
 RunSpec Llama405b(int32_t dp, bool fold) {
-  proto::RunConfig config;
-  config.set_model("llama3-405b");
-  config.set_schedule("Interleaved1F1B");
-  config.set_pp(16);
-  config.set_stages_per_rank(2);
-  config.set_tp(8);
-  config.set_sequence_parallel(true);
-  config.set_recompute("full");
-  config.set_seq_len(8192);
-  config.set_microbatches(16);
-  config.set_platform("dgx-h100");
-  config.set_nodes(16 * dp);
-  config.set_dp(dp);
+  proto::RunConfig config = Llama405bRun(dp);
   config.set_replicas(fold ? "one" : "all");
   RunRequest request;
   Check(ResolveRun(config, std::make_shared<FlagLocator>(), {}, &request));

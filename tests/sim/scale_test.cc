@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "tests/support/llama405b.h"
 #include "tests/support/runs.h"
 
 namespace ppsim {
@@ -41,19 +42,7 @@ TEST(Scale, MoreReplicasNeverMakeAnIterationFaster) {
 TEST(Scale, ASlowerNicSlowsThe16kGpuRun) {
   // The README's benchmark run: llama3-405b, Interleaved1F1B, pp 16, V 2, tp 8 with sequence
   // parallelism, full recomputation, dp 128 on 2048 DGX H100 nodes (16,384 GPUs).
-  proto::RunConfig config;
-  config.set_model("llama3-405b");
-  config.set_schedule("Interleaved1F1B");
-  config.set_pp(16);
-  config.set_stages_per_rank(2);
-  config.set_tp(8);
-  config.set_sequence_parallel(true);
-  config.set_recompute("full");
-  config.set_seq_len(8192);
-  config.set_microbatches(16);
-  config.set_platform("dgx-h100");
-  config.set_nodes(2048);
-  config.set_dp(128);
+  proto::RunConfig config = Llama405bRun(128);
   const RunResult fast = RunOk(config);
   EXPECT_EQ(fast.gpus, 16384);
   EXPECT_EQ(fast.replicas_simulated, 1);
