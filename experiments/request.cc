@@ -227,7 +227,22 @@ Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const Resol
   }
   if (!status.ok()) return status;
   spec->profile_file = InputPath(options, c.profile());
-  if (!c.memory_limit().empty()) {
+  if (c.memory_limit().ends_with('p')) {
+    // "2p": ZB-auto's activations within 2 x p x M_B (PrepareRun checks the schedule).
+    const std::string digits = c.memory_limit().substr(0, c.memory_limit().size() - 1);
+    int64_t multiple = 0;
+    if (!digits.empty() && digits.size() <= 4 &&
+        std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      multiple = std::stoll(digits);
+    }
+    if (multiple < 1 || multiple > kMaxActivationLimitP) {
+      return where.Invalid("memory_limit", "invalid value '" + Printable(c.memory_limit()) +
+                                               "'; a multiple of p x M_B is a whole 1p to " +
+                                               std::to_string(kMaxActivationLimitP) +
+                                               "p, or give a size (80GiB)");
+    }
+    spec->activation_limit_p = static_cast<int32_t>(multiple);
+  } else if (!c.memory_limit().empty()) {
     status = ParseSize(where.Where("memory_limit"), c.memory_limit(), &spec->memory_limit_bytes);
     if (!status.ok()) return status;
     if (spec->memory_limit_bytes == 0) {

@@ -11,8 +11,10 @@
 #include "base/names.h"
 #include "models/profile.h"
 #include "models/units.h"
+#include "schedules/one_stage_per_rank.h"
 #include "schedules/registry.h"
 #include "schedules/schedule_text.h"
+#include "schedules/zb_auto.h"
 
 namespace ppsim {
 namespace {
@@ -274,7 +276,99 @@ Status ApplyGlobalBatch(RunSpec* spec) {
   return Status();
 }
 
+// The stages as the zero-bubble scheduler sees them (schedules/zb_auto.h), for a schedule found
+// from costs (ZB-1p, ZB-2p, ZB-auto): F, I and W in nanoseconds; T_comm towards the next stage,
+// the uncontended transfer of the boundary message (a GPU's share of it with tp or cp) from rank
+// s to rank s + 1 of replica 0; M_B and M_W; and the limit: K x p x M_B for --memory-limit Kp,
+// else the activations that fit beside the stage's static bytes and the reserve in the GPU's
+// memory (no limit when the memory is not bounded).
+Status ZeroBubbleStagesOf(const RunSpec& spec, const PreparedRun& run, const ScheduleInfo& info,
+                          std::vector<ZeroBubbleStage>* stages) {
+  const Locator& where = *spec.where;
+  const StageCosts& costs = run.costs;
+  const std::string name(info.name);
+  if (spec.activation_limit_p > 0 && info.name != "ZB-auto") {
+    return where.Invalid("memory_limit",
+                         std::to_string(spec.activation_limit_p) + "p limits ZB-auto's "
+                         "activations; " + name + " takes a size (the GPU's memory)");
+  }
+  if (costs.backward_input_s.empty() || costs.backward_weight_s.empty()) {
+    return where.Invalid("i", name + " splits the backward into I and W; give " +
+                                  where.Name("i") + " and " + where.Name("w") + ", not only " +
+                                  where.Name("b"));
+  }
+  bool any_activation = false;
+  for (int64_t bytes : costs.activation_bytes) any_activation = any_activation || bytes > 0;
+  if (!any_activation) {
+    return where.Invalid("activation", name + " places forwards as memory allows and needs each "
+                                       "stage's activation bytes M_B; give " +
+                                           where.Name("model") + ", a profile with activation, "
+                                           "or " + where.Name("activation") + " (and " +
+                                           where.Name("activation_w") + ")");
+  }
+  if (!run.platform.xml_file.empty()) {
+    return where.Invalid("schedule", name + " times the boundary transfers on a cluster (a "
+                                     "preset or a cluster file); the routes of the XML platform " +
+                                         run.platform.xml_file + " are known to SimGrid only");
+  }
+  const RunMemory memory = RunMemoryOf(spec, run.platform, costs);
+  const int32_t p = run.schedule.num_ranks;
+  const int64_t group = spec.training.GpusPerRank();
+  auto ticks = [](double seconds) { return std::llround(seconds * 1e9); };
+  stages->assign(p, ZeroBubbleStage());
+  for (int32_t s = 0; s < p; ++s) {
+    ZeroBubbleStage& stage = (*stages)[s];
+    stage.forward_ticks = ticks(costs.forward_s[s]);
+    stage.backward_input_ticks = ticks(costs.backward_input_s[s]);
+    stage.backward_weight_ticks = ticks(costs.backward_weight_s[s]);
+    if (s + 1 < p) {
+      const int64_t bytes = costs.message_bytes.empty() ? 0 : costs.message_bytes[s];
+      stage.transfer_ticks = ticks(run.platform.UncontendedTransferTime(
+          run.platform.GpuOf(0, s, 0), run.platform.GpuOf(0, s + 1, 0), (bytes + group - 1) / group));
+    }
+    stage.activation_bytes = costs.activation_bytes[s];
+    stage.activation_w_bytes = costs.activation_w_bytes.empty() ? 0 : costs.activation_w_bytes[s];
+    if (spec.activation_limit_p > 0) {
+      stage.limit_bytes = int64_t{spec.activation_limit_p} * p * stage.activation_bytes;
+    } else if (memory.capacity_bytes == 0) {
+      stage.limit_bytes = std::numeric_limits<int64_t>::max() / 4;
+    } else {
+      const int64_t static_bytes = costs.static_bytes.empty() ? 0 : costs.static_bytes[s];
+      stage.limit_bytes = MaxLiveActivationBytes(static_bytes, memory.capacity_bytes,
+                                                 memory.reserve);
+      if (stage.limit_bytes < stage.activation_bytes) {
+        return where.Invalid(
+            "memory_limit",
+            name + " cannot place a forward on stage " + std::to_string(s) + ": " +
+                HumanBytes(static_cast<double>(memory.capacity_bytes)) + " of GPU memory leaves " +
+                HumanBytes(static_cast<double>(std::max<int64_t>(stage.limit_bytes, 0))) +
+                " for activations beside " + HumanBytes(static_cast<double>(static_bytes)) +
+                " of parameters, gradients and optimizer state and the reserve, but one "
+                "microbatch holds " + HumanBytes(static_cast<double>(stage.activation_bytes)));
+      }
+    }
+  }
+  return Status();
+}
+
 }  // namespace
+
+RunMemory RunMemoryOf(const RunSpec& spec, const PlatformSpec& platform, const StageCosts& costs) {
+  RunMemory memory;
+  memory.capacity_bytes =
+      spec.memory_limit_bytes > 0 ? spec.memory_limit_bytes : platform.gpu.memory_bytes;
+  // The default reserve applies when the run counts memory at all.
+  bool counts_memory = false;
+  for (int64_t bytes : costs.static_bytes) counts_memory = counts_memory || bytes > 0;
+  for (int64_t bytes : costs.activation_bytes) counts_memory = counts_memory || bytes > 0;
+  memory.reserve.fixed_bytes = spec.memory_reserve_bytes >= 0 ? spec.memory_reserve_bytes
+                               : counts_memory                ? kDefaultMemoryReserveBytes
+                                                              : 0;
+  memory.reserve.activation_fraction = spec.activation_overhead >= 0 ? spec.activation_overhead
+                                       : counts_memory ? kDefaultActivationOverhead
+                                                       : 0;
+  return memory;
+}
 
 Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
                         std::vector<StageModel>* stages, TransformerSpec* model,
@@ -319,10 +413,30 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     Status status = CheckRunSize(spec, stages, microbatches, 2 * stages * microbatches);
     if (!status.ok()) return status;
   }
-  Status status = BuildSchedule(spec, &run->schedule, &run->label);
+  // A schedule found from costs (ZB-1p, ...) is generated once the costs are known; until then
+  // it is its shape: a stage per rank, and F, I and W per stage and microbatch.
+  const ScheduleInfo* from_costs = nullptr;
+  if (spec.schedule_file.empty()) {
+    const ScheduleInfo* info = FindSchedule(spec.schedule_name);
+    if (info != nullptr && info->needs_costs) from_costs = info;
+  }
+  if (spec.activation_limit_p > 0 && from_costs == nullptr) {
+    return where.Invalid("memory_limit",
+                         std::to_string(spec.activation_limit_p) + "p limits ZB-auto's "
+                         "activations; other schedules take a size (the GPU's memory)");
+  }
+  Status status;
+  if (from_costs != nullptr) {
+    run->label = std::string(from_costs->name);
+    status = StartOneStagePerRank(from_costs->name, params, &run->schedule);
+  } else {
+    status = BuildSchedule(spec, &run->schedule, &run->label);
+  }
   if (status.ok()) {
-    status = CheckRunSize(spec, run->schedule.num_stages, run->schedule.num_microbatches,
-                          static_cast<double>(run->schedule.NumActions()));
+    const double actions = from_costs != nullptr
+                               ? 3.0 * params.num_ranks * params.num_microbatches
+                               : static_cast<double>(run->schedule.NumActions());
+    status = CheckRunSize(spec, run->schedule.num_stages, run->schedule.num_microbatches, actions);
   }
   if (!status.ok()) return status;
   if (!spec.model.empty() && !spec.profile_file.empty()) {
@@ -394,6 +508,15 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
                            per_share ? &shares : nullptr,
                            /*profile_per_stage=*/profile_from_model);
   if (!status.ok()) return status;
+  if (from_costs != nullptr) {
+    std::vector<ZeroBubbleStage> zero_bubble_stages;
+    status = ZeroBubbleStagesOf(spec, *run, *from_costs, &zero_bubble_stages);
+    if (!status.ok()) return status;
+    ScheduleParams with_costs = params;
+    with_costs.stage_costs = &zero_bubble_stages;
+    status = GenerateSchedule(from_costs->name, with_costs, &run->schedule);
+    if (!status.ok()) return where.Invalid("schedule", status.message());
+  }
   status = CheckCostsCoverSchedule(run->costs, run->schedule, where);
   if (!status.ok()) return status;
   if (profile_from_model) {
@@ -507,21 +630,9 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
   result->num_stages = run.schedule.num_stages;
   result->num_microbatches = run.schedule.num_microbatches;
   result->platform = run.platform.name;
-  const int64_t capacity =
-      run.spec.memory_limit_bytes > 0 ? run.spec.memory_limit_bytes : run.platform.gpu.memory_bytes;
-  // The default reserve applies when the run counts memory at all.
-  bool counts_memory = false;
-  for (int64_t bytes : run.costs.static_bytes) counts_memory = counts_memory || bytes > 0;
-  for (int64_t bytes : run.costs.activation_bytes) counts_memory = counts_memory || bytes > 0;
-  MemoryReserve reserve;
-  reserve.fixed_bytes = run.spec.memory_reserve_bytes >= 0 ? run.spec.memory_reserve_bytes
-                        : counts_memory                    ? kDefaultMemoryReserveBytes
-                                                           : 0;
-  reserve.activation_fraction = run.spec.activation_overhead >= 0 ? run.spec.activation_overhead
-                                : counts_memory ? kDefaultActivationOverhead
-                                                : 0;
-  result->metrics =
-      ComputeMetrics(run.schedule, run.costs, run.graph, timeline, capacity, reserve);
+  const RunMemory memory = RunMemoryOf(run.spec, run.platform, run.costs);
+  result->metrics = ComputeMetrics(run.schedule, run.costs, run.graph, timeline,
+                                   memory.capacity_bytes, memory.reserve);
   ComputeLinkMetrics(run.graph, run.platform, timeline, &result->metrics);
   result->model = run.model;
   result->model_flops = run.model_flops;

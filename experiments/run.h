@@ -23,6 +23,7 @@
 namespace ppsim {
 
 inline constexpr int64_t kDefaultMaxTasks = 50'000'000;
+inline constexpr int32_t kMaxActivationLimitP = 1024;  // --memory-limit Kp
 
 // One run, resolved from the request (experiments/request.h): every value parsed and checked on
 // its own; what depends on other values (costs per stage, the model on the platform) is checked
@@ -51,6 +52,9 @@ struct RunSpec {
   double efficiency = 0;  // 0: the per-op model
   PlatformChoice platform;  // preset or file, nodes, set, placement, hosts
   int64_t memory_limit_bytes = 0;  // 0: the platform GPU's memory
+  // --memory-limit Kp (ZB-auto only): each stage's activations within K x p x M_B instead of
+  // what fits in memory_limit_bytes; 0: not given.
+  int32_t activation_limit_p = 0;
   // Memory beyond the model's (sim/metrics.h MemoryReserve); -1: the defaults below when the run
   // counts memory at all (a model, a profile or sizes give static or activation bytes), else 0.
   int64_t memory_reserve_bytes = -1;
@@ -143,6 +147,15 @@ struct RunResult {
   double cost = 0;
   RunMetrics metrics;
 };
+
+// The memory a run's ranks are checked against: each GPU's (--memory-limit, else the platform
+// GPU's; 0: unlimited) and the reserve beyond the model's (RunSpec::memory_reserve_bytes and
+// activation_overhead, or their defaults when the run counts memory at all).
+struct RunMemory {
+  int64_t capacity_bytes = 0;
+  MemoryReserve reserve;
+};
+RunMemory RunMemoryOf(const RunSpec& spec, const PlatformSpec& platform, const StageCosts& costs);
 
 // The files a run reads: its schedule file, profile, model file and cluster or XML file.
 std::vector<std::string> InputFiles(const RunSpec& spec);

@@ -3,17 +3,23 @@
 #define PPSIM_SCHEDULES_GENERATOR_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "schedules/schedule.h"
 #include "base/status.h"
 
 namespace ppsim {
 
+struct ZeroBubbleStage;  // schedules/zb_auto.h
+
 struct ScheduleParams {
   int32_t num_ranks = 1;         // p, pipeline ranks.
   int32_t stages_per_rank = 0;   // v, virtual stages (model chunks) per rank; 0: the schedule's default.
   int32_t num_microbatches = 1;  // m.
   int32_t microbatch_group_size = 0;  // Megatron-Interleaved's g; 0: p. Others ignore it.
+  // What the schedules found from costs (ZB-1p, ZB-2p, ZB-auto; ScheduleInfo::needs_costs) know
+  // of each stage; the others ignore it. Not owned; null: not known (those schedules refuse).
+  const std::vector<ZeroBubbleStage>* stage_costs = nullptr;
 };
 
 // Generators check their own rules (ranks, microbatches, stages per rank) and return InvalidInput
@@ -45,6 +51,13 @@ Status GenerateDualPipeV(const ScheduleParams& params, Schedule* schedule);
 Status GenerateZBH1(const ScheduleParams& params, Schedule* schedule);
 Status GenerateZBH2(const ScheduleParams& params, Schedule* schedule);
 Status GenerateZBV(const ScheduleParams& params, Schedule* schedule);
+
+// Zero bubble's automatic scheduler (schedules/zb_auto.h) over params.stage_costs: ZB-1p and
+// ZB-2p with each stage's limit set to p x M_B and 2p x M_B (the paper's), ZB-auto with the
+// limits given.
+Status GenerateZB1p(const ScheduleParams& params, Schedule* schedule);
+Status GenerateZB2p(const ScheduleParams& params, Schedule* schedule);
+Status GenerateZBAuto(const ScheduleParams& params, Schedule* schedule);
 
 // Megatron-LM's interleaved 1F1B with microbatch groups of g (default p, g in [p, m]).
 Status GenerateMegatronInterleaved(const ScheduleParams& params, Schedule* schedule);

@@ -16,6 +16,8 @@ struct ScheduleInfo {
   std::string_view name;     // As users write it; matched case-insensitively.
   std::string_view summary;  // One line for `ppsim schedules`.
   Status (*generate)(const ScheduleParams& params, Schedule* schedule);
+  // Found from the stages' costs and memory (ScheduleParams::stage_costs): one stage per rank.
+  bool needs_costs = false;
 };
 
 // All named schedules, in the order `ppsim schedules` lists them.

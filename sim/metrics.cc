@@ -46,6 +46,19 @@ int64_t RankMemoryBytes(int64_t static_bytes, int64_t live_activation_bytes,
   return static_bytes + live_activation_bytes + reserve.BytesAt(live_activation_bytes);
 }
 
+int64_t MaxLiveActivationBytes(int64_t static_bytes, int64_t capacity_bytes,
+                               const MemoryReserve& reserve) {
+  if (RankMemoryBytes(static_bytes, 0, reserve) > capacity_bytes) return -1;
+  // RankMemoryBytes is non-decreasing in the live bytes: the largest that fits, by bisection.
+  int64_t fits = 0;
+  int64_t exceeds = capacity_bytes - static_bytes + 1;
+  while (exceeds - fits > 1) {
+    const int64_t mid = fits + (exceeds - fits) / 2;
+    (RankMemoryBytes(static_bytes, mid, reserve) <= capacity_bytes ? fits : exceeds) = mid;
+  }
+  return fits;
+}
+
 int64_t ActivationAllocatedAtStart(const Action& action, const StageCosts& costs) {
   int64_t bytes = 0;
   for (int k = 0; k < action.num_ops(); ++k) {

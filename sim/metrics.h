@@ -56,6 +56,11 @@ struct MemoryReserve {
 int64_t RankMemoryBytes(int64_t static_bytes, int64_t live_activation_bytes,
                         const MemoryReserve& reserve);
 
+// The most live activation bytes with which RankMemoryBytes stays within `capacity_bytes`;
+// negative when the static bytes and the reserve alone exceed it.
+int64_t MaxLiveActivationBytes(int64_t static_bytes, int64_t capacity_bytes,
+                               const MemoryReserve& reserve);
+
 struct RankMetrics {
   int32_t rank = 0;
   double busy_s = 0;

@@ -136,7 +136,7 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
   ExpectInvalid(Cli({"run", "--schedule", "2F2B", "--pp", "4", "--microbatches", "8", "--f", "1",
                      "--b", "2"}),
                 "--schedule: unknown schedule '2F2B'; valid: "
-                "GPipe, 1F1B, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, Megatron-Interleaved, ZB-H1, ZB-H2, ZB-V, DualPipe");
+                "GPipe, 1F1B, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, Megatron-Interleaved, ZB-H1, ZB-H2, ZB-1p, ZB-2p, ZB-auto, ZB-V, DualPipe");
   ExpectInvalid(RunIdeal({"--microbatch", "8"}),
                 "--microbatch: unknown option; did you mean --microbatches? see 'ppsim run "
                 "--help' for the valid options");
@@ -336,6 +336,70 @@ TEST(Cli, TheDefaultReserveCountsTowardsOutOfMemory) {
   ExpectInvalid(RunIdeal({"--activation-overhead", "-1"}),
                 "--activation-overhead: invalid value '-1'; valid: a fraction of the peak "
                 "activations, 0 to 10");
+}
+
+// `ppsim run` of a schedule found from costs on 4 ranks, 8 microbatches of F = I = W = 1 s,
+// M_B = 1 GB and M_W = 0.5 GB, on the ideal platform, plus `extra`.
+CliResult RunFromCosts(const std::string& schedule, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"run", "--schedule", schedule, "--pp", "4", "--microbatches",
+                                   "8", "--f", "1", "--i", "1", "--w", "1", "--activation", "1GB",
+                                   "--activation-w", "0.5GB", "--memory-reserve", "0",
+                                   "--activation-overhead", "0", "--platform", "ideal"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return Cli(args);
+}
+
+TEST(Cli, ZBAutoFitsItsActivationsIntoTheMemoryLimit) {
+  // 1F1B's rank 0 holds 4 microbatches (4 GB) and runs out of 2.5 GB; ZB-auto plans within it.
+  const CliResult one_f_one_b =
+      RunFromCosts("1F1B", {"--memory-limit", "2.5GB", "--format", "json"});
+  ASSERT_EQ(one_f_one_b.code, 0) << one_f_one_b.err;
+  EXPECT_NE(one_f_one_b.out.find("\"oom\": true,"), std::string::npos);
+  const CliResult r = RunFromCosts("ZB-auto", {"--memory-limit", "2.5GB", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["oom"].get<bool>());
+  for (const nlohmann::json& rank : j["ranks"]) {
+    EXPECT_LE(rank["peak_activation_bytes"].get<int64_t>(), 2'500'000'000) << rank.dump();
+  }
+  // 1p and 2p are ZB-1p's and ZB-2p's limits.
+  for (const auto& [schedule, limit] : {std::pair{"ZB-1p", "1p"}, std::pair{"ZB-2p", "2p"}}) {
+    const CliResult named = RunFromCosts(schedule, {"--format", "json"});
+    const CliResult automatic = RunFromCosts("ZB-auto", {"--memory-limit", limit, "--format",
+                                                         "json"});
+    ASSERT_EQ(named.code, 0) << named.err;
+    ASSERT_EQ(automatic.code, 0) << automatic.err;
+    EXPECT_EQ(nlohmann::json::parse(named.out)["ranks"],
+              nlohmann::json::parse(automatic.out)["ranks"]) << limit;
+  }
+}
+
+TEST(Cli, SchedulesFoundFromCostsSayWhatTheyNeed) {
+  ExpectInvalid(Cli({"schedule", "--schedule", "ZB-1p", "--pp", "4", "--microbatches", "8"}),
+                "ZB-1p is found from the stages' costs and memory, which a schedule alone does "
+                "not have; run it with 'ppsim run' (costs from --model, a profile, or --f, --i, "
+                "--w with --activation)");
+  ExpectInvalid(Cli({"run", "--schedule", "ZB-2p", "--pp", "4", "--microbatches", "8", "--f", "1",
+                     "--i", "1", "--w", "1", "--platform", "ideal"}),
+                "--activation: ZB-2p places forwards as memory allows and needs each stage's "
+                "activation bytes M_B; give --model, a profile with activation, or --activation "
+                "(and --activation-w)");
+  ExpectInvalid(Cli({"run", "--schedule", "ZB-1p", "--pp", "4", "--microbatches", "8", "--f", "1",
+                     "--b", "2", "--activation", "1", "--platform", "ideal"}),
+                "--i: ZB-1p splits the backward into I and W; give --i and --w, not only --b");
+  ExpectInvalid(RunIdeal({"--memory-limit", "3p"}),
+                "--memory-limit: 3p limits ZB-auto's activations; other schedules take a size "
+                "(the GPU's memory)");
+  ExpectInvalid(RunFromCosts("ZB-1p", {"--memory-limit", "2p"}),
+                "--memory-limit: 2p limits ZB-auto's activations; ZB-1p takes a size (the GPU's "
+                "memory)");
+  ExpectInvalid(RunFromCosts("ZB-auto", {"--memory-limit", "0p"}),
+                "--memory-limit: invalid value '0p'; a multiple of p x M_B is a whole 1p to 1024p, "
+                "or give a size (80GiB)");
+  ExpectInvalid(RunFromCosts("ZB-auto", {"--memory-limit", "0.5GB"}),
+                "--memory-limit: ZB-auto cannot place a forward on stage 0: 476.8 MiB of GPU "
+                "memory leaves 476.8 MiB for activations beside 0 B of parameters, gradients and "
+                "optimizer state and the reserve, but one microbatch holds 953.7 MiB");
 }
 
 TEST(Cli, ProfileCsvRunsLikeTheSameFlags) {

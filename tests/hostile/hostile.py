@@ -85,6 +85,18 @@ for flag in ["--f", "--b", "--overlap", "--p2p-latency"]:
 for flag in ["--activation", "--message-bytes", "--grad-bytes", "--memory-limit"]:
     for i, value in enumerate(["-1", "1.5B", "9e99GB", "2PiB", "1e-3KiB", "abc", ARG]):
         case(f"size{flag}-{i}", run_with(flag, value), flag)
+# ZB-auto's limit as a multiple of p x M_B, and what the schedules found from costs need.
+ZB_AUTO = ["run", "--schedule", "ZB-auto", "--pp", "4", "--microbatches", "8", "--f", "1ms",
+           "--i", "1ms", "--w", "1ms", "--activation", "1GB", "--platform", "ideal"]
+for i, value in enumerate(["0p", "-1p", "p", "1.5p", "1025p", "9e99p", "1Mip", "1pp", ARG + "p"]):
+    case(f"memory-limit-p-{i}", ZB_AUTO + ["--memory-limit", value], "--memory-limit")
+case("memory-limit-p-1f1b", run_with("--memory-limit", "2p"), "--memory-limit")
+case("zb-auto-no-room", ZB_AUTO + ["--memory-limit", "1B"], "--memory-limit")
+case("zb-1p-no-activation", ["run", "--schedule", "ZB-1p", "--pp", "4", "--microbatches", "8",
+                             "--f", "1ms", "--i", "1ms", "--w", "1ms", "--platform", "ideal"],
+     "--activation")
+case("zb-2p-schedule-only", ["schedule", "--schedule", "ZB-2p", "--pp", "4", "--microbatches",
+                             "8"], "ZB-2p")
 for i, value in enumerate(["0", "-1GB/s", "1e-300B/s", "1e30GB/s", "fast", ARG, "nan"]):
     case(f"bandwidth-{i}", run_with("--p2p-bandwidth", value), "--p2p-bandwidth")
 for i, value in enumerate(["0", "1e-320", "-0.5", "1.5", "nan", "inf", "x"]):

@@ -10,6 +10,7 @@
 
 #include "schedules/registry.h"
 #include "schedules/schedule_text.h"
+#include "schedules/zb_auto.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "sim/task_graph.h"
@@ -82,6 +83,20 @@ std::optional<std::vector<int64_t>> ClosedFormPeaks(const std::string& name, con
   return peaks;
 }
 
+// What the schedules found from costs know of Costs(p) on the platform of Simulate, with each
+// stage's activations limited to 3 microbatches' (and at least the 1F1B warmup's 2 M_B).
+std::vector<ZeroBubbleStage> ZeroBubbleStages(int32_t p) {
+  const StageCosts c = Costs(p);
+  auto ns = [](double s) { return std::llround(s * 1e9); };
+  std::vector<ZeroBubbleStage> stages;
+  for (int32_t s = 0; s < p; ++s) {
+    stages.push_back({ns(c.forward_s[s]), ns(c.backward_input_s[s]), ns(c.backward_weight_s[s]),
+                      ns(0.01 + static_cast<double>(c.message_bytes[s]) / 1e6),
+                      c.activation_bytes[s], c.activation_w_bytes[s], 3 * 2});
+  }
+  return stages;
+}
+
 RunMetrics Simulate(const Schedule& s, const StageCosts& costs) {
   TaskGraph graph;
   const Status status = CompileTaskGraph(s, costs, &graph);
@@ -109,7 +124,10 @@ TEST_P(EverySchedule, IsCompleteFeasibleRoundTripsAndMeetsClosedForms) {
   int generated = 0;
   for (const Config& c : Grid()) {
     Schedule s;
-    if (!GenerateSchedule(name, ScheduleParams{c.p, c.v, c.m, 0}, &s).ok()) continue;
+    ScheduleParams params{c.p, c.v, c.m, 0};
+    const std::vector<ZeroBubbleStage> zero_bubble = ZeroBubbleStages(c.p);
+    if (FindSchedule(name)->needs_costs) params.stage_costs = &zero_bubble;
+    if (!GenerateSchedule(name, params, &s).ok()) continue;
     ++generated;
     const std::string where = name + " p=" + std::to_string(c.p) + " m=" + std::to_string(c.m) +
                               " v=" + std::to_string(c.v);
@@ -131,6 +149,11 @@ TEST_P(EverySchedule, IsCompleteFeasibleRoundTripsAndMeetsClosedForms) {
 
     if (auto peaks = ClosedFormPeaks(name, c, s)) {
       EXPECT_EQ(PeakActivationBytes(s, costs), *peaks) << where;
+    }
+    if (params.stage_costs != nullptr) {
+      // Found within the limit (ZB-1p: p M_B, ZB-2p: 2p M_B, ZB-auto: as given).
+      const int64_t limit = name == "ZB-1p" ? 2 * c.p : name == "ZB-2p" ? 4 * c.p : 3 * 2;
+      for (int64_t peak : PeakActivationBytes(s, costs)) EXPECT_LE(peak, limit) << where;
     }
   }
   EXPECT_GT(generated, 5) << name << " accepted too few configurations of the grid";
