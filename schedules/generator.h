@@ -59,6 +59,17 @@ Status GenerateZB1p(const ScheduleParams& params, Schedule* schedule);
 Status GenerateZB2p(const ScheduleParams& params, Schedule* schedule);
 Status GenerateZBAuto(const ScheduleParams& params, Schedule* schedule);
 
+// Pipeline Parallelism with Controllable Memory (Qi, Wan, Amar, Lin, NeurIPS 2024, arXiv
+// 2405.15362): V-Half and V-Min, V schedules built from a repeated building block whose lifespan
+// holds each rank's live activations to about 1/2 and 1/3 of 1F1B's ((p + 2) / 2 and (p + 4) / 3
+// microbatches of a rank's share, rounded down, when M_W = M_B), then squeezed and greedily
+// reordered. The order is the authors' (sail-sg/zero-bubble-pipeline-parallelism, tag
+// zero-bubble-v0.1.0, megatron/core/pipeline_parallel/v_schedule_greedy.py,
+// PipelineGraph(p, m, "half" | "min", 1000, 1000, 1000, 1).get_schedule()), which does not depend
+// on the costs. V placement (v_shape.h); any p >= 1 and m >= 1, as the reference.
+Status GenerateVHalf(const ScheduleParams& params, Schedule* schedule);
+Status GenerateVMin(const ScheduleParams& params, Schedule* schedule);
+
 // Megatron-LM's interleaved 1F1B with microbatch groups of g (default p, g in [p, m]).
 Status GenerateMegatronInterleaved(const ScheduleParams& params, Schedule* schedule);
 

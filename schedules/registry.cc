@@ -37,6 +37,10 @@ const std::vector<ScheduleInfo>& AllSchedules() {
        &GenerateZBAuto, /*needs_costs=*/true},
       {"ZB-V", "zero bubble, handcrafted V (Qi et al. 2024); alias of ZBVZeroBubble, same order",
        &GenerateZBV},
+      {"V-Half", "controllable-memory V: 1/2 of 1F1B's activations (Qi et al., arXiv 2405.15362)",
+       &GenerateVHalf},
+      {"V-Min", "controllable-memory V: 1/3 of 1F1B's activations (Qi et al., arXiv 2405.15362)",
+       &GenerateVMin},
       {"DualPipe", "DeepSeek DualPipe: two model copies, microbatches from both ends",
        &GenerateDualPipe},
   };

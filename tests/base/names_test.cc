@@ -10,7 +10,8 @@ namespace {
 
 const std::vector<std::string> kSchedules = {
     "GPipe", "1F1B",  "Interleaved1F1B", "LoopedBFS", "InterleavedZeroBubble", "ZBVZeroBubble",
-    "DualPipeV", "Megatron-Interleaved", "ZB-H1", "ZB-H2", "ZB-V", "DualPipe"};
+    "DualPipeV", "Megatron-Interleaved", "ZB-H1", "ZB-H2", "ZB-1p", "ZB-2p", "ZB-auto", "ZB-V",
+    "V-Half", "V-Min", "DualPipe"};
 
 TEST(ClosestName, SpellingPunctuationAndWordOrder) {
   EXPECT_EQ(ClosestName("1F1F", kSchedules), "1F1B");                       // one edit

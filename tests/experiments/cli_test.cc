@@ -136,7 +136,9 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
   ExpectInvalid(Cli({"run", "--schedule", "2F2B", "--pp", "4", "--microbatches", "8", "--f", "1",
                      "--b", "2"}),
                 "--schedule: unknown schedule '2F2B'; valid: "
-                "GPipe, 1F1B, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, Megatron-Interleaved, ZB-H1, ZB-H2, ZB-1p, ZB-2p, ZB-auto, ZB-V, DualPipe");
+                "GPipe, 1F1B, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, ZBVZeroBubble, "
+                "DualPipeV, Megatron-Interleaved, ZB-H1, ZB-H2, ZB-1p, ZB-2p, ZB-auto, ZB-V, "
+                "V-Half, V-Min, DualPipe");
   ExpectInvalid(RunIdeal({"--microbatch", "8"}),
                 "--microbatch: unknown option; did you mean --microbatches? see 'ppsim run "
                 "--help' for the valid options");

@@ -28,7 +28,8 @@ TEST(Workload, TheSameFlagsGiveEveryScheduleTheSameWork) {
   // microbatches through the whole model once, so the 4 ranks are busy 8 x 4 x 3 ms in all,
   // however the share is cut into virtual stages (2 per rank for interleaved and V schedules,
   // DualPipe's two copies each a whole share with half the microbatches).
-  for (const char* schedule : {"1F1B", "Interleaved1F1B", "ZB-V", "DualPipe", "DualPipeV"}) {
+  for (const char* schedule :
+       {"1F1B", "Interleaved1F1B", "ZB-V", "V-Half", "V-Min", "DualPipe", "DualPipeV"}) {
     proto::RunConfig config = IdealRun(schedule, 4, 8, "1ms", "", EngineKind::kCriticalPath);
     config.set_i("1ms");
     config.set_w("1ms");

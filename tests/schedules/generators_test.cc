@@ -45,8 +45,8 @@ TEST(Registry, NamesAreCaseInsensitiveAndUnknownNamesListTheValidOnes) {
   EXPECT_EQ(GenerateSchedule("2F2B", ScheduleParams{4, 1, 8}, &s).message(),
             "unknown schedule '2F2B'; valid: "
             "GPipe, 1F1B, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, ZBVZeroBubble, "
-            "DualPipeV, Megatron-Interleaved, ZB-H1, ZB-H2, ZB-1p, ZB-2p, ZB-auto, ZB-V, "
-            "DualPipe");
+            "DualPipeV, Megatron-Interleaved, ZB-H1, ZB-H2, ZB-1p, ZB-2p, ZB-auto, ZB-V, V-Half, "
+            "V-Min, DualPipe");
 }
 
 TEST(Registry, OneStagePerRankSchedulesRejectVirtualStages) {
