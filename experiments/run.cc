@@ -198,9 +198,6 @@ std::vector<PassSeconds> ModelStageSeconds(const RunSpec& spec, const Transforme
                           spec.efficiency);
 }
 
-namespace {
-
-// The model of the request: a preset or a model file.
 Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
   if (const TransformerSpec* preset = FindTransformerPreset(spec.model)) {
     *model = *preset;
@@ -221,6 +218,8 @@ Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
   }
   return Status();
 }
+
+namespace {
 
 // --global-batch: the microbatches it makes, checked against --microbatches when that is given.
 Status ApplyGlobalBatch(RunSpec* spec) {
@@ -495,6 +494,26 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   return compiled;
 }
 
+int64_t MemoryCapacityBytes(const PreparedRun& run) {
+  return run.spec.memory_limit_bytes > 0 ? run.spec.memory_limit_bytes
+                                         : run.platform.gpu.memory_bytes;
+}
+
+MemoryReserve MemoryReserveOf(const PreparedRun& run) {
+  // The default reserve applies when the run counts memory at all.
+  bool counts_memory = false;
+  for (int64_t bytes : run.costs.static_bytes) counts_memory = counts_memory || bytes > 0;
+  for (int64_t bytes : run.costs.activation_bytes) counts_memory = counts_memory || bytes > 0;
+  MemoryReserve reserve;
+  reserve.fixed_bytes = run.spec.memory_reserve_bytes >= 0 ? run.spec.memory_reserve_bytes
+                        : counts_memory                    ? kDefaultMemoryReserveBytes
+                                                           : 0;
+  reserve.activation_fraction = run.spec.activation_overhead >= 0 ? run.spec.activation_overhead
+                                : counts_memory ? kDefaultActivationOverhead
+                                                : 0;
+  return reserve;
+}
+
 Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_out,
                   SimGridProcess process) {
   Timeline own;
@@ -507,21 +526,8 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
   result->num_stages = run.schedule.num_stages;
   result->num_microbatches = run.schedule.num_microbatches;
   result->platform = run.platform.name;
-  const int64_t capacity =
-      run.spec.memory_limit_bytes > 0 ? run.spec.memory_limit_bytes : run.platform.gpu.memory_bytes;
-  // The default reserve applies when the run counts memory at all.
-  bool counts_memory = false;
-  for (int64_t bytes : run.costs.static_bytes) counts_memory = counts_memory || bytes > 0;
-  for (int64_t bytes : run.costs.activation_bytes) counts_memory = counts_memory || bytes > 0;
-  MemoryReserve reserve;
-  reserve.fixed_bytes = run.spec.memory_reserve_bytes >= 0 ? run.spec.memory_reserve_bytes
-                        : counts_memory                    ? kDefaultMemoryReserveBytes
-                                                           : 0;
-  reserve.activation_fraction = run.spec.activation_overhead >= 0 ? run.spec.activation_overhead
-                                : counts_memory ? kDefaultActivationOverhead
-                                                : 0;
-  result->metrics =
-      ComputeMetrics(run.schedule, run.costs, run.graph, timeline, capacity, reserve);
+  result->metrics = ComputeMetrics(run.schedule, run.costs, run.graph, timeline,
+                                   MemoryCapacityBytes(run), MemoryReserveOf(run));
   ComputeLinkMetrics(run.graph, run.platform, timeline, &result->metrics);
   result->model = run.model;
   result->model_flops = run.model_flops;

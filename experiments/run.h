@@ -179,6 +179,16 @@ Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype, const Locator&
 double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Schedule& schedule,
                               int32_t tp, int32_t dp, bool hardware = false);
 
+// The request's model: a preset or a model file. InvalidInput, located, for an unknown name or a
+// bad file.
+Status LoadModel(const RunSpec& spec, TransformerSpec* model);
+
+// The memory of each GPU of a prepared run: --memory-limit, else the platform GPU's (0: unlimited).
+int64_t MemoryCapacityBytes(const PreparedRun& run);
+// The reserve a run's memory counts (sim/metrics.h): --memory-reserve and --activation-overhead,
+// else the defaults above when the run counts memory at all (static or activation bytes), else 0.
+MemoryReserve MemoryReserveOf(const PreparedRun& run);
+
 // Builds the schedule, costs and platform, checks them and (with `compile`) compiles the task
 // graph. Returns InvalidInput for bad input and Deadlock for an order that cannot execute; never
 // touches SimGrid. Without `compile` it only validates (a sweep checks every point first).
