@@ -22,6 +22,7 @@
 #include "experiments/request.h"
 #include "experiments/run.h"
 #include "models/transformer.h"
+#include "models/units.h"
 #include "platforms/cluster.h"
 #include "schedules/registry.h"
 #include "sim/metrics.h"
@@ -36,7 +37,7 @@ constexpr int32_t kDefaultMicrobatchSizes[] = {1, 2, 4, 8, 16};
 constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
 // Candidates refined per round. Fixed, not -j: a round is decided from earlier rounds only, so
 // the counts do not depend on how many processes evaluate it.
-constexpr size_t kRoundSize = 8;
+constexpr size_t kRoundSize = 4;
 // Candidates prepared per process in the first tier.
 constexpr size_t kPrepareChunk = 48;
 // Reasons listed in an empty-space error and in the summary.
@@ -83,6 +84,44 @@ Status ResolveOne(const proto::RunConfig& config, RunSpec* spec) {
   return Status();
 }
 
+// A lower bound on the iteration from the order and the op durations alone, for each rank the
+// larger of two: it starts no earlier than the forwards of the stages before its first stage
+// (microbatch 0's chain) and then runs all its actions one at a time; and after each of its
+// backward (I or B) actions, the backwards of the same microbatch on the stages below it still
+// run one after another. Transfers only add to both. With given overlap durations (which may be
+// shorter than a forward) only the sum of the rank's actions.
+double WorkBound(const Schedule& schedule, const StageCosts& costs) {
+  const bool chains = costs.overlap_s.empty();
+  const int32_t stages = schedule.num_stages;
+  std::vector<double> before_forward(stages, 0.0), below_backward(stages, 0.0);
+  for (const Pipeline& p : schedule.AllPipelines()) {
+    for (int32_t s = p.first_stage + 1; s <= p.last_stage; ++s) {
+      const StageIndex below(s - 1);
+      before_forward[s] = before_forward[s - 1] + costs.OpDuration({OpKind::kForward, below, {}});
+      const OpKind backward =
+          costs.has_split_backward() ? OpKind::kBackwardInput : OpKind::kBackward;
+      below_backward[s] = below_backward[s - 1] + costs.OpDuration({backward, below, {}});
+    }
+  }
+  double bound = 0;
+  for (const std::vector<Action>& order : schedule.orders) {
+    double head = std::numeric_limits<double>::max(), busy = 0, tail = 0;
+    for (const Action& action : order) {
+      busy += costs.ActionDuration(action);
+      for (int k = 0; k < action.num_ops(); ++k) {
+        const Op& op = action.op(k);
+        if (op.kind == OpKind::kForward) head = std::min(head, before_forward[op.stage.value()]);
+        if (op.kind == OpKind::kBackwardInput || op.kind == OpKind::kBackward) {
+          tail = std::max(tail, busy + below_backward[op.stage.value()]);
+        }
+      }
+    }
+    if (!chains || order.empty()) head = 0, tail = 0;
+    bound = std::max(bound, head + std::max(busy, tail));
+  }
+  return bound;
+}
+
 Prepared PrepareCandidate(const proto::RunConfig& config) {
   Prepared p;
   RunSpec spec;
@@ -104,11 +143,7 @@ Prepared PrepareCandidate(const proto::RunConfig& config) {
   const std::vector<int64_t> peaks = PeakMemoryBytes(run.schedule, run.costs, MemoryReserveOf(run));
   p.peak_memory_bytes = peaks.empty() ? 0 : *std::max_element(peaks.begin(), peaks.end());
   p.capacity_bytes = MemoryCapacityBytes(run);
-  for (const std::vector<Action>& order : run.schedule.orders) {
-    double busy = 0;
-    for (const Action& action : order) busy += run.costs.ActionDuration(action);
-    p.work_s = std::max(p.work_s, busy);
-  }
+  p.work_s = WorkBound(run.schedule, run.costs);
   return p;
 }
 
@@ -460,9 +495,6 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
     }
     candidates.push_back(std::move(c));
   }
-  progress << "search: " << counts.enumerated << " candidates, " << counts.invalid << " invalid, "
-           << counts.duplicates << " duplicates, " << counts.oom << " out of memory, "
-           << candidates.size() << " to bound\n";
   if (counts.evaluated == 0) {
     std::vector<std::pair<std::string, int64_t>> sorted(reasons.begin(), reasons.end());
     std::stable_sort(sorted.begin(), sorted.end(),
@@ -474,6 +506,13 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
     return Status::InvalidInput("ppsim search: no valid configuration among " +
                                 Plural(counts.enumerated, "candidate") + ": " + why);
   }
+
+  const auto elapsed = [&] {
+    return HumanDuration(std::chrono::duration<double>(Clock::now() - start).count());
+  };
+  progress << "search: " << elapsed() << ": " << counts.enumerated << " candidates, " << counts.invalid << " invalid, "
+           << counts.duplicates << " duplicates, " << counts.oom << " out of memory, "
+           << candidates.size() << " to bound\n";
 
   // Tiers 2-4: best first by the current bound, in rounds.
   enum class Level { kWork, kCriticalPath };
@@ -539,7 +578,7 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
       simulated.push_back(k);
     }
   }
-  progress << "search: " << counts.critical_path_evaluated << " critical-path evaluations, "
+  progress << "search: " << elapsed() << ": " << counts.critical_path_evaluated << " critical-path evaluations, "
            << counts.simulated << " SimGrid simulations\n";
 
   // The ranking and the front, from the simulated candidates.
