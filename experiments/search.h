@@ -20,7 +20,9 @@
 //   memory   static bytes + the order's peak activations + the reserve (sim/metrics.h
 //            PeakMemoryBytes, the figure every engine reports) above the GPU's capacity: OOM,
 //            counted and not ranked (OOM candidates are excluded from the ranking and the front).
-//   work     the largest sum of a rank's action durations: the rank runs them one at a time.
+//   work     per rank, from the order and op durations alone: the forwards of the stages before
+//            its first stage, then all its actions one at a time; and after each of its backwards
+//            the backwards of the stages below it (transfers ignored).
 //   critical the critical-path engine: the DAG's longest path with uncontended transfers.
 //   simgrid  SimGrid with contention: the iteration time ranked.
 // work <= critical path <= SimGrid (contention only delays; checked by a test). Candidates are
