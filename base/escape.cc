@@ -77,4 +77,16 @@ std::string Quoted(std::string_view text) {
   return cut ? "'" + shown + "...' (" + std::to_string(text.size()) + " bytes)" : "'" + shown + "'";
 }
 
+std::string OneLine(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') {
+      out += "; ";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace ppsim

@@ -21,6 +21,8 @@ std::string MarkupEscape(std::string_view s);
 // `text` as it can appear inside a one-line message: control characters escaped (\n, \t, \r,
 // \xHH), and cut after 60 characters: "aaaa... (1048576 bytes)".
 std::string Printable(std::string_view text);
+// One line: line breaks in a message become "; ".
+std::string OneLine(std::string_view text);
 // The same in single quotes: 'text', or 'aaaa...' (1048576 bytes).
 std::string Quoted(std::string_view text);
 

@@ -23,6 +23,9 @@ size_t EditDistance(std::string_view a, std::string_view b);
 // when given: "2 microbatches").
 std::string Plural(int64_t count, std::string_view noun, std::string_view plural = "");
 
+// "a,b,,c" as {"a", "b", "", "c"}; "" as {""}.
+std::vector<std::string> SplitCommas(std::string_view text);
+
 // "a, b, c": the names a message lists as valid.
 std::string JoinNames(const std::vector<std::string>& names);
 

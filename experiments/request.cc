@@ -15,17 +15,6 @@
 namespace ppsim {
 namespace {
 
-std::vector<std::string> SplitCommas(std::string_view text) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t end = text.find(',', start);
-    parts.emplace_back(text.substr(start, end == std::string_view::npos ? end : end - start));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
-}
-
 // A count the request gave: at least `minimum`.
 Status AtLeast(const Locator& where, std::string_view field, int64_t value, int64_t minimum) {
   if (value >= minimum) return Status();

@@ -200,9 +200,6 @@ std::vector<PassSeconds> ModelStageSeconds(const RunSpec& spec, const Transforme
                           spec.efficiency);
 }
 
-namespace {
-
-// The model of the request: a preset or a model file.
 Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
   if (const TransformerSpec* preset = FindTransformerPreset(spec.model)) {
     *model = *preset;
@@ -223,6 +220,8 @@ Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
   }
   return Status();
 }
+
+namespace {
 
 // --global-batch: the microbatches it makes, checked against --microbatches when that is given.
 Status ApplyGlobalBatch(RunSpec* spec) {

@@ -192,6 +192,10 @@ Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype, const Locator&
 double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Schedule& schedule,
                               int32_t tp, int32_t dp, bool hardware = false);
 
+// The request's model: a preset or a model file. InvalidInput, located, for an unknown name or a
+// bad file.
+Status LoadModel(const RunSpec& spec, TransformerSpec* model);
+
 // Builds the schedule, costs and platform, checks them and (with `compile`) compiles the task
 // graph. Returns InvalidInput for bad input and Deadlock for an order that cannot execute; never
 // touches SimGrid. Without `compile` it only validates (a sweep checks every point first).

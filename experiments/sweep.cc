@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 
+#include "base/escape.h"
 #include "base/subprocess.h"
 #include "experiments/locators.h"
 #include "experiments/process_pool.h"
@@ -26,19 +27,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-// One line: line breaks in a message become "; ".
-std::string OneLine(std::string text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\n') {
-      out += "; ";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 // The point's metrics: each column the run's JSON field of the same name when the run has it
 // (RunJson leaves out what does not apply: tokens_per_s without a sequence length, mfu without a

@@ -36,7 +36,7 @@ const std::vector<ScheduleInfo>& AllSchedules() {
        "zero bubble, found by the paper's heuristic within --memory-limit (default: what fits)",
        &GenerateZBAuto, /*needs_costs=*/true},
       {"ZB-V", "zero bubble, handcrafted V (Qi et al. 2024); alias of ZBVZeroBubble, same order",
-       &GenerateZBV},
+       &GenerateZBV, /*needs_costs=*/false, /*alias_of=*/"ZBVZeroBubble"},
       {"V-Half", "controllable-memory V: 1/2 of 1F1B's activations (Qi et al., arXiv 2405.15362)",
        &GenerateVHalf},
       {"V-Min", "controllable-memory V: 1/3 of 1F1B's activations (Qi et al., arXiv 2405.15362)",
@@ -69,9 +69,32 @@ Status GenerateSchedule(std::string_view name, const ScheduleParams& params, Sch
     return Status::InvalidInput("unknown schedule " + Quoted(name) + "; valid: " +
                                 ScheduleNames());
   }
+  // The last schedule generated from its parameters alone, kept: a search asks for the same
+  // order for many candidates in a row (the V-Half and V-Min orders take up to a second).
+  struct Last {
+    const ScheduleInfo* info = nullptr;
+    ScheduleParams params;
+    Schedule schedule;
+  };
+  thread_local Last last;
+  const bool same = last.info == info && !info->needs_costs &&
+                    last.params.num_ranks == params.num_ranks &&
+                    last.params.stages_per_rank == params.stages_per_rank &&
+                    last.params.num_microbatches == params.num_microbatches &&
+                    last.params.microbatch_group_size == params.microbatch_group_size;
+  if (same) {
+    *schedule = last.schedule;
+    return Status();
+  }
   Status status = info->generate(params, schedule);
-  if (!status.ok()) return status;
-  return CheckSchedule(*schedule);
+  if (status.ok()) status = CheckSchedule(*schedule);
+  constexpr size_t kMostActionsKept = 1 << 20;  // 12 MB
+  if (!status.ok() || info->needs_costs || schedule->NumActions() > kMostActionsKept) {
+    return status;
+  }
+  last = {info, params, *schedule};
+  last.params.stage_costs = nullptr;
+  return Status();
 }
 
 }  // namespace ppsim

@@ -18,6 +18,8 @@ struct ScheduleInfo {
   Status (*generate)(const ScheduleParams& params, Schedule* schedule);
   // Found from the stages' costs and memory (ScheduleParams::stage_costs): one stage per rank.
   bool needs_costs = false;
+  // The schedule whose order this one gives for every configuration; empty: none.
+  std::string_view alias_of;
 };
 
 // All named schedules, in the order `ppsim schedules` lists them.

@@ -86,6 +86,25 @@ std::vector<int64_t> PeakActivationBytes(const Schedule& schedule, const StageCo
   return peaks;
 }
 
+std::vector<int64_t> StaticBytesPerRank(const Schedule& schedule, const StageCosts& costs) {
+  std::vector<int64_t> static_bytes(schedule.num_ranks, 0);
+  for (int32_t stage = 0; stage < static_cast<int32_t>(costs.static_bytes.size()); ++stage) {
+    static_bytes[schedule.stage_to_rank[stage].value()] += costs.static_bytes[stage];
+  }
+  return static_bytes;
+}
+
+std::vector<int64_t> PeakMemoryBytes(const Schedule& schedule, const StageCosts& costs,
+                                     const MemoryReserve& reserve) {
+  const std::vector<int64_t> static_bytes = StaticBytesPerRank(schedule, costs);
+  const std::vector<int64_t> activations = PeakActivationBytes(schedule, costs);
+  std::vector<int64_t> peaks;
+  for (size_t rank = 0; rank < activations.size(); ++rank) {
+    peaks.push_back(RankMemoryBytes(static_bytes[rank], activations[rank], reserve));
+  }
+  return peaks;
+}
+
 RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
                           const TaskGraph& graph, const Timeline& timeline,
                           int64_t memory_capacity_bytes, MemoryReserve reserve) {
@@ -126,10 +145,7 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
   m.makespan_s = graph.num_tasks() == 0 ? 0 : latest - earliest;
   m.allreduce_tail_s = std::max(0.0, latest_allreduce - latest_compute);
 
-  std::vector<int64_t> static_bytes(schedule.num_ranks, 0);
-  for (int32_t stage = 0; stage < static_cast<int32_t>(costs.static_bytes.size()); ++stage) {
-    static_bytes[schedule.stage_to_rank[stage].value()] += costs.static_bytes[stage];
-  }
+  const std::vector<int64_t> static_bytes = StaticBytesPerRank(schedule, costs);
   m.memory_timeline.resize(schedule.num_ranks);
   double total_busy = 0;
   std::vector<double> wait_of_rank(schedule.num_ranks, 0.0);  // replica 0's, as the ranks below

@@ -147,6 +147,14 @@ int64_t ActivationFreedAtEnd(const Action& action, const StageCosts& costs);
 // Peak live activation bytes of each rank, from its order alone (a rank runs one op at a time).
 std::vector<int64_t> PeakActivationBytes(const Schedule& schedule, const StageCosts& costs);
 
+// Static bytes of each rank: the sum of its stages' (empty costs.static_bytes: zeros).
+std::vector<int64_t> StaticBytesPerRank(const Schedule& schedule, const StageCosts& costs);
+
+// Each rank's peak memory from its order alone: RankMemoryBytes of its static bytes and its peak
+// activation with `reserve` — the peak_memory_bytes ComputeMetrics reports for any timeline.
+std::vector<int64_t> PeakMemoryBytes(const Schedule& schedule, const StageCosts& costs,
+                                     const MemoryReserve& reserve);
+
 }  // namespace ppsim
 
 #endif  // PPSIM_SIM_METRICS_H_

@@ -31,6 +31,9 @@ constexpr Command kCommands[] = {
     {"sweep", "run every point of an experiment file, N at a time, into a results CSV",
      &cli::SweepCommand},
     {"merge", "join the results of sweep shards", &cli::MergeCommand},
+    {"search", "the best configuration (tp, pp, dp, microbatch size, schedule, recompute) of a\n"
+               "model on a cluster: exact branch and bound, the top K and the Pareto front",
+     &cli::SearchCommand},
     {"report", "an HTML report with charts from a sweep's results CSV", &cli::ReportCommand},
     {"platforms", "list the cluster presets ('ppsim platforms NAME' prints one)",
      &cli::PlatformsCommand},

@@ -15,6 +15,7 @@ using CommandArgs = std::vector<std::string>;
 int RunCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int SweepCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int MergeCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
+int SearchCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int ReportCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int ScheduleCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int SchedulesCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);

@@ -9,7 +9,9 @@
 #include <limits>
 #include <ostream>
 
+#include "base/escape.h"
 #include "base/names.h"
+#include "base/numbers.h"
 #include "models/config_file.h"
 
 namespace ppsim::cli {
@@ -120,6 +122,34 @@ int Fail(std::ostream& err, const Status& status) {
     start = end + 1;
   }
   return status.code() == StatusCode::kInvalidInput ? kExitInvalidInput : kExitSimulationProblem;
+}
+
+Status ParseCount(const std::string& flag, const std::string& text, int32_t minimum,
+                  int32_t* value) {
+  int64_t v = 0;
+  if (!ParseWhole(text, &v) || v > std::numeric_limits<int32_t>::max()) {
+    return Status::InvalidInput(flag + ": invalid value " + Quoted(text) +
+                                "; expected a whole number >= " + std::to_string(minimum));
+  }
+  if (v < minimum) {
+    return Status::InvalidInput(flag + ": must be at least " + std::to_string(minimum) + "; got " +
+                                text);
+  }
+  *value = static_cast<int32_t>(v);
+  return Status();
+}
+
+Status ParseShard(const std::string& text, int32_t* index, int32_t* count) {
+  const size_t slash = text.find('/');
+  int32_t i = -1, n = 0;
+  if (slash == std::string::npos || !ParseCount("--shard", text.substr(0, slash), 0, &i).ok() ||
+      !ParseCount("--shard", text.substr(slash + 1), 1, &n).ok() || i >= n) {
+    return Status::InvalidInput("--shard: invalid shard " + Quoted(text) +
+                                "; give I/N with 0 <= I < N, e.g. --shard 0/4");
+  }
+  *index = i;
+  *count = n;
+  return Status();
 }
 
 std::string FlagOf(std::string_view field) {

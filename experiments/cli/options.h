@@ -57,6 +57,14 @@ boost::program_options::options_description RunConfigOptions(
 Status FillRunConfig(const boost::program_options::variables_map& values,
                      proto::RunConfig* config, std::vector<std::string>* fields = nullptr);
 
+// A whole number >= `minimum` given to `flag` (-j, --top): InvalidInput "-j: must be at least 1;
+// got 0" or "-j: invalid value 'x'; expected a whole number >= 1".
+Status ParseCount(const std::string& flag, const std::string& text, int32_t minimum,
+                  int32_t* value);
+
+// --shard I/N: 0 <= I < N.
+Status ParseShard(const std::string& text, int32_t* index, int32_t* count);
+
 // "--layers-per-stage" for the field layers_per_stage.
 std::string FlagOf(std::string_view field);
 

@@ -53,21 +53,6 @@ po::options_description SweepOptionsDescription() {
   return d;
 }
 
-// A whole number >= `minimum` given to `flag`.
-Status Count(const std::string& flag, const std::string& text, int32_t minimum, int32_t* value) {
-  int64_t v = 0;
-  if (!ParseWhole(text, &v) || v > std::numeric_limits<int32_t>::max()) {
-    return Status::InvalidInput(flag + ": invalid value " + Quoted(text) + "; expected a whole number >= " +
-                                std::to_string(minimum));
-  }
-  if (v < minimum) {
-    return Status::InvalidInput(flag + ": must be at least " + std::to_string(minimum) + "; got " +
-                                text);
-  }
-  *value = static_cast<int32_t>(v);
-  return Status();
-}
-
 Status ReadSweepOptions(const ParsedArgs& parsed, SweepOptions* options) {
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   options->jobs = cores > 0 ? static_cast<int32_t>(cores) : 1;
@@ -76,7 +61,9 @@ Status ReadSweepOptions(const ParsedArgs& parsed, SweepOptions* options) {
     return Status::InvalidInput("-o: required; give the results CSV, e.g. -o results.csv");
   }
   Status status;
-  if (parsed.values.count("jobs")) status = Count("-j", OptionText(parsed, "jobs"), 1, &options->jobs);
+  if (parsed.values.count("jobs")) {
+    status = ParseCount("-j", OptionText(parsed, "jobs"), 1, &options->jobs);
+  }
   if (!status.ok()) return status;
   options->resume = parsed.values.count("resume") > 0;
   options->retry_failed = parsed.values.count("retry-failed") > 0;
@@ -85,16 +72,8 @@ Status ReadSweepOptions(const ParsedArgs& parsed, SweepOptions* options) {
                                 "add --resume");
   }
   if (parsed.values.count("shard")) {
-    const std::string text = OptionText(parsed, "shard");
-    const size_t slash = text.find('/');
-    int32_t index = -1, count = 0;
-    if (slash == std::string::npos || !Count("--shard", text.substr(0, slash), 0, &index).ok() ||
-        !Count("--shard", text.substr(slash + 1), 1, &count).ok() || index >= count) {
-      return Status::InvalidInput("--shard: invalid shard " + Quoted(text) +
-                                  "; give I/N with 0 <= I < N, e.g. --shard 0/4");
-    }
-    options->shard_index = index;
-    options->shard_count = count;
+    status = ParseShard(OptionText(parsed, "shard"), &options->shard_index, &options->shard_count);
+    if (!status.ok()) return status;
   }
   if (parsed.values.count("point-timeout")) {
     status = ParseDuration("--point-timeout", OptionText(parsed, "point-timeout"),
