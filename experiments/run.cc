@@ -327,7 +327,10 @@ Status ZeroBubbleStagesOf(const RunSpec& spec, const PreparedRun& run, const Sch
     }
     stage.activation_bytes = costs.activation_bytes[s];
     stage.activation_w_bytes = costs.activation_w_bytes.empty() ? 0 : costs.activation_w_bytes[s];
-    if (spec.activation_limit_p > 0) {
+    if (info.name != "ZB-auto") {
+      // ZB-1p and ZB-2p set their own limits (p x M_B, 2p x M_B); out of memory is the run's to
+      // report, as for any schedule.
+    } else if (spec.activation_limit_p > 0) {
       stage.limit_bytes = int64_t{spec.activation_limit_p} * p * stage.activation_bytes;
     } else if (memory.capacity_bytes == 0) {
       stage.limit_bytes = std::numeric_limits<int64_t>::max() / 4;
@@ -343,7 +346,8 @@ Status ZeroBubbleStagesOf(const RunSpec& spec, const PreparedRun& run, const Sch
                 HumanBytes(static_cast<double>(std::max<int64_t>(stage.limit_bytes, 0))) +
                 " for activations beside " + HumanBytes(static_cast<double>(static_bytes)) +
                 " of parameters, gradients and optimizer state and the reserve, but one "
-                "microbatch holds " + HumanBytes(static_cast<double>(stage.activation_bytes)));
+                "microbatch holds " + HumanBytes(static_cast<double>(stage.activation_bytes)) +
+                "; valid: a limit that leaves at least that, or a multiple of p x M_B (1p)");
       }
     }
   }
@@ -351,6 +355,11 @@ Status ZeroBubbleStagesOf(const RunSpec& spec, const PreparedRun& run, const Sch
 }
 
 }  // namespace
+
+double TpStepLatencyS(const PlatformSpec& platform) {
+  const int32_t first = platform.GpuOf(0, 0, 0);
+  return platform.UncontendedTransferTime(first, first + 1, 0);
+}
 
 RunMemory RunMemoryOf(const RunSpec& spec, const PlatformSpec& platform, const StageCosts& costs) {
   RunMemory memory;
@@ -600,9 +609,7 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     }
   }
   if (spec.training.tp > 1 && run->platform.xml_file.empty()) {
-    // A ring step's latency: GPU 0 to GPU 1 of a group, uncontended and empty.
-    const int32_t first = run->platform.GpuOf(0, 0, 0);
-    parallelism.tp_step_latency_s = run->platform.UncontendedTransferTime(first, first + 1, 0);
+    parallelism.tp_step_latency_s = TpStepLatencyS(run->platform);
   }
   const Status planned = PlanCollectives(
       run->schedule, run->costs, run->platform, spec.training.cp, spec.grad_bucket_bytes,
@@ -618,7 +625,7 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
 }
 
 Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_out,
-                  SimGridProcess process) {
+                  SimGridProcess process, bool link_figures) {
   Timeline own;
   Timeline& timeline = timeline_out != nullptr ? *timeline_out : own;
   Status status = Execute(run.spec.engine, run.graph, run.platform, &timeline, process);
@@ -632,7 +639,7 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
   const RunMemory memory = RunMemoryOf(run.spec, run.platform, run.costs);
   result->metrics = ComputeMetrics(run.schedule, run.costs, run.graph, timeline,
                                    memory.capacity_bytes, memory.reserve);
-  ComputeLinkMetrics(run.graph, run.platform, timeline, &result->metrics);
+  if (link_figures) ComputeLinkMetrics(run.graph, run.platform, timeline, &result->metrics);
   result->model = run.model;
   result->model_flops = run.model_flops;
   result->hardware_flops = run.hardware_flops;

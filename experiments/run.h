@@ -148,6 +148,10 @@ struct RunResult {
   RunMetrics metrics;
 };
 
+// A tensor-parallel ring step's latency on a cluster with tp > 1: GPU 0 to GPU 1 of replica 0's
+// rank 0, uncontended and empty.
+double TpStepLatencyS(const PlatformSpec& platform);
+
 // The memory a run's ranks are checked against: each GPU's (--memory-limit, else the platform
 // GPU's; 0: unlimited) and the reserve beyond the model's (RunSpec::memory_reserve_bytes and
 // activation_overhead, or their defaults when the run counts memory at all).
@@ -204,8 +208,10 @@ Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile = true);
 // Executes a prepared run with its engine and computes its metrics; the executed timeline goes
 // to `timeline` when it is not null (for traces and pictures). `process` says where SimGrid runs
 // (sim/engine.h): a sweep's point process runs it in itself.
+// Without `link_figures` the per-link figures (RunMetrics::links, intra_node, inter_node) stay
+// empty: a search ranks by the iteration alone.
 Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline = nullptr,
-                  SimGridProcess process = SimGridProcess::kChild);
+                  SimGridProcess process = SimGridProcess::kChild, bool link_figures = true);
 
 }  // namespace ppsim
 

@@ -8,11 +8,10 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
 #include <tuple>
-
-#include <nlohmann/json.hpp>
 
 #include "base/escape.h"
 #include "base/names.h"
@@ -26,6 +25,7 @@
 #include "platforms/cluster.h"
 #include "schedules/registry.h"
 #include "sim/metrics.h"
+#include "sim/task_graph.h"
 
 namespace ppsim {
 namespace {
@@ -105,29 +105,24 @@ double WorkBound(const PreparedRun& run) {
       below_backward[s] = below_backward[s - 1] + costs.OpDuration({backward, below, {}});
     }
   }
-  // An action's time on its rank as the engines take it (sim/task_graph.cc, critical_path.cc):
-  // its compute with the tensor-parallel steps' latencies but one, then (or, with the overlap,
-  // alongside) its ring, which lasts at least as long as on the group's first link.
+  // An action's time on its rank as the engines take it (sim/task_graph.h ComputeLoad): its
+  // compute, then (or, with the overlap, alongside) its ring, which lasts at least as long as on
+  // the group's first link.
   const int32_t tp = run.spec.training.tp;
   const bool rings = tp > 1 && run.platform.xml_file.empty();
-  const double step_latency_s =
-      rings ? run.platform.UncontendedTransferTime(run.platform.GpuOf(0, 0, 0),
-                                                   run.platform.GpuOf(0, 0, 0) + 1, 0)
-            : 0;
+  const double step_latency_s = rings ? TpStepLatencyS(run.platform) : 0;
   double bound = 0;
   for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
     const std::vector<Action>& order = schedule.orders[rank];
     const int32_t first = rings ? run.platform.GpuOf(0, rank, 0) : 0;
     double head = std::numeric_limits<double>::max(), busy = 0, tail = 0;
     for (const Action& action : order) {
-      double duration = costs.ActionDuration(action);
-      if (rings) {
-        const StageCosts::Collectives ring = costs.ActionCollectives(action);
-        if (ring.steps > 1) duration += static_cast<double>(ring.steps - 1) * step_latency_s;
-        if (ring.bytes > 0) {
-          const double ring_s = run.platform.UncontendedTransferTime(first, first + 1, ring.bytes);
-          duration = run.spec.tp_comm_overlap ? std::max(duration, ring_s) : duration + ring_s;
-        }
+      const ComputeLoad load = ComputeLoadOf(costs, action, rings ? tp : 1, step_latency_s);
+      double duration = load.duration_s;
+      if (load.ring_bytes > 0) {
+        const double ring_s =
+            run.platform.UncontendedTransferTime(first, first + 1, load.ring_bytes);
+        duration = run.spec.tp_comm_overlap ? std::max(duration, ring_s) : duration + ring_s;
       }
       busy += duration;
       for (int k = 0; k < action.num_ops(); ++k) {
@@ -171,9 +166,12 @@ Prepared PrepareCandidate(const proto::RunConfig& config) {
 }
 
 Json PreparedJson(const Prepared& p) {
-  return Json{{"ok", p.ok},           {"reason", p.reason},
-              {"signature", p.signature}, {"peak", p.peak_memory_bytes},
-              {"capacity", p.capacity_bytes}, {"work", p.work_s}};
+  return Json{{"ok", p.ok},
+              {"reason", p.reason},
+              {"signature", p.signature},
+              {"peak", p.peak_memory_bytes},
+              {"capacity", p.capacity_bytes},
+              {"work", p.work_s}};
 }
 
 Prepared PreparedOf(const Json& j) {
@@ -196,7 +194,10 @@ Executed ExecuteCandidate(const proto::RunConfig& config, EngineKind engine) {
   PreparedRun run;
   if (status.ok()) status = PrepareRun(spec, &run);
   RunResult result;
-  if (status.ok()) status = ExecuteRun(run, &result, nullptr, SimGridProcess::kThisProcess);
+  if (status.ok()) {
+    status = ExecuteRun(run, &result, nullptr, SimGridProcess::kThisProcess,
+                        /*link_figures=*/false);
+  }
   if (!status.ok()) {
     e.reason = OneLine(status.message());
     return e;
@@ -215,9 +216,15 @@ Executed ExecuteCandidate(const proto::RunConfig& config, EngineKind engine) {
 }
 
 Json ExecutedJson(const Executed& e) {
-  return Json{{"ok", e.ok},         {"reason", e.reason}, {"makespan", e.makespan_s},
-              {"tokens", e.tokens_per_s}, {"mfu", e.mfu},  {"peak", e.peak_memory_bytes},
-              {"dp", e.dp},         {"m", e.microbatches}, {"v", e.stages_per_rank}};
+  return Json{{"ok", e.ok},
+              {"reason", e.reason},
+              {"makespan", e.makespan_s},
+              {"tokens", e.tokens_per_s},
+              {"mfu", e.mfu},
+              {"peak", e.peak_memory_bytes},
+              {"dp", e.dp},
+              {"m", e.microbatches},
+              {"v", e.stages_per_rank}};
 }
 
 Executed ExecutedOf(const Json& j) {
@@ -255,7 +262,7 @@ Status RunInProcesses(int32_t jobs, size_t n, const std::function<Json(size_t)>&
   return Status();
 }
 
-// A comma list of the divisors of n: "1, 2, 4, 8".
+// The divisors of n, increasing.
 std::vector<int32_t> Divisors(int32_t n) {
   std::vector<int32_t> divisors;
   for (int32_t d = 1; d <= n; ++d) {
@@ -270,8 +277,8 @@ Status CheckBase(SearchSpace* space, SpaceShape* shape) {
   const FlagLocator where;
   proto::RunConfig& base = space->base;
   if (base.model().empty()) {
-    return where.Invalid("model", "required; give a preset (" + TransformerPresetNames() +
-                                      ") or a model file");
+    return where.Invalid(
+        "model", "required; give a preset (" + TransformerPresetNames() + ") or a model file");
   }
   if (base.global_batch().empty()) {
     return where.Invalid("global_batch",
@@ -336,11 +343,15 @@ Status CheckBase(SearchSpace* space, SpaceShape* shape) {
 struct Enumerated {
   proto::RunConfig config;
   std::string invalid;
+  // Candidates that may come out equal (the same tp, pp, microbatch size and schedule; V and the
+  // split may coincide) share a group, and a shard takes whole groups.
+  int64_t group = 0;
 };
 
 std::vector<Enumerated> Enumerate(const SearchSpace& space, const SpaceShape& shape) {
   const std::vector<int32_t> tps = space.tp.empty() ? Divisors(shape.gpus_per_node) : space.tp;
-  std::vector<int32_t> sizes(std::begin(kDefaultMicrobatchSizes), std::end(kDefaultMicrobatchSizes));
+  std::vector<int32_t> sizes(std::begin(kDefaultMicrobatchSizes),
+                             std::end(kDefaultMicrobatchSizes));
   if (!space.microbatch_size.empty()) sizes = space.microbatch_size;
   std::vector<std::string> schedules = space.schedules;
   if (schedules.empty()) {
@@ -352,52 +363,61 @@ std::vector<Enumerated> Enumerate(const SearchSpace& space, const SpaceShape& sh
   std::vector<std::string> recomputes = space.recompute;
   if (recomputes.empty()) recomputes.assign(std::begin(kRecomputeNames), std::end(kRecomputeNames));
   std::vector<Enumerated> all;
+  const std::vector<int32_t> cps = space.cp.empty() ? std::vector<int32_t>{1} : space.cp;
+  int64_t group = 0;
   for (int32_t tp : tps) {
-    std::vector<int32_t> pps = space.pp;
-    if (pps.empty()) {
-      for (int32_t pp : Divisors(shape.gpus)) {
-        if (shape.gpus % (int64_t{tp} * pp) == 0 && pp <= shape.layers) pps.push_back(pp);
-      }
-    }
-    for (int32_t pp : pps) {
-      const int64_t group = int64_t{tp} * pp;
-      const bool divides = shape.gpus % group == 0;
-      const int32_t dp = divides ? static_cast<int32_t>(shape.gpus / group) : 1;
-      // V: the schedule's default (0), then 2, 4, 8, ... dividing the layers of a rank.
-      std::vector<int32_t> vs = space.stages_per_rank;
-      if (vs.empty()) {
-        vs.push_back(0);
-        if (shape.layers % pp == 0) {
-          for (int32_t v = 2; v <= shape.layers / pp; v *= 2) {
-            if ((shape.layers / pp) % v == 0) vs.push_back(v);
-          }
+    for (int32_t cp : cps) {
+      std::vector<int32_t> pps = space.pp;
+      if (pps.empty()) {
+        for (int32_t pp : Divisors(shape.gpus)) {
+          if (shape.gpus % (int64_t{tp} * cp * pp) == 0 && pp <= shape.layers) pps.push_back(pp);
         }
       }
-      for (int32_t b : sizes) {
-        for (const std::string& schedule : schedules) {
-          for (int32_t v : vs) {
-            for (const std::string& recompute : recomputes) {
-              for (bool balanced : {false, true}) {
-                Enumerated e;
-                proto::RunConfig& c = e.config;
-                c = space.base;
-                c.set_schedule(schedule);
-                c.set_pp(pp);
-                if (v > 0) c.set_stages_per_rank(v);
-                c.set_microbatch_size(b);
-                c.set_recompute(recompute);
-                if (balanced) {
-                  c.set_embedding_as_layer(true);
-                  c.set_loss_as_layer(true);
+      for (int32_t pp : pps) {
+        const int64_t gpus_per_pipeline = int64_t{tp} * cp * pp;
+        const bool divides = shape.gpus % gpus_per_pipeline == 0;
+        const int32_t dp = divides ? static_cast<int32_t>(shape.gpus / gpus_per_pipeline) : 1;
+        // V: the schedule's default (0), then 2, 4, 8, ... dividing the layers of a rank.
+        std::vector<int32_t> vs = space.stages_per_rank;
+        if (vs.empty()) {
+          vs.push_back(0);
+          if (shape.layers % pp == 0) {
+            for (int32_t v = 2; v <= shape.layers / pp; v *= 2) {
+              if ((shape.layers / pp) % v == 0) vs.push_back(v);
+            }
+          }
+        }
+        for (int32_t b : sizes) {
+          for (const std::string& schedule : schedules) {
+            ++group;
+            for (int32_t v : vs) {
+              for (const std::string& recompute : recomputes) {
+                for (bool balanced : {false, true}) {
+                  Enumerated e;
+                  e.group = group;
+                  proto::RunConfig& c = e.config;
+                  c = space.base;
+                  c.set_schedule(schedule);
+                  c.set_pp(pp);
+                  if (v > 0) c.set_stages_per_rank(v);
+                  c.set_microbatch_size(b);
+                  c.set_recompute(recompute);
+                  if (balanced) {
+                    c.set_embedding_as_layer(true);
+                    c.set_loss_as_layer(true);
+                  }
+                  c.set_tp(tp);
+                  if (cp > 1) c.set_cp(cp);
+                  c.set_sequence_parallel(tp > 1);
+                  c.set_dp(dp);
+                  if (!divides) {
+                    e.invalid = "--pp: tp " + std::to_string(tp) +
+                                (cp > 1 ? " x cp " + std::to_string(cp) : std::string()) +
+                                " x pp " + std::to_string(pp) + " does not divide the " +
+                                std::to_string(shape.gpus) + " GPUs";
+                  }
+                  all.push_back(std::move(e));
                 }
-                c.set_tp(tp);
-                c.set_sequence_parallel(tp > 1);
-                c.set_dp(dp);
-                if (!divides) {
-                  e.invalid = "--pp: tp " + std::to_string(tp) + " x pp " + std::to_string(pp) +
-                              " does not divide the " + std::to_string(shape.gpus) + " GPUs";
-                }
-                all.push_back(std::move(e));
               }
             }
           }
@@ -417,9 +437,7 @@ class Incumbents {
  public:
   explicit Incumbents(size_t top) : top_(top) {}
 
-  void Add(double time_s, int64_t memory, int64_t index) {
-    keys_.insert({time_s, memory, index});
-  }
+  void Add(double time_s, int64_t memory, int64_t index) { keys_.insert({time_s, memory, index}); }
 
   // Whether a candidate whose time is at least `bound` can no longer enter the top K or the
   // Pareto front (see the header).
@@ -459,7 +477,7 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
   // This shard's candidates, by index.
   std::vector<int64_t> mine;
   for (size_t k = 0; k < all.size(); ++k) {
-    if (static_cast<int32_t>(k % options.shard_count) != options.shard_index) continue;
+    if (static_cast<int32_t>(all[k].group % options.shard_count) != options.shard_index) continue;
     ++counts.enumerated;
     if (!all[k].invalid.empty()) {
       ++counts.invalid;
@@ -476,8 +494,8 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
       options.jobs, chunks,
       [&](size_t chunk) {
         Json out = Json::array();
-        for (size_t k = chunk * kPrepareChunk; k < std::min(mine.size(), (chunk + 1) * kPrepareChunk);
-             ++k) {
+        for (size_t k = chunk * kPrepareChunk;
+             k < std::min(mine.size(), (chunk + 1) * kPrepareChunk); ++k) {
           out.push_back(PreparedJson(PrepareCandidate(all[mine[k]].config)));
         }
         return out;
@@ -536,9 +554,9 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
   const auto elapsed = [&] {
     return HumanDuration(std::chrono::duration<double>(Clock::now() - start).count());
   };
-  progress << "search: " << elapsed() << ": " << counts.enumerated << " candidates, " << counts.invalid << " invalid, "
-           << counts.duplicates << " duplicates, " << counts.oom << " out of memory, "
-           << candidates.size() << " to bound\n";
+  progress << "search: " << elapsed() << ": " << counts.enumerated << " candidates, "
+           << counts.invalid << " invalid, " << counts.duplicates << " duplicates, " << counts.oom
+           << " out of memory, " << candidates.size() << " to bound\n";
 
   // Tiers 2-4: best first by the current bound, in rounds.
   enum class Level { kWork, kCriticalPath };
@@ -604,15 +622,16 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
       simulated.push_back(k);
     }
   }
-  progress << "search: " << elapsed() << ": " << counts.critical_path_evaluated << " critical-path evaluations, "
-           << counts.simulated << " SimGrid simulations\n";
+  progress << "search: " << elapsed() << ": " << counts.critical_path_evaluated
+           << " critical-path evaluations, " << counts.simulated << " SimGrid simulations\n";
 
   // The ranking and the front, from the simulated candidates.
   auto key = [&](size_t k) {
     const SearchCandidate& c = candidates[k];
     return Key{c.iteration_s, c.peak_memory_bytes, c.index};
   };
-  std::sort(simulated.begin(), simulated.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+  std::sort(simulated.begin(), simulated.end(),
+            [&](size_t a, size_t b) { return key(a) < key(b); });
   for (size_t r = 0; r < simulated.size() && r < static_cast<size_t>(options.top); ++r) {
     result->ranking.push_back(candidates[simulated[r]]);
   }

@@ -3,18 +3,20 @@
 // virtual stages, recomputation and the layer split.
 //
 // The space. With G GPUs of n per node: tp divides n (the model's rules, e.g. tp divides the
-// heads, are PrepareRun's); pp with tp x pp dividing G and pp <= the layers; dp = G / (tp x pp);
+// heads, are PrepareRun's); cp 1 unless listed (context parallelism pays off for sequences far
+// longer than one GPU's share of attention); pp with tp x cp x pp dividing G and pp <= the
+// layers; dp = G / (tp x cp x pp);
 // microbatch size b in {1, 2, 4, 8, 16} (PrepareRun refuses a global batch that dp x b does not
-// divide); every schedule of the registry but aliases (schedules/registry.h; a generator that rejects the
-// pp, microbatches and V makes an invalid candidate); V the schedule's default, and 2, 4, 8, ...
-// dividing layers / pp (generators without virtual stages reject them); recompute none, selective,
-// full; the layers split evenly, or with the embedding and the LM head counted as layers. Sequence
-// parallelism is on whenever tp > 1 (Megatron's recommendation; it only removes activation
-// memory). Every axis can be restricted to a list. Each candidate is one proto::RunConfig,
-// resolved by ResolveRun and checked by PrepareRun (compile = false): what those refuse is invalid,
-// counted with its reason; a candidate whose schedule and layer split come out equal to an earlier
-// one's (an explicit V equal to the default, a balanced split equal to the even one) is a
-// duplicate and dropped.
+// divide); every schedule of the registry but aliases (schedules/registry.h; a generator that
+// rejects the pp, microbatches and V makes an invalid candidate); V the schedule's default, and 2,
+// 4, 8, ... dividing layers / pp (generators without virtual stages reject them); recompute none,
+// selective, full; the layers split evenly, or with the embedding and the LM head counted as
+// layers. Sequence parallelism is on whenever tp > 1 (Megatron's recommendation; it only removes
+// activation memory). Every axis can be restricted to a list. Each candidate is one
+// proto::RunConfig, resolved by ResolveRun and checked by PrepareRun (compile = false): what those
+// refuse is invalid, counted with its reason; a candidate whose schedule and layer split come out
+// equal to an earlier one's (an explicit V equal to the default, a balanced split equal to the even
+// one) is a duplicate and dropped.
 //
 // The evaluation, in tiers, each a bound on the next:
 //   memory   static bytes + the order's peak activations + the reserve (sim/metrics.h
@@ -37,8 +39,9 @@
 //
 // Determinism: candidates are refined in rounds of a fixed size, decided from the results of
 // earlier rounds only, so the same inputs give the same rankings, fronts and counts for any -j.
-// With --shard I/N a shard evaluates the candidates whose index mod N is I; the top K over all
-// shards is the top K of the shards' top Ks together, the front the front of their fronts.
+// With --shard I/N a shard evaluates the candidates of every N-th group (the same tp, pp,
+// microbatch size and schedule, so that duplicates fall in one shard); the top K over all shards
+// is the top K of the shards' top Ks together, the front the front of their fronts.
 #ifndef PPSIM_EXPERIMENTS_SEARCH_H_
 #define PPSIM_EXPERIMENTS_SEARCH_H_
 
@@ -53,12 +56,13 @@
 namespace ppsim {
 
 // What to search. `base` holds the fields every candidate shares as the request gave them: model,
-// platform, nodes, global_batch, and optionally seq_len, memory_reserve, memory_limit, set.
+// platform, nodes, global_batch, and optionally seq_len, memory_reserve, set.
 // An empty axis list means the whole default range above.
 struct SearchSpace {
   proto::RunConfig base;
   int32_t gpus = 0;  // --gpus instead of base.nodes: nodes = gpus / GPUs per node; 0: not given
   std::vector<int32_t> tp;
+  std::vector<int32_t> cp;  // default: 1 only
   std::vector<int32_t> pp;
   std::vector<int32_t> microbatch_size;
   std::vector<std::string> schedules;  // registry names, as given

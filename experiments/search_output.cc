@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/csv.h"
 #include "base/escape.h"
@@ -68,12 +67,12 @@ Json CountsJson(const SearchCounts& n) {
 }
 
 std::string CountsLine(const SearchCounts& n) {
-  return std::to_string(n.enumerated) + " enumerated, " + std::to_string(n.invalid) +
-         " invalid, " + std::to_string(n.duplicates) + " duplicates, " +
-         std::to_string(n.evaluated) + " evaluated: " + std::to_string(n.oom) +
-         " out of memory, " + std::to_string(n.bounded_out_work) +
-         " bounded out by work, " + std::to_string(n.bounded_out_critical_path) +
-         " by the critical path, " + std::to_string(n.simulated) + " simulated with SimGrid (" +
+  return std::to_string(n.enumerated) + " enumerated, " + std::to_string(n.invalid) + " invalid, " +
+         std::to_string(n.duplicates) + " duplicates, " + std::to_string(n.evaluated) +
+         " evaluated: " + std::to_string(n.oom) + " out of memory, " +
+         std::to_string(n.bounded_out_work) + " bounded out by work, " +
+         std::to_string(n.bounded_out_critical_path) + " by the critical path, " +
+         std::to_string(n.simulated) + " simulated with SimGrid (" +
          std::to_string(n.critical_path_evaluated) + " critical-path evaluations), " +
          std::to_string(n.failed) + " failed";
 }
@@ -97,9 +96,9 @@ std::vector<std::string> Cells(const SearchCandidate& c, size_t rank) {
           RunCommandLine(c.config)};
 }
 
-const std::vector<std::string> kHeader = {"#",  "tokens/s", "iteration", "peak memory", "MFU",
-                                          "schedule", "tp", "pp", "dp", "b", "m", "V",
-                                          "recompute", "split", "command"};
+const std::vector<std::string> kHeader = {
+    "#",  "tokens/s", "iteration", "peak memory", "MFU",       "schedule", "tp",     "pp",
+    "dp", "b",        "m",         "V",           "recompute", "split",    "command"};
 
 std::string TextTable(const std::vector<SearchCandidate>& rows) {
   std::vector<std::vector<std::string>> cells = {kHeader};
@@ -135,7 +134,8 @@ std::string SearchTable(const SearchResult& result) {
   out += TextTable(result.ranking);
   out += "\nPareto front (tokens/s against peak memory):\n" + TextTable(result.pareto);
   out += "\n" + CountsLine(result.counts) + "\n";
-  if (!result.reasons.empty()) out += "most frequent reasons a candidate was left out:\n" + ReasonsText(result);
+  if (!result.reasons.empty())
+    out += "most frequent reasons a candidate was left out:\n" + ReasonsText(result);
   out += "wall time " + HumanDuration(result.wall_s) + "\n";
   return out;
 }
@@ -229,8 +229,8 @@ std::string Scatter(const SearchResult& result) {
     const bool on_front = front.count(c.index) > 0;
     svg += "<circle class=\"" + std::string(on_front ? "marker pareto" : "marker") + "\" cx=\"" +
            Px(x(static_cast<double>(c.peak_memory_bytes))) + "\" cy=\"" + Px(y(c.tokens_per_s)) +
-           "\" r=\"" + (on_front ? "5" : "3.5") + "\" fill=\"" +
-           PaletteColour(on_front ? 1 : 0) + "\"><title>" +
+           "\" r=\"" + (on_front ? "5" : "3.5") + "\" fill=\"" + PaletteColour(on_front ? 1 : 0) +
+           "\"><title>" +
            MarkupEscape(ShowValue(kTokensColumn, c.tokens_per_s) + ", " +
                         ShowValue(kPeakMemoryColumn, static_cast<double>(c.peak_memory_bytes)) +
                         ": " + RunCommandLine(c.config)) +
@@ -272,15 +272,17 @@ std::string SearchHtml(const SearchResult& result, const std::string& title) {
       "</p>\n";
   if (!result.ranking.empty()) {
     const SearchCandidate& best = result.ranking.front();
-    page += "<p>Best: <b>" + MarkupEscape(ShowValue(kTokensColumn, best.tokens_per_s)) +
-            "</b> tokens/s at " +
-            MarkupEscape(ShowValue(kPeakMemoryColumn, static_cast<double>(best.peak_memory_bytes))) +
-            " per GPU: <code>" + MarkupEscape(RunCommandLine(best.config)) + "</code></p>\n";
+    page +=
+        "<p>Best: <b>" + MarkupEscape(ShowValue(kTokensColumn, best.tokens_per_s)) +
+        "</b> tokens/s at " +
+        MarkupEscape(ShowValue(kPeakMemoryColumn, static_cast<double>(best.peak_memory_bytes))) +
+        " per GPU: <code>" + MarkupEscape(RunCommandLine(best.config)) + "</code></p>\n";
   }
-  page += "<h2>Throughput against peak memory</h2>\n<p class=\"note\">Every candidate simulated "
-          "with SimGrid; the Pareto front is the line and the larger orange points.</p>\n" +
-          Scatter(result) + "<h2>Ranking</h2>\n" + HtmlTable(result.ranking) +
-          "<h2>Pareto front</h2>\n" + HtmlTable(result.pareto) + "</body>\n</html>\n";
+  page +=
+      "<h2>Throughput against peak memory</h2>\n<p class=\"note\">Every candidate simulated "
+      "with SimGrid; the Pareto front is the line and the larger orange points.</p>\n" +
+      Scatter(result) + "<h2>Ranking</h2>\n" + HtmlTable(result.ranking) +
+      "<h2>Pareto front</h2>\n" + HtmlTable(result.pareto) + "</body>\n</html>\n";
   return page;
 }
 

@@ -20,6 +20,8 @@ struct ScheduleParams {
   // What the schedules found from costs (ZB-1p, ZB-2p, ZB-auto; ScheduleInfo::needs_costs) know
   // of each stage; the others ignore it. Not owned; null: not known (those schedules refuse).
   const std::vector<ZeroBubbleStage>* stage_costs = nullptr;
+
+  friend bool operator==(const ScheduleParams&, const ScheduleParams&) = default;
 };
 
 // Generators check their own rules (ranks, microbatches, stages per rank) and return InvalidInput

@@ -77,12 +77,9 @@ Status GenerateSchedule(std::string_view name, const ScheduleParams& params, Sch
     Schedule schedule;
   };
   thread_local Last last;
-  const bool same = last.info == info && !info->needs_costs &&
-                    last.params.num_ranks == params.num_ranks &&
-                    last.params.stages_per_rank == params.stages_per_rank &&
-                    last.params.num_microbatches == params.num_microbatches &&
-                    last.params.microbatch_group_size == params.microbatch_group_size;
-  if (same) {
+  ScheduleParams shape = params;
+  shape.stage_costs = nullptr;
+  if (last.info == info && !info->needs_costs && last.params == shape) {
     *schedule = last.schedule;
     return Status();
   }
@@ -92,8 +89,7 @@ Status GenerateSchedule(std::string_view name, const ScheduleParams& params, Sch
   if (!status.ok() || info->needs_costs || schedule->NumActions() > kMostActionsKept) {
     return status;
   }
-  last = {info, params, *schedule};
-  last.params.stage_costs = nullptr;
+  last = {info, shape, *schedule};
   return Status();
 }
 

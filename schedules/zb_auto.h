@@ -49,10 +49,11 @@ struct ZeroBubbleAutoResult {
 
 // Builds the order with the reference's heuristic for every combination of its three knobs and
 // keeps the one with the least span. Per stage: as many warmup forwards as the limit and the first
-// backward's arrival allow, one more than the next stage; then F and I alternate, a W placed into
-// each gap it fits, into a smaller gap unless that gap is no larger than the stage's share of
-// the largest bubble so far, and whenever the next F or I would exceed the limit; the W left run
-// at the end. A combination that cannot fit an op within a limit is dropped.
+// backward's arrival allow, fewer than the stage before it; then F and I alternate, a W placed
+// into each gap it fits, into a smaller gap unless that gap is no larger than how far this stage's
+// idle time is below the most idle stage's, and whenever the next F or I would exceed the limit;
+// the W left run at the end. A combination that cannot fit an op within a limit, or that leaves an
+// op unplaced or before its dependencies, is dropped (the reference would stop at the first).
 // InvalidInput when params are not one stage per rank with p, m >= 1, when `stages` does not hold
 // p stages with 0 <= M_W <= M_B and ticks in [0, 2^40], or when no combination fits ("ZB-1p
 // cannot fit ..."; `name` names the schedule).

@@ -914,6 +914,19 @@ Status ParseP2pMode(std::string_view what, std::string_view text, P2pMode* mode)
   return ParseNamed(kP2pModes, "p2p mode", what, text, mode);
 }
 
+ComputeLoad ComputeLoadOf(const StageCosts& costs, const Action& action, int32_t tp,
+                          double tp_step_latency_s) {
+  ComputeLoad load{costs.ActionDuration(action), 0};
+  if (tp > 1) {
+    // The rings' bytes go to the engine; the tensor-parallel steps' latencies but one (the
+    // transfers' own) to the compute stream.
+    const StageCosts::Collectives ring = costs.ActionCollectives(action);
+    load.ring_bytes = ring.bytes;
+    if (ring.steps > 1) load.duration_s += static_cast<double>(ring.steps - 1) * tp_step_latency_s;
+  }
+  return load;
+}
+
 Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
                         const Parallelism& parallelism, TaskGraph* graph) {
   *graph = TaskGraph();
@@ -935,17 +948,10 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
       const Action& action = order[position];
       const TaskId id = static_cast<TaskId>(tasks.size());
       for (int k = 0; k < action.num_ops(); ++k) producers.Add(action.op(k), id);
-      Task task = ComputeTaskOf(rank, position, costs.ActionDuration(action));
-      if (group > 1) {
-        // The rings' bytes go to the engine; the tensor-parallel steps' latencies but one (the
-        // transfers' own) to the compute stream.
-        const StageCosts::Collectives ring = costs.ActionCollectives(action);
-        if (tp > 1) task.bytes = ring.bytes;
-        if (tp > 1 && ring.steps > 1) {
-          task.duration_s += static_cast<double>(ring.steps - 1) * parallelism.tp_step_latency_s;
-        }
-        if (parallelism.cp > 1) graph->cp_bytes.push_back(ring.cp_bytes);
-      }
+      const ComputeLoad load = ComputeLoadOf(costs, action, tp, parallelism.tp_step_latency_s);
+      Task task = ComputeTaskOf(rank, position, load.duration_s);
+      task.bytes = load.ring_bytes;
+      if (parallelism.cp > 1) graph->cp_bytes.push_back(costs.ActionCollectives(action).cp_bytes);
       tasks.push_back(task);
     }
   }

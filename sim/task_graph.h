@@ -243,6 +243,17 @@ struct TaskGraph {
   }
 };
 
+// The compute task CompileTaskGraph makes of `action` with `tp` GPUs per rank: its duration (the
+// action's, plus the tensor-parallel ring steps' latencies but one) and the bytes each GPU moves
+// in its tensor-parallel ring, after the compute (or alongside it with tp_comm_overlap), on the
+// group's ring links (sim/engine.h).
+struct ComputeLoad {
+  double duration_s = 0;
+  int64_t ring_bytes = 0;
+};
+ComputeLoad ComputeLoadOf(const StageCosts& costs, const Action& action, int32_t tp,
+                          double tp_step_latency_s);
+
 // Compiles a schedule that CheckSchedule() accepted, with costs that CheckCostsCoverSchedule()
 // accepted, into `graph`.
 //

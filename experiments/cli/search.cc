@@ -1,9 +1,10 @@
 // `ppsim search`: the best configuration of a model on a cluster (experiments/search.h).
+#include "experiments/search.h"
+
 #include <unistd.h>
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
-
 #include <iostream>
 #include <string>
 #include <vector>
@@ -12,7 +13,6 @@
 #include "base/names.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/options.h"
-#include "experiments/search.h"
 #include "experiments/search_output.h"
 #include "models/units.h"
 
@@ -23,7 +23,7 @@ namespace po = boost::program_options;
 
 constexpr const char* kSynopsis =
     "usage: ppsim search --model NAME|FILE --platform NAME|FILE (--nodes N | --gpus G) "
-    "--global-batch N [--seq-len S] [--memory-reserve BYTES] [--tp LIST] [--pp LIST] "
+    "--global-batch N [--seq-len S] [--memory-reserve BYTES] [--tp LIST] [--cp LIST] [--pp LIST] "
     "[--microbatch-size LIST] [--schedules LIST] [--stages-per-rank LIST] [--recompute LIST] "
     "[--top K] [--format table|json|csv] [-j N] [--shard I/N] [--report FILE.html]\n";
 
@@ -41,6 +41,7 @@ po::options_description SearchOptionsDescription() {
                       "GPUs instead of --nodes (a multiple of the GPUs per node)")(
       "tp", po::value<std::string>()->value_name("LIST"),
       "tensor-parallel degrees (default: the divisors of the GPUs per node)")(
+      "cp", po::value<std::string>()->value_name("LIST"), "context-parallel degrees (default 1)")(
       "pp", po::value<std::string>()->value_name("LIST"),
       "pipeline ranks (default: tp x pp divides the GPUs, pp <= layers)")(
       "microbatch-size", po::value<std::string>()->value_name("LIST"),
@@ -56,9 +57,10 @@ po::options_description SearchOptionsDescription() {
                     "candidates ranked (default 10)")(
       "format", po::value<std::string>()->value_name("NAME"), "table (default), json or csv")(
       "jobs,j", po::value<std::string>()->value_name("N"),
-      "evaluations at a time, each in its own process (default: the cores)")(
-      "shard", po::value<std::string>()->value_name("I/N"),
-      "evaluate only the candidates whose index mod N is I (the best over shards is the best)")(
+      "evaluations at a time, each in its own process (default: the cores; the critical-path and "
+      "SimGrid tiers run rounds of 4)")("shard", po::value<std::string>()->value_name("I/N"),
+                                        "evaluate every N-th group of candidates from the I-th "
+                                        "(the best K over shards is the best K)")(
       "report", po::value<std::string>()->value_name("FILE"),
       "write an HTML page: the ranking and throughput against peak memory");
   d.add(space);
@@ -97,6 +99,7 @@ Status ReadSearch(const ParsedArgs& parsed, SearchSpace* space, SearchOptions* o
     status = ParseCount("--gpus", OptionText(parsed, "gpus"), 1, &space->gpus);
   }
   if (status.ok()) status = CountList(parsed, "tp", &space->tp);
+  if (status.ok()) status = CountList(parsed, "cp", &space->cp);
   if (status.ok()) status = CountList(parsed, "pp", &space->pp);
   if (status.ok()) status = CountList(parsed, "microbatch-size", &space->microbatch_size);
   if (status.ok()) status = CountList(parsed, "stages-per-rank", &space->stages_per_rank);

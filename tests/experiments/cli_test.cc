@@ -182,7 +182,7 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
                 "--b: required; give the full backward time (--b) or its two parts (--i and --w)");
   ExpectInvalid(Cli({"frobnicate"}),
                 "ppsim: unknown command 'frobnicate'; valid: run, schedule, schedules, model, "
-                "sweep, merge, report, platforms, help");
+                "sweep, merge, search, report, platforms, help");
 }
 
 TEST(Cli, MalformedScheduleFileNamesFileLineAndColumn) {
@@ -376,6 +376,15 @@ TEST(Cli, ZBAutoFitsItsActivationsIntoTheMemoryLimit) {
   }
 }
 
+TEST(Cli, ZB1pThatDoesNotFitTheGpuRunsAndReportsOutOfMemory) {
+  // 1 GB of activations per microbatch, 4 of them in 1p, on a 3 GB GPU: like 1F1B, out of memory.
+  const CliResult r = RunFromCosts("ZB-1p", {"--memory-limit", "3GB", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["oom"].get<bool>());
+  EXPECT_EQ(j["ranks"][0]["peak_activation_bytes"].get<int64_t>(), 4'000'000'000);
+}
+
 TEST(Cli, SchedulesFoundFromCostsSayWhatTheyNeed) {
   ExpectInvalid(Cli({"schedule", "--schedule", "ZB-1p", "--pp", "4", "--microbatches", "8"}),
                 "ZB-1p is found from the stages' costs and memory, which a schedule alone does "
@@ -401,7 +410,8 @@ TEST(Cli, SchedulesFoundFromCostsSayWhatTheyNeed) {
   ExpectInvalid(RunFromCosts("ZB-auto", {"--memory-limit", "0.5GB"}),
                 "--memory-limit: ZB-auto cannot place a forward on stage 0: 476.8 MiB of GPU "
                 "memory leaves 476.8 MiB for activations beside 0 B of parameters, gradients and "
-                "optimizer state and the reserve, but one microbatch holds 953.7 MiB");
+                "optimizer state and the reserve, but one microbatch holds 953.7 MiB; valid: a "
+                "limit that leaves at least that, or a multiple of p x M_B (1p)");
 }
 
 TEST(Cli, ProfileCsvRunsLikeTheSameFlags) {
@@ -800,7 +810,7 @@ TEST(CliHelp, RunGroupsItsOptions) {
 TEST(CliHelp, UnknownCommandsAndHelpTopicsSuggestTheClosest) {
   EXPECT_EQ(Cli({"help", "swep"}).err,
             "ppsim help: unknown command 'swep'; valid: run, schedule, schedules, model, sweep, "
-            "merge, report, platforms (did you mean sweep?)\n");
+            "merge, search, report, platforms (did you mean sweep?)\n");
   EXPECT_EQ(Cli({"help", "swep"}).code, 2);
 }
 

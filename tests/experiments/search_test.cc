@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -208,15 +209,32 @@ TEST(Search, SameJsonForAnyJobs) {
   EXPECT_EQ(one.out, two.out);
 }
 
-TEST(Search, ShardsTogetherGiveTheBest) {
+TEST(Search, ShardsTogetherGiveTheWholeRankingAndCounts) {
   const Json whole = Json::parse(Search(With(kSpace, {"--format", "json"})).out);
-  double best = 0;
+  std::vector<Json> merged;
+  int64_t evaluated = 0, oom = 0, duplicates = 0;
   for (const char* shard : {"0/2", "1/2"}) {
     const CliResult r = Search(With(kSpace, {"--format", "json", "--shard", shard}));
     ASSERT_EQ(r.code, 0) << r.err;
-    best = std::max(best, Json::parse(r.out).at("candidates").at(0).at("tokens_per_s").get<double>());
+    const Json j = Json::parse(r.out);
+    for (const Json& c : j.at("candidates")) merged.push_back(c);
+    evaluated += j["counts"]["evaluated"].get<int64_t>();
+    oom += j["counts"]["oom"].get<int64_t>();
+    duplicates += j["counts"]["duplicates"].get<int64_t>();
   }
-  EXPECT_EQ(best, whole["candidates"][0]["tokens_per_s"].get<double>());
+  // Best first: iteration time, then peak memory, then enumeration order (experiments/search.h).
+  std::sort(merged.begin(), merged.end(), [](const Json& a, const Json& b) {
+    return std::tuple(a["iteration_s"].get<double>(), a["peak_memory_bytes"].get<int64_t>(),
+                      a["index"].get<int64_t>()) < std::tuple(b["iteration_s"].get<double>(),
+                                                              b["peak_memory_bytes"].get<int64_t>(),
+                                                              b["index"].get<int64_t>());
+  });
+  const Json& top = whole["candidates"];
+  ASSERT_GE(merged.size(), top.size());
+  for (size_t k = 0; k < top.size(); ++k) EXPECT_EQ(merged[k]["command"], top[k]["command"]) << k;
+  EXPECT_EQ(evaluated, whole["counts"]["evaluated"].get<int64_t>());
+  EXPECT_EQ(oom, whole["counts"]["oom"].get<int64_t>());
+  EXPECT_EQ(duplicates, whole["counts"]["duplicates"].get<int64_t>());
 }
 
 TEST(RunCommandLine, EverySetFieldAsItsFlag) {

@@ -6,9 +6,13 @@
 // (per layer M_B = 34h + 5as, M_W = 32h; Table 3's h, a, s): tests/validation, see SOURCES.md.
 // Its 1F1B, ZB-H1 and ZB-H2 columns, from the same inputs, check the engines' timing of the same
 // costs. Bubble rate = (longest stage span - m(T_F + T_B + T_W)) / longest stage span (§5.3).
+// Uneven stages: the reference implementation's own orders (tests/data/zb_auto).
+#include "schedules/zb_auto.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <sstream>
 #include <string>
@@ -16,7 +20,7 @@
 
 #include "base/files.h"
 #include "schedules/registry.h"
-#include "schedules/zb_auto.h"
+#include "schedules/schedule_text.h"
 #include "tests/support/runs.h"
 #include "tests/support/schedules.h"
 
@@ -27,8 +31,7 @@ using Row = std::map<std::string, std::string>;
 
 std::vector<Row> ReadValidationCsv(const std::string& name) {
   std::string text;
-  const Status read =
-      ReadFile(std::string(PPSIM_SOURCE_DIR) + "/tests/validation/" + name, &text);
+  const Status read = ReadFile(std::string(PPSIM_SOURCE_DIR) + "/tests/validation/" + name, &text);
   EXPECT_TRUE(read.ok()) << read.message();
   std::istringstream lines(text);
   std::string line;
@@ -56,9 +59,9 @@ struct Setting {
   int32_t p = 0;
   int32_t m = 0;
   std::string f_ms, b_ms, w_ms, comm_ms;  // as printed
-  int64_t mem_b = 0;                     // 34h + 5as
-  int64_t mem_w = 0;                     // 32h
-  Row rates;                             // Table 5's row
+  int64_t mem_b = 0;                      // 34h + 5as
+  int64_t mem_w = 0;                      // 32h
+  Row rates;                              // Table 5's row
 };
 
 std::vector<Setting> Settings() {
@@ -103,24 +106,75 @@ TEST(ZeroBubbleAuto, HeuristicSpanGivesTable5ZB1pAndZB2p) {
          {std::pair{1, "bubble_rate_zb_1p_fraction"}, std::pair{2, "bubble_rate_zb_2p_fraction"}}) {
       std::vector<ZeroBubbleStage> stages(s.p);
       for (ZeroBubbleStage& stage : stages) {
-        stage = {Micros(s.f_ms), Micros(s.b_ms), Micros(s.w_ms), Micros(s.comm_ms),
-                 s.mem_b,        s.mem_w,        int64_t{pending} * s.p * s.mem_b};
+        stage = {Micros(s.f_ms),
+                 Micros(s.b_ms),
+                 Micros(s.w_ms),
+                 Micros(s.comm_ms),
+                 s.mem_b,
+                 s.mem_w,
+                 int64_t{pending} * s.p * s.mem_b};
       }
       Schedule schedule;
       ZeroBubbleAutoResult result;
-      const Status status = GenerateZeroBubbleAuto("ZB-auto", ScheduleParams{s.p, 0, s.m},
-                                                   stages, &schedule, &result);
+      const Status status = GenerateZeroBubbleAuto("ZB-auto", ScheduleParams{s.p, 0, s.m}, stages,
+                                                   &schedule, &result);
       ASSERT_TRUE(status.ok()) << status.message();
       ASSERT_TRUE(CheckSchedule(schedule).ok());
-      const double work = s.m * static_cast<double>(stages[0].forward_ticks +
-                                                    stages[0].backward_input_ticks +
-                                                    stages[0].backward_weight_ticks);
-      const double rate = (static_cast<double>(result.span_ticks) - work) /
-                          static_cast<double>(result.span_ticks);
+      const double work =
+          s.m * static_cast<double>(stages[0].forward_ticks + stages[0].backward_input_ticks +
+                                    stages[0].backward_weight_ticks);
+      const double rate =
+          (static_cast<double>(result.span_ticks) - work) / static_cast<double>(result.span_ticks);
       EXPECT_DOUBLE_EQ(Rounded4(rate), std::stod(s.rates.at(column)))
           << s.model << " p=" << s.p << " m=" << s.m << " " << pending << "p: " << rate;
     }
   }
+}
+
+// The reference's orders for configurations whose stages all differ (tests/data/zb_auto).
+TEST(ZeroBubbleAuto, MatchesTheReferenceOnUnevenStages) {
+  std::string text;
+  ASSERT_TRUE(
+      ReadFile(std::string(PPSIM_SOURCE_DIR) + "/tests/data/zb_auto/reference.txt", &text).ok());
+  std::istringstream lines(text);
+  std::string line;
+  int cases = 0;
+  while (std::getline(lines, line)) {
+    if (!line.starts_with("case ")) continue;
+    int32_t p = 0, m = 0;
+    int64_t comm = 0, k = 0, span = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "case p %d m %d comm %ld k %ld span %ld", &p, &m, &comm, &k,
+                          &span),
+              5)
+        << line;
+    std::vector<ZeroBubbleStage> stages(p);
+    for (ZeroBubbleStage& stage : stages) {
+      ASSERT_TRUE(std::getline(lines, line));
+      int32_t s = 0;
+      ASSERT_EQ(std::sscanf(line.c_str(), "stage %d f %ld i %ld w %ld mb %ld mw %ld", &s,
+                            &stage.forward_ticks, &stage.backward_input_ticks,
+                            &stage.backward_weight_ticks, &stage.activation_bytes,
+                            &stage.activation_w_bytes),
+                6)
+          << line;
+      stage.transfer_ticks = comm;
+      stage.limit_bytes = k * p * stage.activation_bytes;
+    }
+    std::string want;
+    for (int32_t s = 0; s < p; ++s) {
+      ASSERT_TRUE(std::getline(lines, line));
+      want += line + "\n";
+    }
+    Schedule schedule;
+    ZeroBubbleAutoResult result;
+    const Status status =
+        GenerateZeroBubbleAuto("ZB-auto", ScheduleParams{p, 0, m}, stages, &schedule, &result);
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_EQ(FormatScheduleText(schedule), want) << "case " << cases;
+    EXPECT_EQ(result.span_ticks, span) << "case " << cases;
+    ++cases;
+  }
+  EXPECT_EQ(cases, 40);
 }
 
 // The same settings as runs: each schedule's stage bubble rate on both engines, with T_comm the
@@ -129,12 +183,11 @@ class ZeroBubbleTable5 : public ::testing::TestWithParam<EngineKind> {};
 
 TEST_P(ZeroBubbleTable5, RunsReproduceEveryColumnPpsimHas) {
   for (const Setting& s : Settings()) {
-    for (const auto& [schedule, column] :
-         {std::pair{"ZB-1p", "bubble_rate_zb_1p_fraction"},
-          std::pair{"ZB-2p", "bubble_rate_zb_2p_fraction"},
-          std::pair{"ZB-H1", "bubble_rate_zb_h1_fraction"},
-          std::pair{"ZB-H2", "bubble_rate_zb_h2_fraction"},
-          std::pair{"1F1B", "bubble_rate_1f1b_fraction"}}) {
+    for (const auto& [schedule, column] : {std::pair{"ZB-1p", "bubble_rate_zb_1p_fraction"},
+                                           std::pair{"ZB-2p", "bubble_rate_zb_2p_fraction"},
+                                           std::pair{"ZB-H1", "bubble_rate_zb_h1_fraction"},
+                                           std::pair{"ZB-H2", "bubble_rate_zb_h2_fraction"},
+                                           std::pair{"1F1B", "bubble_rate_1f1b_fraction"}}) {
       proto::RunConfig config;
       config.set_schedule(schedule);
       config.set_pp(s.p);
