@@ -109,8 +109,10 @@ void PutW(RankPlan* rank, bool split) {
   }
 }
 
-// mem_of_stage: the peak of live chunk activations over the rank's slots.
-int32_t LivePeak(const RankPlan& rank) {
+// mem_of_stage: the peak of live chunk activations over the rank's slots; the walk stops as soon
+// as the live activations exceed `stop_above` (the peak returned is then above it too).
+int32_t LivePeak(const RankPlan& rank,
+                 int32_t stop_above = std::numeric_limits<int32_t>::max()) {
   constexpr std::array<int32_t, 5> kDelta = {1, 1, 0, 0, -1};
   const int kinds = static_cast<int>(rank.size());
   const bool has_w = kinds > 4;
@@ -128,6 +130,7 @@ int32_t LivePeak(const RankPlan& rank) {
       --pending;
     }
     peak = std::max(peak, live);
+    if (peak > stop_above) break;
   }
   return peak;
 }
@@ -233,7 +236,7 @@ Plan Reorder(Plan plan, bool with_w, int32_t m) {
     for (int32_t slot = earliest + 1; slot < pass.slot && !moved; ++slot) {
       if (occupied[r][slot]) continue;
       rank[k][j] = slot;
-      moved = LivePeak(rank) <= budget;
+      moved = LivePeak(rank, budget) <= budget;
     }
     if (!moved) rank[k][j] = pass.slot;
     occupied[r][rank[k][j]] = true;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -61,12 +62,16 @@ struct Point {
   }
 };
 
-std::vector<Point> Exhaustive() {
+std::vector<Point> Exhaustive(const std::vector<std::string>& schedules = {"1F1B", "ZB-H1",
+                                                                           "Interleaved1F1B"},
+                              const std::vector<std::string>& recomputes = {"none"}) {
   std::vector<Point> points;
+  std::set<std::string> seen;
   for (int tp : {1, 2}) {
     for (int pp : {2, 4}) {
       for (int b : {1, 2}) {
-        for (const char* schedule : {"1F1B", "ZB-H1", "Interleaved1F1B"}) {
+        for (const std::string& schedule : schedules) {
+         for (const std::string& recompute : recomputes) {
           for (bool balanced : {false, true}) {
             proto::RunConfig c;
             c.set_model("gpt3-1.5b");
@@ -82,6 +87,7 @@ std::vector<Point> Exhaustive() {
             c.set_sequence_parallel(tp > 1);
             c.set_embedding_as_layer(balanced);
             c.set_loss_as_layer(balanced);
+            c.set_recompute(recompute);
             RunRequest request;
             if (!ResolveRun(c, std::make_shared<FlagLocator>(), {}, &request).ok()) continue;
             PreparedRun run;
@@ -95,8 +101,12 @@ std::vector<Point> Exhaustive() {
               p.peak_memory_bytes = std::max(p.peak_memory_bytes, r.peak_memory_bytes);
             }
             // A configuration equal to another (a balanced split that comes out even) once.
-            if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(p);
+            std::string signature = schedule + " " + recompute + " " + std::to_string(tp) + " " +
+                                    std::to_string(pp) + " " + std::to_string(b) + ":";
+            for (int32_t layers : run.layers_per_stage) signature += " " + std::to_string(layers);
+            if (seen.insert(signature).second) points.push_back(p);
           }
+         }
         }
       }
     }
@@ -144,6 +154,28 @@ TEST(Search, BestAndFrontEqualExhaustiveSimulation) {
   const std::vector<Point> top = PointsOf(j.at("candidates"));
   for (size_t k = 0; k < top.size(); ++k) EXPECT_EQ(top[k].tokens_per_s, best[k]) << k;
   EXPECT_EQ(top.size(), std::min<size_t>(10, all.size()));
+}
+
+// The schedules found from costs or by greedy reordering, DualPipe's two copies, and
+// recomputation, over the same tp, pp and microbatch sizes.
+TEST(Search, BestAndFrontEqualExhaustiveSimulationOfOtherSchedules) {
+  const std::vector<std::string> schedules = {"ZB-auto", "ZB-2p", "V-Half", "V-Min", "DualPipe"};
+  const std::vector<std::string> recomputes = {"none", "full"};
+  std::vector<std::string> space(kSpace.begin(), kSpace.end() - 4);
+  space.insert(space.end(), {"--schedules", "ZB-auto,ZB-2p,V-Half,V-Min,DualPipe", "--recompute",
+                             "none,full", "--format", "json", "-j", "2"});
+  const CliResult r = Search(space);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  const std::vector<Point> all = Exhaustive(schedules, recomputes);
+  ASSERT_GT(all.size(), 10u);
+  EXPECT_EQ(PointsOf(j.at("pareto")), Front(all));
+  std::vector<double> best;
+  for (const Point& p : all) best.push_back(p.tokens_per_s);
+  std::sort(best.rbegin(), best.rend());
+  const std::vector<Point> top = PointsOf(j.at("candidates"));
+  ASSERT_EQ(top.size(), 10u);
+  for (size_t k = 0; k < top.size(); ++k) EXPECT_EQ(top[k].tokens_per_s, best[k]) << k;
 }
 
 TEST(Search, TopCommandReproducesItsRun) {
