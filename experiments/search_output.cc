@@ -15,6 +15,7 @@
 #include "experiments/report_values.h"
 #include "experiments/results.h"
 #include "experiments/run_command.h"
+#include "experiments/run_output.h"
 #include "models/units.h"
 
 namespace ppsim {
@@ -103,20 +104,7 @@ const std::vector<std::string> kHeader = {
 std::string TextTable(const std::vector<SearchCandidate>& rows) {
   std::vector<std::vector<std::string>> cells = {kHeader};
   for (size_t r = 0; r < rows.size(); ++r) cells.push_back(Cells(rows[r], r + 1));
-  std::vector<size_t> width(kHeader.size(), 0);
-  for (const auto& row : cells) {
-    for (size_t k = 0; k < row.size(); ++k) width[k] = std::max(width[k], row[k].size());
-  }
-  std::string out;
-  for (const auto& row : cells) {
-    std::string line;
-    for (size_t k = 0; k < row.size(); ++k) {
-      line += row[k];
-      if (k + 1 < row.size()) line += std::string(width[k] - row[k].size() + 2, ' ');
-    }
-    out += line + "\n";
-  }
-  return out;
+  return FormatColumns(cells);
 }
 
 std::string ReasonsText(const SearchResult& result) {
