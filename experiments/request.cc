@@ -387,6 +387,21 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
       status = where.Invalid("cp", "splits the model's sequences; give " + where.Name("model"));
     }
   }
+  if (status.ok() && c.has_ep()) {
+    status = AtLeast(where, "ep", c.ep(), 1);
+    spec->training.ep = c.ep();
+    if (status.ok() && c.ep() > 1 && c.model().empty()) {
+      status = where.Invalid("ep", "shards a model's experts; give " + where.Name("model"));
+    }
+  }
+  if (status.ok() && c.has_comm_sms()) {
+    status = AtLeast(where, "comm_sms", c.comm_sms(), 0);
+    spec->comm_sms = c.comm_sms();
+    if (status.ok() && c.comm_sms() > 0 && spec->training.ep < 2) {
+      status = where.Invalid("comm_sms", "slows computation beside the expert-parallel "
+                                         "all-to-alls; give " + where.Name("ep") + " 2 or more");
+    }
+  }
   // A rank's group of tp x cp GPUs is numbered in 16 bits (and must fit in a node).
   const int64_t group = int64_t{spec->training.tp} * spec->training.cp;
   if (status.ok() && group > kMaxGpusPerRank) {

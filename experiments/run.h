@@ -64,6 +64,9 @@ struct RunSpec {
   // The tensor-parallel collectives of a model with --tp > 1 run alongside the compute of their
   // op (Transformer Engine's communication overlap) instead of after it.
   bool tp_comm_overlap = false;
+  // SMs the expert-parallel all-to-alls occupy while they overlap computation (--comm-sms; checked
+  // against the GPU's SMs by PrepareRun); 0: none.
+  int32_t comm_sms = 0;
   // --replicas: simulate replica 0 for all (sim/task_graph.h Parallelism::fold_replicas), or
   // every replica; unset: folded on a cluster, every replica on a SimGrid XML platform.
   std::optional<bool> fold_replicas;

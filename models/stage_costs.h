@@ -15,6 +15,31 @@
 
 namespace ppsim {
 
+// A stage's mixture-of-experts layers as the engines run them with expert parallelism (all its
+// MoE layers alike). A layer's forward is its attention part (norms, attention, router), the token
+// dispatch all-to-all, its MLP part (routed and shared experts, token permutation) and the combine
+// all-to-all; its backward runs the reverse: the combine's gradient all-to-all, the MLP's backward,
+// the dispatch's gradient all-to-all, the attention's backward (I, and W where it is not split off).
+// Full recomputation reruns the forward, all-to-alls included, at the start of I.
+struct MoeStage {
+  int32_t layers = 0;
+  // One MoE layer's parts, per microbatch on one GPU: forward, backward for inputs (I, without a
+  // recomputed forward) and for weights (W).
+  double forward_attention_s = 0;
+  double forward_mlp_s = 0;
+  double input_attention_s = 0;
+  double input_mlp_s = 0;
+  double weight_attention_s = 0;
+  double weight_mlp_s = 0;
+  bool full_recompute = false;
+  // Bytes one GPU sends in one all-to-all to its whole expert-parallel group, itself included
+  // (each of the e members, itself too, gets 1/e: balanced routing): the dispatch (tokens x top-k
+  // x hidden in the run's dtype) and the combine (16 bits); the backward's two all-to-alls move
+  // 16-bit gradients of the combine's size.
+  int64_t dispatch_bytes = 0;
+  int64_t combine_bytes = 0;
+};
+
 struct StageCosts {
   std::vector<double> forward_s;          // F
   std::vector<double> backward_s;         // B (full backward). Default: I + W.
@@ -51,6 +76,9 @@ struct StageCosts {
   // slice during F and during I (or B). Empty: none.
   std::vector<int64_t> cp_forward_bytes;
   std::vector<int64_t> cp_backward_bytes;
+  // Mixture-of-experts layers whose all-to-alls the engines run (a model with --ep > 1), one
+  // entry per stage (layers 0 where a stage has none). Empty: none.
+  std::vector<MoeStage> moe;
 
   int32_t num_stages() const { return static_cast<int32_t>(forward_s.size()); }
   bool has_split_backward() const { return !backward_input_s.empty(); }

@@ -124,6 +124,10 @@ struct TrainingSetup {
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;
   int32_t dp = 1;          // data-parallel degree
+  // Expert-parallel degree e (a model with routed experts): each MoE layer's experts are sharded
+  // over e GPUs of a stage's dp x tp x cp GPUs (Megatron-core's expert groups, with expert tensor
+  // parallelism 1: every expert whole on one GPU); tokens reach them by all-to-alls.
+  int32_t ep = 1;
   int32_t zero_stage = 0;  // 0 or 1 (ZeRO-1 shards the optimizer state over dp)
   // Main gradients in fp32 (Megatron-LM's default for 16-bit training,
   // --accumulate-allreduce-grads-in-fp32), else in the parameters' 16 bits.
