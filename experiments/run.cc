@@ -469,6 +469,18 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
                                      " are known to SimGrid only; use " + where.Name("replicas") +
                                      " all");
   }
+  if (spec.training.ep > 1 && !run->platform.xml_file.empty()) {
+    return where.Invalid("ep", "needs a cluster (a preset or a cluster file): its all-to-alls "
+                               "follow the cluster's routes; " + run->platform.xml_file +
+                               " is a SimGrid XML platform");
+  }
+  if (spec.comm_sms > 0 && spec.comm_sms >= run->platform.gpu.sms) {
+    return where.Invalid("comm_sms", std::to_string(spec.comm_sms) + " SMs of the " +
+                                         run->platform.gpu.name + "'s " +
+                                         std::to_string(run->platform.gpu.sms) +
+                                         "; valid: 0 to " +
+                                         std::to_string(std::max(0, run->platform.gpu.sms - 1)));
+  }
   if (spec.engine == EngineKind::kCriticalPath && !run->platform.xml_file.empty()) {
     return where.Invalid("engine", "critical-path needs a cluster (a preset or a cluster file); "
                                    "the routes of the XML platform " + run->platform.xml_file +
@@ -476,6 +488,7 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
                                    " simgrid");
   }
   Profile profile;
+  StageCosts model_costs;  // with --model
   bool has_profile = false;
   bool profile_from_model = false;
   if (!spec.profile_file.empty()) {
@@ -485,9 +498,9 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   } else if (!spec.model.empty()) {
     status = CheckDtypeOnGpu(run->platform, spec.training.dtype, where);
     if (!status.ok()) return status;
-    profile = ProfileFromCosts(
-        StageModelsToCosts(stages, ModelStageSeconds(spec, model, setup, run->platform, stages)),
-                               where.Name("model") + " " + spec.model);
+    model_costs =
+        StageModelsToCosts(stages, ModelStageSeconds(spec, model, setup, run->platform, stages));
+    profile = ProfileFromCosts(model_costs, where.Name("model") + " " + spec.model);
     has_profile = true;
     profile_from_model = true;
     run->model = model.name;
@@ -528,6 +541,8 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   status = CheckCostsCoverSchedule(run->costs, run->schedule, where);
   if (!status.ok()) return status;
   if (profile_from_model) {
+    // The MoE layers' parts and all-to-alls are the model's (with --ep > 1).
+    run->costs.moe = model_costs.moe;
     // The optimizer step is the model's (profiles give none).
     for (const StageModel& stage : stages) {
       run->costs.optimizer_bytes.push_back(stage.optimizer_bytes);
@@ -583,6 +598,27 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   parallelism.tp_comm_overlap = spec.tp_comm_overlap;
   parallelism.grad_bucket_bytes = spec.grad_bucket_bytes;
   parallelism.fold_replicas = FoldsReplicas(spec);
+  parallelism.ep = spec.training.ep;
+  if (spec.comm_sms > 0) {
+    const double sms = run->platform.gpu.sms;
+    parallelism.overlap_compute_slowdown = sms / (sms - spec.comm_sms);
+  }
+  if (!run->costs.moe.empty()) {
+    // Each part of a program is recorded like a task: at most a forward's rest and 4 parts per
+    // MoE layer, twice with full recomputation, in each of an action's two ops.
+    int32_t most = 0;
+    for (const MoeStage& stage : run->costs.moe) most = std::max(most, stage.layers);
+    const double dp = parallelism.fold_replicas ? 1 : spec.training.dp;  // compiled
+    const double parts = static_cast<double>(run->schedule.NumActions()) * dp * 2 * (1 + 8 * most);
+    if (parts > static_cast<double>(spec.max_tasks)) {
+      char text[200];
+      std::snprintf(text, sizeof(text),
+                    "the MoE layers' parts and all-to-alls come to about %.3g records; the limit "
+                    "is %lld (--max-tasks)",
+                    parts, static_cast<long long>(spec.max_tasks));
+      return where.Invalid("ep", text);
+    }
+  }
   if (spec.grad_bucket_bytes > 0 && !run->platform.xml_file.empty()) {
     return where.Invalid("grad_bucket", "needs a cluster platform (a bucket's readiness is a "
                                         "timer on a host ppsim adds to the cluster); " +

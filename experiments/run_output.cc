@@ -168,11 +168,18 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   o["p2p_mode"] = std::string(P2pModeName(r.spec.p2p_mode));
   o["p2p_wait_s"] = JsonNumber(m.p2p_wait_s);
   o["optimizer_tasks"] = m.num_optimizer_tasks;
-  auto traffic = [](const TrafficMetrics& t) {
+  const bool experts = r.spec.training.ep > 1;  // the expert-parallel fields, with --ep only
+  if (experts) {
+    o["ep"] = r.spec.training.ep;
+    o["alltoall_tasks"] = m.num_alltoall_tasks;
+    o["alltoall_bytes"] = m.alltoall_bytes;
+  }
+  auto traffic = [experts](const TrafficMetrics& t) {
     nlohmann::ordered_json j;
     j["transfers"] = t.transfers;
     j["bytes"] = t.bytes;
     j["time_s"] = JsonNumber(t.time_s);
+    if (experts) j["alltoall_bytes"] = t.alltoall_bytes;
     return j;
   };
   o["traffic"]["intra_node"] = traffic(m.intra_node);
@@ -400,6 +407,12 @@ std::string SingleTable(const RunResult& r) {
                                          HumanBytes(static_cast<double>(m.allreduce_bytes)) +
                                          "), ends " + HumanDuration(m.allreduce_tail_s) +
                                          " after the last compute"});
+  }
+  if (m.num_alltoall_tasks > 0) {
+    summary.push_back({"all-to-all", std::to_string(m.num_alltoall_tasks) + " calls (ep " +
+                                         std::to_string(r.spec.training.ep) + ", " +
+                                         HumanBytes(static_cast<double>(m.alltoall_bytes)) +
+                                         " sent)"});
   }
   if (m.intra_node.transfers + m.inter_node.transfers > 0) {
     auto traffic = [](const TrafficMetrics& t) {

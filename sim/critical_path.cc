@@ -3,6 +3,8 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 namespace ppsim {
 
@@ -32,15 +34,62 @@ Status RunCriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Tim
     }
     return longest;
   };
+  if (!graph.part_begin.empty()) {
+    timeline->part_start_s.assign(graph.part_begin.back(), 0.0);
+    timeline->part_end_s.assign(graph.part_begin.back(), 0.0);
+  }
+  // All-to-alls: per replica and rank, its flows and each link's load (the same for every part);
+  // per distinct size, the time.
+  struct AllToAll {
+    std::vector<TaskGpus> flows;
+    std::map<int32_t, int64_t> loads;
+    std::map<int64_t, double> seconds;
+  };
+  std::map<std::pair<int32_t, int32_t>, AllToAll> all_to_alls;
+  auto all_to_all_time = [&](const Task& task, int64_t bytes) {
+    auto [it, added] = all_to_alls.try_emplace({task.replica, task.rank});
+    AllToAll& a = it->second;
+    if (added) {
+      a.flows = AllToAllFlows(graph, platform, task);
+      a.loads = AllToAllLinkLoads(graph, platform, task.rank);
+    }
+    auto [time, fresh] = a.seconds.try_emplace(bytes, 0.0);
+    if (fresh) time->second = AllToAllTime(platform, a.flows, a.loads, bytes);
+    return time->second;
+  };
+  // A program's parts in order: each after its stream's part before and its chunk's part before.
+  // Returns the compute's end.
+  auto run_program = [&](TaskId t, const TaskProgram& program) {
+    const std::vector<int32_t> chunk_before = ChunkPredecessors(program);
+    const size_t begin = graph.part_begin[t];
+    double stream_free[2] = {start[t], start[t]};  // compute, communication
+    double end = start[t];
+    for (size_t i = 0; i < program.size(); ++i) {
+      const TaskPart& part = program[i];
+      const int s = part.kind == PartKind::kCompute ? 0 : 1;
+      double at = stream_free[s];
+      if (chunk_before[i] >= 0) at = std::max(at, timeline->part_end_s[begin + chunk_before[i]]);
+      const double took = s == 0 ? part.duration_s : all_to_all_time(graph.tasks[t], part.bytes);
+      timeline->part_start_s[begin + i] = at;
+      timeline->part_end_s[begin + i] = at + took;
+      stream_free[s] = at + took;
+      end = std::max(end, at + took);
+    }
+    return end;
+  };
   for (TaskId t : graph.topological_order) {
     const Task& task = graph.tasks[t];
     double duration = task.duration_s;  // compute; 0 for a wait
     if (task.kind == TaskKind::kTransfer || task.kind == TaskKind::kAllReduce) {
       duration = platform.UncontendedTransferTime(RouteOf(task, platform), task.bytes);
     } else if (task.kind == TaskKind::kCompute) {
+      if (const TaskProgram* program = graph.ProgramOfTask(t)) {
+        duration = run_program(t, *program) - start[t];
+      }
+      const double compute_s = duration;
       // Tensor-parallel rings after the compute (or alongside it), ring attention alongside it.
       if (rings && HasRing(graph, t)) {
-        const double ring_start = graph.tp_comm_overlap ? start[t] : start[t] + task.duration_s;
+        const double ring_start = graph.tp_comm_overlap ? start[t] : start[t] + compute_s;
         timeline->ring_start_s[t] = ring_start;
         timeline->ring_end_s[t] = ring_start + ring_time(task, task.bytes, false);
         duration = std::max(duration, timeline->ring_end_s[t] - start[t]);

@@ -1,5 +1,7 @@
 #include "sim/engine.h"
 
+#include <algorithm>
+
 #include "base/names.h"
 
 namespace ppsim {
@@ -30,6 +32,102 @@ bool HasCpRings(const TaskGraph& graph) {
     if (HasCpRing(graph, t)) return true;
   }
   return false;
+}
+
+namespace {
+
+// Calls visit(src, dst) for each flow of member `m`'s sends in a rank's all-to-all.
+template <typename Visit>
+void ForEachSend(const TaskGraph& graph, const PlatformSpec& platform, int32_t rank, int32_t m,
+                 Visit visit) {
+  const int32_t gpus = graph.tp * graph.cp;
+  const int32_t e = graph.ep;
+  const int32_t base = m / e * e;
+  const int32_t src = platform.GpuOf(m / gpus, rank, m % gpus);
+  for (int32_t j = 1; j < e; ++j) {
+    const int32_t peer = base + (m - base + j) % e;
+    visit(m, peer, src, platform.GpuOf(peer / gpus, rank, peer % gpus));
+  }
+}
+
+}  // namespace
+
+std::vector<TaskGpus> AllToAllFlows(const TaskGraph& graph, const PlatformSpec& platform,
+                                    const Task& task) {
+  std::vector<TaskGpus> flows;
+  const int32_t gpus = graph.tp * graph.cp;
+  const int32_t compiled_members = graph.num_replicas * gpus;
+  for (int32_t k = 0; k < gpus; ++k) {
+    const int32_t m = task.replica * gpus + k;
+    ForEachSend(graph, platform, task.rank, m, [&](int32_t, int32_t peer, int32_t src,
+                                                   int32_t dst) {
+      flows.push_back({src, dst});
+      if (!graph.folded() || peer < compiled_members) return;
+      // The peer at the opposite offset sends to this GPU: a member of a replica not compiled.
+      const int32_t base = m / graph.ep * graph.ep;
+      const int32_t from = base + (2 * (m - base) - (peer - base) + graph.ep) % graph.ep;
+      if (from >= compiled_members) {
+        flows.push_back({platform.GpuOf(from / gpus, task.rank, from % gpus), src});
+      }
+    });
+  }
+  return flows;
+}
+
+std::map<int32_t, int64_t> AllToAllLinkLoads(const TaskGraph& graph, const PlatformSpec& platform,
+                                             int32_t rank) {
+  std::map<int32_t, int64_t> loads;
+  const int32_t members = graph.dp * graph.tp * graph.cp;
+  for (int32_t m = 0; m < members; ++m) {
+    ForEachSend(graph, platform, rank, m, [&](int32_t, int32_t, int32_t src, int32_t dst) {
+      const Route route = platform.RouteBetween(src, dst);
+      for (int i = 0; i < route.num_links; ++i) ++loads[route.links[i]];
+    });
+  }
+  return loads;
+}
+
+std::map<int32_t, double> AllToAllShares(const TaskGraph& graph, const PlatformSpec& platform) {
+  std::map<int32_t, double> shares;
+  if (!graph.folded() || graph.programs.empty()) return shares;
+  std::map<int32_t, int64_t> total;
+  std::map<int32_t, int64_t> compiled;
+  int32_t last_rank = -1;
+  for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
+    const Task& task = graph.tasks[t];
+    // Tasks are in rank order; one task with a program stands for its rank's flows.
+    if (graph.ProgramOfTask(t) == nullptr || task.rank == last_rank) continue;
+    last_rank = task.rank;
+    for (const auto& [link, count] : AllToAllLinkLoads(graph, platform, task.rank)) {
+      total[link] += count;
+    }
+    for (const TaskGpus& flow : AllToAllFlows(graph, platform, task)) {
+      const Route route = platform.RouteBetween(flow.src, flow.dst);
+      for (int i = 0; i < route.num_links; ++i) ++compiled[route.links[i]];
+    }
+  }
+  for (const auto& [link, count] : compiled) {
+    shares[link] = std::max(1.0, static_cast<double>(total[link]) / static_cast<double>(count));
+  }
+  return shares;
+}
+
+double AllToAllTime(const PlatformSpec& platform, const std::vector<TaskGpus>& flows,
+                    const std::map<int32_t, int64_t>& loads, int64_t bytes) {
+  double longest = 0;
+  for (const TaskGpus& flow : flows) {
+    const Route route = platform.RouteBetween(flow.src, flow.dst);
+    double slowest = 0;  // seconds per byte at the narrowest share
+    for (int i = 0; i < route.num_links; ++i) {
+      const LinkSpec link = platform.Link(route.links[i]);
+      const auto load = loads.find(route.links[i]);
+      const double sharers = link.fatpipe || load == loads.end() ? 1 : load->second;
+      slowest = std::max(slowest, sharers / link.bandwidth_bytes_per_s);
+    }
+    longest = std::max(longest, platform.RouteLatency(flow.src, flow.dst) +
+                                    static_cast<double>(bytes) * slowest);
+  }
+  return longest;
 }
 
 Status Execute(EngineKind kind, const TaskGraph& graph, const PlatformSpec& platform,

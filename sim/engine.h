@@ -6,6 +6,7 @@
 #ifndef PPSIM_SIM_ENGINE_H_
 #define PPSIM_SIM_ENGINE_H_
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,10 @@ struct Timeline {
   // The same for ring attention's transfers (context parallelism).
   std::vector<double> cp_ring_start_s;
   std::vector<double> cp_ring_end_s;
+  // The parts of compute tasks with programs (TaskGraph::ProgramOfTask; expert parallelism): part
+  // i of task t at part_begin[t] + i. Empty when no task has a program.
+  std::vector<double> part_start_s;
+  std::vector<double> part_end_s;
 };
 
 // Whether compute task `t` runs tensor-parallel rings, or ring attention's (context parallelism).
@@ -96,6 +101,32 @@ inline TaskGpus CpRingLink(const Task& task, const PlatformSpec& platform, int32
   return {platform.GpuOf(task.replica, task.rank, i),
           platform.GpuOf(task.replica, task.rank, (i + tp) % (tp * cp))};
 }
+
+// Expert parallelism. The members of a rank's expert-parallel groups are its dp x tp x cp GPUs,
+// member m = replica x (tp x cp) + GPU of the rank's group (Megatron-core's order: tensor-parallel
+// innermost, then context-parallel, then data-parallel); members m and m' are in one group when
+// m / e = m' / e, and member m's peer at offset j (1 .. e - 1) is the member (m + j) mod e of its
+// group. In one all-to-all every member sends to every peer at once.
+// The flows of one all-to-all part of compute task `task`: each of its GPUs' sends to its peers
+// and, when replicas are folded, the sends to its GPUs from members of replicas not compiled
+// (replica 0 stands for them: their flows load their own links, at the share the symmetric
+// all-to-all gives them, AllToAllShares). With every replica compiled each task sends only.
+std::vector<TaskGpus> AllToAllFlows(const TaskGraph& graph, const PlatformSpec& platform,
+                                    const Task& task);
+// How many flows of a rank's all-to-all cross each link when all its members send at once.
+std::map<int32_t, int64_t> AllToAllLinkLoads(const TaskGraph& graph, const PlatformSpec& platform,
+                                             int32_t rank);
+// With folded replicas, per link crossed by all-to-all flows: the flows crossing it in the whole
+// symmetric all-to-all over the flows the compiled replica runs on it (at least 1): the engine
+// gives the compiled flows that share of the link, as if the others were there.
+std::map<int32_t, double> AllToAllShares(const TaskGraph& graph, const PlatformSpec& platform);
+// The time of an all-to-all of `bytes` per flow on an otherwise idle fabric: each flow's route
+// latency plus its bytes at its narrowest equal share (a link's bandwidth over the flows crossing
+// it in the whole all-to-all, AllToAllLinkLoads); the longest flow of `flows`. Exact for the
+// symmetric all-to-all whenever each flow's narrowest share is its max-min share, as on NVSwitch
+// nodes and rail-optimized fabrics.
+double AllToAllTime(const PlatformSpec& platform, const std::vector<TaskGpus>& flows,
+                    const std::map<int32_t, int64_t>& loads, int64_t bytes);
 
 // Where the SimGrid engine runs: in a child process (the default; the caller never holds SimGrid
 // state and may run again), or in this process, which then must not run SimGrid again (a sweep's

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 
 namespace ppsim {
 namespace {
@@ -122,6 +124,15 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
     switch (task.kind) {
       case TaskKind::kCompute:
         latest_compute = std::max(latest_compute, timeline.end_s[t]);
+        if (const TaskProgram* program = graph.ProgramOfTask(t)) {
+          // Each GPU of the rank sends to its group's e - 1 other members in every all-to-all.
+          const int64_t gpus = int64_t{graph.tp} * graph.cp;
+          for (const TaskPart& part : *program) {
+            if (part.kind != PartKind::kAllToAll) continue;
+            m.num_alltoall_tasks += gpus;
+            m.alltoall_bytes += gpus * (graph.ep - 1) * part.bytes;
+          }
+        }
         break;
       case TaskKind::kTransfer:
         ++m.num_transfer_tasks;
@@ -229,13 +240,15 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
   };
   std::vector<Use> uses;
   auto add = [&](const TaskGpus& gpus, const Route& route, double start, double end,
-                 int64_t bytes) {
+                 int64_t bytes, bool traffic_too = true) {
     TrafficMetrics& traffic = platform.NodeOf(gpus.src) == platform.NodeOf(gpus.dst)
                                   ? metrics->intra_node
                                   : metrics->inter_node;
-    ++traffic.transfers;
-    traffic.bytes += bytes;
-    traffic.time_s += end - start;
+    if (traffic_too) {
+      ++traffic.transfers;
+      traffic.bytes += bytes;
+      traffic.time_s += end - start;
+    }
     for (int i = 0; i < route.num_links; ++i) uses.push_back({route.links[i], start, end, bytes});
   };
   for (size_t t = graph.num_compute_tasks(); t < graph.communication_end(); ++t) {
@@ -243,6 +256,33 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
     const Task& task = graph.tasks[t];
     add(GpusOf(task, platform), RouteOf(task, platform), timeline.start_s[t], timeline.end_s[t],
         task.bytes);
+  }
+  // All-to-alls: every flow the engine ran loads its links; the traffic counts the sends of the
+  // compiled GPUs (folded, the flows into them stand for their peers' sends).
+  std::map<std::pair<int32_t, int32_t>, std::vector<TaskGpus>> flows_of;
+  for (size_t t = 0; t < graph.program_of.size(); ++t) {
+    const TaskProgram* program = graph.ProgramOfTask(t);
+    if (program == nullptr) continue;
+    const Task& task = graph.tasks[t];
+    auto [it, added] = flows_of.try_emplace({task.replica, task.rank});
+    if (added) it->second = AllToAllFlows(graph, platform, task);
+    const int32_t first_gpu = platform.GpuOf(task.replica, task.rank, 0);
+    for (size_t i = 0; i < program->size(); ++i) {
+      const TaskPart& part = (*program)[i];
+      if (part.kind != PartKind::kAllToAll) continue;
+      const size_t record = graph.part_begin[t] + i;
+      for (const TaskGpus& flow : it->second) {
+        // The rank's group of GPUs is consecutive (platforms/platform.h).
+        const bool send = flow.src >= first_gpu && flow.src < first_gpu + graph.tp * graph.cp;
+        add(flow, platform.RouteBetween(flow.src, flow.dst), timeline.part_start_s[record],
+            timeline.part_end_s[record], part.bytes, send);
+        if (send) {
+          (platform.NodeOf(flow.src) == platform.NodeOf(flow.dst) ? metrics->intra_node
+                                                                  : metrics->inter_node)
+              .alltoall_bytes += part.bytes;
+        }
+      }
+    }
   }
   // Tensor-parallel rings and ring attention: one transfer from every GPU of the rank's group.
   const int32_t gpus = graph.tp * graph.cp;

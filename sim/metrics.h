@@ -95,11 +95,13 @@ struct LinkMetrics {
   double utilization = 0;
 };
 
-// Transfers (stage-boundary and all-reduce) that stay in a node, or cross nodes.
+// Transfers (stage-boundary, all-reduce and collective steps, tensor- and context-parallel ring
+// transfers, all-to-all sends) that stay in a node, or cross nodes.
 struct TrafficMetrics {
   size_t transfers = 0;
   int64_t bytes = 0;
   double time_s = 0;  // sum of the transfers' durations
+  int64_t alltoall_bytes = 0;  // of `bytes`: the expert-parallel all-to-alls' sends
 };
 
 struct RunMetrics {
@@ -116,6 +118,10 @@ struct RunMetrics {
   size_t num_wait_tasks = 0;       // blocking p2p calls (--p2p-mode megatron), every replica
   double p2p_wait_s = 0;           // time ranks spent blocked in them, summed over ranks
   size_t num_optimizer_tasks = 0;  // optimizer steps, one per rank and replica with one
+  // Expert parallelism: all-to-all calls (one per GPU of a rank and all-to-all part of a program,
+  // TaskGraph::programs) and the bytes they send to the other members of their groups.
+  size_t num_alltoall_tasks = 0;
+  int64_t alltoall_bytes = 0;
   // Set by ComputeLinkMetrics: every link that carried bytes, in platform order.
   std::vector<LinkMetrics> links;
   TrafficMetrics intra_node;

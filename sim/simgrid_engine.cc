@@ -90,8 +90,8 @@ std::pair<TaskGpus, Route> TransferOf(const TaskGraph& graph, const PlatformSpec
 // share of the link. Replicas on disjoint links (one replica per node, a NIC per GPU) share
 // nothing: 1. Replicas under one leaf share its uplink, replicas in one node its NICs. Fat pipes
 // give every flow all of their bandwidth: not listed.
-std::map<int32_t, int32_t> LinkSharers(const TaskGraph& graph, const PlatformSpec& platform) {
-  std::map<int32_t, int32_t> sharers;
+std::map<int32_t, double> LinkSharers(const TaskGraph& graph, const PlatformSpec& platform) {
+  std::map<int32_t, double> sharers = AllToAllShares(graph, platform);
   if (!graph.folded()) return sharers;
   // Transfers with the same endpoints in every replica are counted once.
   std::set<std::tuple<bool, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>> seen;
@@ -132,8 +132,8 @@ std::map<int32_t, int32_t> LinkSharers(const TaskGraph& graph, const PlatformSpe
     }
     for (int i = 0; i < route.num_links; ++i) {
       if (platform.Link(route.links[i]).fatpipe) continue;  // every flow gets all of it
-      int32_t& most = sharers[route.links[i]];
-      most = std::max(most, count[i]);
+      double& most = sharers[route.links[i]];
+      most = std::max(most, static_cast<double>(count[i]));
     }
   });
   return sharers;
@@ -150,6 +150,19 @@ std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(const TaskGraph& graph,
       routes[{gpus.src, gpus.dst}] = TransferOf(graph, platform, task, part).second;
     }
   });
+  // All-to-all flows, one set per replica and rank with a program.
+  std::set<std::pair<int32_t, int32_t>> seen;
+  for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
+    const Task& task = graph.tasks[t];
+    if (graph.ProgramOfTask(t) == nullptr || !seen.insert({task.replica, task.rank}).second) {
+      continue;
+    }
+    for (const TaskGpus& flow : AllToAllFlows(graph, platform, task)) {
+      if (routes.count({flow.src, flow.dst}) == 0) {
+        routes[{flow.src, flow.dst}] = platform.RouteBetween(flow.src, flow.dst);
+      }
+    }
+  }
   return routes;
 }
 
@@ -190,6 +203,10 @@ class JustInTimeRunner {
       timeline_->cp_ring_start_s.assign(graph.num_compute_tasks(), 0.0);
       timeline_->cp_ring_end_s.assign(graph.num_compute_tasks(), 0.0);
     }
+    if (!graph.part_begin.empty()) {
+      timeline_->part_start_s.assign(graph.part_begin.back(), 0.0);
+      timeline_->part_end_s.assign(graph.part_begin.back(), 0.0);
+    }
   }
 
   void Start() {
@@ -202,9 +219,25 @@ class JustInTimeRunner {
   size_t completed() const { return completed_; }
 
  private:
+  // Compute tasks whose program is under way: the next part of each stream, the part each runs
+  // (-1: none), the parts ended, the running all-to-all's flows still moving.
+  struct Program {
+    const TaskProgram* program = nullptr;
+    std::vector<int32_t> chunk_before;
+    std::vector<bool> done;
+    size_t next_compute = 0;
+    size_t next_comm = 0;
+    int32_t compute_running = -1;
+    int32_t comm_running = -1;
+    size_t finished = 0;
+    int32_t pending_flows = 0;
+    double start_s = 0;
+    s4u::ExecPtr exec;
+    std::vector<s4u::CommPtr> flows;
+  };
   // An activity's data: its task, and what it is: the task itself, one of its tensor-parallel
   // ring transfers or one of its ring attention transfers.
-  enum Part : uintptr_t { kItself = 0, kTpRing = 1, kCpRing = 2 };
+  enum Part : uintptr_t { kItself = 0, kTpRing = 1, kCpRing = 2, kProgramPart = 3 };
   static void* DataOf(TaskId t, Part part) {
     return reinterpret_cast<void*>((static_cast<uintptr_t>(t) << 2) | part);
   }
@@ -244,6 +277,17 @@ class JustInTimeRunner {
         if (cp_ring) LaunchRing(t, kCpRing);
         if (tp_ring && graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
       }
+      if (const TaskProgram* program = graph_.ProgramOfTask(t)) {
+        // Its parts stand for the compute (the Exec above is not started).
+        running_[t].reset();
+        Program& state = programs_[t];
+        state.program = program;
+        state.chunk_before = ChunkPredecessors(*program);
+        state.done.assign(program->size(), false);
+        state.start_s = s4u::Engine::get_clock();
+        StartParts(t, state);
+        return;
+      }
       exec->start();
     } else {
       s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_.at(gpus.src), gpus_.at(gpus.dst));
@@ -275,6 +319,91 @@ class JustInTimeRunner {
     }
   }
 
+  // Starts the next compute part and the next all-to-all of task t's program when their stream
+  // is free and the part before each in its chunk has ended.
+  void StartParts(TaskId t, Program& state) {
+    const TaskProgram& parts = *state.program;
+    auto ready = [&](size_t i) {
+      return state.chunk_before[i] < 0 || state.done[state.chunk_before[i]];
+    };
+    auto next_of = [&](size_t from, PartKind kind) {
+      while (from < parts.size() && parts[from].kind != kind) ++from;
+      return from;
+    };
+    state.next_compute = next_of(state.next_compute, PartKind::kCompute);
+    if (state.compute_running < 0 && state.next_compute < parts.size() &&
+        ready(state.next_compute)) {
+      const size_t i = state.next_compute++;
+      state.compute_running = static_cast<int32_t>(i);
+      timeline_->part_start_s[graph_.part_begin[t] + i] = s4u::Engine::get_clock();
+      if (state.exec) released_.push_back(state.exec);  // may be inside its own callback
+      s4u::Host* host = gpus_.at(GpusOf(graph_.tasks[t], platform_).src);
+      state.exec = s4u::Exec::init();
+      state.exec->set_flops_amount(parts[i].duration_s * host->get_speed());
+      state.exec->set_host(host);
+      state.exec->set_data(DataOf(t, kProgramPart));
+      state.exec->start();
+    }
+    state.next_comm = next_of(state.next_comm, PartKind::kAllToAll);
+    if (state.comm_running < 0 && state.next_comm < parts.size() && ready(state.next_comm)) {
+      const size_t i = state.next_comm++;
+      state.comm_running = static_cast<int32_t>(i);
+      timeline_->part_start_s[graph_.part_begin[t] + i] = s4u::Engine::get_clock();
+      const std::vector<TaskGpus>& flows = FlowsOf(t);
+      state.pending_flows = static_cast<int32_t>(flows.size());
+      released_.insert(released_.end(), state.flows.begin(), state.flows.end());
+      state.flows.clear();
+      for (const TaskGpus& flow : flows) {
+        s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_.at(flow.src), gpus_.at(flow.dst));
+        comm->set_payload_size(static_cast<uint64_t>(parts[i].bytes));
+        comm->set_data(DataOf(t, kProgramPart));
+        state.flows.push_back(comm);
+        comm->start();
+      }
+      if (flows.empty()) PartDone(t, state, i);
+    }
+  }
+
+  // A part of task t's program has ended: record it, start what it freed, end the program.
+  void PartDone(TaskId t, Program& state, size_t i) {
+    const double now = s4u::Engine::get_clock();
+    timeline_->part_end_s[graph_.part_begin[t] + i] = now;
+    state.done[i] = true;
+    if (state.program->at(i).kind == PartKind::kCompute) {
+      state.compute_running = -1;
+    } else {
+      state.comm_running = -1;
+    }
+    if (++state.finished < state.program->size()) {
+      StartParts(t, state);
+      return;
+    }
+    ComputeDone(t, state.start_s, now);
+    programs_done_.push_back(t);
+  }
+
+  // The flows of task t's all-to-alls (the same for each of its parts).
+  const std::vector<TaskGpus>& FlowsOf(TaskId t) {
+    const Task& task = graph_.tasks[t];
+    auto [it, added] = flows_.try_emplace({task.replica, task.rank});
+    if (added) it->second = AllToAllFlows(graph_, platform_, task);
+    return it->second;
+  }
+
+  // Task t's compute (its Exec or its program) has ended.
+  void ComputeDone(TaskId t, double start_s, double end_s) {
+    auto ring = HasRing(graph_, t) || HasCpRing(graph_, t) ? rings_.find(t) : rings_.end();
+    if (ring == rings_.end()) {
+      Finished(t, start_s, end_s);
+      return;
+    }
+    if (HasRing(graph_, t) && !graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
+    if (--ring->second.pending == 0) {
+      rings_done_.push_back(t);
+      Finished(t, ring->second.start_s, s4u::Engine::get_clock());
+    }
+  }
+
   void OnCompletion(s4u::Activity const& activity) {
     // An activity must not lose its last reference inside its own completion callback: release
     // the ones that finished before, once no callback is on the stack.
@@ -283,23 +412,28 @@ class JustInTimeRunner {
       finished_.clear();
       for (TaskId t : rings_done_) rings_.erase(t);
       rings_done_.clear();
+      for (TaskId t : programs_done_) programs_.erase(t);
+      programs_done_.clear();
+      released_.clear();
     }
     ++depth_;
     const uintptr_t data = reinterpret_cast<uintptr_t>(activity.get_data<void>());
     const TaskId t = static_cast<TaskId>(data >> 2);
     const Part part = static_cast<Part>(data & 3);
-    auto ring = HasRing(graph_, t) || HasCpRing(graph_, t) ? rings_.find(t) : rings_.end();
-    if (ring == rings_.end()) {
-      finished_.push_back(t);
-      Finished(t, activity.get_start_time(), activity.get_finish_time());
-    } else {
-      if (part != kItself) {
-        double& end = (part == kTpRing ? timeline_->ring_end_s : timeline_->cp_ring_end_s)[t];
-        end = std::max(end, activity.get_finish_time());
-      } else {
-        finished_.push_back(t);
-        if (HasRing(graph_, t) && !graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
+    if (part == kProgramPart) {
+      Program& state = programs_.at(t);
+      if (dynamic_cast<const s4u::Exec*>(&activity) != nullptr) {
+        PartDone(t, state, static_cast<size_t>(state.compute_running));
+      } else if (--state.pending_flows == 0) {
+        PartDone(t, state, static_cast<size_t>(state.comm_running));
       }
+    } else if (part == kItself) {
+      finished_.push_back(t);
+      ComputeDone(t, activity.get_start_time(), activity.get_finish_time());
+    } else {
+      auto ring = rings_.find(t);
+      double& end = (part == kTpRing ? timeline_->ring_end_s : timeline_->cp_ring_end_s)[t];
+      end = std::max(end, activity.get_finish_time());
       if (--ring->second.pending == 0) {
         rings_done_.push_back(t);
         Finished(t, ring->second.start_s, s4u::Engine::get_clock());
@@ -334,20 +468,26 @@ class JustInTimeRunner {
   };
   std::unordered_map<TaskId, Ring> rings_;
   std::vector<TaskId> rings_done_;
+  std::unordered_map<TaskId, Program> programs_;
+  std::vector<TaskId> programs_done_;
+  std::vector<s4u::ActivityPtr> released_;  // ended parts, released once no callback runs
+  std::map<std::pair<int32_t, int32_t>, std::vector<TaskGpus>> flows_;
   int depth_ = 0;
   size_t completed_ = 0;
 };
 
-// The bytes a simulation sends back: kMagic, the task count and the two ring counts, then every
-// start and every end, every ring start and end, every ring attention start and end; or
+// The bytes a simulation sends back: kMagic, the task count, the two ring counts and the part
+// count, then every start and every end, every ring start and end, every ring attention start and
+// end, every program part's start and end; or
 // kInputError, the message's length and the message.
 std::string TimelineBytes(const Timeline& timeline) {
-  const uint64_t header[4] = {kMagic, timeline.start_s.size(), timeline.ring_start_s.size(),
-                              timeline.cp_ring_start_s.size()};
+  const uint64_t header[5] = {kMagic, timeline.start_s.size(), timeline.ring_start_s.size(),
+                              timeline.cp_ring_start_s.size(), timeline.part_start_s.size()};
   std::string out(reinterpret_cast<const char*>(header), sizeof(header));
   for (const std::vector<double>* v :
        {&timeline.start_s, &timeline.end_s, &timeline.ring_start_s, &timeline.ring_end_s,
-        &timeline.cp_ring_start_s, &timeline.cp_ring_end_s}) {
+        &timeline.cp_ring_start_s, &timeline.cp_ring_end_s, &timeline.part_start_s,
+        &timeline.part_end_s}) {
     if (!v->empty()) {
       out.append(reinterpret_cast<const char*>(v->data()), v->size() * sizeof(double));
     }
@@ -405,7 +545,7 @@ Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline
     return simulated.ok() ? TimelineBytes(own) : std::string();
   }, &bytes);
   if (!status.ok()) return status;
-  uint64_t header[4] = {0, 0, 0, 0};
+  uint64_t header[5] = {0, 0, 0, 0, 0};
   std::memcpy(header, bytes.data(), std::min(bytes.size(), sizeof(header)));
   if (header[0] == kInputError && bytes.size() >= 2 * sizeof(uint64_t)) {
     const std::string_view message = std::string_view(bytes).substr(2 * sizeof(uint64_t));
@@ -416,8 +556,9 @@ Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline
   const size_t n = graph.num_tasks();
   const size_t rings = HasRings(graph) ? graph.num_compute_tasks() : 0;
   const size_t cp_rings = HasCpRings(graph) ? graph.num_compute_tasks() : 0;
+  const size_t parts = graph.part_begin.empty() ? 0 : graph.part_begin.back();
   if (header[0] != kMagic || header[1] != n || header[2] != rings || header[3] != cp_rings ||
-      body.size() != 2 * (n + rings + cp_rings) * sizeof(double)) {
+      header[4] != parts || body.size() != 2 * (n + rings + cp_rings + parts) * sizeof(double)) {
     return Status::Internal("simgrid: the simulation process sent an incomplete timeline (" +
                             std::to_string(bytes.size()) + " bytes)");
   }
@@ -425,7 +566,8 @@ Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline
   for (auto [v, size] : {std::pair{&timeline->start_s, n}, {&timeline->end_s, n},
                          {&timeline->ring_start_s, rings}, {&timeline->ring_end_s, rings},
                          {&timeline->cp_ring_start_s, cp_rings},
-                         {&timeline->cp_ring_end_s, cp_rings}}) {
+                         {&timeline->cp_ring_end_s, cp_rings},
+                         {&timeline->part_start_s, parts}, {&timeline->part_end_s, parts}}) {
     v->resize(size);
     if (size == 0) continue;  // an empty vector's data() may be null: no memcpy
     std::memcpy(v->data(), at, size * sizeof(double));

@@ -48,7 +48,7 @@ Status LoadXmlPlatform(const PlatformSpec& platform, GpuHosts* gpus) {
 
 Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int32_t>& used_gpus,
                             const std::map<std::pair<int32_t, int32_t>, Route>& routes,
-                            const std::map<int32_t, int32_t>& sharers, int32_t timer_cores,
+                            const std::map<int32_t, double>& sharers, int32_t timer_cores,
                             GpuHosts* gpus) {
   gpus->clear();
   if (!platform.xml_file.empty()) return LoadXmlPlatform(platform, gpus);

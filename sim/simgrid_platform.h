@@ -29,7 +29,8 @@ inline constexpr double kTimerSpeed = 1e12;
 // zone holding a host per used GPU and the links (shared or fat pipe) the routes cross, with the
 // given route (a list of PlatformSpec links) for each pair of hosts in `routes`; GPUs and links
 // the run does not use are not created. A link listed in `sharers` with k > 1 gets 1/k of its
-// bandwidth: the share of one of k replicas that cross it alike (folded replicas). An XML platform
+// bandwidth (k need not be whole): the share of one of k replicas that cross it alike (folded
+// replicas), or of the compiled flows of a symmetric all-to-all (AllToAllShares). An XML platform
 // is loaded from its file and its hosts looked up by name (InvalidInput where the hosts were given
 // when one is missing). With `timer_cores` > 0 a cluster also gets a timer host (kTimerHost) of
 // that many cores at kTimerSpeed each: up to that many delays run on it at once without sharing
@@ -37,7 +38,7 @@ inline constexpr double kTimerSpeed = 1e12;
 // REQUIRES: the engine exists, its network model is configured, and no zone was created yet.
 Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int32_t>& used_gpus,
                             const std::map<std::pair<int32_t, int32_t>, Route>& routes,
-                            const std::map<int32_t, int32_t>& sharers, int32_t timer_cores,
+                            const std::map<int32_t, double>& sharers, int32_t timer_cores,
                             GpuHosts* gpus);
 
 }  // namespace ppsim

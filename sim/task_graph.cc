@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -927,6 +928,103 @@ ComputeLoad ComputeLoadOf(const StageCosts& costs, const Action& action, int32_t
   return load;
 }
 
+namespace {
+
+// One chunk of a program: the parts of one op, in its own order.
+std::vector<TaskPart> ChunkParts(const StageCosts& costs, const Op& op, int32_t ep, uint8_t chunk,
+                                 double slowdown) {
+  const int32_t stage = op.stage.value();
+  const MoeStage& moe = costs.moe[stage];
+  const int32_t n = moe.layers;
+  const int64_t per_peer_dispatch = (moe.dispatch_bytes + ep - 1) / ep;
+  const int64_t per_peer_combine = (moe.combine_bytes + ep - 1) / ep;
+  std::vector<TaskPart> parts;
+  auto compute = [&](PartName name, bool backward, int32_t layer, double seconds) {
+    parts.push_back({PartKind::kCompute, name, chunk, backward, layer, seconds * slowdown, 0});
+  };
+  auto all_to_all = [&](PartName name, bool backward, int32_t layer, int64_t bytes) {
+    parts.push_back({PartKind::kAllToAll, name, chunk, backward, layer, 0, bytes});
+  };
+  auto forward_layers = [&] {
+    for (int32_t l = 0; l < n; ++l) {
+      compute(PartName::kAttention, false, l, moe.forward_attention_s);
+      all_to_all(PartName::kDispatch, false, l, per_peer_dispatch);
+      compute(PartName::kMlp, false, l, moe.forward_mlp_s);
+      all_to_all(PartName::kCombine, false, l, per_peer_combine);
+    }
+  };
+  const double forward_parts = n * (moe.forward_attention_s + moe.forward_mlp_s);
+  if (op.kind == OpKind::kForward) {
+    compute(PartName::kRest, false, 0, std::max(0.0, costs.forward_s[stage] - forward_parts));
+    forward_layers();
+    return parts;
+  }
+  // I, or B (I and W together). The backward's layers in reverse order.
+  const bool whole = op.kind == OpKind::kBackward;
+  const double attention = moe.input_attention_s + (whole ? moe.weight_attention_s : 0);
+  const double mlp = moe.input_mlp_s + (whole ? moe.weight_mlp_s : 0);
+  const double total = whole ? costs.backward_s[stage] : costs.backward_input_s[stage];
+  const double rest = total - n * (attention + mlp) - (moe.full_recompute ? forward_parts : 0);
+  if (moe.full_recompute) forward_layers();
+  for (int32_t l = n - 1; l >= 0; --l) {
+    all_to_all(PartName::kCombine, true, l, per_peer_combine);
+    compute(PartName::kMlp, true, l, mlp);
+    all_to_all(PartName::kDispatch, true, l, per_peer_combine);
+    compute(PartName::kAttention, true, l, attention);
+  }
+  compute(PartName::kRest, true, 0, std::max(0.0, rest));
+  return parts;
+}
+
+}  // namespace
+
+TaskProgram ProgramOf(const StageCosts& costs, const Action& action, int32_t ep,
+                      double compute_slowdown) {
+  if (ep < 2 || costs.moe.empty()) return {};
+  bool any = false;
+  for (int k = 0; k < action.num_ops(); ++k) {
+    const Op& op = action.op(k);
+    any = any || (op.kind != OpKind::kBackwardWeight && costs.moe[op.stage.value()].layers > 0);
+  }
+  if (!any) return {};
+  if (!action.is_overlap()) return ChunkParts(costs, action.op(0), ep, 0, 1);
+  if (!costs.overlap_s.empty()) return {};  // --overlap: the pair lasts what it gives
+  // The forward's rest first, then layer pairs, then what one chunk has beyond the other, then
+  // the backward's rest (ChunkParts puts the forward's rest first and the backward's last).
+  std::vector<TaskPart> f = ChunkParts(costs, action.op(0), ep, 0, compute_slowdown);
+  std::vector<TaskPart> b = ChunkParts(costs, action.op(1), ep, 1, compute_slowdown);
+  TaskProgram program;
+  size_t fi = 0, bi = 0;
+  program.push_back(f[fi++]);  // forward rest
+  // With full recomputation the backward chunk starts with a forward's layers: they run as
+  // further backward-chunk parts, in order, before its pairs can start.
+  while (bi < b.size() && !b[bi].backward) program.push_back(b[bi++]);
+  // A layer is 4 parts in each chunk; the backward's rest is its last part.
+  while (fi + 4 <= f.size() && bi + 4 < b.size()) {
+    // F attention, B combine, B MLP, F dispatch, F MLP, B dispatch, B attention, F combine.
+    for (const TaskPart* part : {&f[fi], &b[bi], &b[bi + 1], &f[fi + 1], &f[fi + 2], &b[bi + 2],
+                                 &b[bi + 3], &f[fi + 3]}) {
+      program.push_back(*part);
+    }
+    fi += 4;
+    bi += 4;
+  }
+  program.insert(program.end(), f.begin() + fi, f.end());
+  program.insert(program.end(), b.begin() + bi, b.end());
+  return program;
+}
+
+std::vector<int32_t> ChunkPredecessors(const TaskProgram& program) {
+  std::vector<int32_t> before(program.size(), -1);
+  int32_t last[256];
+  std::fill(std::begin(last), std::end(last), -1);
+  for (size_t i = 0; i < program.size(); ++i) {
+    before[i] = last[program[i].chunk];
+    last[program[i].chunk] = static_cast<int32_t>(i);
+  }
+  return before;
+}
+
 Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
                         const Parallelism& parallelism, TaskGraph* graph) {
   *graph = TaskGraph();
@@ -936,6 +1034,7 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   const int32_t tp = parallelism.tp;
   const int32_t group = parallelism.tp * parallelism.cp;  // GPUs per rank
   const size_t num_actions = schedule.NumActions();
+  std::map<std::tuple<int, int, int32_t, int32_t>, uint32_t> program_index;
   // 1F1B-like schedules have about one transfer per compute task.
   tasks.reserve(2 * num_actions * dp);
 
@@ -952,6 +1051,23 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
       Task task = ComputeTaskOf(rank, position, load.duration_s);
       task.bytes = load.ring_bytes;
       if (parallelism.cp > 1) graph->cp_bytes.push_back(costs.ActionCollectives(action).cp_bytes);
+      if (!costs.moe.empty() && parallelism.ep > 1) {
+        // Programs depend on the ops' kinds and stages, not their microbatches.
+        const Op& first = action.op(0);
+        const Op& second = action.is_overlap() ? action.op(1) : first;
+        const auto key = std::tuple(action.num_ops(), static_cast<int>(first.kind),
+                                    first.stage.value(), second.stage.value());
+        auto [it, added] = program_index.emplace(key, TaskGraph::kNoProgram);
+        if (added) {
+          TaskProgram program =
+              ProgramOf(costs, action, parallelism.ep, parallelism.overlap_compute_slowdown);
+          if (!program.empty()) {
+            it->second = static_cast<uint32_t>(graph->programs.size());
+            graph->programs.push_back(std::move(program));
+          }
+        }
+        graph->program_of.push_back(it->second);
+      }
       tasks.push_back(task);
     }
   }
@@ -967,6 +1083,22 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
     for (int32_t replica = 1; replica < dp; ++replica) {
       graph->cp_bytes.insert(graph->cp_bytes.end(), first.begin(), first.end());
     }
+  }
+  graph->ep = parallelism.ep;
+  if (graph->programs.empty()) {
+    graph->program_of.clear();
+  } else {
+    const std::vector<uint32_t> first(graph->program_of);
+    for (int32_t replica = 1; replica < dp; ++replica) {
+      graph->program_of.insert(graph->program_of.end(), first.begin(), first.end());
+    }
+    graph->part_begin.reserve(graph->program_of.size() + 1);
+    size_t parts = 0;
+    for (uint32_t program : graph->program_of) {
+      graph->part_begin.push_back(parts);
+      if (program != TaskGraph::kNoProgram) parts += graph->programs[program].size();
+    }
+    graph->part_begin.push_back(parts);
   }
   for (int32_t replica = 1; replica < dp; ++replica) {
     for (TaskId t = 0; t < graph->compute_per_replica; ++t) {

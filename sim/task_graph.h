@@ -124,6 +124,45 @@ struct Task {
   int64_t bytes = 0;
 };
 
+// The parts of a compute task whose stage has mixture-of-experts layers run with expert
+// parallelism (StageCosts::moe, ep > 1): computation, and all-to-alls in which each GPU of the
+// rank sends `bytes` to every other member of its expert-parallel group (and, folded, receives as
+// much from each: see AllToAllFlows in sim/engine.h). Compute parts run one at a time in their
+// order on the GPU; all-to-alls one at a time in their order on its communication stream; and
+// each part starts only after the part before it of its chunk (a single action is chunk 0; an
+// OVERLAP_F_B pair's forward is chunk 0, its backward chunk 1). So a single action's parts run in
+// sequence, and a pair's all-to-alls run while the other chunk computes.
+enum class PartKind : uint8_t { kCompute, kAllToAll };
+// What a part is, for traces: the layer's attention part, its dispatch all-to-all, its MLP part,
+// its combine all-to-all, or the rest of the op (dense layers, embedding, head, what the per-op
+// model does not split); backward parts name what they are the backward of.
+enum class PartName : uint8_t { kRest, kAttention, kDispatch, kMlp, kCombine };
+struct TaskPart {
+  PartKind kind = PartKind::kCompute;
+  PartName name = PartName::kRest;
+  uint8_t chunk = 0;
+  bool backward = false;  // part of a backward (I or B), recomputed forwards excluded
+  int32_t layer = 0;      // the stage's MoE layer (0-based) the part belongs to
+  double duration_s = 0;  // compute parts
+  int64_t bytes = 0;      // all-to-alls: to each other member of the group
+  friend bool operator==(const TaskPart&, const TaskPart&) = default;
+};
+using TaskProgram = std::vector<TaskPart>;
+
+// The parts of `action` (empty when it has no all-to-all: no MoE layer, a W, ep 1, or a pair
+// whose duration --overlap gives). A layer's parts as StageCosts::MoeStage describes; the rest
+// of the op's duration (its total minus its MoE layers' parts) runs first in a forward and last
+// in a backward. An OVERLAP_F_B pair interleaves its chunks as DeepSeek-V3's Figure 4 (arXiv
+// 2412.19437, Sec. 3.2.1): layer i of the forward beside layer i of the backward, computing
+// F attention, B MLP, F MLP, B attention while the communication stream runs B combine, F
+// dispatch, B dispatch, F combine; a chunk's layers beyond the other's follow in order. The
+// pair's compute parts take `compute_slowdown` times their duration (SMs left to the
+// all-to-alls).
+TaskProgram ProgramOf(const StageCosts& costs, const Action& action, int32_t ep,
+                      double compute_slowdown);
+// For each part of `program`, the index of the part before it in its chunk (-1: the first).
+std::vector<int32_t> ChunkPredecessors(const TaskProgram& program);
+
 // How one data-parallel collective of a stage runs (sim/nccl_tuning.h chooses the algorithm as
 // NCCL does, or the user forces it). Its n = dp members (one per replica, with the same
 // tensor-parallel index) sit members_per_node to a node, replicas r .. r + ppn - 1 together
@@ -189,6 +228,11 @@ struct Parallelism {
   // dp a multiple of every plan's members_per_node.
   std::vector<CollectivePlan> reduce_plans = {};
   std::vector<CollectivePlan> gather_plans = {};
+  // Expert parallelism (StageCosts::moe): the degree e, and how much longer computation takes
+  // inside an OVERLAP_F_B pair whose all-to-alls run beside it on SMs of their own (SMs / (SMs -
+  // communication SMs); 1: no slowdown).
+  int32_t ep = 1;
+  double overlap_compute_slowdown = 1;
 };
 
 using TaskDag = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property,
@@ -215,6 +259,19 @@ struct TaskGraph {
   // Context parallelism: per compute task, the bytes each GPU of the rank sends to its peer in
   // the next slice for ring attention, alongside the compute. Empty when cp == 1.
   std::vector<int64_t> cp_bytes;
+  // Expert parallelism: its degree, the distinct programs of the compute tasks with all-to-alls,
+  // and per compute task the index of its program (kNoProgram: none); program_of is empty when
+  // no task has one. part_begin[t]: the first of task t's parts in the timeline's part records
+  // (num_compute_tasks() + 1 entries, with program_of).
+  int32_t ep = 1;
+  std::vector<TaskProgram> programs;
+  std::vector<uint32_t> program_of;
+  std::vector<size_t> part_begin;
+  static constexpr uint32_t kNoProgram = ~uint32_t{0};
+  const TaskProgram* ProgramOfTask(size_t t) const {
+    return t < program_of.size() && program_of[t] != kNoProgram ? &programs[program_of[t]]
+                                                                : nullptr;
+  }
   TaskDag dag;
   std::vector<TaskId> num_predecessors;    // In-degree of every task (parallel edges counted).
   std::vector<TaskId> topological_order;   // Every task, each after all its predecessors.

@@ -199,7 +199,7 @@ class TraceStreamer {
     const size_t lanes = AssignLanes();
     const bool tp_rings = HasRings(graph_);
     const bool cp_rings = HasCpRings(graph_);
-    tracks_.reserve(2 + first_stream_of_process.size() + 4 * num_streams_ + lanes);
+    tracks_.reserve(2 + first_stream_of_process.size() + 6 * num_streams_ + lanes);
     TraceTrack& all = NewTrack(TraceTrackKind::kProcess, 0, "all GPUs");
     all.pid = 1;
     all.sort_index = -1;
@@ -221,6 +221,7 @@ class TraceStreamer {
     compute_track_.resize(num_streams_);
     memory_track_.resize(num_streams_);
     ring_track_.assign(2 * static_cast<size_t>(num_streams_), 0);
+    part_track_.assign(2 * static_cast<size_t>(num_streams_), 0);
     for (int32_t replica = 0; replica < graph_.num_replicas; ++replica) {
       for (int32_t rank = 0; rank < schedule_.num_ranks; ++rank) {
         const int32_t stream = StreamOf(replica, rank);
@@ -259,6 +260,19 @@ class TraceStreamer {
           ring.tid = platform_.num_gpus() + 1 + static_cast<int32_t>(tracks_.size());
           ring.sort_index = stream * kSortSlots + 2 + index;
           ring_track_[2 * stream + index] = tracks_.size() - 1;
+        }
+        // Expert parallelism: the parts of its actions and its all-to-alls, a track each (the
+        // last sort slots of its stream).
+        if (!graph_.programs.empty()) {
+          for (int32_t index : {0, 1}) {
+            TraceTrack& parts = NewTrack(TraceTrackKind::kTransfers, process_uuid_[key],
+                                         StreamPrefix(replica) + "rank " + std::to_string(rank) +
+                                             (index == 0 ? " · MoE parts" : " · all-to-all"));
+            parts.pid = key + 2;
+            parts.tid = platform_.num_gpus() + 1 + static_cast<int32_t>(tracks_.size());
+            parts.sort_index = stream * kSortSlots + kSortSlots - 2 + index;
+            part_track_[2 * stream + index] = tracks_.size() - 1;
+          }
         }
       }
     }
@@ -425,6 +439,9 @@ class TraceStreamer {
             EmitRing(tracks_[ring_track_[2 * stream + 1]], c, kCpRingName,
                      timeline_.cp_ring_start_s, timeline_.cp_ring_end_s, graph_.cp_bytes[c]);
           }
+          if (const TaskProgram* program = graph_.ProgramOfTask(c)) {
+            EmitParts(stream, c, action, *program);
+          }
         }
         EmitWaitsBefore(replica, rank, order.size(), !order.empty() && Shown(order.back()), track,
                         &wait_cursor);
@@ -478,6 +495,77 @@ class TraceStreamer {
     slice.end_ns = end;
     slice.args = args;
     sink_->Slice(slice);
+  }
+
+  // The parts of compute task t (expert parallelism) on its stream's two part tracks: compute
+  // parts ("F3 attention 0": op, microbatch, part, MoE layer; a full recomputation's forward
+  // parts in a backward are named F) and all-to-alls ("F3 dispatch 0"), each all-to-all with a
+  // flow from the compute part before it in its chunk and one to the compute part after it.
+  // Compute parts that take no time are not drawn.
+  void EmitParts(int32_t stream, TaskId t, const Action& action, const TaskProgram& program) {
+    static constexpr std::string_view kPartNames[] = {"rest", "attention", "dispatch", "mlp",
+                                                      "combine"};
+    const std::vector<int32_t> before = ChunkPredecessors(program);
+    std::vector<int32_t> after(program.size(), -1);
+    for (size_t i = 0; i < program.size(); ++i) {
+      if (before[i] >= 0) after[before[i]] = static_cast<int32_t>(i);
+    }
+    const size_t begin = graph_.part_begin[t];
+    auto drawn = [&](int32_t i) {
+      return i >= 0 && (program[i].kind == PartKind::kAllToAll ||
+                        TraceNs(timeline_.part_end_s[begin + i]) >
+                            TraceNs(timeline_.part_start_s[begin + i]));
+    };
+    // Flow ids apart from the tasks' (4 x task + kind < 2^62): bit 62, the part's record, and
+    // whether the flow goes into (0) or out of (1) the all-to-all.
+    auto flow = [&](size_t all_to_all, int out) {
+      return (uint64_t{1} << 62) | (static_cast<uint64_t>(begin + all_to_all) << 1) |
+             static_cast<uint64_t>(out);
+    };
+    std::string name;
+    for (size_t i = 0; i < program.size(); ++i) {
+      const TaskPart& part = program[i];
+      if (!drawn(static_cast<int32_t>(i))) continue;
+      const Op& op = action.op(part.chunk);
+      const bool all_to_all = part.kind == PartKind::kAllToAll;
+      name = part.backward ? OpKindLetter(op.kind) : 'F';
+      name += std::to_string(op.microbatch.value()) + " " +
+              std::string(kPartNames[static_cast<int>(part.name)]);
+      if (part.name != PartName::kRest) name += " " + std::to_string(part.layer);
+      const int64_t start = TraceNs(timeline_.part_start_s[begin + i]);
+      const int64_t end = TraceNs(timeline_.part_end_s[begin + i]);
+      uint64_t in[1];
+      uint64_t out[1];
+      size_t ins = 0;
+      size_t outs = 0;
+      if (all_to_all) {
+        if (drawn(before[i]) && program[before[i]].kind == PartKind::kCompute) in[ins++] = flow(i, 0);
+        if (drawn(after[i]) && program[after[i]].kind == PartKind::kCompute) out[outs++] = flow(i, 1);
+      } else {
+        if (after[i] >= 0 && program[after[i]].kind == PartKind::kAllToAll) {
+          out[outs++] = flow(after[i], 0);
+        }
+        if (before[i] >= 0 && program[before[i]].kind == PartKind::kAllToAll) {
+          in[ins++] = flow(before[i], 1);
+        }
+      }
+      TraceArg args[3];
+      size_t num_args = 0;
+      args[num_args++] = Int("layer", part.layer);
+      if (all_to_all) args[num_args++] = Int("bytes", part.bytes);
+      args[num_args++] = Int("duration_ns", end - start);
+      TraceSlice slice;
+      slice.track = &tracks_[part_track_[2 * stream + (all_to_all ? 1 : 0)]];
+      slice.task = t;
+      slice.kind = all_to_all ? TaskKind::kTransfer : TaskKind::kCompute;
+      slice.name = name;
+      slice.start_ns = start;
+      slice.end_ns = end;
+      slice.args = std::span<const TraceArg>(args, num_args);
+      slice.flows_in = std::span<const uint64_t>(in, ins);
+      slice.flows_out = std::span<const uint64_t>(out, outs);
+      sink_->Slice(slice);
+    }
   }
 
   // A slice of task t on a compute track (a wait or an optimizer step) with its duration.
@@ -743,6 +831,7 @@ class TraceStreamer {
   std::map<int32_t, uint64_t> process_uuid_;
   std::vector<size_t> compute_track_;
   std::vector<size_t> ring_track_;  // per stream: its tp ring track, its cp ring track
+  std::vector<size_t> part_track_;  // per stream: its MoE parts track, its all-to-all track
   std::vector<size_t> memory_track_;
   size_t total_track_ = 0;
   // Per transfer and all-reduce step: its group and lane; group kHidden when not shown.
@@ -804,7 +893,7 @@ const std::vector<std::string_view>& TraceArgNames() {
       "op",        "microbatch", "stage",        "chunk",      "backward_microbatch",
       "backward_stage", "backward_chunk", "duration_ns", "from_rank", "to_rank",
       "from_stage", "to_stage",  "rank",         "from_replica", "to_replica",
-      "shard",     "bytes",      "route"};
+      "shard",     "bytes",      "route",      "layer"};
   return names;
 }
 

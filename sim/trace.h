@@ -14,8 +14,12 @@
 //     boundary transfer ("activation" or "gradient") or all-reduce step ("all-reduce");
 //   - a counter track per compute stream with its live activation bytes, and one with the total
 //     memory of every GPU (static + live activations, times the tensor-parallel degree);
+//   - with expert parallelism (TaskGraph::programs), two tracks per compute stream: "MoE parts"
+//     (a slice per compute part of its actions, "F3 attention 0") and "all-to-all" (a slice per
+//     all-to-all, "F3 dispatch 0", with args layer, bytes per peer and duration_ns);
 //   - flows: one per dependency edge that has a transfer or all-reduce step at either end
-//     (producer → transfer, transfer → consumer, step → step);
+//     (producer → transfer, transfer → consumer, step → step), and into and out of every
+//     all-to-all from and to the compute parts beside it in its chunk;
 //   - explicit ordering: processes and their tracks in (replica, rank) order.
 // Times are integer nanoseconds from the start of the iteration: round(seconds × 1e9).
 //

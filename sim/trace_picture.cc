@@ -50,7 +50,8 @@ class PictureSink : public TraceSink {
   }
 
   void Slice(const TraceSlice& slice) override {
-    if (slice.kind != TaskKind::kCompute) return;
+    // Actions only (MoE parts have no action: the picture draws whole actions).
+    if (slice.kind != TaskKind::kCompute || slice.action == nullptr) return;
     PictureBox& box = picture_->boxes.emplace_back();
     box.row = rows_.at(slice.track->uuid);
     box.start_ns = slice.start_ns;
