@@ -87,7 +87,7 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
       platform.nic_attachment == NicAttachment::kPerGpu ? platform.gpus_per_node : 1;
   for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
     const int32_t rank = schedule.stage_to_rank[stage].value();
-    const int64_t gradient = costs.gradient_bytes[stage];
+    const int64_t gradient = costs.DenseGradientBytes(stage);
     const int64_t buckets =
         grad_bucket_bytes > 0 ? std::max<int64_t>(1, (gradient + grad_bucket_bytes - 1) /
                                                          grad_bucket_bytes)

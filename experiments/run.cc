@@ -627,7 +627,8 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   if (spec.grad_bucket_bytes > 0) {
     // Each bucket adds a ring per GPU of a group: checked before anything is allocated.
     double buckets = 0;
-    for (int64_t bytes : run->costs.gradient_bytes) {
+    for (int32_t stage = 0; stage < run->costs.num_stages(); ++stage) {
+      const int64_t bytes = run->costs.DenseGradientBytes(stage);
       buckets +=
           std::ceil(static_cast<double>(bytes) / static_cast<double>(spec.grad_bucket_bytes));
     }

@@ -57,6 +57,15 @@ struct StageCosts {
   // The stage's gradients on each GPU (included in static_bytes): the bytes each GPU all-reduces
   // over the data-parallel replicas after the stage's last backward. Zeros when not given.
   std::vector<int64_t> gradient_bytes;
+  // Of gradient_bytes, the routed experts' (a model with experts): reduced over each GPU's
+  // expert-data-parallel group (sim/task_graph.h) instead of the data-parallel replicas. Empty:
+  // none.
+  std::vector<int64_t> expert_gradient_bytes;
+  // The gradients the data-parallel collectives reduce: gradient_bytes less the experts'.
+  int64_t DenseGradientBytes(int32_t stage) const {
+    if (gradient_bytes.empty()) return 0;
+    return gradient_bytes[stage] - (expert_gradient_bytes.empty() ? 0 : expert_gradient_bytes[stage]);
+  }
   // The stage's optimizer step on each GPU, after its gradients are synchronised: the HBM bytes it
   // reads and writes, and its duration at the GPU's HBM bandwidth (set when the platform is
   // known). Empty or zero: no step.

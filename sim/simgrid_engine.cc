@@ -139,15 +139,21 @@ std::map<int32_t, double> LinkSharers(const TaskGraph& graph, const PlatformSpec
   return sharers;
 }
 
-// The routes the graph's transfers and rings use, by endpoints.
+// The routes the graph's transfers and rings use, by endpoints. Two transfers between the same
+// hosts on different routes (mirror hosts of one variant for two routes) set `clash`.
 std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(const TaskGraph& graph,
-                                                        const PlatformSpec& platform) {
+                                                        const PlatformSpec& platform,
+                                                        bool* clash) {
   std::map<std::pair<int32_t, int32_t>, Route> routes;
+  *clash = false;
   ForEachTransfer(graph, platform, [&](const Task& task, int32_t part) {
     const TaskGpus gpus = part < 0 ? EndpointsOf(task, platform)
                                    : TransferOf(graph, platform, task, part).first;
-    if (routes.count({gpus.src, gpus.dst}) == 0) {
-      routes[{gpus.src, gpus.dst}] = TransferOf(graph, platform, task, part).second;
+    const Route route = TransferOf(graph, platform, task, part).second;
+    auto [it, added] = routes.try_emplace({gpus.src, gpus.dst}, route);
+    if (!added && !std::equal(route.links, route.links + route.num_links, it->second.links,
+                              it->second.links + it->second.num_links)) {
+      *clash = true;
     }
   });
   // All-to-all flows, one set per replica and rank with a program.
@@ -514,7 +520,12 @@ Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platfor
   engine->set_config("network/crosstraffic:0");
   engine->set_config("network/TCP-gamma:0");
   GpuHosts gpus;
-  const std::map<std::pair<int32_t, int32_t>, Route> routes = UsedRoutes(graph, platform);
+  bool clash = false;
+  const std::map<std::pair<int32_t, int32_t>, Route> routes = UsedRoutes(graph, platform, &clash);
+  if (clash) {
+    return Status::Internal("simgrid: two transfers between the same hosts take different "
+                            "routes (mirrored collective steps of one variant)");
+  }
   int32_t delays = 0;
   for (const Task& task : graph.tasks) delays += task.kind == TaskKind::kDelay ? 1 : 0;
   if (delays > 0 && !platform.xml_file.empty()) {

@@ -200,7 +200,7 @@ void AddRingSteps(int32_t rank, int32_t stage, const std::vector<RingMember>& me
                   int64_t bytes, double wire_factor, const std::vector<TaskId>& after,
                   const std::vector<TaskId>& chain, TaskGraph* graph,
                   std::vector<std::pair<TaskId, TaskId>>* edges, std::vector<TaskId>* starts,
-                  std::vector<TaskId>* ends) {
+                  std::vector<TaskId>* ends, int32_t last_replica = -1) {
   const int32_t m = static_cast<int32_t>(members.size());
   const int32_t n = ring_size;
   const bool folded = m < n;
@@ -216,8 +216,10 @@ void AddRingSteps(int32_t rank, int32_t stage, const std::vector<RingMember>& me
                                  rank, stage, OnTheWire(SplitBytes(bytes, n, chunk), wire_factor));
       task.peer_shard = static_cast<uint16_t>(to.shard);
       task.mirrored = folded && i + 1 == m;
-      // Member 0's predecessor: the last member of the last replica.
-      if (task.mirrored) task.source_replica = static_cast<uint16_t>(n / m - 1);
+      // Member 0's predecessor: the last member of the last replica (or `last_replica`'s).
+      if (task.mirrored) {
+        task.source_replica = static_cast<uint16_t>(last_replica >= 0 ? last_replica : n / m - 1);
+      }
       graph->tasks.push_back(task);
       if (k == 0) {
         for (TaskId before : {after[i], chain[i]}) {
@@ -406,9 +408,43 @@ void AddPlannedSteps(const std::vector<Phase>& phases, int32_t ppn, int32_t dp, 
   }
 }
 
+// The experts' gradients of (rank, stage): a ring all-reduce over each expert-data-parallel group
+// (see Parallelism::ep) that has a compiled member, each member's steps after `ready` (its
+// replica's last backward, by compiled member / (tp x cp)) and its data-parallel collectives'
+// last step (`dense_end`, by compiled GPU). The ring's last steps go to `last`.
+void AddExpertSync(int32_t rank, int32_t stage, int64_t bytes, const Parallelism& par,
+                   const std::vector<TaskId>& ready, const std::vector<TaskId>& dense_end,
+                   TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges,
+                   std::vector<TaskId>* last) {
+  const int32_t gpus = par.tp * par.cp;  // of a rank
+  const int32_t total = par.dp * gpus;   // the rank's GPUs over all replicas
+  const int32_t compiled = graph->num_replicas * gpus;
+  const int32_t ep = par.ep;
+  const int32_t n = total / ep;  // members of a group
+  if (n < 2) return;  // every GPU holds experts of its own
+  for (int32_t group = 0; group < std::min(ep, compiled); ++group) {
+    // Members group, group + e, group + 2e, ...: the compiled ones come first.
+    std::vector<RingMember> members;
+    std::vector<TaskId> after, chain;
+    for (int32_t g = group; g < compiled; g += ep) {
+      members.push_back({g / gpus, g % gpus});
+      after.push_back(ready[g / gpus * par.cp]);
+      chain.push_back(dense_end[g]);
+    }
+    const int32_t c = static_cast<int32_t>(members.size());
+    const int32_t next = group + c * ep;  // the first member not compiled (folded)
+    const RingMember wrap_to = c < n ? RingMember{next / gpus, next % gpus} : members[0];
+    const int32_t last_member = group + (n - 1) * ep;
+    std::vector<TaskId> starts(c), ends(c);
+    AddRingSteps(rank, stage, members, n, wrap_to, 0, 2 * (n - 1), bytes, 1, after, chain, graph,
+                 edges, &starts, &ends, last_member / gpus);
+    last->insert(last->end(), ends.begin(), ends.end());
+  }
+}
+
 // The gradient synchronisation over the replicas (see task_graph.h): per stage, its buckets'
 // rings after the stage's last backward (or part-way through it), one ring per tensor-parallel
-// index over the dp x cp GPUs that hold the same parameters.
+// index over the dp x cp GPUs that hold the same parameters; then the experts' (AddExpertSync).
 void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Parallelism& par,
                      TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges,
                      GradientSync* sync) {
@@ -435,8 +471,10 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
   std::vector<TaskId> starts(m), ends(m), gather_ends(m);
   std::vector<RingMember> members(m);
   for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
-    const int64_t bytes = costs.gradient_bytes.empty() ? 0 : costs.gradient_bytes[stage];
-    if (bytes == 0 || last_backward[stage] < 0) continue;
+    const int64_t bytes = costs.DenseGradientBytes(stage);
+    const int64_t expert_bytes =
+        costs.expert_gradient_bytes.empty() ? 0 : costs.expert_gradient_bytes[stage];
+    if ((bytes == 0 && expert_bytes == 0) || last_backward[stage] < 0) continue;
     const int32_t rank = schedule.stage_to_rank[stage].value();
     const size_t position = static_cast<size_t>(last_backward[stage]);
     const int64_t buckets =
@@ -462,7 +500,10 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
         for (int32_t slice = 0; slice < par.cp; ++slice) ready[j][replica * par.cp + slice] = at;
       }
     }
-    for (int32_t index = 0; index < par.tp; ++index) {
+    // Per compiled GPU (replica x tp x cp + GPU of the rank's group): its last task of the
+    // data-parallel collectives, which its expert ring follows (one NCCL stream).
+    std::vector<TaskId> dense_end(static_cast<size_t>(dp) * par.tp * par.cp, TaskGraph::kNoTask);
+    for (int32_t index = 0; index < par.tp && bytes > 0 && n > 1; ++index) {
       for (int32_t i = 0; i < m; ++i) members[i] = {i / par.cp, (i % par.cp) * par.tp + index};
       // Folded, the last compiled member sends to the first member of replica 1.
       const RingMember wrap_to = m < n ? RingMember{1, index} : members[0];
@@ -523,6 +564,14 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
       }
       auto& last = sync->last_steps[stage];
       last.insert(last.end(), chain.begin(), chain.end());
+      for (int32_t i = 0; i < m; ++i) {
+        dense_end[static_cast<size_t>(members[i].replica) * par.tp * par.cp + members[i].shard] =
+            chain[i];
+      }
+    }
+    if (expert_bytes > 0) {
+      AddExpertSync(rank, stage, expert_bytes, par, ready[buckets - 1], dense_end, graph, edges,
+                    &sync->last_steps[stage]);
     }
   }
 }
@@ -1150,7 +1199,11 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   GradientSync sync;
   sync.last_steps.assign(schedule.num_stages, {});
   sync.gather_starts.assign(schedule.num_stages, {});
-  if (parallelism.dp * parallelism.cp > 1) {
+  // The experts' gradients are reduced over dp x tp x cp / e GPUs (with ep 1 and tp > 1 too:
+  // every GPU of a tensor-parallel group holds the experts whole).
+  if (parallelism.dp * parallelism.cp > 1 ||
+      (!costs.expert_gradient_bytes.empty() &&
+       parallelism.dp * parallelism.tp * parallelism.cp > parallelism.ep)) {
     AddGradientSync(schedule, costs, parallelism, graph, &edges, &sync);
   }
   graph->waits_begin = static_cast<TaskId>(tasks.size());

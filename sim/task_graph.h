@@ -17,6 +17,12 @@
 // (one NCCL stream). With ZeRO-1 (StageCosts::param_gather_bytes) each ring of n GPUs is a
 // reduce-scatter (the first n - 1 steps) before the optimizer step and an all-gather of the 16-bit
 // parameters (n - 1 steps of param_gather_bytes / n) after it.
+// The routed experts' gradients (StageCosts::expert_gradient_bytes) are not in those rings: each
+// GPU holds the experts of its place in its expert-parallel group (Parallelism::ep), the same as
+// every GPU of its expert-data-parallel group, the dp x tp x cp / e GPUs m' = m mod e (m =
+// replica x tp x cp + GPU of the rank's group), and after its data-parallel collectives it joins
+// a ring all-reduce over them in order of m' (also with ZeRO-1: the experts' reduce-scatter and
+// all-gather move what one all-reduce does, and are not told apart).
 // Replica folding (Parallelism::fold_replicas): data-parallel replicas run the same tasks at the
 // same times when nothing tells them apart, so only replica 0 is compiled: its compute, pipeline
 // transfers, tensor- and context-parallel rings and optimizer steps, and its own GPUs' part of

@@ -251,6 +251,33 @@ TEST(AllToAll, OverlappedPairHidesAllToAllsUntilTheyOutlastComputation) {
 }
 
 
+TEST(AllToAll, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
+  // dp 8 on an h100-node, ep 4: the dense gradients' ring over the 8 replicas (14 steps of D/8),
+  // then the experts' over the 2 GPUs holding the same experts, replicas r and r + 4 (2 steps of
+  // X/2), each step 3 us + its bytes at 450 GB/s, after F (4 ms) and B (7 ms).
+  const PlatformSpec platform = PlatformOrDie(PresetChoice("h100-node"), 1, 8, 1);
+  const int64_t dense = 800'000'000, experts = 900'000'000;
+  StageCosts costs = OneStageCosts(4e-3, 7e-3);
+  costs.gradient_bytes = {dense + experts};
+  costs.expert_gradient_bytes = {experts};
+  for (bool fold : {true, false}) {
+    Parallelism parallelism{8, 1, P2pMode::kEager};
+    parallelism.ep = 4;
+    parallelism.fold_replicas = fold;
+    TaskGraph graph;
+    ASSERT_TRUE(CompileTaskGraph(OneRankOneMicrobatch(), costs, parallelism, &graph).ok());
+    for (EngineKind engine : kEngines) {
+      SCOPED_TRACE(std::string(EngineName(engine)) + (fold ? " folded" : " every replica"));
+      Timeline timeline;
+      ASSERT_TRUE(Execute(engine, graph, platform, &timeline).ok());
+      double makespan = 0;
+      for (double end : timeline.end_s) makespan = std::max(makespan, end);
+      EXPECT_NEAR(makespan,
+                  11e-3 + 14 * (3e-6 + 100e6 / 450e9) + 2 * (3e-6 + 450e6 / 450e9), 1e-9);
+    }
+  }
+}
+
 // A pipeline of 4 ranks, each 16 GPUs on 2 dgx-h100 nodes (dp 16, ep 16), every stage one MoE
 // layer whose 4 all-to-alls each take t = 5 us + D / (2 x NIC bandwidth) (InterNodeRailsClosedForm;
 // NVLink latency 0), D = 20 MB: 0.205 ms at 400 Gb/s, 0.805 ms at 100 Gb/s, 6.005 ms at
