@@ -63,7 +63,7 @@ for flag in ["--pp", "--microbatches", "--stages-per-rank", "--nodes", "--tp", "
         if flag == "--max-tasks" and value == "2147483648":
             continue  # a valid limit (64-bit)
         case(f"count{flag}-{i}", run_with(flag, value), flag)
-for flag in ["--seq-len", "--microbatch-size", "--zero"]:
+for flag in ["--seq-len", "--microbatch-size", "--zero", "--ep", "--comm-sms"]:
     for i, value in enumerate(["-1", "2147483648", "abc", ARG]):
         case(f"model-count{flag}-{i}", run_with("--model", "llama3-8b", ("--f", "--b")) + [flag, value], flag)
 case("issue-dp-huge", run_with("--dp", "2147483647") + ["--grad-bytes", "1"], "--dp",
