@@ -99,6 +99,30 @@ intra_node { kind: NVSWITCH bandwidth: "450GB/s" latency: "1.5us" }
 nic { attachment: PER_GPU bandwidth: "400Gbps" latency: "2.5us" }
 network { topology: RAIL_OPTIMIZED nodes_per_leaf: 32 oversubscription: 1 uplink_latency: "0.5us" }
 )";
+    // DeepSeek-V3's training cluster (DeepSeek-V3 technical report, arXiv 2412.19437): 2048
+    // H800 GPUs, 8 per node on NVLink and NVSwitch, InfiniBand across nodes (Sec. 3.1); "NVLink
+    // offers a bandwidth of 160 GB/s, roughly 3.2 times that of IB (50 GB/s)" (Sec. 3.2.2), the
+    // figures used here per direction. The H800 is the H100 SXM with reduced NVLink: the same
+    // tensor cores (989 / 1979 TFLOP/s dense BF16 / FP8), 132 SMs, 80 GB HBM3. The IB fabric as
+    // dgx-h100's (a 400 Gb/s NIC per GPU, rail-optimized): an assumption, as the report gives only
+    // the bandwidth.
+    static const std::string kH800 = R"(name: "h800-cluster"
+description: "DeepSeek-V3's cluster: 8 x H800 per node, NVLink 160 GB/s and 400 Gb/s (50 GB/s) InfiniBand per GPU (arXiv 2412.19437), rail-optimized leaves of 32 nodes"
+gpu {
+  name: "H800 SXM"
+  dense_bf16: "989TFLOP/s"
+  dense_fp8: "1979TFLOP/s"
+  memory: "80GiB"
+  memory_bandwidth: "3.35TB/s"
+  sms: 132
+  matmul_efficiency: 0.75
+}
+gpus_per_node: 8
+nodes: 1
+intra_node { kind: NVSWITCH bandwidth: "160GB/s" latency: "1.5us" }
+nic { attachment: PER_GPU bandwidth: "400Gbps" latency: "2.5us" }
+network { topology: RAIL_OPTIMIZED nodes_per_leaf: 32 oversubscription: 1 uplink_latency: "0.5us" }
+)";
     // DGX A100 (DGX A100 user guide; DGX SuperPOD A100 reference architecture): A100 SXM4 80GB at
     // 312 TFLOP/s dense BF16, no FP8, 80 GB HBM2e at 2,039 GB/s; NVLink 3: 12 links x 25 GB/s =
     // 300 GB/s per direction through 6 NVSwitches; 8 x ConnectX-6 HDR 200 Gb/s, rail-optimized
@@ -205,6 +229,7 @@ network { topology: SINGLE_SWITCH }
     presets.push_back({"h100-node", kH100Node});
     presets.push_back({"dgx-a100", kDgxA100});
     presets.push_back({"dgx-h100", kDgxH100});
+    presets.push_back({"h800-cluster", kH800});
     presets.push_back({"hgx-h200", kHgxH200});
     presets.push_back({"dgx-b200", kDgxB200});
     presets.push_back({"gb200-nvl72", kGb200});

@@ -569,7 +569,7 @@ TEST(CliPlatforms, ListsThePresetsWithTheirKeyNumbers) {
   EXPECT_EQ(run.code, 0) << run.err;
   ExpectInvalid(Cli({"platforms", "dgx"}),
                 "ppsim platforms: unknown preset 'dgx'; valid: ideal, h100-node, dgx-a100, "
-                "dgx-h100, hgx-h200, dgx-b200, gb200-nvl72, pcie-l40s");
+                "dgx-h100, h800-cluster, hgx-h200, dgx-b200, gb200-nvl72, pcie-l40s");
 }
 
 double Makespan(const CliResult& r) {

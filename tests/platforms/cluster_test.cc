@@ -38,6 +38,8 @@ TEST(ClusterPresets, CarryTheDatasheetNumbers) {
       {"h100-node", 989e12, 1979e12, 80LL << 30, 8, 450e9, 50e9, 132},
       {"dgx-a100", 312e12, 0, 80LL << 30, 8, 300e9, 25e9, 108},
       {"dgx-h100", 989e12, 1979e12, 80LL << 30, 8, 450e9, 50e9, 132},
+      // DeepSeek-V3 report Sec. 3.2.2: NVLink 160 GB/s, IB 50 GB/s.
+      {"h800-cluster", 989e12, 1979e12, 80LL << 30, 8, 160e9, 50e9, 132},
       {"hgx-h200", 989e12, 1979e12, 141'000'000'000, 8, 450e9, 50e9, 132},
       {"dgx-b200", 2.25e15, 4.5e15, 180'000'000'000, 8, 900e9, 50e9, 148},
       {"gb200-nvl72", 2.5e15, 5e15, 186'000'000'000, 72, 900e9, 50e9, 148},
@@ -57,7 +59,8 @@ TEST(ClusterPresets, CarryTheDatasheetNumbers) {
     EXPECT_EQ(p.gpu.sms, e.sms);
   }
   EXPECT_EQ(ClusterPresetNames(),
-            "ideal, h100-node, dgx-a100, dgx-h100, hgx-h200, dgx-b200, gb200-nvl72, pcie-l40s");
+            "ideal, h100-node, dgx-a100, dgx-h100, h800-cluster, hgx-h200, dgx-b200, gb200-nvl72, "
+            "pcie-l40s");
 }
 
 TEST(ClusterPresets, EveryPresetScalesToSeveralNodes) {
@@ -223,7 +226,7 @@ TEST(ClusterSettings, OverrideAnyFieldAndReportTheKey) {
 TEST(ClusterChoice, ReportsUnknownPlatformsAndMisplacedFlags) {
   EXPECT_EQ(LoadError(PresetChoice("dgx-h10")),
             "--platform: unknown platform 'dgx-h10'; valid: ideal, h100-node, dgx-a100, dgx-h100, "
-            "hgx-h200, dgx-b200, gb200-nvl72, pcie-l40s, a cluster file (.textproto, .json, "
+            "h800-cluster, hgx-h200, dgx-b200, gb200-nvl72, pcie-l40s, a cluster file (.textproto, .json, "
             ".yaml) or a SimGrid .xml (did you mean dgx-h100?)");
   PlatformChoice choice = PresetChoice("h100-node");
   choice.p2p_latency = "1us";
