@@ -478,6 +478,7 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   Profile profile;
   bool has_profile = false;
   bool profile_from_model = false;
+  std::vector<MoeStage> model_moe;  // the model's MoE layers with --ep > 1 (not in profiles)
   if (!spec.profile_file.empty()) {
     status = ReadProfile(spec.profile_file, &profile);
     if (!status.ok()) return status;
@@ -485,9 +486,10 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   } else if (!spec.model.empty()) {
     status = CheckDtypeOnGpu(run->platform, spec.training.dtype, where);
     if (!status.ok()) return status;
-    profile = ProfileFromCosts(
-        StageModelsToCosts(stages, ModelStageSeconds(spec, model, setup, run->platform, stages)),
-                               where.Name("model") + " " + spec.model);
+    StageCosts model_costs = StageModelsToCosts(
+        stages, ModelStageSeconds(spec, model, setup, run->platform, stages), setup);
+    model_moe = std::move(model_costs.moe);
+    profile = ProfileFromCosts(model_costs, where.Name("model") + " " + spec.model);
     has_profile = true;
     profile_from_model = true;
     run->model = model.name;
@@ -528,6 +530,7 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   status = CheckCostsCoverSchedule(run->costs, run->schedule, where);
   if (!status.ok()) return status;
   if (profile_from_model) {
+    run->costs.moe = std::move(model_moe);
     // The optimizer step is the model's (profiles give none).
     for (const StageModel& stage : stages) {
       run->costs.optimizer_bytes.push_back(stage.optimizer_bytes);
