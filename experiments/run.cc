@@ -498,8 +498,8 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   } else if (!spec.model.empty()) {
     status = CheckDtypeOnGpu(run->platform, spec.training.dtype, where);
     if (!status.ok()) return status;
-    model_costs =
-        StageModelsToCosts(stages, ModelStageSeconds(spec, model, setup, run->platform, stages));
+    model_costs = StageModelsToCosts(
+        stages, ModelStageSeconds(spec, model, setup, run->platform, stages), setup);
     profile = ProfileFromCosts(model_costs, where.Name("model") + " " + spec.model);
     has_profile = true;
     profile_from_model = true;
@@ -541,8 +541,16 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   status = CheckCostsCoverSchedule(run->costs, run->schedule, where);
   if (!status.ok()) return status;
   if (profile_from_model) {
-    // The MoE layers' parts and all-to-alls are the model's (with --ep > 1).
+    // The MoE layers' parts and all-to-alls are the model's (with --ep > 1), and the experts'
+    // gradients, reduced over their expert-data-parallel groups.
     run->costs.moe = model_costs.moe;
+    bool experts = false;
+    for (const StageModel& stage : stages) experts = experts || stage.expert_gradient_bytes > 0;
+    if (experts) {
+      for (const StageModel& stage : stages) {
+        run->costs.expert_gradient_bytes.push_back(stage.expert_gradient_bytes);
+      }
+    }
     // The optimizer step is the model's (profiles give none).
     for (const StageModel& stage : stages) {
       run->costs.optimizer_bytes.push_back(stage.optimizer_bytes);

@@ -18,7 +18,7 @@ constexpr double kTileLong = 256;  // cuBLAS's 256 x 128 tile (see the header)
 constexpr double kTileShort = 128;
 
 // The ops being listed. Names get the current prefix ("recompute "), and every op the current
-// pass tag: a recomputed forward has the forward's shapes and counts in I.
+// pass and part tags: a recomputed forward has the forward's shapes and counts in I.
 class OpList {
  public:
   explicit OpList(const TrainingSetup& setup)
@@ -33,28 +33,32 @@ class OpList {
   // A GEMM of batch x (m x n) results over k: 16-bit (or fp8) operands, a 16-bit result.
   void Gemm(const std::string& name, double m, double n, double k, double batch = 1) {
     ModelOp& op = Add(name, KernelKind::kMatmul);
-    op.m = static_cast<int64_t>(m);
-    op.n = static_cast<int64_t>(n);
-    op.k = static_cast<int64_t>(k);
+    // Shapes in whole rows (an expert's share of the routed tokens, m, may be fractional).
+    op.m = static_cast<int64_t>(std::ceil(m));
+    op.n = static_cast<int64_t>(std::ceil(n));
+    op.k = static_cast<int64_t>(std::ceil(k));
     op.batch = static_cast<int64_t>(batch);
     op.flops = 2 * m * n * k * batch;
     op.bytes = batch * (in_bytes_ * (m * k + k * n) + 2 * m * n);
   }
 
   // A weight GEMM Y[T x n] = X[T x k] W[k x n] in `direction`: its forward (kForward), input
-  // gradient dX = dY W^T (kBackwardInput) or weight gradient dW = X^T dY (kBackwardWeight).
-  void Weight(const std::string& name, OpPass direction, double tokens, double n, double k) {
+  // gradient dX = dY W^T (kBackwardInput) or weight gradient dW = X^T dY (kBackwardWeight). A
+  // grouped GEMM (a MoE layer's experts) has `batch` of them, each of its own weight.
+  void Weight(const std::string& name, OpPass direction, double tokens, double n, double k,
+              double batch = 1) {
     switch (direction) {
       case OpPass::kForward:
-        Gemm(name, tokens, n, k);
+        Gemm(name, tokens, n, k, batch);
         break;
       case OpPass::kBackwardInput:
-        Gemm(name, tokens, k, n);
+        Gemm(name, tokens, k, n, batch);
         break;
       case OpPass::kBackwardWeight:
-        Gemm(name, k, n, tokens);
+        Gemm(name, k, n, tokens, batch);
         // Reads X and dY; accumulates into the main gradient instead of writing a result.
-        ops_.back().bytes = in_bytes_ * tokens * (k + n) + grad_accumulate_bytes_ * k * n;
+        ops_.back().bytes =
+            batch * (in_bytes_ * tokens * (k + n) + grad_accumulate_bytes_ * k * n);
         break;
     }
   }
@@ -69,6 +73,7 @@ class OpList {
     pass_ = pass;
     prefix_ = std::move(prefix);
   }
+  void Part(LayerPart part) { part_ = part; }
   std::vector<ModelOp> Take() { return std::move(ops_); }
 
  private:
@@ -77,12 +82,15 @@ class OpList {
     op.name = prefix_ + name;
     op.pass = pass_;
     op.kind = kind;
+    op.part = part_;
+    op.recompute = !prefix_.empty();
     return op;
   }
 
   double in_bytes_;
   double grad_accumulate_bytes_;
   OpPass pass_ = OpPass::kForward;
+  LayerPart part_ = LayerPart::kNone;
   std::string prefix_;
   std::vector<ModelOp> ops_;
 };
@@ -91,6 +99,14 @@ class OpList {
 struct Dims {
   double b, s, tokens, tokens_r, t, cp, h, kv, f, heads, head_dim, vocab_shard;
   bool gpt;
+  // Attention: queries' and keys' channels per head, values' (both head_dim for MHA).
+  double qk_head, v_head;
+  // MLA (see models/model.proto): latent ranks and the rotary channels per head.
+  bool mla;
+  double q_lora, kv_lora, rope;
+  // MoE: the tokens this GPU routes (T_g: tokens_r, as the layer needs sequence parallelism with
+  // t > 1), experts E, top-k, this GPU's E/e experts, an expert's FFN and the shared experts'.
+  double routed_tokens, experts, top_k, local_experts, expert_f, shared_f;
 };
 
 Dims DimsOf(const TransformerSpec& spec, const TrainingSetup& setup) {
@@ -108,6 +124,19 @@ Dims DimsOf(const TransformerSpec& spec, const TrainingSetup& setup) {
   d.head_dim = static_cast<double>(spec.hidden / spec.heads);
   d.vocab_shard = static_cast<double>((spec.vocab + setup.tp - 1) / setup.tp);
   d.gpt = !spec.swiglu;
+  const AttentionWidths widths = AttentionWidthsOf(spec);
+  d.qk_head = static_cast<double>(widths.qk_head_dim);
+  d.v_head = static_cast<double>(widths.v_head_dim);
+  d.mla = spec.mla;
+  d.q_lora = static_cast<double>(spec.q_lora_rank);
+  d.kv_lora = static_cast<double>(spec.kv_lora_rank);
+  d.rope = static_cast<double>(spec.qk_rope_head_dim);
+  d.routed_tokens = d.tokens_r;
+  d.experts = spec.experts;
+  d.top_k = spec.experts_per_token;
+  d.local_experts = spec.experts / setup.ep;
+  d.expert_f = static_cast<double>(spec.expert_ffn_hidden);
+  d.shared_f = static_cast<double>(spec.shared_experts) * d.expert_f;
   return d;
 }
 
@@ -116,9 +145,16 @@ void AttentionOps(const Dims& d, bool flash, bool backward, OpList* ops) {
   const double batch = d.b * d.heads;
   const double scores = batch * d.s * d.s;
   if (flash) {
-    // With context parallelism each of the c GPUs computes 1/c of the causal scores.
-    const double forward_flops = 2 * batch * d.head_dim * d.s * (d.s + 1) / d.cp;
-    const double qkvo = 2 * d.tokens * (2 * d.h + 2 * d.kv) / d.t;
+    // With context parallelism each of the c GPUs computes 1/c of the causal scores. Per query-key
+    // pair QK^T takes 2 d_qk FLOPs and PV 2 d_v; MLA's differ, MHA's are both the head size.
+    double forward_flops = 0, qkvo = 0;
+    if (d.mla) {
+      forward_flops = batch * (d.qk_head + d.v_head) * d.s * (d.s + 1) / d.cp;
+      qkvo = 2 * d.tokens * d.heads * (2 * d.qk_head + 2 * d.v_head);
+    } else {
+      forward_flops = 2 * batch * d.head_dim * d.s * (d.s + 1) / d.cp;
+      qkvo = 2 * d.tokens * (2 * d.h + 2 * d.kv) / d.t;
+    }
     if (backward) {
       ops->Attention("attention", 2.5 * forward_flops, 2 * qkvo);
     } else {
@@ -127,75 +163,270 @@ void AttentionOps(const Dims& d, bool flash, bool backward, OpList* ops) {
     return;
   }
   if (!backward) {
-    ops->Gemm("attention scores", d.s, d.s, d.head_dim, batch);
+    ops->Gemm("attention scores", d.s, d.s, d.qk_head, batch);
     ops->Memory("softmax", 4 * scores);
     if (d.gpt) ops->Memory("attention dropout", 5 * scores);
-    ops->Gemm("attention context", d.s, d.head_dim, d.s, batch);
+    ops->Gemm("attention context", d.s, d.v_head, d.s, batch);
     return;
   }
-  ops->Gemm("attention context, grad probabilities", d.s, d.s, d.head_dim, batch);
-  ops->Gemm("attention context, grad values", d.s, d.head_dim, d.s, batch);
+  ops->Gemm("attention context, grad probabilities", d.s, d.s, d.v_head, batch);
+  ops->Gemm("attention context, grad values", d.s, d.v_head, d.s, batch);
   if (d.gpt) ops->Memory("attention dropout", 5 * scores);
   ops->Memory("softmax", 6 * scores);
-  ops->Gemm("attention scores, grad queries", d.s, d.head_dim, d.s, batch);
-  ops->Gemm("attention scores, grad keys", d.s, d.head_dim, d.s, batch);
+  ops->Gemm("attention scores, grad queries", d.s, d.qk_head, d.s, batch);
+  ops->Gemm("attention scores, grad keys", d.s, d.qk_head, d.s, batch);
 }
 
 // The MLP's first GEMM's width: GeLU's f, SwiGLU's gate and up 2f.
 double UpWidth(const Dims& d) { return (d.gpt ? 1 : 2) * d.f / d.t; }
+// The same for an MLP of f channels on one GPU.
+double UpWidthOf(const Dims& d, double f) { return (d.gpt ? 1 : 2) * f; }
 
-void LayerForwardOps(const Dims& d, bool flash, OpList* ops) {
-  const double residual = (d.gpt ? 7 : 6) * d.tokens_r * d.h;
+// The attention part's forward: norm 1, the attention's GEMMs and core, residual 1. MHA: QKV and
+// the projection. MLA: q_a ("q down") and kv_a ("kv down") on the tokens of the replicated region
+// (Megatron-core runs them unsplit, on the sequence-parallel shard), their latent RMSNorms, q_b
+// and kv_b ("q up", "kv up") column-parallel, the projection row-parallel.
+void AttentionPartForward(const Dims& d, bool flash, OpList* ops) {
+  ops->Part(LayerPart::kAttention);
   ops->Memory("norm 1", 4 * d.tokens_r * d.h);
-  ops->Weight("qkv", OpPass::kForward, d.tokens, (d.h + 2 * d.kv) / d.t, d.h);
-  if (!d.gpt) ops->Memory("rotary", 4 * d.tokens * (d.h + d.kv) / d.t);
-  AttentionOps(d, flash, /*backward=*/false, ops);
-  ops->Weight("proj", OpPass::kForward, d.tokens, d.h, d.h / d.t);
-  ops->Memory("residual 1", residual);
-  ops->Memory("norm 2", 4 * d.tokens_r * d.h);
-  ops->Weight("mlp up", OpPass::kForward, d.tokens, UpWidth(d), d.h);
-  ops->Memory("activation", (d.gpt ? 4 : 6) * d.tokens * d.f / d.t);
-  ops->Weight("mlp down", OpPass::kForward, d.tokens, d.h, d.f / d.t);
+  if (d.mla) {
+    const double qk = d.heads * d.qk_head;
+    if (d.q_lora > 0) {
+      ops->Weight("q down", OpPass::kForward, d.tokens_r, d.q_lora, d.h);
+      ops->Memory("q norm", 4 * d.tokens_r * d.q_lora);
+      ops->Weight("q up", OpPass::kForward, d.tokens, qk, d.q_lora);
+    } else {
+      ops->Weight("q", OpPass::kForward, d.tokens, qk, d.h);
+    }
+    ops->Weight("kv down", OpPass::kForward, d.tokens_r, d.kv_lora + d.rope, d.h);
+    ops->Memory("kv norm", 4 * d.tokens_r * d.kv_lora);
+    ops->Weight("kv up", OpPass::kForward, d.tokens, d.heads * (d.qk_head - d.rope + d.v_head),
+                d.kv_lora);
+    // The queries' rotary channels (per head) and the key's (shared by the heads).
+    ops->Memory("rotary", 4 * d.tokens * d.heads * d.rope + 4 * d.tokens_r * d.rope);
+    AttentionOps(d, flash, /*backward=*/false, ops);
+    ops->Weight("proj", OpPass::kForward, d.tokens, d.h, d.heads * d.v_head);
+  } else {
+    ops->Weight("qkv", OpPass::kForward, d.tokens, (d.h + 2 * d.kv) / d.t, d.h);
+    if (!d.gpt) ops->Memory("rotary", 4 * d.tokens * (d.h + d.kv) / d.t);
+    AttentionOps(d, flash, /*backward=*/false, ops);
+    ops->Weight("proj", OpPass::kForward, d.tokens, d.h, d.h / d.t);
+  }
+  ops->Memory("residual 1", (d.gpt ? 7 : 6) * d.tokens_r * d.h);
+}
+
+// I from the projection's input gradient down to the layer input's (norm 1).
+void AttentionPartInputGrads(const Dims& d, bool flash, OpList* ops) {
+  ops->Part(LayerPart::kAttention);
+  if (d.mla) {
+    const double qk = d.heads * d.qk_head;
+    ops->Weight("proj", OpPass::kBackwardInput, d.tokens, d.h, d.heads * d.v_head);
+    AttentionOps(d, flash, /*backward=*/true, ops);
+    ops->Memory("rotary", 4 * d.tokens * d.heads * d.rope + 4 * d.tokens_r * d.rope);
+    ops->Weight("kv up", OpPass::kBackwardInput, d.tokens,
+                d.heads * (d.qk_head - d.rope + d.v_head), d.kv_lora);
+    ops->Memory("kv norm", 6 * d.tokens_r * d.kv_lora);
+    ops->Weight("kv down", OpPass::kBackwardInput, d.tokens_r, d.kv_lora + d.rope, d.h);
+    if (d.q_lora > 0) {
+      ops->Weight("q up", OpPass::kBackwardInput, d.tokens, qk, d.q_lora);
+      ops->Memory("q norm", 6 * d.tokens_r * d.q_lora);
+      ops->Weight("q down", OpPass::kBackwardInput, d.tokens_r, d.q_lora, d.h);
+    } else {
+      ops->Weight("q", OpPass::kBackwardInput, d.tokens, qk, d.h);
+    }
+  } else {
+    ops->Weight("proj", OpPass::kBackwardInput, d.tokens, d.h, d.h / d.t);
+    AttentionOps(d, flash, /*backward=*/true, ops);
+    if (!d.gpt) ops->Memory("rotary", 4 * d.tokens * (d.h + d.kv) / d.t);
+    ops->Weight("qkv", OpPass::kBackwardInput, d.tokens, (d.h + 2 * d.kv) / d.t, d.h);
+  }
+  ops->Memory("norm 1", 6 * d.tokens_r * d.h);
+}
+
+void AttentionPartWeightGrads(const Dims& d, OpList* ops) {
+  ops->Part(LayerPart::kAttention);
+  if (d.mla) {
+    const double qk = d.heads * d.qk_head;
+    ops->Weight("proj", OpPass::kBackwardWeight, d.tokens, d.h, d.heads * d.v_head);
+    ops->Weight("kv up", OpPass::kBackwardWeight, d.tokens,
+                d.heads * (d.qk_head - d.rope + d.v_head), d.kv_lora);
+    ops->Weight("kv down", OpPass::kBackwardWeight, d.tokens_r, d.kv_lora + d.rope, d.h);
+    if (d.q_lora > 0) {
+      ops->Weight("q up", OpPass::kBackwardWeight, d.tokens, qk, d.q_lora);
+      ops->Weight("q down", OpPass::kBackwardWeight, d.tokens_r, d.q_lora, d.h);
+    } else {
+      ops->Weight("q", OpPass::kBackwardWeight, d.tokens, qk, d.h);
+    }
+  } else {
+    ops->Weight("proj", OpPass::kBackwardWeight, d.tokens, d.h, d.h / d.t);
+    ops->Weight("qkv", OpPass::kBackwardWeight, d.tokens, (d.h + 2 * d.kv) / d.t, d.h);
+  }
+}
+
+// A MoE layer's router (attention part): the logits GEMM T_g x E x h and the softmax and top-k,
+// which read the 16-bit logits, write and read again the fp32 scores and write a 1-byte routing
+// map per token and expert, 11 T_g E bytes; its backward reads the fp32 scores and their
+// gradients and writes the logits' 16-bit gradient, 10 T_g E.
+void RouterOps(const Dims& d, OpPass direction, OpList* ops) {
+  ops->Part(LayerPart::kAttention);
+  const double tokens = d.routed_tokens;
+  switch (direction) {
+    case OpPass::kForward:
+      ops->Weight("router", direction, tokens, d.experts, d.h);
+      ops->Memory("router softmax, top-k", 11 * tokens * d.experts);
+      break;
+    case OpPass::kBackwardInput:
+      ops->Memory("router softmax, top-k", 10 * tokens * d.experts);
+      ops->Weight("router", direction, tokens, d.experts, d.h);
+      break;
+    case OpPass::kBackwardWeight:
+      ops->Weight("router", direction, tokens, d.experts, d.h);
+      break;
+  }
+}
+
+// An MLP of f_gpu channels on one GPU over `tokens`, named "<prefix>up", "<prefix>activation",
+// "<prefix>down", in `direction` (I and W in reverse order).
+void MlpOps(const Dims& d, const std::string& prefix, double tokens, double f_gpu,
+            OpPass direction, OpList* ops) {
+  const double up = UpWidthOf(d, f_gpu);
+  switch (direction) {
+    case OpPass::kForward:
+      ops->Weight(prefix + "up", direction, tokens, up, d.h);
+      ops->Memory(prefix + "activation", (d.gpt ? 4 : 6) * tokens * f_gpu);
+      ops->Weight(prefix + "down", direction, tokens, d.h, f_gpu);
+      break;
+    case OpPass::kBackwardInput:
+      ops->Weight(prefix + "down", direction, tokens, d.h, f_gpu);
+      ops->Memory(prefix + "activation", (d.gpt ? 6 : 10) * tokens * f_gpu);
+      ops->Weight(prefix + "up", direction, tokens, up, d.h);
+      break;
+    case OpPass::kBackwardWeight:
+      ops->Weight(prefix + "down", direction, tokens, d.h, f_gpu);
+      ops->Weight(prefix + "up", direction, tokens, up, d.h);
+      break;
+  }
+}
+
+// A MoE layer's MLP part in `direction`: the routed experts as grouped GEMMs (E/e experts on this
+// GPU, each of m = T_g k e/E tokens under balanced routing: T_g k in all), the token permutation
+// before the dispatch (read each token once per expert it goes to and write the copy, 4 T_g k h;
+// its backward adds the k copies' gradients, 2 T_g k h + 2 T_g h) and the unpermutation after the
+// combine (read the k outputs and write their weighted sum, 2 T_g k h + 2 T_g h; its backward
+// reads the gradient and the saved outputs for the probabilities' gradient and writes the k
+// gradients, 4 T_g k h + 2 T_g h), and the shared experts as a tensor-parallel MLP of
+// shared x f_e channels on the T = T_g t gathered tokens.
+void MoeMlpOps(const Dims& d, OpPass direction, OpList* ops) {
+  ops->Part(LayerPart::kMlp);
+  const double routed = d.routed_tokens * d.top_k;  // T_g k
+  const double per_expert = routed / d.local_experts;
+  const double g = d.local_experts;
+  const double f = d.expert_f;
+  const double up = UpWidthOf(d, f);
+  const double shared_f = d.shared_f / d.t;
+  switch (direction) {
+    case OpPass::kForward:
+      ops->Memory("permute", 4 * routed * d.h);
+      ops->Weight("expert fc1", direction, per_expert, up, d.h, g);
+      ops->Memory("expert activation", (d.gpt ? 4 : 6) * routed * f);
+      ops->Weight("expert fc2", direction, per_expert, d.h, f, g);
+      ops->Memory("unpermute", 2 * routed * d.h + 2 * d.routed_tokens * d.h);
+      if (shared_f > 0) MlpOps(d, "shared ", d.tokens, shared_f, direction, ops);
+      break;
+    case OpPass::kBackwardInput:
+      ops->Memory("unpermute", 4 * routed * d.h + 2 * d.routed_tokens * d.h);
+      if (shared_f > 0) MlpOps(d, "shared ", d.tokens, shared_f, direction, ops);
+      ops->Weight("expert fc2", direction, per_expert, d.h, f, g);
+      ops->Memory("expert activation", (d.gpt ? 6 : 10) * routed * f);
+      ops->Weight("expert fc1", direction, per_expert, up, d.h, g);
+      ops->Memory("permute", 2 * routed * d.h + 2 * d.routed_tokens * d.h);
+      break;
+    case OpPass::kBackwardWeight:
+      ops->Weight("expert fc2", direction, per_expert, d.h, f, g);
+      ops->Weight("expert fc1", direction, per_expert, up, d.h, g);
+      if (shared_f > 0) MlpOps(d, "shared ", d.tokens, shared_f, direction, ops);
+      break;
+  }
+}
+
+void LayerForwardOps(const Dims& d, bool flash, LayerKind kind, OpList* ops) {
+  const double residual = (d.gpt ? 7 : 6) * d.tokens_r * d.h;
+  AttentionPartForward(d, flash, ops);
+  if (kind == LayerKind::kMoe) {
+    ops->Memory("norm 2", 4 * d.tokens_r * d.h);
+    RouterOps(d, OpPass::kForward, ops);
+    MoeMlpOps(d, OpPass::kForward, ops);
+  } else {
+    ops->Part(LayerPart::kMlp);
+    ops->Memory("norm 2", 4 * d.tokens_r * d.h);
+    ops->Weight("mlp up", OpPass::kForward, d.tokens, UpWidth(d), d.h);
+    ops->Memory("activation", (d.gpt ? 4 : 6) * d.tokens * d.f / d.t);
+    ops->Weight("mlp down", OpPass::kForward, d.tokens, d.h, d.f / d.t);
+  }
+  ops->Part(LayerPart::kMlp);
   ops->Memory("residual 2", residual);
 }
 
 }  // namespace
 
-std::vector<ModelOp> LayerOps(const TransformerSpec& spec, const TrainingSetup& setup) {
+std::vector<ModelOp> LayerOps(const TransformerSpec& spec, const TrainingSetup& setup,
+                              LayerKind kind) {
   const Dims d = DimsOf(spec, setup);
   const bool flash = setup.flash_attention;
+  const bool moe = kind == LayerKind::kMoe;
   OpList ops(setup);
-  LayerForwardOps(d, flash, &ops);
+  LayerForwardOps(d, flash, kind, &ops);
 
   ops.Tag(OpPass::kBackwardInput, "recompute ");
   if (setup.recompute == Recompute::kFull) {
-    LayerForwardOps(d, flash, &ops);
+    LayerForwardOps(d, flash, kind, &ops);
   } else if (setup.recompute == Recompute::kSelective) {
+    ops.Part(LayerPart::kAttention);
     AttentionOps(d, flash, /*backward=*/false, &ops);
   }
   ops.Tag(OpPass::kBackwardInput);
   // The gradient add of the residual stream, and GPT's dropout backward.
   const double residual = (d.gpt ? 6 + 5 : 6) * d.tokens_r * d.h;
+  ops.Part(LayerPart::kMlp);
   ops.Memory("residual 2", residual);
-  ops.Weight("mlp down", OpPass::kBackwardInput, d.tokens, d.h, d.f / d.t);
-  ops.Memory("activation", (d.gpt ? 6 : 10) * d.tokens * d.f / d.t);
-  ops.Weight("mlp up", OpPass::kBackwardInput, d.tokens, UpWidth(d), d.h);
-  ops.Memory("norm 2", 6 * d.tokens_r * d.h);
+  if (moe) {
+    MoeMlpOps(d, OpPass::kBackwardInput, &ops);
+    RouterOps(d, OpPass::kBackwardInput, &ops);
+    ops.Memory("norm 2", 6 * d.tokens_r * d.h);
+  } else {
+    ops.Weight("mlp down", OpPass::kBackwardInput, d.tokens, d.h, d.f / d.t);
+    ops.Memory("activation", (d.gpt ? 6 : 10) * d.tokens * d.f / d.t);
+    ops.Weight("mlp up", OpPass::kBackwardInput, d.tokens, UpWidth(d), d.h);
+    ops.Memory("norm 2", 6 * d.tokens_r * d.h);
+  }
+  ops.Part(LayerPart::kAttention);
   ops.Memory("residual 1", residual);
-  ops.Weight("proj", OpPass::kBackwardInput, d.tokens, d.h, d.h / d.t);
-  AttentionOps(d, flash, /*backward=*/true, &ops);
-  if (!d.gpt) ops.Memory("rotary", 4 * d.tokens * (d.h + d.kv) / d.t);
-  ops.Weight("qkv", OpPass::kBackwardInput, d.tokens, (d.h + 2 * d.kv) / d.t, d.h);
-  ops.Memory("norm 1", 6 * d.tokens_r * d.h);
+  AttentionPartInputGrads(d, flash, &ops);
 
   ops.Tag(OpPass::kBackwardWeight);
-  ops.Weight("mlp down", OpPass::kBackwardWeight, d.tokens, d.h, d.f / d.t);
-  ops.Weight("mlp up", OpPass::kBackwardWeight, d.tokens, UpWidth(d), d.h);
-  ops.Weight("proj", OpPass::kBackwardWeight, d.tokens, d.h, d.h / d.t);
-  ops.Weight("qkv", OpPass::kBackwardWeight, d.tokens, (d.h + 2 * d.kv) / d.t, d.h);
+  if (moe) {
+    MoeMlpOps(d, OpPass::kBackwardWeight, &ops);
+    RouterOps(d, OpPass::kBackwardWeight, &ops);
+  } else {
+    ops.Part(LayerPart::kMlp);
+    ops.Weight("mlp down", OpPass::kBackwardWeight, d.tokens, d.h, d.f / d.t);
+    ops.Weight("mlp up", OpPass::kBackwardWeight, d.tokens, UpWidth(d), d.h);
+  }
+  AttentionPartWeightGrads(d, &ops);
   if (d.gpt) {
-    // Each bias gradient reads its output's gradient once.
-    ops.Memory("bias grads", 2 * d.tokens * ((d.h + 2 * d.kv) / d.t + d.f / d.t + 2 * d.h));
+    // Each bias gradient reads its output's gradient once. A dense layer's are one op (in its MLP
+    // part); a MoE layer's are the attention's and the experts' (each routed copy's).
+    if (moe) {
+      ops.Part(LayerPart::kAttention);
+      ops.Memory("bias grads", 2 * d.tokens * ((d.h + 2 * d.kv) / d.t + d.h));
+      ops.Part(LayerPart::kMlp);
+      ops.Memory("expert bias grads",
+                 2 * d.routed_tokens * d.top_k * (d.expert_f + d.h) +
+                     (d.shared_f > 0 ? 2 * d.tokens * (d.shared_f / d.t + d.h) : 0));
+    } else {
+      ops.Part(LayerPart::kMlp);
+      ops.Memory("bias grads", 2 * d.tokens * ((d.h + 2 * d.kv) / d.t + d.f / d.t + 2 * d.h));
+    }
   }
   return ops.Take();
 }
@@ -282,6 +513,29 @@ void AddScaled(const PassSeconds& part, double times, PassSeconds* total) {
   total->backward_weight_s += times * part.backward_weight_s;
 }
 
+// A MoE layer's ops summed by part and pass, without a full recompute's forward.
+MoeLayerSeconds SumParts(const std::vector<ModelOp>& ops, const GpuModel& gpu,
+                         const TrainingSetup& setup) {
+  MoeLayerSeconds sum;
+  for (const ModelOp& op : ops) {
+    if (op.recompute && setup.recompute == Recompute::kFull) continue;
+    const double s = TimeOp(op, gpu).seconds;
+    const bool attention = op.part == LayerPart::kAttention;
+    switch (op.pass) {
+      case OpPass::kForward:
+        (attention ? sum.forward_attention_s : sum.forward_mlp_s) += s;
+        break;
+      case OpPass::kBackwardInput:
+        (attention ? sum.input_attention_s : sum.input_mlp_s) += s;
+        break;
+      case OpPass::kBackwardWeight:
+        (attention ? sum.weight_attention_s : sum.weight_mlp_s) += s;
+        break;
+    }
+  }
+  return sum;
+}
+
 }  // namespace
 
 std::vector<PassSeconds> StagePassSeconds(const TransformerSpec& spec, const TrainingSetup& setup,
@@ -290,18 +544,37 @@ std::vector<PassSeconds> StagePassSeconds(const TransformerSpec& spec, const Tra
   std::vector<PassSeconds> seconds;
   if (efficiency > 0) {
     const double rate = gpu.matmul_flops_per_s * efficiency;
+    MoeLayerSeconds moe;
+    if (spec.moe()) {
+      const LayerPartFlops parts = TransformerLayerPartFlops(spec, setup, LayerKind::kMoe);
+      moe = {parts.forward_attention / rate, parts.forward_mlp / rate,
+             parts.input_attention / rate,   parts.input_mlp / rate,
+             parts.weight_attention / rate,  parts.weight_mlp / rate};
+    }
     for (const StageModel& stage : stages) {
       seconds.push_back({stage.forward_flops / rate, stage.backward_input_flops / rate,
-                         stage.backward_weight_flops / rate});
+                         stage.backward_weight_flops / rate,
+                         stage.moe_layers > 0 ? moe : MoeLayerSeconds()});
     }
     return seconds;
   }
   const PassSeconds layer = SumOps(LayerOps(spec, setup), gpu);
+  PassSeconds moe_layer;
+  MoeLayerSeconds moe_parts;
+  if (spec.moe()) {
+    const std::vector<ModelOp> ops = LayerOps(spec, setup, LayerKind::kMoe);
+    moe_layer = SumOps(ops, gpu);
+    moe_parts = SumParts(ops, gpu, setup);
+  }
   const PassSeconds embedding = SumOps(EmbeddingOps(spec, setup), gpu);
   const PassSeconds head = SumOps(HeadOps(spec, setup), gpu);
   for (const StageModel& stage : stages) {
     PassSeconds total;
-    AddScaled(layer, stage.layers, &total);
+    AddScaled(layer, stage.layers - stage.moe_layers, &total);
+    if (stage.moe_layers > 0) {
+      AddScaled(moe_layer, stage.moe_layers, &total);
+      total.moe_layer = moe_parts;
+    }
     if (stage.embedding) AddScaled(embedding, 1, &total);
     if (stage.lm_head) AddScaled(head, 1, &total);
     seconds.push_back(total);
@@ -312,5 +585,17 @@ std::vector<PassSeconds> StagePassSeconds(const TransformerSpec& spec, const Tra
 std::string_view OpPassName(OpPass pass) { return NameOf(kOpPasses, pass); }
 
 std::string_view KernelKindName(KernelKind kind) { return NameOf(kKernelKinds, kind); }
+
+std::string_view LayerPartName(LayerPart part) {
+  switch (part) {
+    case LayerPart::kAttention:
+      return "attention";
+    case LayerPart::kMlp:
+      return "mlp";
+    case LayerPart::kNone:
+      break;
+  }
+  return "";
+}
 
 }  // namespace ppsim

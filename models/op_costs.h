@@ -32,6 +32,30 @@
 //   W  every GEMM's weight gradient (X^T·dY, the same FLOPs) accumulated into the fp32 main
 //      gradient (Megatron's gradient-accumulation fusion: read and write 4 bytes per weight; 2 + 2
 //      with 16-bit gradients), and GPT's bias gradients (a read of each output gradient).
+// MLA (multi-head latent attention, models/model.proto) replaces qkv by q down (q_a: GEMM
+// T_r x q_lora x h, on the tokens of the replicated region, as Megatron-core runs the down
+// projections unsplit on the sequence-parallel shard), q norm (4·T_r·q_lora), q up (q_b: GEMM
+// T x a(n + r)/t x q_lora; without q_lora one GEMM T x a(n + r)/t x h), kv down (kv_a: T_r x
+// (kv_lora + r) x h), kv norm (4·T_r·kv_lora), kv up (kv_b: T x a(n + v)/t x kv_lora); rotary reads
+// and writes the queries' rotary channels and the shared key's, 4·T·(a/t)·r + 4·T_r·r; the
+// attention core has qk_head n + r and v_head v ((n + r + v)·b·(a/t)·s(s+1)/c causal flash FLOPs);
+// proj is T x h x a·v/t. I and W hold each GEMM's gradients and the norms' backward (6 bytes per
+// element).
+// A MoE layer (T_g = T_r routed tokens per GPU, k = top-k, E experts, e = --ep; balanced routing,
+// models/transformer.h): after norm 2, the router GEMM T_g x E x h and its softmax and top-k
+// (11·T_g·E bytes: read the 16-bit logits, write and read the fp32 scores, write a 1-byte routing
+// map); permute 4·T_g·k·h (each token read once per expert and written); the routed experts as
+// grouped GEMMs of batch E/e, m = T_g·k·e/E tokens each: expert fc1 m x f_e (SwiGLU 2f_e) x h,
+// expert activation (as the MLP's, on T_g·k tokens of f_e), expert fc2 m x h x f_e; unpermute
+// 2·T_g·k·h + 2·T_g·h (read the k outputs, write their weighted sum); the shared experts as a
+// tensor-parallel MLP of shared x f_e channels on the T gathered tokens ("shared up", ...).
+// Backward: the unpermute's reads the gradient and the saved outputs (for the probabilities'
+// gradient) and writes k gradients, 4·T_g·k·h + 2·T_g·h; the permute's adds the k copies,
+// 2·T_g·k·h + 2·T_g·h; the router's softmax backward 10·T_g·E (read the fp32 scores and their
+// gradients, write the logits' gradient). GPT-style experts' bias gradients read each routed
+// copy's output gradients, 2·T_g·k·(f_e + h). Each op belongs to the layer's attention part or
+// MLP part (LayerPart; a MoE layer's norm 2 and router are in its attention part, the part before
+// the dispatch).
 // The embedding (first stage): a gather, read and written 4·T·h, GPT's position add and dropout
 // 7·T_r·h; its W: the scatter-add of the gradient rows, read 2·T·h, accumulated in fp32 8·T·h
 // (4·T·h with 16-bit gradients).
@@ -75,20 +99,30 @@ struct GpuModel {
 
 enum class OpPass { kForward, kBackwardInput, kBackwardWeight };
 enum class KernelKind { kMatmul, kAttention, kMemory };
+// Which part of a layer an op belongs to: the attention part (norms, attention, residual 1, a MoE
+// layer's router: what runs before the token dispatch) or the MLP part (the MLP, or the routed
+// and shared experts with the token permutation, and residual 2: what runs from the dispatch to
+// the combine, the unpermutation and residual add after the combine included). Embedding and head
+// ops are in no layer.
+enum class LayerPart { kNone, kAttention, kMlp };
 
 struct ModelOp {
   std::string name;  // "qkv", "attention", "norm 1", "recompute mlp up", ...
   OpPass pass = OpPass::kForward;
   KernelKind kind = KernelKind::kMemory;
+  LayerPart part = LayerPart::kNone;
+  bool recompute = false;  // a recomputed forward op, run in I
   // GEMM shape (kMatmul): batch of m x n results, inner dimension k.
   int64_t m = 0, n = 0, k = 0, batch = 1;
   double flops = 0;  // executed
   double bytes = 0;  // HBM traffic
 };
 
-// The ops of one layer, of the embedding and of the head (final norm, LM head, loss), per
-// microbatch on one GPU of the tensor-parallel group, in pass order. REQUIRES: CheckTrainingSetup.
-std::vector<ModelOp> LayerOps(const TransformerSpec& spec, const TrainingSetup& setup);
+// The ops of one layer (dense, or MoE: a model with experts), of the embedding and of the head
+// (final norm, LM head, loss), per microbatch on one GPU of the tensor-parallel group, in pass
+// order. REQUIRES: CheckTrainingSetup.
+std::vector<ModelOp> LayerOps(const TransformerSpec& spec, const TrainingSetup& setup,
+                              LayerKind kind = LayerKind::kDense);
 std::vector<ModelOp> EmbeddingOps(const TransformerSpec& spec, const TrainingSetup& setup);
 std::vector<ModelOp> HeadOps(const TransformerSpec& spec, const TrainingSetup& setup);
 
@@ -99,21 +133,36 @@ struct OpTime {
 };
 OpTime TimeOp(const ModelOp& op, const GpuModel& gpu);
 
+// One MoE layer's seconds by part (LayerPart) and pass; I without a full recompute's forward
+// (selective recompute's attention is in I's attention part).
+struct MoeLayerSeconds {
+  double forward_attention_s = 0;
+  double forward_mlp_s = 0;
+  double input_attention_s = 0;
+  double input_mlp_s = 0;
+  double weight_attention_s = 0;
+  double weight_mlp_s = 0;
+};
+
 struct PassSeconds {
   double forward_s = 0;
   double backward_input_s = 0;
   double backward_weight_s = 0;
+  // A stage with MoE layers: one of them (all alike), part of the three sums; zeros otherwise.
+  MoeLayerSeconds moe_layer;
 };
 
-// F, I and W of each stage: its layers' ops plus the embedding's and the head's where it has them;
-// or, with `efficiency` > 0 (--efficiency), its model FLOPs (models/transformer.h) at the matmul
-// peak x efficiency, element-wise work not counted.
+// F, I and W of each stage: its dense and MoE layers' ops plus the embedding's and the head's
+// where it has them; or, with `efficiency` > 0 (--efficiency), its model FLOPs
+// (models/transformer.h) at the matmul peak x efficiency, element-wise work not counted (the MoE
+// layer's parts likewise, from TransformerLayerPartFlops).
 std::vector<PassSeconds> StagePassSeconds(const TransformerSpec& spec, const TrainingSetup& setup,
                                           const std::vector<StageModel>& stages,
                                           const GpuModel& gpu, double efficiency);
 
 std::string_view OpPassName(OpPass pass);  // "F", "I", "W"
 std::string_view KernelKindName(KernelKind kind);  // "matmul", "attention", "memory"
+std::string_view LayerPartName(LayerPart part);     // "", "attention", "mlp"
 
 }  // namespace ppsim
 

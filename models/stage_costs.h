@@ -20,7 +20,12 @@ namespace ppsim {
 // dispatch all-to-all, its MLP part (routed and shared experts, token permutation) and the combine
 // all-to-all; its backward runs the reverse: the combine's gradient all-to-all, the MLP's backward,
 // the dispatch's gradient all-to-all, the attention's backward (I, and W where it is not split off).
-// Full recomputation reruns the forward, all-to-alls included, at the start of I.
+// Full recomputation reruns the forward, all-to-alls included, at the start of I. The parts are
+// sums of the layer's ops by models/op_costs.h's LayerPart: the attention part ends with the
+// norm before the router and the router (its softmax and top-k too); the MLP part holds the token
+// permutation, the routed experts' grouped GEMMs, the shared experts and, after the combine, the
+// unpermutation and the residual add. Filled by StageModelsToCosts (models/transformer.h) from a
+// model with --ep > 1, with balanced routing (each GPU's experts receive its T_g k tokens).
 struct MoeStage {
   int32_t layers = 0;
   // One MoE layer's parts, per microbatch on one GPU: forward, backward for inputs (I, without a

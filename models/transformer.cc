@@ -21,6 +21,36 @@ int64_t FinalNormParameters(const TransformerSpec& spec) {
   return spec.swiglu ? spec.hidden : 2 * spec.hidden;
 }
 
+// A layer's attention: MHA's Q, K, V and output projections (GPT: with their biases), or MLA's
+// projections and its two latent RMSNorms (no biases): q_a h x q_lora + q_lora, q_b
+// q_lora x a(nope + rope) (or one h x a(nope + rope) without q_lora), kv_a h x (kv_lora + rope) +
+// kv_lora, kv_b kv_lora x a(nope + v), output a v x h.
+int64_t AttentionParameters(const TransformerSpec& spec) {
+  const int64_t h = spec.hidden;
+  if (spec.mla) {
+    const int64_t a = spec.heads;
+    const int64_t qk_width = a * (spec.qk_nope_head_dim + spec.qk_rope_head_dim);
+    const int64_t q = spec.q_lora_rank > 0
+                          ? h * spec.q_lora_rank + spec.q_lora_rank + spec.q_lora_rank * qk_width
+                          : h * qk_width;
+    const int64_t kv = h * (spec.kv_lora_rank + spec.qk_rope_head_dim) + spec.kv_lora_rank +
+                       spec.kv_lora_rank * a * (spec.qk_nope_head_dim + spec.v_head_dim);
+    return q + kv + a * spec.v_head_dim * h;
+  }
+  const int64_t kv = KvWidth(spec);
+  if (spec.swiglu) return h * (h + 2 * kv) + h * h;
+  return h * (h + 2 * kv) + (h + 2 * kv) + h * h + h;
+}
+
+// An MLP of f channels: SwiGLU's gate, up and down 3hf; GELU's two matmuls with biases.
+int64_t MlpParameters(const TransformerSpec& spec, int64_t f) {
+  const int64_t h = spec.hidden;
+  return spec.swiglu ? 3 * h * f : 2 * h * f + f + h;
+}
+
+// The two norms of a layer (before the attention and before the MLP).
+int64_t LayerNormParameters(const TransformerSpec& spec) { return 2 * FinalNormParameters(spec); }
+
 // Sources of the numbers, per preset:
 // - gpt3-1.5b .. gpt3-28.3b: the zero-bubble paper's experiment models (Qi et al. 2024, arXiv
 //   2401.10241, Table 3: layers, heads, hidden, sequence length 1024), "analogous to GPT-3"
@@ -36,6 +66,29 @@ int64_t FinalNormParameters(const TransformerSpec& spec) {
 //   pre-training sequence length 8192, Sec. 3.4.1).
 // - llama3-8b-128k: meta-llama/Llama-3.1-8B config.json (the same shapes, max_position_embeddings
 //   131072), the long-context model of Sec. 3.4.2.
+// - mixtral-8x7b, mixtral-8x22b: the config.json of mistralai/Mixtral-8x7B-v0.1 and
+//   Mixtral-8x22B-v0.1 on Hugging Face (num_hidden_layers 32 / 56, hidden_size 4096 / 6144,
+//   intermediate_size 14336 / 16384 (each expert's), num_attention_heads 32 / 48,
+//   num_key_value_heads 8, vocab_size 32000 / 32768, num_local_experts 8, num_experts_per_tok 2,
+//   tie_word_embeddings false, max_position_embeddings 32768 / 65536); every layer is MoE, the
+//   router has no bias. Cards: 8x7B 46.7B total and 12.9B active (Jiang et al. 2024, "Mixtral of
+//   Experts", arXiv 2401.04088: "47B", "13B"), 8x22B 141B and 39B (Mistral's announcement); the
+//   counts here match them with the embedding counted.
+// - dbrx: databricks/dbrx-base config.json (d_model 6144, n_heads 48, n_layers 40, max_seq_len
+//   32768, vocab_size 100352, attn_config.kv_n_heads 8, ffn_config: ffn_hidden_size 10752,
+//   moe_num_experts 16, moe_top_k 4, ffn_act_fn silu (a GLU), tie_word_embeddings false); its
+//   LayerNorms have no bias, so they count as RMSNorm weights. Card: 132B total, 36B active; the
+//   active count here matches it without the input embedding (with it: 36.5B).
+// - deepseek-v3: deepseek-ai/DeepSeek-V3 config.json (num_hidden_layers 61, first_k_dense_replace
+//   3, hidden_size 7168, intermediate_size 18432, moe_intermediate_size 2048, n_routed_experts
+//   256, num_experts_per_tok 8, n_shared_experts 1, topk_method noaux_tc (the router's score
+//   correction bias), num_attention_heads 128, q_lora_rank 1536, kv_lora_rank 512,
+//   qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128, vocab_size 129280,
+//   tie_word_embeddings false); pre-trained on 4K sequences (DeepSeek-AI 2024, "DeepSeek-V3
+//   Technical Report", arXiv 2412.19437, Sec. 4.2). Card: 671B total, 37B activated; its
+//   README_WEIGHTS.md gives 36.6B activated "including 0.9B for the output head", i.e. without
+//   the input embedding. The multi-token-prediction module (num_nextn_predict_layers 1) is not
+//   modelled.
 std::vector<TransformerSpec> MakePresets() {
   auto gpt = [](std::string name, int32_t layers, int64_t hidden, int32_t heads, int64_t seq) {
     TransformerSpec s;
@@ -66,6 +119,48 @@ std::vector<TransformerSpec> MakePresets() {
     s.seq_len = seq;
     return s;
   };
+  // Every layer MoE, SwiGLU experts, untied, no router bias.
+  auto moe = [](std::string name, int32_t layers, int64_t hidden, int64_t ffn, int32_t heads,
+                int32_t kv_heads, int64_t vocab, int32_t experts, int32_t top_k, int64_t seq) {
+    TransformerSpec s;
+    s.name = std::move(name);
+    s.layers = layers;
+    s.hidden = hidden;
+    s.ffn_hidden = ffn;
+    s.heads = heads;
+    s.kv_heads = kv_heads;
+    s.vocab = vocab;
+    s.tied_embeddings = false;
+    s.swiglu = true;
+    s.seq_len = seq;
+    s.experts = experts;
+    s.experts_per_token = top_k;
+    s.expert_ffn_hidden = ffn;
+    return s;
+  };
+  TransformerSpec deepseek_v3;
+  deepseek_v3.name = "deepseek-v3";
+  deepseek_v3.layers = 61;
+  deepseek_v3.hidden = 7168;
+  deepseek_v3.ffn_hidden = 18432;
+  deepseek_v3.heads = 128;
+  deepseek_v3.kv_heads = 128;
+  deepseek_v3.vocab = 129280;
+  deepseek_v3.tied_embeddings = false;
+  deepseek_v3.swiglu = true;
+  deepseek_v3.seq_len = 4096;
+  deepseek_v3.mla = true;
+  deepseek_v3.q_lora_rank = 1536;
+  deepseek_v3.kv_lora_rank = 512;
+  deepseek_v3.qk_nope_head_dim = 128;
+  deepseek_v3.qk_rope_head_dim = 64;
+  deepseek_v3.v_head_dim = 128;
+  deepseek_v3.experts = 256;
+  deepseek_v3.experts_per_token = 8;
+  deepseek_v3.shared_experts = 1;
+  deepseek_v3.expert_ffn_hidden = 2048;
+  deepseek_v3.first_dense_layers = 3;
+  deepseek_v3.router_bias = true;
   return {
       gpt("gpt3-1.5b", 22, 2304, 24, 1024),
       gpt("gpt3-6.2b", 30, 4096, 32, 1024),
@@ -76,6 +171,10 @@ std::vector<TransformerSpec> MakePresets() {
       llama("llama3-8b-128k", 32, 4096, 14336, 32, 131072),
       llama("llama3-70b", 80, 8192, 28672, 64, 8192),
       llama("llama3-405b", 126, 16384, 53248, 128, 8192),
+      moe("mixtral-8x7b", 32, 4096, 14336, 32, 8, 32000, 8, 2, 32768),
+      moe("mixtral-8x22b", 56, 6144, 16384, 48, 8, 32768, 8, 2, 65536),
+      moe("dbrx", 40, 6144, 10752, 48, 8, 100352, 16, 4, 32768),
+      deepseek_v3,
   };
 }
 
@@ -90,39 +189,82 @@ constexpr NamedValue<Recompute> kRecomputes[] = {
     {"full", Recompute::kFull},
 };
 
-// The layer's matmul FLOPs on one GPU: the weight matmuls and the attention core.
+// The layer's matmul FLOPs on one GPU: the weight matmuls of its attention part (a MoE layer's
+// router included) and of its MLP part, and the attention core.
 struct LayerFlops {
-  double weights = 0;
+  double attention_weights = 0;
+  double mlp_weights = 0;
+  double weights = 0;  // both
   double attention = 0;
 };
 
-LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& setup) {
+// The MLP's FLOPs per token: 4hf (GELU) or 6hf (SwiGLU).
+double MlpFlopsPerToken(const TransformerSpec& spec, int64_t f) {
+  return (spec.swiglu ? 6 : 4) * static_cast<double>(spec.hidden) * static_cast<double>(f);
+}
+
+LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& setup,
+                            LayerKind kind) {
   const double b = static_cast<double>(setup.microbatch_size);
   const double s = static_cast<double>(setup.seq_len);
   const double h = static_cast<double>(spec.hidden);
   const double f = static_cast<double>(spec.ffn_hidden);
   const double kv = static_cast<double>(KvWidth(spec));
   const double t = static_cast<double>(setup.tp);
-  const double qkv = 2 * b * s * h * (h + 2 * kv);
-  const double projection = 2 * b * s * h * h;
-  const double mlp = (spec.swiglu ? 6 : 4) * b * s * h * f;
+  double attention_weights = 0;
+  if (spec.mla) {
+    // q_a and q_b (or one query projection), kv_a, kv_b, output: 2bs x their parameters.
+    const double a = spec.heads;
+    const double qk = a * static_cast<double>(spec.qk_nope_head_dim + spec.qk_rope_head_dim);
+    const double q_lora = static_cast<double>(spec.q_lora_rank);
+    const double kv_lora = static_cast<double>(spec.kv_lora_rank);
+    const double q = spec.q_lora_rank > 0 ? h * q_lora + q_lora * qk : h * qk;
+    const double kv_a = h * (kv_lora + static_cast<double>(spec.qk_rope_head_dim));
+    const double kv_b =
+        kv_lora * a * static_cast<double>(spec.qk_nope_head_dim + spec.v_head_dim);
+    const double output = a * static_cast<double>(spec.v_head_dim) * h;
+    attention_weights = 2 * b * s * (q + kv_a + kv_b + output);
+  } else {
+    const double qkv = 2 * b * s * h * (h + 2 * kv);
+    const double projection = 2 * b * s * h * h;
+    attention_weights = qkv + projection;
+  }
+  double mlp = 0;
+  if (kind == LayerKind::kMoe) {
+    // The router's logits, then k routed and the shared experts per token.
+    attention_weights += 2 * b * s * h * spec.experts;
+    mlp = b * s * (spec.experts_per_token + spec.shared_experts) *
+          MlpFlopsPerToken(spec, spec.expert_ffn_hidden);
+  } else {
+    mlp = (spec.swiglu ? 6 : 4) * b * s * h * f;
+  }
   // Context parallelism: each GPU has s/c of the tokens (queries) and computes 1/c of the scores.
   const double c = static_cast<double>(setup.cp);
   LayerFlops flops;
-  flops.weights = (qkv + projection + mlp) / t / c;
-  flops.attention = 4 * b * s * s * h / t / c;
+  flops.attention_weights = attention_weights / t / c;
+  flops.mlp_weights = mlp / t / c;
+  flops.weights = (attention_weights + mlp) / t / c;
+  // Scores (QK^T) and context (PV) over all s^2 pairs: 2bs^2 a(d_qk + d_v), 4bs^2h for MHA.
+  if (spec.mla) {
+    const AttentionWidths w = AttentionWidthsOf(spec);
+    flops.attention = 2 * b * s * s * static_cast<double>(w.query + w.context) / t / c;
+  } else {
+    flops.attention = 4 * b * s * s * h / t / c;
+  }
   return flops;
 }
 
 // Activation bytes of one layer on one GPU; the "replicated" parts are divided by t only with
 // sequence parallelism. Dimensions are divided by t before multiplying, so the results are exact
-// (t divides heads, kv_heads and ffn_hidden, hence hidden and the KV width).
+// (t divides heads, kv_heads and ffn_hidden, hence hidden and the KV width); a MoE layer's expert
+// part is of the T_g = sb/t tokens its GPU routes (exact when t divides them).
 struct LayerActivations {
   int64_t stored = 0;       // M_B
   int64_t weight_grad = 0;  // M_W
 };
 
-LayerActivations LayerActivationBytes(const TransformerSpec& spec, const TrainingSetup& setup) {
+LayerActivations LayerActivationBytes(const TransformerSpec& spec, const TrainingSetup& setup,
+                                      LayerKind kind) {
   const int64_t t = setup.tp;
   const int64_t sb = setup.seq_len / setup.cp * setup.microbatch_size;  // this GPU's tokens
   const int64_t h_t = spec.hidden / t;
@@ -130,13 +272,51 @@ LayerActivations LayerActivationBytes(const TransformerSpec& spec, const Trainin
   const int64_t f_t = spec.ffn_hidden / t;
   const int64_t a_t = spec.heads / t;
   const bool gpt = !spec.swiglu;
+  // The tokens of the replicated region (norms, MLA's latents): sb/t with sequence parallelism.
+  auto replicated_tokens_times = [&](int64_t per_token) {
+    return setup.sequence_parallel ? sb * per_token / t : sb * per_token;
+  };
   // Outside the tensor-parallel region: norm inputs and outputs (16-bit), GPT's dropout masks
   // (1 byte), per element of s x b x h.
   const int64_t replicated_per_sbh = 8 + (gpt ? 2 : 0);
-  const int64_t replicated =
+  int64_t replicated =
       sb * (setup.sequence_parallel ? h_t : spec.hidden) * replicated_per_sbh;
-  // Inside it: Q, K, V, the attention output, the MLP's intermediates.
-  const int64_t sharded = sb * (2 * h_t + 4 * kv_t + 2 * h_t + (gpt ? 4 : 6) * f_t);
+  // Inside it, per token: Q, K, V and the attention output; for W, QKV's output gradient and the
+  // projection's input.
+  int64_t attention = 2 * h_t + 4 * kv_t + 2 * h_t;
+  int64_t attention_w = 2 * (h_t + 2 * kv_t) + 2 * h_t;
+  // MLA's latents, per token of the replicated region: q_a's output and its norm's (q_b's
+  // input), kv_a's output (with the shared rotary key) and its norm's (kv_b's input); for W,
+  // q_a's and kv_a's output gradients and q_b's and kv_b's inputs.
+  int64_t latent = 0, latent_w = 0;
+  if (spec.mla) {
+    const int64_t qk_t = a_t * (spec.qk_nope_head_dim + spec.qk_rope_head_dim);
+    const int64_t v_t = a_t * spec.v_head_dim;
+    attention = 2 * qk_t + 2 * qk_t + 2 * v_t + 2 * v_t;
+    // q_b's (or q's) and kv_b's output gradients, the projection's input.
+    attention_w = 2 * qk_t + 2 * a_t * (spec.qk_nope_head_dim + spec.v_head_dim) + 2 * v_t;
+    latent = 4 * spec.q_lora_rank + 2 * (spec.kv_lora_rank + spec.qk_rope_head_dim) +
+             2 * spec.kv_lora_rank;
+    latent_w = latent;
+  }
+  replicated += replicated_tokens_times(latent);
+  // The MLP part: the dense MLP's intermediates per token (GELU: GeLU input, second matmul input;
+  // SwiGLU: gate and up outputs, their product); for W, the first matmul's output gradient and the
+  // second's input. A MoE layer's (see the header) is of its T_g = sb/t tokens.
+  int64_t sharded = sb * (attention + (gpt ? 4 : 6) * f_t);
+  int64_t mlp_w = sb * (gpt ? 2 * f_t + 2 * f_t : 4 * f_t + 2 * f_t);
+  if (kind == LayerKind::kMoe) {
+    const int64_t h = spec.hidden, k = spec.experts_per_token, e = spec.experts;
+    const int64_t f_e = spec.expert_ffn_hidden;
+    const int64_t f_s = spec.shared_experts * f_e;
+    const int64_t activation = gpt ? 4 : 6;
+    const int64_t stored_per_token = 5 * e + 2 * k * h + activation * k * f_e + 2 * k * h +
+                                     activation * f_s;
+    const int64_t w_per_token = 2 * e + 2 * k * h + (gpt ? 2 : 4) * k * f_e + 2 * k * f_e +
+                                2 * k * h + (gpt ? 4 : 6) * f_s;
+    sharded = sb * attention + sb * stored_per_token / t;
+    mlp_w = sb * w_per_token / t;
+  }
   // Softmax output (2), and for GPT the attention dropout's mask (1) and output (2), per score.
   const int64_t scores = (gpt ? 5 : 2) * a_t * setup.seq_len * sb;
 
@@ -157,9 +337,9 @@ LayerActivations LayerActivationBytes(const TransformerSpec& spec, const Trainin
   // attention projection and of the last MLP matmul, replicated without sequence parallelism;
   // the output gradients of QKV and of the first MLP matmul(s) and the inputs of the projection
   // and of the last MLP matmul, sharded.
-  const int64_t w_replicated = sb * (setup.sequence_parallel ? h_t : spec.hidden) * 8;
-  const int64_t w_sharded =
-      sb * (2 * (h_t + 2 * kv_t) + 2 * h_t + (gpt ? 2 * f_t + 2 * f_t : 4 * f_t + 2 * f_t));
+  const int64_t w_replicated =
+      sb * (setup.sequence_parallel ? h_t : spec.hidden) * 8 + replicated_tokens_times(latent_w);
+  const int64_t w_sharded = sb * attention_w + mlp_w;
   bytes.weight_grad = std::min(w_replicated + w_sharded, bytes.stored);
   return bytes;
 }
@@ -167,14 +347,8 @@ LayerActivations LayerActivationBytes(const TransformerSpec& spec, const Trainin
 }  // namespace
 
 int64_t TransformerSpec::LayerParameters() const {
-  const int64_t kv = KvWidth(*this);
-  if (swiglu) {
-    // Q, K, V and output projections; gate, up and down; two RMSNorm weights.
-    return hidden * (hidden + 2 * kv) + hidden * hidden + 3 * hidden * ffn_hidden + 2 * hidden;
-  }
-  // Each linear layer with its bias; two LayerNorms with weight and bias.
-  return hidden * (hidden + 2 * kv) + (hidden + 2 * kv) + hidden * hidden + hidden +
-         2 * hidden * ffn_hidden + ffn_hidden + hidden + 4 * hidden;
+  return AttentionParameters(*this) + MlpParameters(*this, ffn_hidden) +
+         LayerNormParameters(*this);
 }
 
 int64_t TransformerSpec::EmbeddingParameters() const {
@@ -184,8 +358,52 @@ int64_t TransformerSpec::EmbeddingParameters() const {
 int64_t TransformerSpec::HeadParameters() const { return tied_embeddings ? 0 : vocab * hidden; }
 
 int64_t TransformerSpec::TotalParameters() const {
-  return layers * LayerParameters() + EmbeddingParameters() + HeadParameters() +
-         FinalNormParameters(*this);
+  return DenseLayers() * LayerParameters() + MoeLayers() * MoeLayerParameters() +
+         EmbeddingParameters() + HeadParameters() + FinalNormParameters(*this);
+}
+
+int64_t TransformerSpec::ExpertParameters() const {
+  return moe() ? MlpParameters(*this, expert_ffn_hidden) : 0;
+}
+
+int64_t TransformerSpec::RouterParameters() const {
+  return moe() ? int64_t{experts} * hidden + (router_bias ? experts : 0) : 0;
+}
+
+int64_t TransformerSpec::MoeLayerParameters() const {
+  if (!moe()) return 0;
+  return AttentionParameters(*this) + LayerNormParameters(*this) + RouterParameters() +
+         (int64_t{experts} + shared_experts) * ExpertParameters();
+}
+
+int64_t TransformerSpec::MoeLayerActivatedParameters() const {
+  if (!moe()) return 0;
+  return AttentionParameters(*this) + LayerNormParameters(*this) + RouterParameters() +
+         (int64_t{experts_per_token} + shared_experts) * ExpertParameters();
+}
+
+int64_t TransformerSpec::ActivatedParameters() const {
+  return DenseLayers() * LayerParameters() + MoeLayers() * MoeLayerActivatedParameters() +
+         EmbeddingParameters() + HeadParameters() + FinalNormParameters(*this);
+}
+
+int64_t TransformerSpec::ActivatedParametersWithoutEmbedding() const {
+  return ActivatedParameters() - EmbeddingParameters();
+}
+
+AttentionWidths AttentionWidthsOf(const TransformerSpec& spec) {
+  AttentionWidths w;
+  if (spec.mla) {
+    w.qk_head_dim = spec.qk_nope_head_dim + spec.qk_rope_head_dim;
+    w.v_head_dim = spec.v_head_dim;
+    w.query = w.key = spec.heads * w.qk_head_dim;
+    w.value = w.context = spec.heads * w.v_head_dim;
+  } else {
+    w.qk_head_dim = w.v_head_dim = spec.hidden / spec.heads;
+    w.query = w.context = spec.hidden;
+    w.key = w.value = KvWidth(spec);
+  }
+  return w;
 }
 
 const std::vector<TransformerSpec>& TransformerPresets() {
@@ -233,14 +451,23 @@ Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLo
   at_least("layers", model.layers(), 1, 100'000);
   const bool hidden_ok = at_least("hidden", model.hidden(), 1);
   at_least("ffn_hidden", model.ffn_hidden(), 0);
-  if (at_least("heads", model.heads(), 1) && hidden_ok && model.hidden() % model.heads() != 0) {
+  // MLA's head sizes are its own: its heads need not divide hidden, and every head has its key
+  // and value.
+  const bool mla = model.attention() == proto::TransformerModel::MLA;
+  if (at_least("heads", model.heads(), 1) && hidden_ok && !mla &&
+      model.hidden() % model.heads() != 0) {
     error("heads", std::to_string(model.heads()) + " does not divide hidden " +
                        std::to_string(model.hidden()));
   }
-  if (at_least("kv_heads", model.kv_heads(), 0) && model.kv_heads() > 0 && model.heads() > 0 &&
-      model.heads() % model.kv_heads() != 0) {
-    error("kv_heads", std::to_string(model.kv_heads()) + " does not divide heads " +
-                          std::to_string(model.heads()));
+  if (at_least("kv_heads", model.kv_heads(), 0) && model.kv_heads() > 0 && model.heads() > 0) {
+    if (mla && model.kv_heads() != model.heads()) {
+      error("kv_heads", std::to_string(model.kv_heads()) + " with attention MLA, whose " +
+                            std::to_string(model.heads()) + " heads each have a key and value; " +
+                            "leave kv_heads unset or give " + std::to_string(model.heads()));
+    } else if (model.heads() % model.kv_heads() != 0) {
+      error("kv_heads", std::to_string(model.kv_heads()) + " does not divide heads " +
+                            std::to_string(model.heads()));
+    }
   }
   at_least("vocab", model.vocab(), 1);
   switch (model.mlp()) {
@@ -255,6 +482,88 @@ Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLo
       error("mlp", "unknown value " + std::to_string(model.mlp()) + "; valid: GELU, SWIGLU");
   }
   at_least("seq_len", model.seq_len(), 1, int64_t{1} << 30);
+  switch (model.attention()) {
+    case proto::TransformerModel::ATTENTION_UNSPECIFIED:
+    case proto::TransformerModel::MHA:
+      break;
+    case proto::TransformerModel::MLA:
+      if (model.mlp() != proto::TransformerModel::SWIGLU) {
+        error("attention", "MLA comes with DeepSeek's layer (RMSNorm, no biases); give mlp SWIGLU");
+      }
+      break;
+    default:
+      error("attention",
+            "unknown value " + std::to_string(model.attention()) + "; valid: MHA, MLA");
+  }
+  struct SizeField {
+    const char* field;
+    int64_t value;
+    int64_t minimum;
+  };
+  for (const SizeField& f : {SizeField{"q_lora_rank", model.q_lora_rank(), 0},
+                             SizeField{"kv_lora_rank", model.kv_lora_rank(), 1},
+                             SizeField{"qk_nope_head_dim", model.qk_nope_head_dim(), 1},
+                             SizeField{"qk_rope_head_dim", model.qk_rope_head_dim(), 0},
+                             SizeField{"v_head_dim", model.v_head_dim(), 1}}) {
+    if (mla) {
+      at_least(f.field, f.value, f.minimum);
+    } else if (f.value != 0) {
+      error(f.field, "applies with attention MLA only; got " + std::to_string(f.value));
+    }
+  }
+  constexpr int64_t kMaxExperts = int64_t{1} << 16;
+  if (at_least("experts", model.experts(), 0, kMaxExperts) && model.experts() > 0) {
+    if (at_least("experts_per_token", model.experts_per_token(), 1) &&
+        model.experts_per_token() > model.experts()) {
+      error("experts_per_token", std::to_string(model.experts_per_token()) + " exceeds the " +
+                                     std::to_string(model.experts()) + " experts; valid: 1 to " +
+                                     std::to_string(model.experts()));
+    }
+    at_least("shared_experts", model.shared_experts(), 0, kMaxExperts);
+    at_least("expert_ffn_hidden", model.expert_ffn_hidden(), 0);
+    if (at_least("first_dense_layers", model.first_dense_layers(), 0, 100'000) &&
+        model.layers() >= 1 && model.first_dense_layers() >= model.layers()) {
+      error("first_dense_layers", std::to_string(model.first_dense_layers()) +
+                                      " leaves no MoE layer of the " +
+                                      std::to_string(model.layers()) + "; valid: 0 to " +
+                                      std::to_string(model.layers() - 1));
+    }
+  } else if (model.experts() == 0) {
+    for (const SizeField& f :
+         {SizeField{"experts_per_token", model.experts_per_token(), 0},
+          SizeField{"shared_experts", model.shared_experts(), 0},
+          SizeField{"expert_ffn_hidden", model.expert_ffn_hidden(), 0},
+          SizeField{"first_dense_layers", model.first_dense_layers(), 0}}) {
+      if (f.value != 0) {
+        error(f.field, "applies with experts only (a dense model); got " +
+                           std::to_string(f.value));
+      }
+    }
+    if (model.router_bias()) error("router_bias", "applies with experts only (a dense model)");
+  }
+  if (errors.empty()) {
+    // Parameter counts are 64-bit: a bound on them (every matrix at the widest of its sizes)
+    // must stay well inside.
+    const double h = static_cast<double>(model.hidden());
+    const double f = static_cast<double>(std::max(model.ffn_hidden(), model.expert_ffn_hidden()));
+    const double heads = static_cast<double>(model.heads());
+    const double width = std::max(
+        {h, heads * static_cast<double>(model.qk_nope_head_dim() + model.qk_rope_head_dim()),
+         heads * static_cast<double>(model.v_head_dim()),
+         static_cast<double>(model.q_lora_rank() + model.kv_lora_rank())});
+    const double experts = static_cast<double>(model.experts()) + model.shared_experts() + 1;
+    const double bound = static_cast<double>(model.layers()) *
+                             (8 * width * (h + width) + experts * 3 * h * (f > 0 ? f : 4 * h)) +
+                         2 * h * (static_cast<double>(model.vocab()) + model.seq_len());
+    constexpr double kMaxParameters = 1152921504606846976.0;  // 2^60
+    if (bound > kMaxParameters) {
+      char text[160];
+      std::snprintf(text, sizeof(text),
+                    "the model's sizes allow up to %.2g parameters; counts are kept up to 2^60",
+                    bound);
+      error(model.experts() > 0 ? "experts" : "layers", text);
+    }
+  }
   if (!errors.empty()) {
     std::string message;
     for (const std::string& e : errors) {
@@ -271,6 +580,20 @@ Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLo
   spec->vocab = model.vocab();
   spec->tied_embeddings = model.tied_embeddings();
   spec->seq_len = model.seq_len();
+  spec->mla = mla;
+  spec->q_lora_rank = model.q_lora_rank();
+  spec->kv_lora_rank = model.kv_lora_rank();
+  spec->qk_nope_head_dim = model.qk_nope_head_dim();
+  spec->qk_rope_head_dim = model.qk_rope_head_dim();
+  spec->v_head_dim = model.v_head_dim();
+  spec->experts = model.experts();
+  spec->experts_per_token = model.experts_per_token();
+  spec->shared_experts = model.shared_experts();
+  spec->expert_ffn_hidden = model.experts() == 0          ? 0
+                            : model.expert_ffn_hidden() > 0 ? model.expert_ffn_hidden()
+                                                            : spec->ffn_hidden;
+  spec->first_dense_layers = model.first_dense_layers();
+  spec->router_bias = model.router_bias();
   return Status();
 }
 
@@ -326,9 +649,21 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
   // Sizes are counted in 64-bit integers: the largest one — a layer's attention scores and
   // activations, the head's fp32 logits, for all layers — must stay well inside them.
   const double sb = static_cast<double>(setup.seq_len) * static_cast<double>(setup.microbatch_size);
-  const double layer_bytes =
+  double layer_bytes =
       sb * (64.0 * spec.hidden + 5.0 * spec.heads * static_cast<double>(setup.seq_len)) +
       sb * 4.0 * spec.vocab;
+  if (spec.moe()) {
+    // A MoE layer's routed copies of the tokens and the experts' intermediates.
+    const double k = spec.experts_per_token;
+    layer_bytes += sb * (5.0 * spec.experts + 4.0 * k * static_cast<double>(spec.hidden) +
+                         6.0 * (k + spec.shared_experts) *
+                             static_cast<double>(spec.expert_ffn_hidden));
+  }
+  if (spec.mla) {
+    const AttentionWidths w = AttentionWidthsOf(spec);
+    layer_bytes += sb * 8.0 * static_cast<double>(w.query + w.context + spec.q_lora_rank +
+                                                  spec.kv_lora_rank);
+  }
   constexpr double kMaxCountedBytes = 1152921504606846976.0;  // 2^60, 1 EiB
   if (layer_bytes * (spec.layers + 2) > kMaxCountedBytes) {
     std::string fields;
@@ -349,11 +684,39 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
   if (spec.heads % setup.tp != 0) return divides("heads", spec.heads);
   if (spec.kv_heads % setup.tp != 0) return divides("KV heads", spec.kv_heads);
   if (spec.ffn_hidden % setup.tp != 0) return divides("FFN channels", spec.ffn_hidden);
+  const int64_t shared_ffn = int64_t{spec.shared_experts} * spec.expert_ffn_hidden;
+  if (shared_ffn % setup.tp != 0) return divides("shared-expert FFN channels", shared_ffn);
+  if (spec.moe() && setup.tp > 1 && !setup.sequence_parallel) {
+    // Megatron-LM's argument check (megatron/training/arguments.py): "When using MoE and tensor
+    // parallelism, sequence parallelism must be used."
+    return where.Invalid("tp", std::to_string(setup.tp) + " with the experts of " + spec.name +
+                                   " needs " + where.Name("sequence_parallel") +
+                                   " (Megatron-core's MoE layers require it with tensor "
+                                   "parallelism)");
+  }
+  if (setup.ep < 1) return at_least_one("ep", setup.ep);
+  if (setup.ep > 1) {
+    if (!spec.moe()) {
+      return where.Invalid("ep", std::to_string(setup.ep) + " shards routed experts; " +
+                                     spec.name + " has none (valid: 1)");
+    }
+    if (spec.experts % setup.ep != 0) {
+      return where.Invalid("ep", std::to_string(setup.ep) + " does not divide the " +
+                                     std::to_string(spec.experts) + " experts of " + spec.name);
+    }
+    const int64_t gpus = int64_t{setup.dp} * setup.tp * setup.cp;
+    if (gpus % setup.ep != 0) {
+      return where.Invalid("ep", std::to_string(setup.ep) + " does not divide the dp x tp x cp = " +
+                                     std::to_string(gpus) + " GPUs that hold a stage (" +
+                                     "expert-parallel groups are taken from them)");
+    }
+  }
   return Status();
 }
 
-LayerCosts TransformerLayerCosts(const TransformerSpec& spec, const TrainingSetup& setup) {
-  const LayerFlops flops = LayerMatmulFlops(spec, setup);
+LayerCosts TransformerLayerCosts(const TransformerSpec& spec, const TrainingSetup& setup,
+                                 LayerKind kind) {
+  const LayerFlops flops = LayerMatmulFlops(spec, setup, kind);
   LayerCosts costs;
   costs.forward_flops = flops.weights + flops.attention;
   costs.backward_input_flops = flops.weights + 2 * flops.attention;
@@ -368,10 +731,24 @@ LayerCosts TransformerLayerCosts(const TransformerSpec& spec, const TrainingSetu
       costs.backward_input_flops += costs.forward_flops;
       break;
   }
-  const LayerActivations bytes = LayerActivationBytes(spec, setup);
+  const LayerActivations bytes = LayerActivationBytes(spec, setup, kind);
   costs.activation_bytes = bytes.stored;
   costs.activation_w_bytes = bytes.weight_grad;
   return costs;
+}
+
+LayerPartFlops TransformerLayerPartFlops(const TransformerSpec& spec, const TrainingSetup& setup,
+                                         LayerKind kind) {
+  const LayerFlops flops = LayerMatmulFlops(spec, setup, kind);
+  LayerPartFlops parts;
+  parts.forward_attention = flops.attention_weights + flops.attention;
+  parts.forward_mlp = flops.mlp_weights;
+  parts.input_attention = flops.attention_weights + 2 * flops.attention +
+                          (setup.recompute == Recompute::kSelective ? flops.attention : 0);
+  parts.input_mlp = flops.mlp_weights;
+  parts.weight_attention = flops.attention_weights;
+  parts.weight_mlp = flops.mlp_weights;
+  return parts;
 }
 
 Status SplitLayers(const TransformerSpec& spec, int32_t num_stages, const LayerSplit& split,
@@ -441,23 +818,45 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
   const int64_t h_per_gpu = setup.sequence_parallel ? spec.hidden / t : spec.hidden;
   const int64_t vocab_shard = CeilDiv(spec.vocab, t);
   const LayerCosts layer = TransformerLayerCosts(spec, setup);
+  const LayerCosts moe_layer =
+      spec.moe() ? TransformerLayerCosts(spec, setup, LayerKind::kMoe) : LayerCosts();
   const double head_flops = 2.0 * static_cast<double>(sb) * static_cast<double>(spec.hidden) *
                             static_cast<double>(vocab_shard);
   const int32_t num_stages = static_cast<int32_t>(layers_per_stage.size());
+  // A MoE layer's parameters: those shared over t like a dense layer's (attention, norms, shared
+  // experts), the router (whole on each GPU) and this GPU's E/e routed experts.
+  const int64_t moe_shared_parameters =
+      spec.moe() ? spec.MoeLayerParameters() - spec.RouterParameters() -
+                       int64_t{spec.experts} * spec.ExpertParameters()
+                 : 0;
+  const int64_t local_experts = spec.experts / setup.ep;
 
   std::vector<StageModel> stages;
+  int32_t first_layer = 0;  // the stage's first global layer
   for (int32_t s = 0; s < num_stages; ++s) {
     StageModel stage;
     stage.layers = layers_per_stage[s];
+    const int32_t dense_end = spec.moe() ? spec.first_dense_layers : spec.layers;
+    stage.moe_layers =
+        stage.layers - std::clamp(dense_end - first_layer, int32_t{0}, stage.layers);
+    first_layer += stage.layers;
     stage.embedding = s == 0;
     stage.lm_head = s == num_stages - 1;
-    const int64_t n = stage.layers;
+    const int64_t n = stage.layers - stage.moe_layers;  // dense layers
+    const int64_t m = stage.moe_layers;
     stage.forward_flops = static_cast<double>(n) * layer.forward_flops;
     stage.backward_input_flops = static_cast<double>(n) * layer.backward_input_flops;
     stage.backward_weight_flops = static_cast<double>(n) * layer.backward_weight_flops;
     stage.activation_bytes = n * layer.activation_bytes;
     stage.activation_w_bytes = n * layer.activation_w_bytes;
-    int64_t parameters = n * spec.LayerParameters();
+    if (m > 0) {
+      stage.forward_flops += static_cast<double>(m) * moe_layer.forward_flops;
+      stage.backward_input_flops += static_cast<double>(m) * moe_layer.backward_input_flops;
+      stage.backward_weight_flops += static_cast<double>(m) * moe_layer.backward_weight_flops;
+      stage.activation_bytes += m * moe_layer.activation_bytes;
+      stage.activation_w_bytes += m * moe_layer.activation_w_bytes;
+    }
+    int64_t parameters = n * spec.LayerParameters() + m * moe_shared_parameters;
     if (stage.embedding) {
       parameters += spec.EmbeddingParameters();
       // GPT's embedding dropout mask (1 byte per element); the lookup keeps nothing else.
@@ -472,27 +871,42 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
       stage.activation_bytes += 4 * sb * h_per_gpu + 4 * sb * vocab_shard;
       stage.activation_w_bytes += 2 * sb * h_per_gpu + 2 * sb * vocab_shard;
     }
-    stage.parameters = CeilDiv(parameters, t);
+    stage.expert_parameters = m * local_experts * spec.ExpertParameters();
+    stage.parameters =
+        CeilDiv(parameters, t) + m * spec.RouterParameters() + stage.expert_parameters;
+    const int64_t dense_parameters = stage.parameters - stage.expert_parameters;
     // Megatron's distributed optimizer shards over the data-parallel group with its context-
-    // parallel GPUs (they hold the same parameters).
+    // parallel GPUs (they hold the same parameters); the routed experts' state over the GPUs
+    // holding the same experts, the expert-data-parallel group dp x tp x cp / e.
     const int64_t optimizer_shards = setup.zero_stage == 1 ? int64_t{setup.dp} * setup.cp : 1;
+    const int64_t expert_shards =
+        setup.zero_stage == 1 ? int64_t{setup.dp} * setup.tp * setup.cp / setup.ep : 1;
     const ParamBytes bytes = RecipeBytes(setup);
     stage.static_bytes = bytes.replicated * stage.parameters +
-                         CeilDiv(bytes.sharded * stage.parameters, optimizer_shards);
+                         CeilDiv(bytes.sharded * dense_parameters, optimizer_shards) +
+                         CeilDiv(bytes.sharded * stage.expert_parameters, expert_shards);
     // The rank's whole boundary tensor (all its GPUs' tokens).
     stage.message_bytes = sb * setup.cp * spec.hidden * DtypeBytes(setup.dtype);
-    stage.gradient_bytes = (setup.fp32_grads ? 4 : 2) * stage.parameters;
-    stage.optimizer_bytes =
-        (setup.fp32_grads ? 30 : 36) * CeilDiv(stage.parameters, optimizer_shards);
+    const int64_t gradient_bytes_per_parameter = setup.fp32_grads ? 4 : 2;
+    stage.gradient_bytes = gradient_bytes_per_parameter * stage.parameters;
+    stage.expert_gradient_bytes = gradient_bytes_per_parameter * stage.expert_parameters;
+    stage.optimizer_bytes = (setup.fp32_grads ? 30 : 36) *
+                            (CeilDiv(dense_parameters, optimizer_shards) +
+                             CeilDiv(stage.expert_parameters, expert_shards));
     if (t > 1) {
       const int32_t all_reduce = 2 * (setup.tp - 1);
       const int32_t half = setup.tp - 1;  // a reduce-scatter or an all-gather
-      const int32_t layers = stage.layers * (setup.recompute == Recompute::kFull ? 2 : 1);
-      stage.tp_forward_steps = 2 * stage.layers * all_reduce;
-      stage.tp_backward_steps = 2 * layers * all_reduce;
+      // A layer's collective pairs: its attention's and its MLP's; a MoE layer's routed experts
+      // have none (each GPU routes its own sequence-parallel tokens, expert tensor parallelism
+      // 1), its shared experts are tensor-parallel like a dense MLP.
+      const int32_t pairs = 2 * static_cast<int32_t>(n) +
+                            (spec.shared_experts > 0 ? 2 : 1) * stage.moe_layers;
+      const int32_t recomputed_pairs = pairs * (setup.recompute == Recompute::kFull ? 2 : 1);
+      stage.tp_forward_steps = pairs * all_reduce;
+      stage.tp_backward_steps = recomputed_pairs * all_reduce;
       // Sequence parallelism keeps only the shard of a column-parallel layer's input and gathers
       // it again in the backward for the weight gradient: QKV's and the MLP's.
-      if (setup.sequence_parallel) stage.tp_backward_steps += 2 * stage.layers * half;
+      if (setup.sequence_parallel) stage.tp_backward_steps += pairs * half;
       // The vocabulary-parallel embedding's output: all-reduced, or reduce-scattered (and its
       // gradient all-gathered) with sequence parallelism. The head's input: all-reduced in the
       // backward, or all-gathered in F and reduce-scattered in I with sequence parallelism, which
@@ -508,11 +922,19 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
       stage.tp_step_bytes = CeilDiv(sb * spec.hidden * 2, t);
     }
     if (setup.cp > 1) {
-      const int64_t kv_block = 4 * sb * (KvWidth(spec) / t);  // K and V of this GPU's tokens
+      // K and V of this GPU's tokens.
+      const AttentionWidths w = AttentionWidthsOf(spec);
+      const int64_t kv_block = 2 * sb * (w.key / t) + 2 * sb * (w.value / t);
       const int64_t forward = (setup.cp - 1) * kv_block;
       const int64_t recompute = setup.recompute == Recompute::kNone ? 0 : 1;
       stage.cp_forward_bytes = stage.layers * forward;
       stage.cp_backward_bytes = stage.layers * (2 + recompute) * forward;
+    }
+    if (m > 0) {
+      // T_g k h: this GPU's T_g = sb/t tokens, each to k experts.
+      const int64_t routed = sb * spec.experts_per_token * spec.hidden / t;
+      stage.dispatch_bytes = routed * DtypeBytes(setup.dtype);
+      stage.combine_bytes = routed * 2;
     }
     stages.push_back(stage);
   }
@@ -520,7 +942,8 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
 }
 
 StageCosts StageModelsToCosts(const std::vector<StageModel>& stages,
-                              const std::vector<PassSeconds>& seconds) {
+                              const std::vector<PassSeconds>& seconds,
+                              const TrainingSetup& setup) {
   StageCosts costs;
   for (size_t k = 0; k < stages.size(); ++k) {
     const StageModel& stage = stages[k];
@@ -534,6 +957,23 @@ StageCosts StageModelsToCosts(const std::vector<StageModel>& stages,
     costs.static_bytes.push_back(stage.static_bytes);
     costs.gradient_bytes.push_back(stage.gradient_bytes);
     costs.optimizer_bytes.push_back(stage.optimizer_bytes);
+    if (setup.ep > 1) {
+      const MoeLayerSeconds& parts = seconds[k].moe_layer;
+      MoeStage moe;
+      moe.layers = stage.moe_layers;
+      if (moe.layers > 0) {
+        moe.forward_attention_s = parts.forward_attention_s;
+        moe.forward_mlp_s = parts.forward_mlp_s;
+        moe.input_attention_s = parts.input_attention_s;
+        moe.input_mlp_s = parts.input_mlp_s;
+        moe.weight_attention_s = parts.weight_attention_s;
+        moe.weight_mlp_s = parts.weight_mlp_s;
+        moe.full_recompute = setup.recompute == Recompute::kFull;
+        moe.dispatch_bytes = stage.dispatch_bytes;
+        moe.combine_bytes = stage.combine_bytes;
+      }
+      costs.moe.push_back(moe);
+    }
   }
   return costs;
 }

@@ -1,5 +1,5 @@
-// The analytic cost model of a dense decoder-only transformer: FLOPs, activation and static memory
-// per virtual stage, for models and GPUs not yet run.
+// The analytic cost model of a decoder-only transformer, dense or mixture-of-experts: FLOPs,
+// activation and static memory per virtual stage, for models and GPUs not yet run.
 //
 // Two layer families, told apart by the MLP: GELU is GPT-style (LayerNorm, biases on every linear
 // layer, learned position embeddings, dropout after attention, MLP and embedding); SwiGLU is
@@ -46,6 +46,48 @@
 // in fp32 for the loss, 4sbV/t, Korthikanti et al. Sec. 4.3; M_W: the head's input 2sbh and its
 // output's 16-bit gradient 2sbV/t); the sbh terms are / t with sequence parallelism. A GPU holds a
 // vocabulary shard of ceil(V/t) columns (the vocabulary is not padded).
+//
+// Multi-head latent attention (MLA, DeepSeek-V2, arXiv 2405.04434, Sec. 2.1; shapes in
+// models/model.proto) replaces QKV by its projections: forward FLOPs 2bs(h q_lora + q_lora a(n + r)
+// + h(kv_lora + r) + kv_lora a(n + v) + a v h) (without q_lora: 2bs h a(n + r) for the queries),
+// the attention core 2bs^2 a(n + r + v) (QK^T over n + r channels, PV over v). Its activations,
+// per token: Q and K 2a(n + r) each, V and the context 2av each (divided by t, in place of MHA's
+// 2h + 4h_kv + 2h), and its latents with the norms' tokens (/ t with sequence parallelism only):
+// q_a's output and its norm's 4 q_lora, kv_a's output 2(kv_lora + r) and its norm's 2 kv_lora.
+// M_W: q_b's (or q's) output gradient 2a(n + r), kv_b's 2a(n + v), the projection's input 2av (/ t),
+// and the latents' as many bytes again (q_a's and kv_a's output gradients, q_b's and kv_b's inputs).
+//
+// Mixture of experts (a model with experts; Megatron-core's MoE layer with its dropless all-to-all
+// token dispatcher and expert tensor parallelism 1: every expert whole on one GPU). Layers
+// [first_dense_layers, layers) are MoE layers: attention as in a dense layer, then a router and
+// experts instead of the MLP. Per microbatch T_g = bs/(c t) tokens enter a MoE layer on each GPU
+// (with t > 1 sequence parallelism is required, as Megatron-LM asserts, and each GPU routes its
+// own shard, so the routed experts need no tensor-parallel collective). Routing is assumed
+// balanced: each of a GPU's E/e experts receives T_g k e/E tokens, T_g k in all, from the e GPUs
+// of its expert-parallel group; no capacity factor, no token dropped (Megatron's dropless
+// default). Expert parallelism e (--ep) changes neither FLOPs nor activations, only which experts
+// a GPU holds and the all-to-alls (StageModel::dispatch_bytes).
+//   FLOPs (model FLOPs: the activated work)  router 2bshE (counted with the attention part), k
+//                       routed experts and the shared ones, each an MLP of f_e per token (SwiGLU
+//                       6bshf_e, GELU 4bshf_e), in place of the dense MLP; I and W as for a dense
+//                       layer (the weight matmuls again each).
+//   activations (M_B)   in place of the dense MLP's, per token of T_g: the router's fp32
+//                       probabilities and its 1-byte routing map 5E; the received tokens (the
+//                       grouped fc1's input) 2kh; fc1's outputs and the activation's, SwiGLU 6kf_e
+//                       (GELU 4kf_e); the unpermutation's input (the expert outputs, kept for the
+//                       probabilities' gradient) 2kh; the shared experts as a dense MLP of
+//                       f_s = shared x f_e, SwiGLU 6f_s (GELU 4f_s). The norm before the router
+//                       (its input and output) is in the replicated part as for a dense layer.
+//   M_W                 the router logits' gradient 2E; fc1's input 2kh and output gradient
+//                       SwiGLU 4kf_e (GELU 2kf_e); fc2's input 2kf_e and output gradient 2kh; the
+//                       shared experts' as the dense MLP's, SwiGLU 6f_s (GELU 4f_s).
+//   parameters          per GPU, a MoE layer's attention, norms and shared experts / t (the shared
+//                       experts are tensor-parallel like the dense MLP), its router whole, and
+//                       E/e whole routed experts. ZeRO-1 shards the dense state over dp x cp and
+//                       the experts' over the expert-data-parallel group dp x t x c / e, whose
+//                       GPUs hold the same experts (their gradients are synchronised over it).
+//   collectives         the attention's tensor-parallel pair as in a dense layer, and the MLP's
+//                       pair only for the shared experts.
 #ifndef PPSIM_MODELS_TRANSFORMER_H_
 #define PPSIM_MODELS_TRANSFORMER_H_
 
@@ -74,15 +116,64 @@ struct TransformerSpec {
   bool swiglu = false;  // Llama-style layer (see above); false: GPT-style with GELU.
   int64_t seq_len = 0;  // The model's default sequence length (GPT: its learned positions).
 
-  // Parameters of one transformer layer (with GPT's biases and LayerNorm weights and biases, or
-  // Llama's RMSNorm weights), of the embedding (vocab x hidden, plus seq_len x hidden learned
-  // positions for GPT), of the LM head (vocab x hidden, 0 when tied), and of the whole model
-  // (layers, embedding, head, final norm).
+  // Multi-head latent attention (model.proto; SwiGLU models only; kv_heads == heads); false:
+  // multi-head attention with kv_heads key/value heads.
+  bool mla = false;
+  int64_t q_lora_rank = 0;       // 0: a plain query projection
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+
+  // Mixture of experts (model.proto): E = experts routed experts (0: dense), k = experts_per_token
+  // of them per token, shared_experts more for every token, each an MLP of expert_ffn_hidden
+  // (f_e); layers [first_dense_layers, layers) are MoE layers, the others dense.
+  int32_t experts = 0;
+  int32_t experts_per_token = 0;
+  int32_t shared_experts = 0;
+  int64_t expert_ffn_hidden = 0;
+  int32_t first_dense_layers = 0;
+  bool router_bias = false;
+
+  bool moe() const { return experts > 0; }
+  int32_t MoeLayers() const { return moe() ? layers - first_dense_layers : 0; }
+  int32_t DenseLayers() const { return layers - MoeLayers(); }
+  // Whether global layer `layer` (0-based) is a MoE layer.
+  bool IsMoeLayer(int32_t layer) const { return moe() && layer >= first_dense_layers; }
+
+  // Parameters of one dense transformer layer (attention, the MLP of ffn_hidden, two norms; with
+  // GPT's biases and LayerNorm weights and biases, or Llama's RMSNorm weights), of the embedding
+  // (vocab x hidden, plus seq_len x hidden learned positions for GPT), of the LM head (vocab x
+  // hidden, 0 when tied), and of the whole model (layers with every expert, embedding, head, final
+  // norm).
   int64_t LayerParameters() const;
   int64_t EmbeddingParameters() const;
   int64_t HeadParameters() const;
   int64_t TotalParameters() const;
+  // MoE layers: one expert (an MLP of expert_ffn_hidden: SwiGLU 3hf_e, GELU 2hf_e + f_e + h), the
+  // router (E x h, + E with router_bias), a whole MoE layer (attention, norms, router, E routed and
+  // the shared experts), and what one token uses of it (k routed experts instead of E).
+  int64_t ExpertParameters() const;
+  int64_t RouterParameters() const;
+  int64_t MoeLayerParameters() const;
+  int64_t MoeLayerActivatedParameters() const;
+  // What one token uses: every dense layer, each MoE layer's activated parameters, the embedding,
+  // the head and the final norm (TotalParameters for a dense model); and the same without the input
+  // embedding (EmbeddingParameters), DeepSeek's convention (its V3 weights' README: "36.6B
+  // activated parameters, including 0.9B for the output head").
+  int64_t ActivatedParameters() const;
+  int64_t ActivatedParametersWithoutEmbedding() const;
 };
+
+// The attention's tensor widths over all heads (per GPU: / t): queries and keys of qk_head_dim
+// channels per head, values and the context (the output projection's input) of v_head_dim. MHA:
+// queries h, keys and values h_kv = h/a x kv_heads, context h, head dims h/a; MLA: queries and
+// keys a(nope + rope), values and context a v.
+struct AttentionWidths {
+  int64_t query = 0, key = 0, value = 0, context = 0;
+  int64_t qk_head_dim = 0, v_head_dim = 0;
+};
+AttentionWidths AttentionWidthsOf(const TransformerSpec& spec);
 
 // The presets, in the order `ppsim model --list` prints them; FindTransformerPreset matches names
 // case-insensitively and returns null when there is none.
@@ -149,12 +240,19 @@ struct ParamBytes {
 };
 ParamBytes RecipeBytes(const TrainingSetup& setup);
 
-// Checks a setup against a model (positive sizes; tp divides heads, kv_heads and ffn_hidden;
-// zero_stage 0 or 1; 2cp divides seq_len, and cp > 1 needs flash attention); messages start where
-// the field was written (fields tp, cp, seq_len, microbatch_size, dp, zero): "--tp: 3 does not divide the 32 heads of llama3-8b",
-// "--zero: 2 is not supported; valid: 0, 1". The other functions below REQUIRE a setup that passes.
+// Checks a setup against a model (positive sizes; tp divides heads, kv_heads, ffn_hidden and the
+// shared experts' channels; zero_stage 0 or 1; 2cp divides seq_len, and cp > 1 needs flash
+// attention; a MoE model with tp > 1 needs sequence parallelism, as Megatron-core asserts; ep at
+// least 1, above 1 only for a model with experts, dividing the experts and the dp x tp x cp GPUs
+// of a stage); messages start where the field was written (fields tp, cp, seq_len,
+// microbatch_size, dp, zero, ep): "--tp: 3 does not divide the 32 heads of llama3-8b", "--zero: 2
+// is not supported; valid: 0, 1", "--ep: 3 does not divide the 8 experts of mixtral-8x7b". The
+// other functions below REQUIRE a setup that passes.
 Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup,
                           const Locator& where);
+
+// A dense layer (the MLP of ffn_hidden) or a MoE layer (router and experts; a model with experts).
+enum class LayerKind { kDense, kMoe };
 
 // One transformer layer for one microbatch on one GPU of the tensor-parallel group.
 struct LayerCosts {
@@ -164,7 +262,23 @@ struct LayerCosts {
   int64_t activation_bytes = 0;    // M_B
   int64_t activation_w_bytes = 0;  // M_W
 };
-LayerCosts TransformerLayerCosts(const TransformerSpec& spec, const TrainingSetup& setup);
+LayerCosts TransformerLayerCosts(const TransformerSpec& spec, const TrainingSetup& setup,
+                                 LayerKind kind = LayerKind::kDense);
+
+// A layer's model FLOPs per pass split into its attention part (the attention's matmuls and core,
+// and a MoE layer's router) and its MLP part (the MLP, or the routed and shared experts), on one
+// GPU per microbatch; I without a full recompute's forward (selective recompute's attention core
+// is in I's attention part). Parts of LayerCosts's sums.
+struct LayerPartFlops {
+  double forward_attention = 0;
+  double forward_mlp = 0;
+  double input_attention = 0;
+  double input_mlp = 0;
+  double weight_attention = 0;
+  double weight_mlp = 0;
+};
+LayerPartFlops TransformerLayerPartFlops(const TransformerSpec& spec, const TrainingSetup& setup,
+                                         LayerKind kind);
 
 // How layers go to the stages of one pipeline.
 struct LayerSplit {
@@ -190,12 +304,20 @@ Status SplitLayers(const TransformerSpec& spec, int32_t num_stages, const LayerS
 // One virtual stage of one pipeline, per GPU of the tensor-parallel group.
 struct StageModel {
   int32_t layers = 0;
+  // Of them, MoE layers: stage i of a pipeline holds its global layers [start, start + layers) in
+  // order, the first first_dense_layers of the model dense. 0 for a dense model.
+  int32_t moe_layers = 0;
   bool embedding = false;  // the pipeline's first stage
   bool lm_head = false;    // the pipeline's last stage (LM head and loss)
   // Held by this GPU: its share (/ t, rounded up) of the layers, the embedding, the final norm and
   // the head. With tied embeddings the last stage of a pipeline of several stages holds its own
-  // copy of the embedding for the head, as Megatron does (kept in sync by an all-reduce).
+  // copy of the embedding for the head, as Megatron does (kept in sync by an all-reduce). A MoE
+  // layer's attention, norms and shared experts are shared over t like a dense layer's; its
+  // router is whole on every GPU (replicated over the tensor-parallel group, as Megatron-core's);
+  // its routed experts are expert_parameters.
   int64_t parameters = 0;
+  // The routed experts among them: E/e whole experts per MoE layer (expert tensor parallelism 1).
+  int64_t expert_parameters = 0;
   double forward_flops = 0;
   double backward_input_flops = 0;
   double backward_weight_flops = 0;
@@ -206,10 +328,14 @@ struct StageModel {
   // Megatron's scatter-gather slice without sequence parallelism).
   int64_t message_bytes = 0;
   // This GPU's gradients (4 bytes per parameter, or 2 with 16-bit gradients; part of
-  // static_bytes): what the data-parallel all-reduce moves.
+  // static_bytes): what the data-parallel all-reduce moves. All of them, the experts' included.
   int64_t gradient_bytes = 0;
+  // The routed experts' part of gradient_bytes, synchronised over the expert-data-parallel group
+  // (the dp x tp x cp / e GPUs holding the same experts) instead of the data-parallel replicas.
+  int64_t expert_gradient_bytes = 0;
   // Parameters, gradients and optimizer state: RecipeBytes per parameter, the sharded part
-  // divided by dp (rounded up) with ZeRO-1.
+  // divided (rounded up) with ZeRO-1 by dp x cp, and the routed experts' by the
+  // expert-data-parallel group dp x tp x cp / e.
   int64_t static_bytes = 0;
   // Adam's step on this GPU's parameters (its 1/dp shard with ZeRO-1): per parameter it reads the
   // fp32 main gradient, main parameter and two moments (16 bytes) and writes the main parameter,
@@ -239,6 +365,11 @@ struct StageModel {
   // (full or selective: the attention runs again) repeats F's in I.
   int64_t cp_forward_bytes = 0;
   int64_t cp_backward_bytes = 0;
+  // Per MoE layer (0 without): the bytes this GPU sends in the token dispatch all-to-all to its
+  // expert-parallel group (itself included), T_g k h x DtypeBytes, and in the combine, T_g k h x 2
+  // (16-bit), with T_g = bs/(c t) the layer's tokens on this GPU (models/transformer.h, MoE).
+  int64_t dispatch_bytes = 0;
+  int64_t combine_bytes = 0;
 };
 
 // The stages of one pipeline with `layers_per_stage` layers each: the embedding on the first, the
@@ -247,11 +378,15 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
                                          const std::vector<int32_t>& layers_per_stage);
 
 // Durations (F, I, W and B = I + W, one entry of `seconds` per stage: models/op_costs.h),
-// activations, messages and static memory, one entry per stage; overlap_s is left empty.
-// REQUIRES: seconds.size() == stages.size().
+// activations, messages and static memory, one entry per stage; overlap_s is left empty. With
+// setup.ep > 1, moe has one entry per stage: its MoE layers, one such layer's parts (from
+// seconds' moe_layer), whether full recompute reruns the forward, and the all-to-all bytes; with
+// ep 1 the experts are all local, there is no all-to-all, and moe stays empty (F, I and W hold the
+// experts' work). REQUIRES: seconds.size() == stages.size().
 struct PassSeconds;
 StageCosts StageModelsToCosts(const std::vector<StageModel>& stages,
-                              const std::vector<PassSeconds>& seconds);
+                              const std::vector<PassSeconds>& seconds,
+                              const TrainingSetup& setup);
 
 }  // namespace ppsim
 

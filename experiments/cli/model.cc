@@ -2,6 +2,7 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -31,7 +32,8 @@ po::options_description ModelOptions() {
       {proto::Flag::SCHEDULE, proto::Flag::MODEL, proto::Flag::CLUSTER, proto::Flag::PARALLELISM},
       {"pp", "stages_per_rank", "microbatches", "model", "seq_len", "microbatch_size", "dtype",
        "sequence_parallel", "recompute", "flash_attention", "zero", "layers_per_stage",
-       "embedding_as_layer", "loss_as_layer", "efficiency", "platform", "set", "tp", "dp", "cp"});
+       "embedding_as_layer", "loss_as_layer", "efficiency", "platform", "set", "tp", "dp", "cp",
+       "ep"});
   po::options_description own("output", 100);
   own.add_options()("format", po::value<std::string>()->value_name("NAME"),
                     "table (default) or json")("list", "list the model presets");
@@ -39,18 +41,51 @@ po::options_description ModelOptions() {
   return d;
 }
 
+// "8 routed experts (top-2) of ffn 14336, 1 shared; MLA" for a MoE model, "" for a dense one.
+std::string MoeText(const TransformerSpec& m) {
+  std::string text;
+  if (m.moe()) {
+    text = std::to_string(m.experts) + " routed experts (top-" +
+           std::to_string(m.experts_per_token) + ") of ffn " +
+           std::to_string(m.expert_ffn_hidden);
+    if (m.shared_experts > 0) text += ", " + std::to_string(m.shared_experts) + " shared";
+    if (m.first_dense_layers > 0) {
+      text += "; first " + std::to_string(m.first_dense_layers) + " layers dense";
+    }
+  }
+  if (m.mla) text += std::string(text.empty() ? "" : "; ") + "MLA";
+  return text;
+}
+
 void ListPresets(std::ostream& out) {
   for (const TransformerSpec& m : TransformerPresets()) {
     char line[256];
     std::snprintf(line, sizeof(line),
                   "%-16s %8.2fB params  %3d layers  h %6lld  ffn %6lld  heads %3d/%-3d  vocab %6lld  "
-                  "seq %lld%s\n",
+                  "seq %lld%s",
                   m.name.c_str(), m.TotalParameters() / 1e9, m.layers,
                   static_cast<long long>(m.hidden), static_cast<long long>(m.ffn_hidden), m.heads,
                   m.kv_heads, static_cast<long long>(m.vocab), static_cast<long long>(m.seq_len),
                   m.swiglu ? "  SwiGLU" : "");
     out << line;
+    if (m.moe() || m.mla) {
+      std::snprintf(line, sizeof(line), "  activated %.2fB (%.2fB without embedding)  ",
+                    m.ActivatedParameters() / 1e9, m.ActivatedParametersWithoutEmbedding() / 1e9);
+      out << (m.moe() ? line : "  ") << MoeText(m);
+    }
+    out << "\n";
   }
+}
+
+// "12.9B activated per token (12.7B without the input embedding); 8 routed experts (top-2) of ffn
+// 14336; --ep 4: 2 experts per GPU per MoE layer" ("" for a dense model).
+std::string ActivatedText(const TransformerSpec& m, const TrainingSetup& setup) {
+  if (!m.moe()) return "";
+  return HumanCount(static_cast<double>(m.ActivatedParameters())) + " activated per token (" +
+         HumanCount(static_cast<double>(m.ActivatedParametersWithoutEmbedding())) +
+         " without the input embedding); " + MoeText(m) + "; --ep " + std::to_string(setup.ep) +
+         ": " + std::to_string(m.experts / setup.ep) +
+         (m.experts / setup.ep == 1 ? " expert" : " experts") + " per GPU per MoE layer\n";
 }
 
 // The optimizer step at the GPU's HBM bandwidth (0 when the platform lists none).
@@ -74,10 +109,18 @@ struct OpGroup {
   std::vector<ModelOp> ops;
 };
 
+// A MoE model's layers are "dense layer" (when it has any) and "moe layer", with each op's part.
 std::vector<OpGroup> OpGroups(const TransformerSpec& model, const TrainingSetup& setup) {
-  return {{"layer", LayerOps(model, setup)},
-          {"embedding", EmbeddingOps(model, setup)},
-          {"head", HeadOps(model, setup)}};
+  std::vector<OpGroup> groups;
+  if (!model.moe()) {
+    groups.push_back({"layer", LayerOps(model, setup)});
+  } else {
+    if (model.DenseLayers() > 0) groups.push_back({"dense layer", LayerOps(model, setup)});
+    groups.push_back({"moe layer", LayerOps(model, setup, LayerKind::kMoe)});
+  }
+  groups.push_back({"embedding", EmbeddingOps(model, setup)});
+  groups.push_back({"head", HeadOps(model, setup)});
+  return groups;
 }
 
 // "A100 SXM4 80GB: 108 SMs; matmul 0.8, attention 0.6 of 312 TFLOP/s; memory 0.85 of 2.04 TB/s"
@@ -103,6 +146,15 @@ std::string ModelJson(const TransformerSpec& model, const PlatformSpec& platform
   nlohmann::ordered_json j;
   j["model"] = model.name;
   j["parameters"] = model.TotalParameters();
+  if (model.moe()) {
+    j["activated_parameters"] = model.ActivatedParameters();
+    j["activated_parameters_without_embedding"] = model.ActivatedParametersWithoutEmbedding();
+    j["experts"] = model.experts;
+    j["experts_per_token"] = model.experts_per_token;
+    j["shared_experts"] = model.shared_experts;
+    j["ep"] = setup.ep;
+    j["experts_per_gpu"] = model.experts / setup.ep;
+  }
   j["gpu"] = platform.gpu.name;
   j["cost_model"] = efficiency > 0 ? "efficiency" : "ops";
   if (efficiency > 0) {
@@ -130,6 +182,20 @@ std::string ModelJson(const TransformerSpec& model, const PlatformSpec& platform
     stage["message_bytes"] = st.message_bytes;
     stage["static_bytes"] = st.static_bytes;
     stage["optimizer_s"] = JsonNumber(OptimizerSeconds(st, platform));
+    if (model.moe()) {
+      stage["moe_layers"] = st.moe_layers;
+      stage["expert_parameters"] = st.expert_parameters;
+      stage["expert_gradient_bytes"] = st.expert_gradient_bytes;
+      stage["dispatch_bytes"] = st.dispatch_bytes;
+      stage["combine_bytes"] = st.combine_bytes;
+      const MoeLayerSeconds& p = seconds[k].moe_layer;
+      stage["moe_layer_s"] = {{"forward_attention", JsonNumber(p.forward_attention_s)},
+                              {"forward_mlp", JsonNumber(p.forward_mlp_s)},
+                              {"input_attention", JsonNumber(p.input_attention_s)},
+                              {"input_mlp", JsonNumber(p.input_mlp_s)},
+                              {"weight_attention", JsonNumber(p.weight_attention_s)},
+                              {"weight_mlp", JsonNumber(p.weight_mlp_s)}};
+    }
     j["stages"].push_back(std::move(stage));
   }
   if (efficiency == 0) {
@@ -141,6 +207,7 @@ std::string ModelJson(const TransformerSpec& model, const PlatformSpec& platform
         nlohmann::ordered_json o;
         o["op"] = op.name;
         o["pass"] = OpPassName(op.pass);
+        if (model.moe() && op.part != LayerPart::kNone) o["part"] = LayerPartName(op.part);
         o["kind"] = KernelKindName(op.kind);
         if (op.kind == KernelKind::kMatmul) {
           o["m"] = op.m;
@@ -168,6 +235,9 @@ std::string OpsTable(const TransformerSpec& model, const TrainingSetup& setup,
   for (const OpGroup& group : OpGroups(model, setup)) {
     std::vector<std::vector<std::string>> rows = {
         {group.name, "pass", "kind", "shape", "FLOPs", "bytes", "time", "bound"}};
+    // A MoE model's layer ops show their part.
+    const bool parts = model.moe() && !group.ops.empty() && group.ops[0].part != LayerPart::kNone;
+    if (parts) rows[0].insert(rows[0].begin() + 2, "part");
     for (const ModelOp& op : group.ops) {
       const OpTime time = TimeOp(op, gpu);
       std::string shape;
@@ -180,6 +250,9 @@ std::string OpsTable(const TransformerSpec& model, const TrainingSetup& setup,
       rows.push_back({op.name, std::string(OpPassName(op.pass)), std::string(KernelKindName(op.kind)),
                       shape, op.flops > 0 ? HumanFlops(op.flops) : "", HumanBytes(op.bytes),
                       HumanDuration(time.seconds), time.memory_bound ? "memory" : "compute"});
+      if (parts) {
+        rows.back().insert(rows.back().begin() + 2, std::string(LayerPartName(op.part)));
+      }
     }
     out += "\n" + FormatColumns(rows);
   }
@@ -195,7 +268,8 @@ std::string ModelTable(const TransformerSpec& model, const PlatformSpec& platfor
                     " parameters; " + std::to_string(stage_count) + " stages; per GPU of the "
                     "tensor-parallel group, per microbatch of " +
                     std::to_string(setup.microbatch_size) + " x " + std::to_string(setup.seq_len) +
-                    " tokens\n" + GpuText(platform, gpu, efficiency) + "\n\n";
+                    " tokens\n" + ActivatedText(model, setup) + GpuText(platform, gpu, efficiency) +
+                    "\n\n";
   std::vector<std::vector<std::string>> rows = {{"stage", "layers", "parameters", "F", "I", "W",
                                                  "activation", "activation W", "message",
                                                  "static", "optimizer"}};
@@ -211,8 +285,37 @@ std::string ModelTable(const TransformerSpec& model, const PlatformSpec& platfor
                     HumanBytes(static_cast<double>(st.message_bytes)),
                     HumanBytes(static_cast<double>(st.static_bytes)),
                     HumanDuration(OptimizerSeconds(st, platform))});
+    if (model.moe()) {
+      rows.back().insert(rows.back().begin() + 2, std::to_string(st.moe_layers));
+      rows.back().insert(rows.back().begin() + 4,
+                         HumanCount(static_cast<double>(st.expert_parameters)));
+    }
   }
-  out += FormatColumns(rows) + "\nstatic: " + ParamBytesText(setup) +
+  if (model.moe()) {
+    rows[0].insert(rows[0].begin() + 2, "MoE layers");
+    rows[0].insert(rows[0].begin() + 4, "of them experts");
+  }
+  std::string moe_notes;
+  if (model.moe()) {
+    int64_t dispatch = 0, combine = 0;
+    for (const StageModel& st : stages) {
+      dispatch = std::max(dispatch, st.dispatch_bytes);
+      combine = std::max(combine, st.combine_bytes);
+    }
+    const int64_t expert_shards =
+        int64_t{setup.dp} * setup.tp * setup.cp / setup.ep;
+    moe_notes = "experts: E/ep whole experts per GPU (expert tensor parallelism 1), their state " +
+                std::string(setup.zero_stage == 1
+                                ? "sharded over dp x tp x cp / ep = " + std::to_string(expert_shards)
+                                : "not sharded (--zero 0)") +
+                "; all-to-all per MoE layer and GPU" +
+                (setup.ep > 1 ? ": dispatch " + HumanBytes(static_cast<double>(dispatch)) +
+                                    ", combine " + HumanBytes(static_cast<double>(combine)) +
+                                    " (balanced routing)"
+                              : ": none with --ep 1 (all experts local)") +
+                "\n";
+  }
+  out += FormatColumns(rows) + "\n" + moe_notes + "static: " + ParamBytesText(setup) +
          "; optimizer: Adam's step at the HBM bandwidth\nmodel FLOPs per iteration (" +
          std::to_string(microbatches) + " microbatches): " + HumanFlops(iteration_flops) + "\n" +
          kDefinition + "\n";

@@ -512,8 +512,9 @@ TEST(Cli, ModelFlagsRejectBadValuesByName) {
                 "--dtype: applies with --model only");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-9b"})),
                 "--model: unknown model 'llama3-9b'; valid: gpt3-1.5b, gpt3-6.2b, gpt3-14.6b, "
-                "gpt3-28.3b, gpt3-175b, llama3-8b, llama3-8b-128k, llama3-70b, llama3-405b, or a "
-                "model file (.textproto, .json, .yaml) (did you mean llama3-8b?)");
+                "gpt3-28.3b, gpt3-175b, llama3-8b, llama3-8b-128k, llama3-70b, llama3-405b, "
+                "mixtral-8x7b, mixtral-8x22b, dbrx, deepseek-v3, or a model file (.textproto, "
+                ".json, .yaml) (did you mean llama3-8b?)");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--profile", "p.csv"})),
                 "--profile: give --profile or --model, not both");
 }

@@ -225,7 +225,10 @@ TEST(ConfigFile, UnknownFieldSuggestsTheClosestName) {
 TEST(ConfigFile, UnknownFieldFarFromAnyNameListsTheValidOnes) {
   EXPECT_EQ(Errors<TransformerModel>("depth: 2\n", "m.yaml"),
             "m.yaml:1:1: depth: unknown field; valid: name, layers, hidden, ffn_hidden, heads, "
-            "kv_heads, vocab, tied_embeddings, mlp, seq_len");
+            "kv_heads, vocab, tied_embeddings, mlp, seq_len, attention, q_lora_rank, "
+            "kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, experts, "
+            "experts_per_token, shared_experts, expert_ffn_hidden, first_dense_layers, "
+            "router_bias");
 }
 
 TEST(ConfigFile, UnknownEnumValueListsTheValidOnesAndSuggests) {
@@ -355,7 +358,10 @@ TEST(ConfigFile, EchoedTextStaysOnOneLine) {
   EXPECT_EQ(Errors<TransformerModel>(R"({"layers": "a\nb", "x\ty": 1})", "m.json"),
             "m.json:1:12: layers: expected an integer, got 'a\\nb'\n"
             "m.json:1:20: x\\ty: unknown field; valid: name, layers, hidden, ffn_hidden, heads, "
-            "kv_heads, vocab, tied_embeddings, mlp, seq_len");
+            "kv_heads, vocab, tied_embeddings, mlp, seq_len, attention, q_lora_rank, "
+            "kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, experts, "
+            "experts_per_token, shared_experts, expert_ffn_hidden, first_dense_layers, "
+            "router_bias");
   EXPECT_EQ(Errors<TransformerModel>("layers: " + std::string(100, '7') + "x", "m.yaml"),
             "m.yaml:1:9: layers: expected an integer, got '" + std::string(60, '7') +
                 "...' (101 bytes)");
@@ -777,7 +783,10 @@ TEST(ConfigValues, CommandLinesTakeTheFilesRulesButOnlyFiniteNumbers) {
             "--set mlp: unknown value 'swiglu'; valid: GELU, SWIGLU (did you mean SWIGLU?)");
   EXPECT_EQ(SetFieldFromText("layer", "2", "--set layer", &model).message(),
             "--set layer: unknown key; valid: name, layers, hidden, ffn_hidden, heads, kv_heads, "
-            "vocab, tied_embeddings, mlp, seq_len (did you mean layers?)");
+            "vocab, tied_embeddings, mlp, seq_len, attention, q_lora_rank, kv_lora_rank, "
+            "qk_nope_head_dim, qk_rope_head_dim, v_head_dim, experts, experts_per_token, "
+            "shared_experts, expert_ffn_hidden, first_dense_layers, router_bias (did you mean "
+            "layers?)");
 }
 
 TEST(ConfigReadFile, ReadsTheFileByItsExtension) {

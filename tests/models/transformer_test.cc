@@ -108,7 +108,7 @@ TEST(TransformerPresets, FindsNamesCaseInsensitively) {
   EXPECT_EQ(FindTransformerPreset("llama3-7b"), nullptr);
   EXPECT_EQ(TransformerPresetNames(),
             "gpt3-1.5b, gpt3-6.2b, gpt3-14.6b, gpt3-28.3b, gpt3-175b, llama3-8b, llama3-8b-128k, "
-            "llama3-70b, llama3-405b");
+            "llama3-70b, llama3-405b, mixtral-8x7b, mixtral-8x22b, dbrx, deepseek-v3");
 }
 
 TEST(TransformerLayerCosts, GptLayerFlopsAre24bsh2Plus4bs2h) {
@@ -383,7 +383,8 @@ TEST(TransformerStageCosts, EfficiencyDividesFlopsByThePeakTimesIt) {
   GpuModel gpu;
   gpu.matmul_flops_per_s = 4e12;
   const StageCosts costs = StageModelsToCosts(
-      {a, b}, StagePassSeconds(Preset("gpt3-1.5b"), Training(1024, 1), {a, b}, gpu, 0.5));
+      {a, b}, StagePassSeconds(Preset("gpt3-1.5b"), Training(1024, 1), {a, b}, gpu, 0.5),
+      Training(1024, 1));
   EXPECT_EQ(costs.forward_s, (std::vector<double>{2, 4}));
   EXPECT_EQ(costs.backward_input_s, (std::vector<double>{3, 3}));
   EXPECT_EQ(costs.backward_weight_s, (std::vector<double>{1, 1}));
@@ -393,6 +394,7 @@ TEST(TransformerStageCosts, EfficiencyDividesFlopsByThePeakTimesIt) {
   EXPECT_EQ(costs.activation_w_bytes, (std::vector<int64_t>{40, 40}));
   EXPECT_EQ(costs.message_bytes, (std::vector<int64_t>{7, 7}));
   EXPECT_EQ(costs.static_bytes, (std::vector<int64_t>{1000, 1000}));
+  EXPECT_TRUE(costs.moe.empty());
 }
 
 TEST(SplitLayers, EvenSplitGivesTheFirstStagesTheRemainder) {
