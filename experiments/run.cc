@@ -555,7 +555,8 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     for (const StageModel& stage : stages) {
       run->costs.optimizer_bytes.push_back(stage.optimizer_bytes);
       if (spec.training.zero_stage == 1 && spec.training.dp * spec.training.cp > 1) {
-        run->costs.param_gather_bytes.push_back(2 * stage.parameters);
+        // The dense parameters: the experts' are reduced over their own groups (sim/task_graph.h).
+        run->costs.param_gather_bytes.push_back(2 * (stage.parameters - stage.expert_parameters));
       }
       if (spec.training.tp > 1) {
         run->costs.tp_forward_steps.push_back(stage.tp_forward_steps);

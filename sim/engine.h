@@ -117,8 +117,12 @@ std::vector<TaskGpus> AllToAllFlows(const TaskGraph& graph, const PlatformSpec& 
 std::map<int32_t, int64_t> AllToAllLinkLoads(const TaskGraph& graph, const PlatformSpec& platform,
                                              int32_t rank);
 // With folded replicas, per link crossed by all-to-all flows: the flows crossing it in the whole
-// symmetric all-to-all over the flows the compiled replica runs on it (at least 1): the engine
-// gives the compiled flows that share of the link, as if the others were there.
+// symmetric all-to-all over the flows the compiled replica runs on it (at least 1). The SimGrid
+// engine runs the compiled flows over a shadow of each link whose share k exceeds 1, a link of
+// 1/k of its bandwidth that only they cross (sim/simgrid_platform.h AllToAllShadowOf): they get
+// their share of it as if the others were there, while the link's other transfers see none of
+// the all-to-all (where the compiled replica's flows are all the link carries, k = 1, they share
+// the link itself with the other transfers).
 std::map<int32_t, double> AllToAllShares(const TaskGraph& graph, const PlatformSpec& platform);
 // The time of an all-to-all of `bytes` per flow on an otherwise idle fabric: each flow's route
 // latency plus its bytes at its narrowest equal share (a link's bandwidth over the flows crossing

@@ -91,7 +91,7 @@ std::pair<TaskGpus, Route> TransferOf(const TaskGraph& graph, const PlatformSpec
 // nothing: 1. Replicas under one leaf share its uplink, replicas in one node its NICs. Fat pipes
 // give every flow all of their bandwidth: not listed.
 std::map<int32_t, double> LinkSharers(const TaskGraph& graph, const PlatformSpec& platform) {
-  std::map<int32_t, double> sharers = AllToAllShares(graph, platform);
+  std::map<int32_t, double> sharers;
   if (!graph.folded()) return sharers;
   // Transfers with the same endpoints in every replica are counted once.
   std::set<std::tuple<bool, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>> seen;
@@ -141,9 +141,9 @@ std::map<int32_t, double> LinkSharers(const TaskGraph& graph, const PlatformSpec
 
 // The routes the graph's transfers and rings use, by endpoints. Two transfers between the same
 // hosts on different routes (mirror hosts of one variant for two routes) set `clash`.
-std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(const TaskGraph& graph,
-                                                        const PlatformSpec& platform,
-                                                        bool* clash) {
+std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(
+    const TaskGraph& graph, const PlatformSpec& platform,
+    const std::map<int32_t, double>& a2a_shares, bool* clash) {
   std::map<std::pair<int32_t, int32_t>, Route> routes;
   *clash = false;
   ForEachTransfer(graph, platform, [&](const Task& task, int32_t part) {
@@ -156,7 +156,9 @@ std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(const TaskGraph& graph,
       *clash = true;
     }
   });
-  // All-to-all flows, one set per replica and rank with a program.
+  // All-to-all flows, one set per replica and rank with a program: to the receiver's all-to-all
+  // host, over the links' all-to-all shadows where the compiled flows stand for more
+  // (SimGridPlatform's kAllToAllShadow).
   std::set<std::pair<int32_t, int32_t>> seen;
   for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
     const Task& task = graph.tasks[t];
@@ -164,9 +166,17 @@ std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(const TaskGraph& graph,
       continue;
     }
     for (const TaskGpus& flow : AllToAllFlows(graph, platform, task)) {
-      if (routes.count({flow.src, flow.dst}) == 0) {
-        routes[{flow.src, flow.dst}] = platform.RouteBetween(flow.src, flow.dst);
+      auto [it, added] = routes.try_emplace({flow.src, MirrorHostOf(flow.dst, kAllToAllHost)});
+      if (!added) continue;
+      Route route = platform.RouteBetween(flow.src, flow.dst);
+      for (int i = 0; i < route.num_links; ++i) {
+        const auto share = a2a_shares.find(route.links[i]);
+        if (share != a2a_shares.end() && share->second > 1 &&
+            !platform.Link(route.links[i]).fatpipe) {
+          route.links[i] = AllToAllShadowOf(route.links[i]);
+        }
       }
+      it->second = route;
     }
   }
   return routes;
@@ -360,7 +370,8 @@ class JustInTimeRunner {
       released_.insert(released_.end(), state.flows.begin(), state.flows.end());
       state.flows.clear();
       for (const TaskGpus& flow : flows) {
-        s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_.at(flow.src), gpus_.at(flow.dst));
+        s4u::CommPtr comm = s4u::Comm::sendto_init(
+            gpus_.at(flow.src), gpus_.at(MirrorHostOf(flow.dst, kAllToAllHost)));
         comm->set_payload_size(static_cast<uint64_t>(parts[i].bytes));
         comm->set_data(DataOf(t, kProgramPart));
         state.flows.push_back(comm);
@@ -521,7 +532,9 @@ Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platfor
   engine->set_config("network/TCP-gamma:0");
   GpuHosts gpus;
   bool clash = false;
-  const std::map<std::pair<int32_t, int32_t>, Route> routes = UsedRoutes(graph, platform, &clash);
+  const std::map<int32_t, double> a2a_shares = AllToAllShares(graph, platform);
+  const std::map<std::pair<int32_t, int32_t>, Route> routes =
+      UsedRoutes(graph, platform, a2a_shares, &clash);
   if (clash) {
     return Status::Internal("simgrid: two transfers between the same hosts take different "
                             "routes (mirrored collective steps of one variant)");
@@ -533,7 +546,7 @@ Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platfor
                                 "platform " + platform.xml_file + " has no timer");
   }
   Status status = BuildSimGridPlatform(platform, UsedGpus(graph, platform, routes), routes,
-                                       LinkSharers(graph, platform), delays, &gpus);
+                                       LinkSharers(graph, platform), a2a_shares, delays, &gpus);
   if (!status.ok()) return status;
   JustInTimeRunner runner(graph, platform, std::move(gpus), timeline);
   runner.Start();

@@ -48,7 +48,8 @@ Status LoadXmlPlatform(const PlatformSpec& platform, GpuHosts* gpus) {
 
 Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int32_t>& used_gpus,
                             const std::map<std::pair<int32_t, int32_t>, Route>& routes,
-                            const std::map<int32_t, double>& sharers, int32_t timer_cores,
+                            const std::map<int32_t, double>& sharers,
+                            const std::map<int32_t, double>& a2a_shares, int32_t timer_cores,
                             GpuHosts* gpus) {
   gpus->clear();
   if (!platform.xml_file.empty()) return LoadXmlPlatform(platform, gpus);
@@ -74,9 +75,13 @@ Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int3
   auto link = [&](int32_t id) {
     auto [it, added] = links.emplace(id, nullptr);
     if (added) {
-      const LinkSpec spec = platform.Link(id);
-      const auto shared = sharers.find(id);
-      const double share = shared == sharers.end() ? 1 : shared->second;
+      const bool shadow = id < 0;  // AllToAllShadowOf
+      const int32_t real = shadow ? -1 - id : id;
+      LinkSpec spec = platform.Link(real);
+      const std::map<int32_t, double>& shares = shadow ? a2a_shares : sharers;
+      const auto shared = shares.find(real);
+      const double share = shared == shares.end() ? 1 : shared->second;
+      if (shadow) spec.name += ".a2a";
       it->second = zone->create_link(spec.name, SimGridBandwidth(spec.bandwidth_bytes_per_s) / share)
                        ->set_latency(spec.latency_s)
                        ->set_sharing_policy(spec.fatpipe ? s4u::Link::SharingPolicy::FATPIPE
