@@ -700,15 +700,24 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
       return where.Invalid("ep", std::to_string(setup.ep) + " shards routed experts; " +
                                      spec.name + " has none (valid: 1)");
     }
+    // The degrees that divide both the experts and the GPUs holding a stage, for messages.
+    const int64_t gpus = int64_t{setup.dp} * setup.tp * setup.cp;
+    std::string valid;
+    for (int64_t e = 1; e <= std::min<int64_t>(spec.experts, gpus); ++e) {
+      if (spec.experts % e == 0 && gpus % e == 0) {
+        valid += (valid.empty() ? "" : ", ") + std::to_string(e);
+      }
+    }
     if (spec.experts % setup.ep != 0) {
       return where.Invalid("ep", std::to_string(setup.ep) + " does not divide the " +
-                                     std::to_string(spec.experts) + " experts of " + spec.name);
+                                     std::to_string(spec.experts) + " experts of " + spec.name +
+                                     "; valid with these GPUs: " + valid);
     }
-    const int64_t gpus = int64_t{setup.dp} * setup.tp * setup.cp;
     if (gpus % setup.ep != 0) {
       return where.Invalid("ep", std::to_string(setup.ep) + " does not divide the dp x tp x cp = " +
                                      std::to_string(gpus) + " GPUs that hold a stage (" +
-                                     "expert-parallel groups are taken from them)");
+                                     "expert-parallel groups are taken from them); valid: " +
+                                     valid);
     }
   }
   return Status();

@@ -554,8 +554,8 @@ TEST(CliPlatforms, ListsThePresetsWithTheirKeyNumbers) {
     names.push_back(line.substr(0, line.find(' ')));
   }
   EXPECT_EQ(names, (std::vector<std::string>{"ideal", "h100-node", "dgx-a100", "dgx-h100",
-                                             "hgx-h200", "dgx-b200", "gb200-nvl72",
-                                             "pcie-l40s"}));
+                                             "h800-cluster", "hgx-h200", "dgx-b200",
+                                             "gb200-nvl72", "pcie-l40s"}));
   EXPECT_NE(r.out.find("dgx-b200    8 GPUs per node (B200: 2.25 PFLOP/s bf16, 167.6 GiB); "
                        "NVSwitch 900 GB/s per GPU port; NIC 50 GB/s per GPU, rail-optimized 32 "
                        "nodes/leaf\n"),

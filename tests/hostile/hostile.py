@@ -176,6 +176,22 @@ for i, value in enumerate(["-1", "2", "abc", "99999999999999999999", ARG, ""]):
 case("point-no-file", RUN + ["--point", "1"], "--point")
 case("point-override-bad", ["run", "e.yaml", "--point", "1", "--pp", "0"], "--pp", files=POINTS,
      message="--pp: must be at least 1; got 0")
+MOE = run_with("--model", "mixtral-8x7b", ("--f", "--b"), platform="dgx-h100", nodes="4")
+case("ep-no-model", run_with("--ep", "2"), "--ep",
+     message="--ep: shards a model's experts; give --model")
+case("ep-dense-model", run_with("--model", "llama3-8b", ("--f", "--b")) + ["--ep", "2", "--dp", "2"],
+     "--ep", message="--ep: 2 shards routed experts; llama3-8b has none (valid: 1)")
+case("ep-experts", MOE + ["--ep", "3", "--dp", "8"], "--ep",
+     message="--ep: 3 does not divide the 8 experts of mixtral-8x7b; valid with these GPUs: 1, 2, 4, 8")
+case("ep-gpus", MOE + ["--ep", "8", "--dp", "2"], "--ep",
+     message="--ep: 8 does not divide the dp x tp x cp = 2 GPUs that hold a stage (expert-parallel "
+             "groups are taken from them); valid: 1, 2")
+case("ep-huge", MOE + ["--ep", "2147483647"], "--ep")
+case("ep-tp-no-sp", MOE + ["--ep", "8", "--dp", "4", "--tp", "2"], "--tp")
+case("comm-sms-no-ep", MOE + ["--comm-sms", "20"], "--comm-sms",
+     message="--comm-sms: slows computation beside the expert-parallel all-to-alls; give --ep 2 or more")
+case("comm-sms-all", MOE + ["--ep", "8", "--dp", "8", "--comm-sms", "132"], "--comm-sms",
+     message="--comm-sms: 132 SMs of the H100 SXM's 132; valid: 0 to 131")
 case("cp-no-model", run_with("--cp", "2"), "--cp")
 case("cp-no-flash", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--cp", "2", "--flash-attention", "off"], "--cp")

@@ -286,12 +286,13 @@ TEST(MoeSetup, ExpertParallelismIsChecked) {
             "--ep: must be at least 1; got 0");
   setup.ep = 3;
   EXPECT_EQ(CheckTrainingSetup(mixtral, setup, FlagLocator()).message(),
-            "--ep: 3 does not divide the 8 experts of mixtral-8x7b");
+            "--ep: 3 does not divide the 8 experts of mixtral-8x7b; valid with these GPUs: 1, 2, "
+            "4, 8");
   setup.ep = 4;
   setup.dp = 2;
   EXPECT_EQ(CheckTrainingSetup(mixtral, setup, FlagLocator()).message(),
             "--ep: 4 does not divide the dp x tp x cp = 2 GPUs that hold a stage "
-            "(expert-parallel groups are taken from them)");
+            "(expert-parallel groups are taken from them); valid: 1, 2");
   setup.tp = 2;  // tp and cp count: 2 x 2 x 1
   setup.sequence_parallel = true;
   EXPECT_TRUE(CheckTrainingSetup(mixtral, setup, FlagLocator()).ok());
