@@ -394,6 +394,15 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
       status = where.Invalid("ep", "shards a model's experts; give " + where.Name("model"));
     }
   }
+  if (status.ok() && c.has_moe_node_limit()) {
+    status = AtLeast(where, "moe_node_limit", c.moe_node_limit(), 1);
+    spec->moe_node_limit = c.moe_node_limit();
+    if (status.ok() && spec->training.ep < 2) {
+      status = where.Invalid("moe_node_limit", "limits where the expert-parallel all-to-alls "
+                                               "send tokens; give " + where.Name("ep") +
+                                               " 2 or more");
+    }
+  }
   if (status.ok() && c.has_comm_sms()) {
     status = AtLeast(where, "comm_sms", c.comm_sms(), 0);
     spec->comm_sms = c.comm_sms();

@@ -90,6 +90,41 @@ bool FoldsReplicas(const RunSpec& spec) {
   return spec.fold_replicas.value_or(!spec.platform.platform.ends_with(".xml"));
 }
 
+// DeepSeek's node-limited routing (--moe-node-limit M) on `platform`: the expert-parallel group of
+// a rank spans N nodes of P GPUs each (P the node's GPUs when N > 1, so that every GPU has a peer of
+// its index on each other node); a token's k experts lie on min(M, N) of them, chosen uniformly,
+// so it crosses the network to each other node with probability min(M, N)/N, once, and its k
+// copies arrive at the expert GPUs over NVLink (sim/task_graph.h Parallelism). Sets each MoE
+// stage's node bytes: T h x bytes per element x min(M, N)/N, T h x bytes = dispatch (combine)
+// bytes / k.
+Status ApplyNodeLimit(const RunSpec& spec, const TransformerSpec& model,
+                      const PlatformSpec& platform, StageCosts* costs) {
+  const Locator& where = *spec.where;
+  const int32_t gpus = spec.training.GpusPerRank();
+  const int32_t ep = spec.training.ep;
+  std::map<int32_t, int32_t> per_node;  // the group of member 0 of rank 0
+  for (int32_t m = 0; m < ep; ++m) ++per_node[platform.NodeOf(platform.GpuOf(m / gpus, 0, m % gpus))];
+  const int32_t nodes = static_cast<int32_t>(per_node.size());
+  for (const auto& [node, members] : per_node) {
+    if (nodes > 1 && members != platform.gpus_per_node) {
+      return where.Invalid("moe_node_limit",
+                           "needs expert-parallel groups of whole nodes, a GPU of each index on "
+                           "every node of the group; --ep " + std::to_string(ep) + " puts " +
+                           std::to_string(members) + " of node " + std::to_string(node) +
+                           "'s " + std::to_string(platform.gpus_per_node) +
+                           " GPUs in one group (valid: --ep within one node or a multiple of " +
+                           std::to_string(platform.gpus_per_node) + " with contiguous placement)");
+    }
+  }
+  const int64_t chosen = std::min(spec.moe_node_limit, nodes);
+  const int64_t k = model.experts_per_token;
+  for (MoeStage& stage : costs->moe) {
+    stage.node_dispatch_bytes = (stage.dispatch_bytes * chosen + k * nodes - 1) / (k * nodes);
+    stage.node_combine_bytes = (stage.combine_bytes * chosen + k * nodes - 1) / (k * nodes);
+  }
+  return Status();
+}
+
 // InvalidInput when a run of this size would compile into more than spec.max_tasks tasks.
 Status CheckRunSize(const RunSpec& spec, double stages, double microbatches, double actions) {
   const TrainingSetup& t = spec.training;
@@ -601,6 +636,10 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
       run->costs.optimizer_s.push_back(static_cast<double>(bytes) / hbm);
     }
   }
+  if (spec.moe_node_limit > 0 && !run->costs.moe.empty()) {
+    status = ApplyNodeLimit(spec, model, run->platform, &run->costs);
+    if (!status.ok()) return status;
+  }
   if (!compile) return Status();
   Parallelism parallelism{spec.training.dp, spec.training.tp, spec.p2p_mode};
   parallelism.cp = spec.training.cp;
@@ -608,6 +647,7 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   parallelism.grad_bucket_bytes = spec.grad_bucket_bytes;
   parallelism.fold_replicas = FoldsReplicas(spec);
   parallelism.ep = spec.training.ep;
+  parallelism.node_limited_routing = spec.moe_node_limit > 0;
   if (spec.comm_sms > 0) {
     const double sms = run->platform.gpu.sms;
     parallelism.overlap_compute_slowdown = sms / (sms - spec.comm_sms);

@@ -67,6 +67,8 @@ struct RunSpec {
   // SMs the expert-parallel all-to-alls occupy while they overlap computation (--comm-sms; checked
   // against the GPU's SMs by PrepareRun); 0: none.
   int32_t comm_sms = 0;
+  // DeepSeek's node-limited routing (--moe-node-limit M; sim/task_graph.h Parallelism); 0: off.
+  int32_t moe_node_limit = 0;
   // --replicas: simulate replica 0 for all (sim/task_graph.h Parallelism::fold_replicas), or
   // every replica; unset: folded on a cluster, every replica on a SimGrid XML platform.
   std::optional<bool> fold_replicas;

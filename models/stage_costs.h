@@ -43,6 +43,11 @@ struct MoeStage {
   // 16-bit gradients of the combine's size.
   int64_t dispatch_bytes = 0;
   int64_t combine_bytes = 0;
+  // Node-limited routing (--moe-node-limit; 0: not limited): the bytes one GPU sends over the
+  // network to the GPU of its own index on each other node of its group in the dispatch, and in the
+  // combine and the backward's two (sim/task_graph.h TaskPart::node_bytes).
+  int64_t node_dispatch_bytes = 0;
+  int64_t node_combine_bytes = 0;
 };
 
 struct StageCosts {

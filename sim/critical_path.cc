@@ -43,18 +43,18 @@ Status RunCriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Tim
   struct AllToAll {
     std::vector<TaskGpus> flows;
     std::map<int32_t, int64_t> loads;
-    std::map<int64_t, double> seconds;
+    std::map<std::pair<int64_t, int64_t>, double> seconds;
   };
   std::map<std::pair<int32_t, int32_t>, AllToAll> all_to_alls;
-  auto all_to_all_time = [&](const Task& task, int64_t bytes) {
+  auto all_to_all_time = [&](const Task& task, const TaskPart& part) {
     auto [it, added] = all_to_alls.try_emplace({task.replica, task.rank});
     AllToAll& a = it->second;
     if (added) {
       a.flows = AllToAllFlows(graph, platform, task);
       a.loads = AllToAllLinkLoads(graph, platform, task.rank);
     }
-    auto [time, fresh] = a.seconds.try_emplace(bytes, 0.0);
-    if (fresh) time->second = AllToAllTime(platform, a.flows, a.loads, bytes);
+    auto [time, fresh] = a.seconds.try_emplace({part.bytes, part.node_bytes}, 0.0);
+    if (fresh) time->second = AllToAllTime(graph, platform, a.flows, a.loads, part);
     return time->second;
   };
   // A program's parts in order: each after its stream's part before and its chunk's part before.
@@ -69,7 +69,7 @@ Status RunCriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Tim
       const int s = part.kind == PartKind::kCompute ? 0 : 1;
       double at = stream_free[s];
       if (chunk_before[i] >= 0) at = std::max(at, timeline->part_end_s[begin + chunk_before[i]]);
-      const double took = s == 0 ? part.duration_s : all_to_all_time(graph.tasks[t], part.bytes);
+      const double took = s == 0 ? part.duration_s : all_to_all_time(graph.tasks[t], part);
       timeline->part_start_s[begin + i] = at;
       timeline->part_end_s[begin + i] = at + took;
       stream_free[s] = at + took;

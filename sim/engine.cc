@@ -36,7 +36,14 @@ bool HasCpRings(const TaskGraph& graph) {
 
 namespace {
 
-// Calls visit(src, dst) for each flow of member `m`'s sends in a rank's all-to-all.
+// Whether GPU src sends to GPU dst (both of one group) in an all-to-all: always, or with
+// node-limited routing within its node and to the GPU of its index on the other nodes.
+bool SendsTo(const TaskGraph& graph, const PlatformSpec& platform, int32_t src, int32_t dst) {
+  return !graph.node_limited_routing || platform.NodeOf(src) == platform.NodeOf(dst) ||
+         src % platform.gpus_per_node == dst % platform.gpus_per_node;
+}
+
+// Calls visit(m, peer, src, dst) for each flow of member `m`'s sends in a rank's all-to-all.
 template <typename Visit>
 void ForEachSend(const TaskGraph& graph, const PlatformSpec& platform, int32_t rank, int32_t m,
                  Visit visit) {
@@ -46,7 +53,8 @@ void ForEachSend(const TaskGraph& graph, const PlatformSpec& platform, int32_t r
   const int32_t src = platform.GpuOf(m / gpus, rank, m % gpus);
   for (int32_t j = 1; j < e; ++j) {
     const int32_t peer = base + (m - base + j) % e;
-    visit(m, peer, src, platform.GpuOf(peer / gpus, rank, peer % gpus));
+    const int32_t dst = platform.GpuOf(peer / gpus, rank, peer % gpus);
+    if (SendsTo(graph, platform, src, dst)) visit(m, peer, src, dst);
   }
 }
 
@@ -59,17 +67,17 @@ std::vector<TaskGpus> AllToAllFlows(const TaskGraph& graph, const PlatformSpec& 
   const int32_t compiled_members = graph.num_replicas * gpus;
   for (int32_t k = 0; k < gpus; ++k) {
     const int32_t m = task.replica * gpus + k;
-    ForEachSend(graph, platform, task.rank, m, [&](int32_t, int32_t peer, int32_t src,
-                                                   int32_t dst) {
+    ForEachSend(graph, platform, task.rank, m, [&](int32_t, int32_t, int32_t src, int32_t dst) {
       flows.push_back({src, dst});
-      if (!graph.folded() || peer < compiled_members) return;
-      // The peer at the opposite offset sends to this GPU: a member of a replica not compiled.
-      const int32_t base = m / graph.ep * graph.ep;
-      const int32_t from = base + (2 * (m - base) - (peer - base) + graph.ep) % graph.ep;
-      if (from >= compiled_members) {
-        flows.push_back({platform.GpuOf(from / gpus, task.rank, from % gpus), src});
-      }
     });
+    if (!graph.folded()) continue;
+    // The sends to this GPU from members of replicas not compiled.
+    const int32_t dst = platform.GpuOf(task.replica, task.rank, k);
+    const int32_t base = m / graph.ep * graph.ep;
+    for (int32_t from = std::max(base, compiled_members); from < base + graph.ep; ++from) {
+      const int32_t src = platform.GpuOf(from / gpus, task.rank, from % gpus);
+      if (SendsTo(graph, platform, src, dst)) flows.push_back({src, dst});
+    }
   }
   return flows;
 }
@@ -112,10 +120,12 @@ std::map<int32_t, double> AllToAllShares(const TaskGraph& graph, const PlatformS
   return shares;
 }
 
-double AllToAllTime(const PlatformSpec& platform, const std::vector<TaskGpus>& flows,
-                    const std::map<int32_t, int64_t>& loads, int64_t bytes) {
+double AllToAllTime(const TaskGraph& graph, const PlatformSpec& platform,
+                    const std::vector<TaskGpus>& flows, const std::map<int32_t, int64_t>& loads,
+                    const TaskPart& part) {
   double longest = 0;
   for (const TaskGpus& flow : flows) {
+    const int64_t bytes = FlowBytes(graph, platform, flow, part);
     const Route route = platform.RouteBetween(flow.src, flow.dst);
     double slowest = 0;  // seconds per byte at the narrowest share
     for (int i = 0; i < route.num_links; ++i) {

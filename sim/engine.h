@@ -124,13 +124,22 @@ std::map<int32_t, int64_t> AllToAllLinkLoads(const TaskGraph& graph, const Platf
 // the all-to-all (where the compiled replica's flows are all the link carries, k = 1, they share
 // the link itself with the other transfers).
 std::map<int32_t, double> AllToAllShares(const TaskGraph& graph, const PlatformSpec& platform);
-// The time of an all-to-all of `bytes` per flow on an otherwise idle fabric: each flow's route
+// The time of an all-to-all part on an otherwise idle fabric, each flow carrying FlowBytes: each flow's route
 // latency plus its bytes at its narrowest equal share (a link's bandwidth over the flows crossing
 // it in the whole all-to-all, AllToAllLinkLoads); the longest flow of `flows`. Exact for the
 // symmetric all-to-all whenever each flow's narrowest share is its max-min share, as on NVSwitch
 // nodes and rail-optimized fabrics.
-double AllToAllTime(const PlatformSpec& platform, const std::vector<TaskGpus>& flows,
-                    const std::map<int32_t, int64_t>& loads, int64_t bytes);
+double AllToAllTime(const TaskGraph& graph, const PlatformSpec& platform,
+                    const std::vector<TaskGpus>& flows, const std::map<int32_t, int64_t>& loads,
+                    const TaskPart& part);
+// The bytes one flow of an all-to-all part carries: TaskPart::node_bytes between nodes with
+// node-limited routing, else TaskPart::bytes.
+inline int64_t FlowBytes(const TaskGraph& graph, const PlatformSpec& platform,
+                         const TaskGpus& flow, const TaskPart& part) {
+  return graph.node_limited_routing && platform.NodeOf(flow.src) != platform.NodeOf(flow.dst)
+             ? part.node_bytes
+             : part.bytes;
+}
 
 // Where the SimGrid engine runs: in a child process (the default; the caller never holds SimGrid
 // state and may run again), or in this process, which then must not run SimGrid again (a sweep's

@@ -125,12 +125,10 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
       case TaskKind::kCompute:
         latest_compute = std::max(latest_compute, timeline.end_s[t]);
         if (const TaskProgram* program = graph.ProgramOfTask(t)) {
-          // Each GPU of the rank sends to its group's e - 1 other members in every all-to-all.
+          // Each GPU of the rank makes every all-to-all call (its bytes: ComputeLinkMetrics).
           const int64_t gpus = int64_t{graph.tp} * graph.cp;
           for (const TaskPart& part : *program) {
-            if (part.kind != PartKind::kAllToAll) continue;
-            m.num_alltoall_tasks += gpus;
-            m.alltoall_bytes += gpus * (graph.ep - 1) * part.bytes;
+            if (part.kind == PartKind::kAllToAll) m.num_alltoall_tasks += gpus;
           }
         }
         break;
@@ -231,6 +229,7 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
   metrics->links.clear();
   metrics->intra_node = TrafficMetrics();
   metrics->inter_node = TrafficMetrics();
+  metrics->alltoall_bytes = 0;
   if (!platform.xml_file.empty()) return;
   struct Use {
     int32_t link;
@@ -274,12 +273,14 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
       for (const TaskGpus& flow : it->second) {
         // The rank's group of GPUs is consecutive (platforms/platform.h).
         const bool send = flow.src >= first_gpu && flow.src < first_gpu + graph.tp * graph.cp;
+        const int64_t bytes = FlowBytes(graph, platform, flow, part);
         add(flow, platform.RouteBetween(flow.src, flow.dst), timeline.part_start_s[record],
-            timeline.part_end_s[record], part.bytes, send);
+            timeline.part_end_s[record], bytes, send);
         if (send) {
           (platform.NodeOf(flow.src) == platform.NodeOf(flow.dst) ? metrics->intra_node
                                                                   : metrics->inter_node)
-              .alltoall_bytes += part.bytes;
+              .alltoall_bytes += bytes;
+          metrics->alltoall_bytes += bytes;
         }
       }
     }

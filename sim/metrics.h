@@ -119,7 +119,7 @@ struct RunMetrics {
   double p2p_wait_s = 0;           // time ranks spent blocked in them, summed over ranks
   size_t num_optimizer_tasks = 0;  // optimizer steps, one per rank and replica with one
   // Expert parallelism: all-to-all calls (one per GPU of a rank and all-to-all part of a program,
-  // TaskGraph::programs) and the bytes they send to the other members of their groups.
+  // TaskGraph::programs) and, set by ComputeLinkMetrics, the bytes they send (the compiled GPUs').
   size_t num_alltoall_tasks = 0;
   int64_t alltoall_bytes = 0;
   // Set by ComputeLinkMetrics: every link that carried bytes, in platform order.

@@ -372,7 +372,7 @@ class JustInTimeRunner {
       for (const TaskGpus& flow : flows) {
         s4u::CommPtr comm = s4u::Comm::sendto_init(
             gpus_.at(flow.src), gpus_.at(MirrorHostOf(flow.dst, kAllToAllHost)));
-        comm->set_payload_size(static_cast<uint64_t>(parts[i].bytes));
+        comm->set_payload_size(static_cast<uint64_t>(FlowBytes(graph_, platform_, flow, parts[i])));
         comm->set_data(DataOf(t, kProgramPart));
         state.flows.push_back(comm);
         comm->start();

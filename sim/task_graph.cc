@@ -987,19 +987,22 @@ std::vector<TaskPart> ChunkParts(const StageCosts& costs, const Op& op, int32_t 
   const int32_t n = moe.layers;
   const int64_t per_peer_dispatch = (moe.dispatch_bytes + ep - 1) / ep;
   const int64_t per_peer_combine = (moe.combine_bytes + ep - 1) / ep;
+  const int64_t node_dispatch = moe.node_dispatch_bytes;
+  const int64_t node_combine = moe.node_combine_bytes;
   std::vector<TaskPart> parts;
   auto compute = [&](PartName name, bool backward, int32_t layer, double seconds) {
-    parts.push_back({PartKind::kCompute, name, chunk, backward, layer, seconds * slowdown, 0});
+    parts.push_back({PartKind::kCompute, name, chunk, backward, layer, seconds * slowdown, 0, 0});
   };
-  auto all_to_all = [&](PartName name, bool backward, int32_t layer, int64_t bytes) {
-    parts.push_back({PartKind::kAllToAll, name, chunk, backward, layer, 0, bytes});
+  auto all_to_all = [&](PartName name, bool backward, int32_t layer, int64_t bytes,
+                        int64_t node_bytes) {
+    parts.push_back({PartKind::kAllToAll, name, chunk, backward, layer, 0, bytes, node_bytes});
   };
   auto forward_layers = [&] {
     for (int32_t l = 0; l < n; ++l) {
       compute(PartName::kAttention, false, l, moe.forward_attention_s);
-      all_to_all(PartName::kDispatch, false, l, per_peer_dispatch);
+      all_to_all(PartName::kDispatch, false, l, per_peer_dispatch, node_dispatch);
       compute(PartName::kMlp, false, l, moe.forward_mlp_s);
-      all_to_all(PartName::kCombine, false, l, per_peer_combine);
+      all_to_all(PartName::kCombine, false, l, per_peer_combine, node_combine);
     }
   };
   const double forward_parts = n * (moe.forward_attention_s + moe.forward_mlp_s);
@@ -1016,9 +1019,9 @@ std::vector<TaskPart> ChunkParts(const StageCosts& costs, const Op& op, int32_t 
   const double rest = total - n * (attention + mlp) - (moe.full_recompute ? forward_parts : 0);
   if (moe.full_recompute) forward_layers();
   for (int32_t l = n - 1; l >= 0; --l) {
-    all_to_all(PartName::kCombine, true, l, per_peer_combine);
+    all_to_all(PartName::kCombine, true, l, per_peer_combine, node_combine);
     compute(PartName::kMlp, true, l, mlp);
-    all_to_all(PartName::kDispatch, true, l, per_peer_combine);
+    all_to_all(PartName::kDispatch, true, l, per_peer_combine, node_combine);
     compute(PartName::kAttention, true, l, attention);
   }
   compute(PartName::kRest, true, 0, std::max(0.0, rest));
@@ -1134,6 +1137,7 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
     }
   }
   graph->ep = parallelism.ep;
+  graph->node_limited_routing = parallelism.node_limited_routing;
   if (graph->programs.empty()) {
     graph->program_of.clear();
   } else {

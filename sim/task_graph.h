@@ -150,7 +150,8 @@ struct TaskPart {
   bool backward = false;  // part of a backward (I or B), recomputed forwards excluded
   int32_t layer = 0;      // the stage's MoE layer (0-based) the part belongs to
   double duration_s = 0;  // compute parts
-  int64_t bytes = 0;      // all-to-alls: to each other member of the group
+  int64_t bytes = 0;      // all-to-alls: to each other member of the group (in its node)
+  int64_t node_bytes = 0;  // node-limited all-to-alls: to the same GPU of each other node
   friend bool operator==(const TaskPart&, const TaskPart&) = default;
 };
 using TaskProgram = std::vector<TaskPart>;
@@ -239,6 +240,13 @@ struct Parallelism {
   // communication SMs); 1: no slowdown).
   int32_t ep = 1;
   double overlap_compute_slowdown = 1;
+  // DeepSeek's node-limited routing (DeepSeek-V3 report, Secs. 2.1.2 and 3.2.2): an all-to-all
+  // sends over the network only to the GPU of the same index on each other node of the group
+  // (TaskPart::node_bytes, the tokens bound for that node, once), beside its NVLink sends to the
+  // GPUs of its own node (TaskPart::bytes: the tokens of its node's experts, its own and those
+  // forwarded from the other nodes, the forwarding pipelined with the receiving). false: every
+  // member sends to every other (over PXN across rails).
+  bool node_limited_routing = false;
 };
 
 using TaskDag = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property,
@@ -270,6 +278,7 @@ struct TaskGraph {
   // no task has one. part_begin[t]: the first of task t's parts in the timeline's part records
   // (num_compute_tasks() + 1 entries, with program_of).
   int32_t ep = 1;
+  bool node_limited_routing = false;  // Parallelism::node_limited_routing
   std::vector<TaskProgram> programs;
   std::vector<uint32_t> program_of;
   std::vector<size_t> part_begin;

@@ -63,7 +63,7 @@ for flag in ["--pp", "--microbatches", "--stages-per-rank", "--nodes", "--tp", "
         if flag == "--max-tasks" and value == "2147483648":
             continue  # a valid limit (64-bit)
         case(f"count{flag}-{i}", run_with(flag, value), flag)
-for flag in ["--seq-len", "--microbatch-size", "--zero", "--ep", "--comm-sms"]:
+for flag in ["--seq-len", "--microbatch-size", "--zero", "--ep", "--comm-sms", "--moe-node-limit"]:
     for i, value in enumerate(["-1", "2147483648", "abc", ARG]):
         case(f"model-count{flag}-{i}", run_with("--model", "llama3-8b", ("--f", "--b")) + [flag, value], flag)
 case("issue-dp-huge", run_with("--dp", "2147483647") + ["--grad-bytes", "1"], "--dp",
@@ -192,6 +192,13 @@ case("comm-sms-no-ep", MOE + ["--comm-sms", "20"], "--comm-sms",
      message="--comm-sms: slows computation beside the expert-parallel all-to-alls; give --ep 2 or more")
 case("comm-sms-all", MOE + ["--ep", "8", "--dp", "8", "--comm-sms", "132"], "--comm-sms",
      message="--comm-sms: 132 SMs of the H100 SXM's 132; valid: 0 to 131")
+case("node-limit-no-ep", MOE + ["--moe-node-limit", "4"], "--moe-node-limit",
+     message="--moe-node-limit: limits where the expert-parallel all-to-alls send tokens; give --ep 2 or more")
+case("node-limit-zero", MOE + ["--ep", "8", "--dp", "8", "--moe-node-limit", "0"], "--moe-node-limit")
+DEEPSEEK = run_with("--model", "deepseek-v3", ("--f", "--b"), platform="dgx-h100", nodes="16",
+                    pp="2", microbatches="2")
+case("node-limit-partial-nodes", DEEPSEEK + ["--dp", "64", "--ep", "4", "--placement", "round-robin",
+                                              "--moe-node-limit", "2"], "--moe-node-limit")
 case("cp-no-model", run_with("--cp", "2"), "--cp")
 case("cp-no-flash", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--cp", "2", "--flash-attention", "off"], "--cp")

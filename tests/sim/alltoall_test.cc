@@ -133,7 +133,7 @@ struct OneRankRun {
   Timeline timeline;
 };
 OneRankRun RunOneRank(const PlatformSpec& platform, EngineKind engine, int32_t dp, int32_t ep,
-                      const MoeStage& moe, bool fold) {
+                      const MoeStage& moe, bool fold, bool node_limited = false) {
   OneRankRun run;
   StageCosts costs = OneStageCosts(4e-3, 7e-3);
   costs.gradient_bytes = {0};
@@ -141,6 +141,7 @@ OneRankRun RunOneRank(const PlatformSpec& platform, EngineKind engine, int32_t d
   Parallelism parallelism{dp, 1, P2pMode::kEager};
   parallelism.ep = ep;
   parallelism.fold_replicas = fold;
+  parallelism.node_limited_routing = node_limited;
   EXPECT_TRUE(CompileTaskGraph(OneRankOneMicrobatch(), costs, parallelism, &run.graph).ok());
   EXPECT_TRUE(Execute(engine, run.graph, platform, &run.timeline).ok());
   return run;
@@ -192,12 +193,40 @@ TEST(AllToAll, InterNodeRailsClosedForm) {
       // 4 all-to-alls per GPU, each 15 sends of D/16 or C/16; compiled GPUs: 1 or 16.
       const int64_t gpus = fold ? 1 : 16;
       EXPECT_EQ(metrics.num_alltoall_tasks, 4 * gpus);
-      EXPECT_EQ(metrics.alltoall_bytes, gpus * 15 * (dispatch + 3 * combine) / 16);
       metrics.makespan_s = run.timeline.end_s[1];
       ComputeLinkMetrics(run.graph, platform, run.timeline, &metrics);
+      EXPECT_EQ(metrics.alltoall_bytes, gpus * 15 * (dispatch + 3 * combine) / 16);
       // Of each GPU's sends, 7 of 15 stay in its node and 8 cross.
       EXPECT_EQ(metrics.intra_node.alltoall_bytes, gpus * 7 * (dispatch + 3 * combine) / 16);
       EXPECT_EQ(metrics.inter_node.alltoall_bytes, gpus * 8 * (dispatch + 3 * combine) / 16);
+    }
+  }
+}
+
+TEST(AllToAll, NodeLimitedRoutingClosedForm) {
+  // ep 32 over 4 dgx-h100 nodes, NVLink latency 0. Node-limited, each GPU sends X to the GPU of
+  // its index on each of the 3 other nodes (its own NIC carries its 3 flows: X / (50/3 GB/s)
+  // after 2 x 2.5 us) beside Y = D/32 to each of the 7 GPUs of its node (7Y at 450 GB/s: less).
+  const PlatformSpec platform = PlatformOrDie(
+      PresetChoice("dgx-h100", {"intra_node.latency=0"}, 4), 1, 32, 1);
+  MoeStage moe = Layer(1, 320'000'000, 640'000'000);
+  moe.node_dispatch_bytes = 40'000'000;
+  moe.node_combine_bytes = 80'000'000;
+  auto a2a = [](int64_t node_bytes) { return 5e-6 + 3.0 * node_bytes / 50e9; };
+  for (bool fold : {true, false}) {
+    for (EngineKind engine : kEngines) {
+      SCOPED_TRACE(std::string(EngineName(engine)) + (fold ? " folded" : " every replica"));
+      const OneRankRun run = RunOneRank(platform, engine, 32, 32, moe, fold, true);
+      const double forward = 4e-3 + a2a(40'000'000) + a2a(80'000'000);
+      EXPECT_NEAR(run.timeline.end_s[0], forward, 1e-9);
+      EXPECT_NEAR(run.timeline.end_s[1], forward + 7e-3 + 2 * a2a(80'000'000), 1e-9);
+      RunMetrics metrics = ComputeMetrics(OneRankOneMicrobatch(), OneStageCosts(4e-3, 7e-3),
+                                          run.graph, run.timeline);
+      metrics.makespan_s = run.timeline.end_s[1];
+      ComputeLinkMetrics(run.graph, platform, run.timeline, &metrics);
+      const int64_t gpus = fold ? 1 : 32;
+      EXPECT_EQ(metrics.intra_node.alltoall_bytes, gpus * 7 * (10'000'000 + 3 * 20'000'000));
+      EXPECT_EQ(metrics.inter_node.alltoall_bytes, gpus * 3 * (40'000'000 + 3 * 80'000'000));
     }
   }
 }
