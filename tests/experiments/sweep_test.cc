@@ -143,7 +143,8 @@ skip:
                    "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
                    "grad_dtype, bytes_per_param, tp_comm_overlap, layers_per_stage, "
                    "embedding_as_layer, loss_as_layer, efficiency, platform, nodes, placement, "
-                   "hosts, tp, cp, ep, comm_sms, dp, grad_bucket, collective_algorithm, replicas, "
+                   "hosts, tp, cp, ep, moe_node_limit, comm_sms, dp, grad_bucket, collective_algorithm, "
+                   "replicas, "
                    "p2p_latency, p2p_bandwidth, "
              "p2p_mode, engine, "
                    "format, train_tokens, gpu_hour_cost, max_tasks, set.PATH (did you mean microbatches?)\n" +
@@ -164,7 +165,8 @@ skip:
                    "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
                    "grad_dtype, bytes_per_param, tp_comm_overlap, layers_per_stage, "
                    "embedding_as_layer, loss_as_layer, efficiency, platform, nodes, placement, "
-                   "hosts, tp, cp, ep, comm_sms, dp, grad_bucket, collective_algorithm, replicas, "
+                   "hosts, tp, cp, ep, moe_node_limit, comm_sms, dp, grad_bucket, collective_algorithm, "
+                   "replicas, "
                    "p2p_latency, p2p_bandwidth, "
              "p2p_mode, engine, "
                    "format, train_tokens, gpu_hour_cost, max_tasks, set.PATH (did you mean platform?)\n" +
