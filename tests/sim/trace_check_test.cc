@@ -89,7 +89,7 @@ proto::RunConfig Spec(const std::string& schedule, int32_t p, int32_t m, const s
   return spec;
 }
 
-constexpr size_t kNumCases = 7;
+constexpr size_t kNumCases = 8;
 
 std::vector<Case> Cases() {
   const int32_t p = 4, m = 8;
@@ -166,6 +166,27 @@ std::vector<Case> Cases() {
   // bucket 1's, 4 from the backwards into the last bucket's reduce-scatter.
   rings.flows = 2 * crossings + 2 * 2 * (4 * (2 * 4 * 2) + 4 + 4 + 4);
   cases.push_back(rings);
+  // mixtral-8x7b (32 MoE layers, 16 per stage), 1F1B, p 2, m 2, tp 8 with sequence parallelism
+  // and ep 8 over the tensor-parallel GPUs (dp 1: no gradient rings). Slices: 2pm actions, a tp
+  // ring each, 2m(p - 1) crossings x 8 GPUs, an optimizer step per rank, and per action its
+  // parts: the rest and 16 layers x (2 computes + 2 all-to-alls). Flows: two per transfer, two per
+  // all-to-all (from the compute before it, to the one after it) but for a forward's last combine
+  // (nothing after it) and a backward's first (nothing before it).
+  Case moe{"moe-ep8", proto::RunConfig(), 0, 0, 2 + 1, 2};
+  moe.spec.set_schedule("1F1B");
+  moe.spec.set_pp(2);
+  moe.spec.set_microbatches(2);
+  moe.spec.set_model("mixtral-8x7b");
+  moe.spec.set_seq_len(1024);
+  moe.spec.set_tp(8);
+  moe.spec.set_sequence_parallel(true);
+  moe.spec.set_ep(8);
+  moe.spec.set_platform("dgx-h100");
+  moe.spec.set_nodes(2);
+  const size_t moe_actions = 2 * 2 * 2, moe_crossings = 2 * 2 * 1 * 8;
+  moe.slices = moe_actions + moe_actions + moe_crossings + 2 + moe_actions * (1 + 16 * 4);
+  moe.flows = 2 * moe_crossings + moe_actions * (2 * 16 * 2 - 1);
+  cases.push_back(moe);
   EXPECT_EQ(cases.size(), kNumCases);
   return cases;
 }
