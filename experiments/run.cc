@@ -102,23 +102,36 @@ Status ApplyNodeLimit(const RunSpec& spec, const TransformerSpec& model,
   const Locator& where = *spec.where;
   const int32_t gpus = spec.training.GpusPerRank();
   const int32_t ep = spec.training.ep;
-  std::map<int32_t, int32_t> per_node;  // the group of member 0 of rank 0
-  for (int32_t m = 0; m < ep; ++m) ++per_node[platform.NodeOf(platform.GpuOf(m / gpus, 0, m % gpus))];
-  const int32_t nodes = static_cast<int32_t>(per_node.size());
-  for (const auto& [node, members] : per_node) {
-    if (nodes > 1 && members != platform.gpus_per_node) {
-      return where.Invalid("moe_node_limit",
-                           "needs expert-parallel groups of whole nodes, a GPU of each index on "
-                           "every node of the group; --ep " + std::to_string(ep) + " puts " +
-                           std::to_string(members) + " of node " + std::to_string(node) +
-                           "'s " + std::to_string(platform.gpus_per_node) +
-                           " GPUs in one group (valid: --ep within one node or a multiple of " +
-                           std::to_string(platform.gpus_per_node) + " with contiguous placement)");
+  const int32_t members = spec.training.dp * gpus;  // of each rank
+  // Every group of every rank: the same number of nodes, each whole when there are several.
+  int32_t nodes = 0;
+  for (int32_t rank = 0; rank < platform.num_ranks; ++rank) {
+    for (int32_t base = 0; base < members; base += ep) {
+      std::map<int32_t, int32_t> per_node;
+      for (int32_t m = base; m < base + ep; ++m) {
+        ++per_node[platform.NodeOf(ExpertMemberGpu(platform, rank, m, gpus))];
+      }
+      const int32_t spanned = static_cast<int32_t>(per_node.size());
+      for (const auto& [node, count] : per_node) {
+        if ((spanned > 1 && count != platform.gpus_per_node) || (nodes > 0 && spanned != nodes)) {
+          return where.Invalid(
+              "moe_node_limit",
+              "needs every expert-parallel group within one node or of whole nodes, as many for "
+              "each group (a GPU of each index on every node of its group); --ep " +
+                  std::to_string(ep) + " puts " + std::to_string(count) + " of node " +
+                  std::to_string(node) + "'s " + std::to_string(platform.gpus_per_node) +
+                  " GPUs in a group of rank " + std::to_string(rank) + " spanning " +
+                  std::to_string(spanned) + " nodes (valid: --ep within a node or a multiple "
+                  "of " + std::to_string(platform.gpus_per_node) + ", contiguous placement)");
+        }
+      }
+      nodes = spanned;
     }
   }
   const int64_t chosen = std::min(spec.moe_node_limit, nodes);
   const int64_t k = model.experts_per_token;
   for (MoeStage& stage : costs->moe) {
+    stage.group_nodes = nodes;
     stage.node_dispatch_bytes = (stage.dispatch_bytes * chosen + k * nodes - 1) / (k * nodes);
     stage.node_combine_bytes = (stage.combine_bytes * chosen + k * nodes - 1) / (k * nodes);
   }
@@ -577,7 +590,23 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   if (!status.ok()) return status;
   if (profile_from_model) {
     // The MoE layers' parts and all-to-alls are the model's (with --ep > 1), and the experts'
-    // gradients, reduced over their expert-data-parallel groups.
+    // gradients, reduced over their expert-data-parallel groups. Durations given instead of the
+    // model's would not hold the parts the engines run (--overlap still replaces a pair's).
+    if (!model_costs.moe.empty()) {
+      for (const auto& [field, given] :
+           {std::pair{"f", !spec.costs.forward_s.empty()},
+            std::pair{"i", !spec.costs.backward_input_s.empty()},
+            std::pair{"w", !spec.costs.backward_weight_s.empty()},
+            std::pair{"b", !spec.costs.backward_s.empty()}}) {
+        if (given) {
+          return where.Invalid(field, "replaces the model's durations, whose MoE parts and "
+                                      "all-to-alls " + where.Name("ep") + " " +
+                                      std::to_string(spec.training.ep) +
+                                      " simulates; give them with " + where.Name("ep") +
+                                      " 1, or leave them to the model");
+        }
+      }
+    }
     run->costs.moe = model_costs.moe;
     bool experts = false;
     for (const StageModel& stage : stages) experts = experts || stage.expert_gradient_bytes > 0;
@@ -653,18 +682,34 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     parallelism.overlap_compute_slowdown = sms / (sms - spec.comm_sms);
   }
   if (!run->costs.moe.empty()) {
-    // Each part of a program is recorded like a task: at most a forward's rest and 4 parts per
-    // MoE layer, twice with full recomputation, in each of an action's two ops.
+    const int32_t gpus = spec.training.GpusPerRank();
+    const int32_t ep = spec.training.ep;
+    // Folded, an experts' ring step stands for its group's members through a spliced route that
+    // takes its predecessor's GPU of the rank to be its own: exact when the groups line up with
+    // the ranks' GPUs.
+    if (parallelism.fold_replicas && ep % gpus != 0 && gpus % ep != 0) {
+      return where.Invalid("ep", std::to_string(ep) + " with " + std::to_string(gpus) +
+                                     " GPUs per rank (tp x cp): with replicas folded the "
+                                     "expert-parallel groups must divide or be a multiple of them; "
+                                     "use " + where.Name("replicas") + " all");
+    }
+    // Each part of a program is recorded like a task (at most a forward's rest and 4 parts per
+    // MoE layer, twice with full recomputation, in each of an action's two ops), and each flow of
+    // an all-to-all is an activity of the simulation (a GPU's sends and, folded, its receives to
+    // and from e - 1 peers; the links' loads walk every member's e - 1 routes once per rank).
     int32_t most = 0;
     for (const MoeStage& stage : run->costs.moe) most = std::max(most, stage.layers);
     const double dp = parallelism.fold_replicas ? 1 : spec.training.dp;  // compiled
     const double parts = static_cast<double>(run->schedule.NumActions()) * dp * 2 * (1 + 8 * most);
-    if (parts > static_cast<double>(spec.max_tasks)) {
-      char text[200];
+    const double flows = parts / 2 * gpus * 2.0 * (ep - 1) +
+                         static_cast<double>(run->schedule.num_ranks) * spec.training.dp * gpus *
+                             (ep - 1);
+    if (parts + flows > static_cast<double>(spec.max_tasks)) {
+      char text[240];
       std::snprintf(text, sizeof(text),
-                    "the MoE layers' parts and all-to-alls come to about %.3g records; the limit "
-                    "is %lld (--max-tasks)",
-                    parts, static_cast<long long>(spec.max_tasks));
+                    "the MoE layers' parts and all-to-all flows come to about %.3g; the limit is "
+                    "%.3g (--max-tasks)",
+                    parts + flows, static_cast<double>(spec.max_tasks));
       return where.Invalid("ep", text);
     }
   }

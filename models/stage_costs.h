@@ -43,9 +43,12 @@ struct MoeStage {
   // 16-bit gradients of the combine's size.
   int64_t dispatch_bytes = 0;
   int64_t combine_bytes = 0;
-  // Node-limited routing (--moe-node-limit; 0: not limited): the bytes one GPU sends over the
-  // network to the GPU of its own index on each other node of its group in the dispatch, and in the
-  // combine and the backward's two (sim/task_graph.h TaskPart::node_bytes).
+  // Node-limited routing (--moe-node-limit; 0: not limited): the nodes N its expert-parallel group
+  // spans, and the bytes one GPU sends over the network to the GPU of its own index on each other
+  // node of its group in the dispatch, and in the combine and the backward's two (sim/task_graph.h
+  // TaskPart::node_bytes). Each GPU of a node then delivers over NVLink its node's share of the
+  // tokens of all N nodes: N times dispatch (combine) bytes / e to each other GPU of its node.
+  int32_t group_nodes = 0;
   int64_t node_dispatch_bytes = 0;
   int64_t node_combine_bytes = 0;
 };

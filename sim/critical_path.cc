@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace ppsim {
@@ -38,23 +39,19 @@ Status RunCriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Tim
     timeline->part_start_s.assign(graph.part_begin.back(), 0.0);
     timeline->part_end_s.assign(graph.part_begin.back(), 0.0);
   }
-  // All-to-alls: per replica and rank, its flows and each link's load (the same for every part);
-  // per distinct size, the time.
-  struct AllToAll {
-    std::vector<TaskGpus> flows;
-    std::map<int32_t, int64_t> loads;
-    std::map<std::pair<int64_t, int64_t>, double> seconds;
-  };
-  std::map<std::pair<int32_t, int32_t>, AllToAll> all_to_alls;
+  // All-to-alls: per replica and rank its flows, per rank each link's load (the same for every
+  // part), per replica, rank and sizes the time.
+  AllToAllFlowCache flows;
+  std::map<int32_t, std::map<int32_t, int64_t>> loads;
+  std::map<std::tuple<int32_t, int32_t, int64_t, int64_t>, double> seconds;
   auto all_to_all_time = [&](const Task& task, const TaskPart& part) {
-    auto [it, added] = all_to_alls.try_emplace({task.replica, task.rank});
-    AllToAll& a = it->second;
-    if (added) {
-      a.flows = AllToAllFlows(graph, platform, task);
-      a.loads = AllToAllLinkLoads(graph, platform, task.rank);
-    }
-    auto [time, fresh] = a.seconds.try_emplace({part.bytes, part.node_bytes}, 0.0);
-    if (fresh) time->second = AllToAllTime(graph, platform, a.flows, a.loads, part);
+    auto [time, fresh] =
+        seconds.try_emplace({task.replica, task.rank, part.bytes, part.node_bytes}, 0.0);
+    if (!fresh) return time->second;
+    auto [load, added] = loads.try_emplace(task.rank);
+    if (added) load->second = AllToAllLinkLoads(graph, platform, task.rank);
+    time->second =
+        AllToAllTime(graph, platform, flows.Of(graph, platform, task), load->second, part);
     return time->second;
   };
   // A program's parts in order: each after its stream's part before and its chunk's part before.

@@ -50,10 +50,10 @@ void ForEachSend(const TaskGraph& graph, const PlatformSpec& platform, int32_t r
   const int32_t gpus = graph.tp * graph.cp;
   const int32_t e = graph.ep;
   const int32_t base = m / e * e;
-  const int32_t src = platform.GpuOf(m / gpus, rank, m % gpus);
+  const int32_t src = ExpertMemberGpu(platform, rank, m, gpus);
   for (int32_t j = 1; j < e; ++j) {
     const int32_t peer = base + (m - base + j) % e;
-    const int32_t dst = platform.GpuOf(peer / gpus, rank, peer % gpus);
+    const int32_t dst = ExpertMemberGpu(platform, rank, peer, gpus);
     if (SendsTo(graph, platform, src, dst)) visit(m, peer, src, dst);
   }
 }
@@ -75,7 +75,7 @@ std::vector<TaskGpus> AllToAllFlows(const TaskGraph& graph, const PlatformSpec& 
     const int32_t dst = platform.GpuOf(task.replica, task.rank, k);
     const int32_t base = m / graph.ep * graph.ep;
     for (int32_t from = std::max(base, compiled_members); from < base + graph.ep; ++from) {
-      const int32_t src = platform.GpuOf(from / gpus, task.rank, from % gpus);
+      const int32_t src = ExpertMemberGpu(platform, task.rank, from, gpus);
       if (SendsTo(graph, platform, src, dst)) flows.push_back({src, dst});
     }
   }

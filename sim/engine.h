@@ -107,12 +107,30 @@ inline TaskGpus CpRingLink(const Task& task, const PlatformSpec& platform, int32
 // innermost, then context-parallel, then data-parallel); members m and m' are in one group when
 // m / e = m' / e, and member m's peer at offset j (1 .. e - 1) is the member (m + j) mod e of its
 // group. In one all-to-all every member sends to every peer at once.
+// The GPU of member `m` of rank `rank` (ranks of `gpus_per_rank` = tp x cp GPUs).
+inline int32_t ExpertMemberGpu(const PlatformSpec& platform, int32_t rank, int32_t m,
+                               int32_t gpus_per_rank) {
+  return platform.GpuOf(m / gpus_per_rank, rank, m % gpus_per_rank);
+}
 // The flows of one all-to-all part of compute task `task`: each of its GPUs' sends to its peers
 // and, when replicas are folded, the sends to its GPUs from members of replicas not compiled
 // (replica 0 stands for them: their flows load their own links, at the share the symmetric
 // all-to-all gives them, AllToAllShares). With every replica compiled each task sends only.
 std::vector<TaskGpus> AllToAllFlows(const TaskGraph& graph, const PlatformSpec& platform,
                                     const Task& task);
+// AllToAllFlows of each (replica, rank), computed once.
+class AllToAllFlowCache {
+ public:
+  const std::vector<TaskGpus>& Of(const TaskGraph& graph, const PlatformSpec& platform,
+                                  const Task& task) {
+    auto [it, added] = flows_.try_emplace({task.replica, task.rank});
+    if (added) it->second = AllToAllFlows(graph, platform, task);
+    return it->second;
+  }
+
+ private:
+  std::map<std::pair<int32_t, int32_t>, std::vector<TaskGpus>> flows_;
+};
 // How many flows of a rank's all-to-all cross each link when all its members send at once.
 std::map<int32_t, int64_t> AllToAllLinkLoads(const TaskGraph& graph, const PlatformSpec& platform,
                                              int32_t rank);

@@ -258,19 +258,18 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
   }
   // All-to-alls: every flow the engine ran loads its links; the traffic counts the sends of the
   // compiled GPUs (folded, the flows into them stand for their peers' sends).
-  std::map<std::pair<int32_t, int32_t>, std::vector<TaskGpus>> flows_of;
+  AllToAllFlowCache flows_of;
   for (size_t t = 0; t < graph.program_of.size(); ++t) {
     const TaskProgram* program = graph.ProgramOfTask(t);
     if (program == nullptr) continue;
     const Task& task = graph.tasks[t];
-    auto [it, added] = flows_of.try_emplace({task.replica, task.rank});
-    if (added) it->second = AllToAllFlows(graph, platform, task);
+    const std::vector<TaskGpus>& flows = flows_of.Of(graph, platform, task);
     const int32_t first_gpu = platform.GpuOf(task.replica, task.rank, 0);
     for (size_t i = 0; i < program->size(); ++i) {
       const TaskPart& part = (*program)[i];
       if (part.kind != PartKind::kAllToAll) continue;
       const size_t record = graph.part_begin[t] + i;
-      for (const TaskGpus& flow : it->second) {
+      for (const TaskGpus& flow : flows) {
         // The rank's group of GPUs is consecutive (platforms/platform.h).
         const bool send = flow.src >= first_gpu && flow.src < first_gpu + graph.tp * graph.cp;
         const int64_t bytes = FlowBytes(graph, platform, flow, part);

@@ -36,6 +36,7 @@ namespace s4u = simgrid::s4u;
 
 constexpr uint64_t kMagic = 0x7070'7369'6d54'4c31ULL;       // "ppsimTL1": a timeline follows
 constexpr uint64_t kInputError = 0x7070'7369'6d45'5231ULL;  // "ppsimER1": a message follows
+constexpr uint64_t kInternalError = 0x7070'7369'6d45'5232ULL;  // "ppsimER2": a message follows
 
 // Where a transfer goes in SimGrid: its receiver's host, or for a mirrored step a mirror host of
 // the GPU of replica 0 that stands for its receiver (routes are per pair of hosts, and the
@@ -49,9 +50,12 @@ int32_t MirroredGroup(const Task& task, int32_t dp) {
 TaskGpus EndpointsOf(const Task& task, const PlatformSpec& platform) {
   TaskGpus gpus = GpusOf(task, platform);
   if (task.mirrored) {
-    // The ring's (successor 1), a node's group's, or across nodes' (successor ppn).
-    const int32_t variant =
-        task.peer_replica != 1 ? 2 : MirroredGroup(task, platform.dp) != platform.dp ? 1 : 0;
+    // The ring's (successor 1), a node's group's, across nodes' (successor ppn), or the experts'
+    // ring's.
+    const int32_t variant = task.mirrored == Task::kExpertMirror ? kExpertRingHost
+                            : task.peer_replica != 1                 ? 2
+                            : MirroredGroup(task, platform.dp) != platform.dp ? 1
+                                                                              : 0;
     gpus.dst = MirrorHostOf(platform.GpuOf(0, task.peer, task.peer_shard), variant);
   }
   return gpus;
@@ -158,7 +162,7 @@ std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(
   });
   // All-to-all flows, one set per replica and rank with a program: to the receiver's all-to-all
   // host, over the links' all-to-all shadows where the compiled flows stand for more
-  // (SimGridPlatform's kAllToAllShadow).
+  // (AllToAllShadowOf).
   std::set<std::pair<int32_t, int32_t>> seen;
   for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
     const Task& task = graph.tasks[t];
@@ -401,10 +405,7 @@ class JustInTimeRunner {
 
   // The flows of task t's all-to-alls (the same for each of its parts).
   const std::vector<TaskGpus>& FlowsOf(TaskId t) {
-    const Task& task = graph_.tasks[t];
-    auto [it, added] = flows_.try_emplace({task.replica, task.rank});
-    if (added) it->second = AllToAllFlows(graph_, platform_, task);
-    return it->second;
+    return flows_.Of(graph_, platform_, graph_.tasks[t]);
   }
 
   // Task t's compute (its Exec or its program) has ended.
@@ -488,7 +489,7 @@ class JustInTimeRunner {
   std::unordered_map<TaskId, Program> programs_;
   std::vector<TaskId> programs_done_;
   std::vector<s4u::ActivityPtr> released_;  // ended parts, released once no callback runs
-  std::map<std::pair<int32_t, int32_t>, std::vector<TaskGpus>> flows_;
+  AllToAllFlowCache flows_;
   int depth_ = 0;
   size_t completed_ = 0;
 };
@@ -512,8 +513,8 @@ std::string TimelineBytes(const Timeline& timeline) {
   return out;
 }
 
-std::string InputErrorBytes(const std::string& message) {
-  const uint64_t header[2] = {kInputError, message.size()};
+std::string ErrorBytes(uint64_t kind, const std::string& message) {
+  const uint64_t header[2] = {kind, message.size()};
   return std::string(reinterpret_cast<const char*>(header), sizeof(header)) + message;
 }
 
@@ -564,16 +565,23 @@ Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline
   Status status = RunInChild("simgrid", [&] {
     Timeline own;
     const Status simulated = SimulateInThisProcess(graph, platform, &own);
-    if (simulated.code() == StatusCode::kInvalidInput) return InputErrorBytes(simulated.message());
-    // An internal failure sends nothing: the parent reports the short read.
-    return simulated.ok() ? TimelineBytes(own) : std::string();
+    if (!simulated.ok()) {
+      return ErrorBytes(simulated.code() == StatusCode::kInvalidInput ? kInputError
+                                                                      : kInternalError,
+                        simulated.message());
+    }
+    return TimelineBytes(own);
   }, &bytes);
   if (!status.ok()) return status;
   uint64_t header[5] = {0, 0, 0, 0, 0};
   std::memcpy(header, bytes.data(), std::min(bytes.size(), sizeof(header)));
-  if (header[0] == kInputError && bytes.size() >= 2 * sizeof(uint64_t)) {
+  if ((header[0] == kInputError || header[0] == kInternalError) &&
+      bytes.size() >= 2 * sizeof(uint64_t)) {
     const std::string_view message = std::string_view(bytes).substr(2 * sizeof(uint64_t));
-    if (header[1] == message.size()) return Status::InvalidInput(std::string(message));
+    if (header[1] == message.size()) {
+      return header[0] == kInputError ? Status::InvalidInput(std::string(message))
+                                      : Status::Internal(std::string(message));
+    }
   }
   const std::string_view body =
       std::string_view(bytes).substr(std::min(bytes.size(), sizeof(header)));

@@ -63,10 +63,10 @@ Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int3
   auto host = [&](int32_t gpu) {
     auto [it, added] = gpus->emplace(gpu, nullptr);
     if (added) {
-      const int32_t mirror = -2 - gpu;  // 4 x GPU + variant (MirrorHostOf)
+      const int32_t mirror = -2 - gpu;  // kMirrorVariants x GPU + variant (MirrorHostOf)
       const std::string name = gpu >= 0 ? "gpu" + std::to_string(gpu)
-                                        : "gpu" + std::to_string(mirror / 4) + ".mirror" +
-                                              std::to_string(mirror % 4);
+                                        : "gpu" + std::to_string(mirror / kMirrorVariants) +
+                                              ".mirror" + std::to_string(mirror % kMirrorVariants);
       it->second = zone->create_host(name, platform.gpu_flops_per_s)->seal();
     }
     return it->second;

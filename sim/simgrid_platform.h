@@ -15,14 +15,17 @@ namespace ppsim {
 
 // The SimGrid host of each GPU a run uses, by GPU number; kTimerHost: the timer;
 // MirrorHostOf(g, v): the end of mirrored transfers standing for GPU g's receives, one host per
-// route variant v (0..2: a mirrored step's route depends on its successor and predecessor), and
-// the end of all-to-all flows into g (v = kAllToAllHost: their routes may take the links'
-// all-to-all shadows, so they must not share a pair of hosts with other transfers).
+// route variant v (0..2: a mirrored step's route depends on its successor and predecessor;
+// kExpertRingHost for the experts' rings), and the end of all-to-all flows into g
+// (v = kAllToAllHost: their routes may take the links' all-to-all shadows, so they must not share
+// a pair of hosts with other transfers).
 using GpuHosts = std::unordered_map<int32_t, simgrid::s4u::Host*>;
 inline constexpr int32_t kTimerHost = -1;
 inline constexpr int32_t kAllToAllHost = 3;
+inline constexpr int32_t kExpertRingHost = 4;  // mirrored steps of the experts' gradient rings
+inline constexpr int32_t kMirrorVariants = 8;
 inline constexpr int32_t MirrorHostOf(int32_t gpu, int32_t variant) {
-  return -2 - (4 * gpu + variant);
+  return -2 - (kMirrorVariants * gpu + variant);
 }
 // A route's link id standing for the all-to-all shadow of link `id`: a link of the link's latency
 // and 1/k of its bandwidth, k its AllToAllShares share, that only all-to-all flows cross. With

@@ -200,7 +200,8 @@ void AddRingSteps(int32_t rank, int32_t stage, const std::vector<RingMember>& me
                   int64_t bytes, double wire_factor, const std::vector<TaskId>& after,
                   const std::vector<TaskId>& chain, TaskGraph* graph,
                   std::vector<std::pair<TaskId, TaskId>>* edges, std::vector<TaskId>* starts,
-                  std::vector<TaskId>* ends, int32_t last_replica = -1) {
+                  std::vector<TaskId>* ends, int32_t last_replica = -1,
+                  uint8_t mirror_kind = Task::kMirrored) {
   const int32_t m = static_cast<int32_t>(members.size());
   const int32_t n = ring_size;
   const bool folded = m < n;
@@ -215,7 +216,7 @@ void AddRingSteps(int32_t rank, int32_t stage, const std::vector<RingMember>& me
       Task task = TransferTaskOf(TaskKind::kAllReduce, from.replica, to.replica, from.shard, rank,
                                  rank, stage, OnTheWire(SplitBytes(bytes, n, chunk), wire_factor));
       task.peer_shard = static_cast<uint16_t>(to.shard);
-      task.mirrored = folded && i + 1 == m;
+      task.mirrored = folded && i + 1 == m ? mirror_kind : 0;
       // Member 0's predecessor: the last member of the last replica (or `last_replica`'s).
       if (task.mirrored) {
         task.source_replica = static_cast<uint16_t>(last_replica >= 0 ? last_replica : n / m - 1);
@@ -368,7 +369,7 @@ void AddPlannedSteps(const std::vector<Phase>& phases, int32_t ppn, int32_t dp, 
           const TaskId id = static_cast<TaskId>(graph->tasks.size());
           current[r].push_back(id);
           Task task = TransferTaskOf(TaskKind::kAllReduce, r, to, shard, rank, rank, stage, bytes);
-          task.mirrored = to >= members;
+          task.mirrored = to >= members ? Task::kMirrored : 0;
           if (task.mirrored) task.source_replica = static_cast<uint16_t>(next(peer, r, -1));
           graph->tasks.push_back(task);
           if (first) {
@@ -437,7 +438,7 @@ void AddExpertSync(int32_t rank, int32_t stage, int64_t bytes, const Parallelism
     const int32_t last_member = group + (n - 1) * ep;
     std::vector<TaskId> starts(c), ends(c);
     AddRingSteps(rank, stage, members, n, wrap_to, 0, 2 * (n - 1), bytes, 1, after, chain, graph,
-                 edges, &starts, &ends, last_member / gpus);
+                 edges, &starts, &ends, last_member / gpus, Task::kExpertMirror);
     last->insert(last->end(), ends.begin(), ends.end());
   }
 }
@@ -985,8 +986,10 @@ std::vector<TaskPart> ChunkParts(const StageCosts& costs, const Op& op, int32_t 
   const int32_t stage = op.stage.value();
   const MoeStage& moe = costs.moe[stage];
   const int32_t n = moe.layers;
-  const int64_t per_peer_dispatch = (moe.dispatch_bytes + ep - 1) / ep;
-  const int64_t per_peer_combine = (moe.combine_bytes + ep - 1) / ep;
+  // Node-limited, a node's GPUs forward the tokens of all N nodes of the group to each other.
+  const int64_t nodes = std::max(1, moe.group_nodes);
+  const int64_t per_peer_dispatch = (moe.dispatch_bytes * nodes + ep - 1) / ep;
+  const int64_t per_peer_combine = (moe.combine_bytes * nodes + ep - 1) / ep;
   const int64_t node_dispatch = moe.node_dispatch_bytes;
   const int64_t node_combine = moe.node_combine_bytes;
   std::vector<TaskPart> parts;

@@ -108,8 +108,12 @@ struct Task {
   // kAllReduce with folded replicas: a step from a compiled member to a member of another replica
   // (its successor in the ring, the node or across nodes), standing for every member's send to
   // its successor and receive from its predecessor: it moves on PlatformSpec::SplicedRoute (see
-  // RouteOf in sim/engine.h).
-  bool mirrored = false;
+  // RouteOf in sim/engine.h). kExpertMirror: the same for a step of the experts' ring, whose
+  // successor and predecessor are members of other replicas than the data-parallel rings' (its
+  // mirror host must differ from theirs).
+  uint8_t mirrored = 0;
+  static constexpr uint8_t kMirrored = 1;
+  static constexpr uint8_t kExpertMirror = 2;
   // Mirrored steps: the replica of the member whose send to this one's GPU (in replica 0) the step
   // also stands for: its predecessor in the collective's ring or group.
   uint16_t source_replica = 0;
@@ -132,8 +136,9 @@ struct Task {
 
 // The parts of a compute task whose stage has mixture-of-experts layers run with expert
 // parallelism (StageCosts::moe, ep > 1): computation, and all-to-alls in which each GPU of the
-// rank sends `bytes` to every other member of its expert-parallel group (and, folded, receives as
-// much from each: see AllToAllFlows in sim/engine.h). Compute parts run one at a time in their
+// rank sends `bytes` to every other member of its expert-parallel group (node-limited: of its node,
+// and `node_bytes` to its peer of the same index on each other node), and, folded, receives as
+// much from each (see AllToAllFlows in sim/engine.h). Compute parts run one at a time in their
 // order on the GPU; all-to-alls one at a time in their order on its communication stream; and
 // each part starts only after the part before it of its chunk (a single action is chunk 0; an
 // OVERLAP_F_B pair's forward is chunk 0, its backward chunk 1). So a single action's parts run in
@@ -150,7 +155,7 @@ struct TaskPart {
   bool backward = false;  // part of a backward (I or B), recomputed forwards excluded
   int32_t layer = 0;      // the stage's MoE layer (0-based) the part belongs to
   double duration_s = 0;  // compute parts
-  int64_t bytes = 0;      // all-to-alls: to each other member of the group (in its node)
+  int64_t bytes = 0;      // all-to-alls: to each other member of the group (node-limited: of its node)
   int64_t node_bytes = 0;  // node-limited all-to-alls: to the same GPU of each other node
   friend bool operator==(const TaskPart&, const TaskPart&) = default;
 };
@@ -243,9 +248,10 @@ struct Parallelism {
   // DeepSeek's node-limited routing (DeepSeek-V3 report, Secs. 2.1.2 and 3.2.2): an all-to-all
   // sends over the network only to the GPU of the same index on each other node of the group
   // (TaskPart::node_bytes, the tokens bound for that node, once), beside its NVLink sends to the
-  // GPUs of its own node (TaskPart::bytes: the tokens of its node's experts, its own and those
-  // forwarded from the other nodes, the forwarding pipelined with the receiving). false: every
-  // member sends to every other (over PXN across rails).
+  // GPUs of its own node (TaskPart::bytes: N x the share of one GPU's tokens for each of them,
+  // the tokens of the node's experts from all N nodes of the group, its own and those forwarded,
+  // the forwarding pipelined with the receiving). false: every member sends to every other (over
+  // PXN across rails).
   bool node_limited_routing = false;
 };
 

@@ -199,6 +199,13 @@ DEEPSEEK = run_with("--model", "deepseek-v3", ("--f", "--b"), platform="dgx-h100
                     pp="2", microbatches="2")
 case("node-limit-partial-nodes", DEEPSEEK + ["--dp", "64", "--ep", "4", "--placement", "round-robin",
                                               "--moe-node-limit", "2"], "--moe-node-limit")
+case("ep-with-f", MOE + ["--ep", "8", "--dp", "8", "--f", "1ms"], "--f",
+     message="--f: replaces the model's durations, whose MoE parts and all-to-alls --ep 8 "
+             "simulates; give them with --ep 1, or leave them to the model")
+case("ep-misaligned-folded", MOE + ["--seq-len", "6144", "--set", "gpus_per_node=12", "--dp", "2",
+                                    "--tp", "2", "--cp", "3", "--sequence-parallel", "--ep", "4"],
+     "--ep", message="--ep: 4 with 6 GPUs per rank (tp x cp): with replicas folded the "
+                     "expert-parallel groups must divide or be a multiple of them; use --replicas all")
 case("cp-no-model", run_with("--cp", "2"), "--cp")
 case("cp-no-flash", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--cp", "2", "--flash-attention", "off"], "--cp")

@@ -206,10 +206,12 @@ TEST(AllToAll, InterNodeRailsClosedForm) {
 TEST(AllToAll, NodeLimitedRoutingClosedForm) {
   // ep 32 over 4 dgx-h100 nodes, NVLink latency 0. Node-limited, each GPU sends X to the GPU of
   // its index on each of the 3 other nodes (its own NIC carries its 3 flows: X / (50/3 GB/s)
-  // after 2 x 2.5 us) beside Y = D/32 to each of the 7 GPUs of its node (7Y at 450 GB/s: less).
+  // after 2 x 2.5 us) beside Y = 4 x D/32 (the 4 nodes' tokens for its node's experts) to each of
+  // the 7 GPUs of its node (7Y at 450 GB/s: less).
   const PlatformSpec platform = PlatformOrDie(
       PresetChoice("dgx-h100", {"intra_node.latency=0"}, 4), 1, 32, 1);
   MoeStage moe = Layer(1, 320'000'000, 640'000'000);
+  moe.group_nodes = 4;
   moe.node_dispatch_bytes = 40'000'000;
   moe.node_combine_bytes = 80'000'000;
   auto a2a = [](int64_t node_bytes) { return 5e-6 + 3.0 * node_bytes / 50e9; };
@@ -225,7 +227,7 @@ TEST(AllToAll, NodeLimitedRoutingClosedForm) {
       metrics.makespan_s = run.timeline.end_s[1];
       ComputeLinkMetrics(run.graph, platform, run.timeline, &metrics);
       const int64_t gpus = fold ? 1 : 32;
-      EXPECT_EQ(metrics.intra_node.alltoall_bytes, gpus * 7 * (10'000'000 + 3 * 20'000'000));
+      EXPECT_EQ(metrics.intra_node.alltoall_bytes, gpus * 7 * (40'000'000 + 3 * 80'000'000));
       EXPECT_EQ(metrics.inter_node.alltoall_bytes, gpus * 3 * (40'000'000 + 3 * 80'000'000));
     }
   }
