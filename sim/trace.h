@@ -16,7 +16,8 @@
 //     memory of every GPU (static + live activations, times the tensor-parallel degree);
 //   - with expert parallelism (TaskGraph::programs), two tracks per compute stream: "MoE parts"
 //     (a slice per compute part of its actions, "F3 attention 0") and "all-to-all" (a slice per
-//     all-to-all, "F3 dispatch 0", with args layer, bytes per peer and duration_ns);
+//     all-to-all, "F3 dispatch 0", with args layer, bytes to each peer (node-limited: to each
+//     peer in its node; TaskPart::node_bytes go to each other node) and duration_ns);
 //   - flows: one per dependency edge that has a transfer or all-reduce step at either end
 //     (producer → transfer, transfer → consumer, step → step), and into and out of every
 //     all-to-all from and to the compute parts beside it in its chunk;
