@@ -43,7 +43,7 @@ bool SendsTo(const TaskGraph& graph, const PlatformSpec& platform, int32_t src, 
          src % platform.gpus_per_node == dst % platform.gpus_per_node;
 }
 
-// Calls visit(m, peer, src, dst) for each flow of member `m`'s sends in a rank's all-to-all.
+// Calls visit(src, dst) for each flow of member `m`'s sends in a rank's all-to-all.
 template <typename Visit>
 void ForEachSend(const TaskGraph& graph, const PlatformSpec& platform, int32_t rank, int32_t m,
                  Visit visit) {
@@ -54,7 +54,7 @@ void ForEachSend(const TaskGraph& graph, const PlatformSpec& platform, int32_t r
   for (int32_t j = 1; j < e; ++j) {
     const int32_t peer = base + (m - base + j) % e;
     const int32_t dst = ExpertMemberGpu(platform, rank, peer, gpus);
-    if (SendsTo(graph, platform, src, dst)) visit(m, peer, src, dst);
+    if (SendsTo(graph, platform, src, dst)) visit(src, dst);
   }
 }
 
@@ -67,12 +67,11 @@ std::vector<TaskGpus> AllToAllFlows(const TaskGraph& graph, const PlatformSpec& 
   const int32_t compiled_members = graph.num_replicas * gpus;
   for (int32_t k = 0; k < gpus; ++k) {
     const int32_t m = task.replica * gpus + k;
-    ForEachSend(graph, platform, task.rank, m, [&](int32_t, int32_t, int32_t src, int32_t dst) {
-      flows.push_back({src, dst});
-    });
+    ForEachSend(graph, platform, task.rank, m,
+                [&](int32_t src, int32_t dst) { flows.push_back({src, dst}); });
     if (!graph.folded()) continue;
     // The sends to this GPU from members of replicas not compiled.
-    const int32_t dst = platform.GpuOf(task.replica, task.rank, k);
+    const int32_t dst = ExpertMemberGpu(platform, task.rank, m, gpus);
     const int32_t base = m / graph.ep * graph.ep;
     for (int32_t from = std::max(base, compiled_members); from < base + graph.ep; ++from) {
       const int32_t src = ExpertMemberGpu(platform, task.rank, from, gpus);
@@ -87,7 +86,7 @@ std::map<int32_t, int64_t> AllToAllLinkLoads(const TaskGraph& graph, const Platf
   std::map<int32_t, int64_t> loads;
   const int32_t members = graph.dp * graph.tp * graph.cp;
   for (int32_t m = 0; m < members; ++m) {
-    ForEachSend(graph, platform, rank, m, [&](int32_t, int32_t, int32_t src, int32_t dst) {
+    ForEachSend(graph, platform, rank, m, [&](int32_t src, int32_t dst) {
       const Route route = platform.RouteBetween(src, dst);
       for (int i = 0; i < route.num_links; ++i) ++loads[route.links[i]];
     });
