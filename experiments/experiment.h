@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "experiments/experiment.pb.h"
-#include "models/config_file.h"
+#include "config/config_file.h"
 #include "base/status.h"
 
 namespace ppsim {
@@ -37,7 +37,7 @@ struct ExperimentPlan {
 };
 
 // Reads `path`, checks it and counts its points (without making them). Checks: the file parses (see
-// models/config_file.h); every axis, zipped axis and condition names a RunConfig field or
+// config/config_file.h); every axis, zipped axis and condition names a RunConfig field or
 // "set.PATH" with PATH a cluster field; an axis has values, a zipped axis as many as its axis; a
 // column is swept once; every value suits its field (an integer for pp, ...). Every problem is
 // reported at once, located: "e.yaml:7:14: axes[1].field: unknown field 'microbatch'; valid: ...

@@ -9,7 +9,7 @@
 #include "base/names.h"
 #include "base/files.h"
 #include "base/numbers.h"
-#include "models/units.h"
+#include "config/units.h"
 #include "schedules/registry.h"
 
 namespace ppsim {

@@ -10,9 +10,10 @@
 #include "base/files.h"
 #include "base/names.h"
 #include "models/profile.h"
-#include "models/units.h"
+#include "config/units.h"
 #include "schedules/one_stage_per_rank.h"
 #include "schedules/registry.h"
+#include "interop/torch_schedule_csv.h"
 #include "schedules/schedule_text.h"
 #include "schedules/zb_auto.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "base/locator.h"
-#include "experiments/collective_plans.h"
+#include "sim/collective_plans.h"
 #include "models/op_costs.h"
 #include "models/stage_costs.h"
 #include "models/transformer.h"
@@ -72,7 +72,7 @@ struct RunSpec {
   // --replicas: simulate replica 0 for all (sim/task_graph.h Parallelism::fold_replicas), or
   // every replica; unset: folded on a cluster, every replica on a SimGrid XML platform.
   std::optional<bool> fold_replicas;
-  // --collective-algorithm: forced; unset: NCCL's choice (experiments/collective_plans.h).
+  // --collective-algorithm: forced; unset: NCCL's choice (sim/collective_plans.h).
   std::optional<CollectiveAlgorithm> collective_algorithm;
   // Data-parallel gradient buckets (sim/task_graph.h Parallelism); 0: one all-reduce per stage.
   int64_t grad_bucket_bytes = 0;

@@ -7,7 +7,7 @@
 
 #include "base/json.h"
 #include "base/names.h"
-#include "models/units.h"
+#include "config/units.h"
 
 namespace ppsim {
 namespace {

@@ -7,10 +7,10 @@
 
 #include "base/escape.h"
 #include "base/files.h"
-#include "models/units.h"
-#include "sim/chrome_trace.h"
-#include "sim/perfetto_trace.h"
-#include "sim/timeline_picture.h"
+#include "config/units.h"
+#include "traces/chrome_trace.h"
+#include "traces/perfetto_trace.h"
+#include "traces/timeline_picture.h"
 
 namespace ppsim {
 namespace {

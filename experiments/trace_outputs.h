@@ -10,7 +10,7 @@
 #include "base/locator.h"
 #include "experiments/run.h"
 #include "base/status.h"
-#include "sim/trace.h"
+#include "traces/trace.h"
 
 namespace ppsim {
 

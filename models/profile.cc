@@ -10,7 +10,7 @@
 #include <limits>
 #include <sstream>
 
-#include "models/units.h"
+#include "config/units.h"
 
 namespace ppsim {
 namespace {

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "models/config_file.h"
+#include "config/config_file.h"
 #include "models/profile.pb.h"
 #include "models/stage_costs.h"
 #include "base/status.h"

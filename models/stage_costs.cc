@@ -1,7 +1,7 @@
 #include "models/stage_costs.h"
 
 #include "models/profile.h"
-#include "models/units.h"
+#include "config/units.h"
 #include "base/names.h"
 
 namespace ppsim {

@@ -96,7 +96,7 @@
 #include <string_view>
 #include <vector>
 
-#include "models/config_file.h"
+#include "config/config_file.h"
 #include "models/model.pb.h"
 #include "models/stage_costs.h"
 #include "base/locator.h"

@@ -13,9 +13,9 @@
 #include <set>
 #include <tuple>
 
-#include "models/config_file.h"
+#include "config/config_file.h"
 #include "platforms/xml_platform.h"
-#include "models/units.h"
+#include "config/units.h"
 #include "base/escape.h"
 #include "base/names.h"
 #include "base/numbers.h"

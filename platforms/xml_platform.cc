@@ -13,7 +13,7 @@
 #include "base/files.h"
 #include "base/names.h"
 #include "base/numbers.h"
-#include "models/units.h"
+#include "config/units.h"
 
 namespace ppsim {
 namespace {

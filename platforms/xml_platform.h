@@ -6,7 +6,7 @@
 // checked against SimGrid 3.32's platform format (DTD version 4.1): the root <platform
 // version="4.1"> (or "4"); the elements and attributes the DTD allows, the required ones present,
 // enumerations spelled as it spells them; numbers with SimGrid's units (speed "1Gf", bandwidth
-// "10GBps", latency "5us") inside ppsim's ranges (models/units.h); ids unique among hosts,
+// "10GBps", latency "5us") inside ppsim's ranges (config/units.h); ids unique among hosts,
 // routers and zones, and among links; every route's ends and links declared. Elements that make
 // SimGrid read other files or run code (include, trace, trace_connect, actor, process, storage,
 // *_file attributes, config, random) are refused: ppsim runs the platform, nothing else.

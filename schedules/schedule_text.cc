@@ -1,5 +1,6 @@
 #include "schedules/schedule_text.h"
 
+#include <functional>
 #include <vector>
 
 namespace ppsim {
@@ -11,9 +12,10 @@ std::string Where(const std::string& source, size_t line, size_t col) {
   return source + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
 }
 
-// Splits `text` into lines; calls fn(line_text, line_number) for each.
-template <class Fn>
-Status ForEachLine(std::string_view text, Fn fn) {
+}  // namespace
+
+Status ForEachScheduleLine(std::string_view text,
+                           const std::function<Status(std::string_view, size_t)>& fn) {
   size_t line_number = 0;
   size_t start = 0;
   while (start <= text.size()) {
@@ -28,16 +30,12 @@ Status ForEachLine(std::string_view text, Fn fn) {
   return Status();
 }
 
+namespace {
+
 // Prefixes a message that does not already name the file with "source: ".
 Status WithSource(const std::string& source, Status status) {
   if (status.ok() || status.message().rfind(source + ":", 0) == 0) return status;
   return Status::InvalidInput(source + ": " + status.message());
-}
-
-bool IsBlankOrComment(std::string_view line) {
-  size_t i = 0;
-  while (i < line.size() && IsSpace(line[i])) ++i;
-  return i == line.size() || line[i] == '#';
 }
 
 // torch's communication and bookkeeping actions (compute+comms format): `0SEND_F1`, `1RECV_B0`,
@@ -56,18 +54,27 @@ bool IsBookkeepingAction(std::string_view token) {
   return rest == "UNSHARD" || rest == "RESHARD" || rest == "REDUCE_GRAD";
 }
 
-// Parses one cell or word; *action is left alone and *is_compute false for bookkeeping actions.
-Status ParseToken(std::string_view token, const std::string& source, size_t line, size_t col,
-                  Action* action, bool* is_compute) {
-  *is_compute = !IsBookkeepingAction(token);
+}  // namespace
+
+Status ParseScheduleWord(std::string_view word, const std::string& source, size_t line,
+                         size_t col, Action* action, bool* is_compute) {
+  *is_compute = !IsBookkeepingAction(word);
   if (!*is_compute) return Status();
   size_t offset = 0;
-  Status status = ParseAction(token, action, &offset);
+  Status status = ParseAction(word, action, &offset);
   if (!status.ok()) return Status::InvalidInput(Where(source, line, col + offset) + status.message());
   return Status();
 }
 
-}  // namespace
+bool IsBlankOrCommentLine(std::string_view line) {
+  size_t i = 0;
+  while (i < line.size() && IsSpace(line[i])) ++i;
+  return i == line.size() || line[i] == '#';
+}
+
+Status FinishParsedSchedule(const std::string& source, Schedule* schedule) {
+  return WithSource(source, InferScheduleShape(schedule));
+}
 
 std::string FormatScheduleText(const Schedule& schedule) {
   std::string out;
@@ -79,22 +86,10 @@ std::string FormatScheduleText(const Schedule& schedule) {
   return out;
 }
 
-std::string FormatScheduleTorchCsv(const Schedule& schedule) {
-  std::string out;
-  for (const auto& order : schedule.orders) {
-    for (size_t i = 0; i < order.size(); ++i) {
-      if (i > 0) out += ",";
-      out += FormatAction(order[i]);
-    }
-    out += "\n";
-  }
-  return out;
-}
-
 Status ParseScheduleText(std::string_view text, const std::string& source, Schedule* schedule) {
   schedule->orders.clear();
-  Status status = ForEachLine(text, [&](std::string_view line, size_t line_number) -> Status {
-    if (IsBlankOrComment(line)) return Status();
+  Status status = ForEachScheduleLine(text, [&](std::string_view line, size_t line_number) -> Status {
+    if (IsBlankOrCommentLine(line)) return Status();
     size_t pos = 0;
     while (pos < line.size() && IsSpace(line[pos])) ++pos;
     const std::string expected_rank = "rank " + std::to_string(schedule->orders.size()) + ":";
@@ -112,8 +107,8 @@ Status ParseScheduleText(std::string_view text, const std::string& source, Sched
       while (end < line.size() && !IsSpace(line[end])) ++end;
       Action action;
       bool is_compute;
-      Status s = ParseToken(line.substr(pos, end - pos), source, line_number, pos + 1, &action,
-                            &is_compute);
+      Status s = ParseScheduleWord(line.substr(pos, end - pos), source, line_number, pos + 1, &action,
+                                    &is_compute);
       if (!s.ok()) return s;
       if (is_compute) order.push_back(action);
       pos = end;
@@ -125,42 +120,7 @@ Status ParseScheduleText(std::string_view text, const std::string& source, Sched
   if (schedule->orders.empty()) {
     return Status::InvalidInput(source + ": no ranks; expected lines 'rank <r>: <actions>'");
   }
-  return WithSource(source, InferScheduleShape(schedule));
-}
-
-Status ParseScheduleTorchCsv(std::string_view text, const std::string& source,
-                             Schedule* schedule) {
-  schedule->orders.clear();
-  Status status = ForEachLine(text, [&](std::string_view line, size_t line_number) -> Status {
-    if (IsBlankOrComment(line)) return Status();
-    std::vector<Action> order;
-    size_t start = 0;
-    while (true) {
-      size_t end = line.find(',', start);
-      if (end == std::string_view::npos) end = line.size();
-      size_t b = start;
-      size_t e = end;
-      while (b < e && IsSpace(line[b])) ++b;
-      while (e > b && IsSpace(line[e - 1])) --e;
-      if (b < e) {  // An empty cell is a bubble slot.
-        Action action;
-        bool is_compute;
-        Status s = ParseToken(line.substr(b, e - b), source, line_number, b + 1, &action,
-                              &is_compute);
-        if (!s.ok()) return s;
-        if (is_compute) order.push_back(action);
-      }
-      if (end == line.size()) break;
-      start = end + 1;
-    }
-    schedule->orders.push_back(std::move(order));
-    return Status();
-  });
-  if (!status.ok()) return status;
-  if (schedule->orders.empty()) {
-    return Status::InvalidInput(source + ": no ranks; expected one CSV row per rank");
-  }
-  return WithSource(source, InferScheduleShape(schedule));
+  return FinishParsedSchedule(source, schedule);
 }
 
 }  // namespace ppsim

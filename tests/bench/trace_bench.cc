@@ -8,10 +8,10 @@
 #include <map>
 #include <string>
 
-#include "sim/chrome_trace.h"
+#include "traces/chrome_trace.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
-#include "sim/perfetto_trace.h"
+#include "traces/perfetto_trace.h"
 #include "tests/bench/bench_inputs.h"
 
 namespace ppsim {

@@ -9,7 +9,7 @@
 
 #include "experiments/experiment.h"
 #include "experiments/locators.h"
-#include "experiments/sweep.h"
+#include "batch/sweep.h"
 #include "tests/support/cli.h"
 #include "tests/support/runs.h"
 

@@ -1,6 +1,6 @@
 // Model files (model.proto) in the three formats, checked, then costed for a small pipeline.
 #include "experiments/locators.h"
-#include "models/config_file.h"
+#include "config/config_file.h"
 #include "models/model.pb.h"
 #include "models/transformer.h"
 #include "tests/fuzz/fuzz.h"

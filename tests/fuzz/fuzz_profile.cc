@@ -1,6 +1,6 @@
 // Profiles: the CSV reader, and the structured formats (the first byte picks one) through the
 // configuration reader and the profile's own checks.
-#include "models/config_file.h"
+#include "config/config_file.h"
 #include "models/profile.h"
 #include "models/profile.pb.h"
 #include "tests/fuzz/fuzz.h"

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/html_report.h"
-#include "experiments/results.h"
+#include "report/html_report.h"
+#include "batch/results.h"
 #include "tests/fuzz/fuzz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

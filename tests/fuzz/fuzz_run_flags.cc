@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/cli/options.h"
+#include "cli/options.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"
 #include "tests/fuzz/fuzz.h"

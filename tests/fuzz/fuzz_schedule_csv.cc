@@ -1,5 +1,6 @@
 // PyTorch's schedule CSV reader and the checks a read schedule goes through.
 #include "schedules/schedule.h"
+#include "interop/torch_schedule_csv.h"
 #include "schedules/schedule_text.h"
 #include "tests/fuzz/fuzz.h"
 

@@ -1,7 +1,7 @@
 // Quantities with units, one parser per kind (the first byte picks it), and comma lists.
 #include <vector>
 
-#include "models/units.h"
+#include "config/units.h"
 #include "tests/fuzz/fuzz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

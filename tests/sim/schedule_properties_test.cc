@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "schedules/registry.h"
+#include "interop/torch_schedule_csv.h"
 #include "schedules/schedule_text.h"
 #include "schedules/zb_auto.h"
 #include "sim/engine.h"

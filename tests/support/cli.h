@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/cli/cli.h"
+#include "cli/cli.h"
 
 namespace ppsim {
 

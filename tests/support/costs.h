@@ -11,7 +11,7 @@
 
 #include "experiments/locators.h"
 #include "experiments/request.h"
-#include "models/config_file.h"
+#include "config/config_file.h"
 #include "models/stage_costs.h"
 
 namespace ppsim {

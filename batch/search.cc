@@ -1,0 +1,656 @@
+#include "batch/search.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <set>
+#include <tuple>
+
+#include "base/escape.h"
+#include "base/names.h"
+#include "base/numbers.h"
+#include "experiments/locators.h"
+#include "batch/process_pool.h"
+#include "experiments/request.h"
+#include "experiments/run.h"
+#include "models/transformer.h"
+#include "config/units.h"
+#include "platforms/cluster.h"
+#include "schedules/registry.h"
+#include "sim/metrics.h"
+#include "sim/task_graph.h"
+
+namespace ppsim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::json;
+
+constexpr int32_t kDefaultMicrobatchSizes[] = {1, 2, 4, 8, 16};
+constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
+// Candidates refined per round. Fixed, not -j: a round is decided from earlier rounds only, so
+// the counts do not depend on how many processes evaluate it.
+constexpr size_t kRoundSize = 4;
+// Candidates prepared per process in the first tier.
+constexpr size_t kPrepareChunk = 48;
+// Reasons listed in an empty-space error and in the summary.
+constexpr size_t kReasonsShown = 5;
+
+// What the search needs to know about the model and the cluster.
+struct SpaceShape {
+  int32_t layers = 0;
+  int32_t gpus_per_node = 0;
+  int32_t gpus = 0;
+  std::string platform_name;
+};
+
+// A candidate's first tier: ResolveRun and PrepareRun without compiling, its memory and work.
+struct Prepared {
+  bool ok = false;
+  std::string reason;     // when not ok
+  std::string signature;  // the schedule and split it came to, for duplicates
+  int64_t peak_memory_bytes = 0;
+  int64_t capacity_bytes = 0;
+  double work_s = 0;
+};
+
+// A candidate run by an engine in a child process.
+struct Executed {
+  bool ok = false;
+  std::string reason;
+  double makespan_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;
+  int64_t peak_memory_bytes = 0;
+  int32_t dp = 0;
+  int32_t microbatches = 0;
+  int32_t stages_per_rank = 0;
+};
+
+Status ResolveOne(const proto::RunConfig& config, RunSpec* spec) {
+  RunRequest request;
+  ResolveOptions options;
+  options.one_schedule = true;
+  Status status = ResolveRun(config, std::make_shared<FlagLocator>(), options, &request);
+  if (!status.ok()) return status;
+  *spec = request.runs.at(0);
+  return Status();
+}
+
+// A lower bound on the iteration from the order and the actions' durations alone, for each rank the
+// larger of two: it starts no earlier than the forwards of the stages before its first stage
+// (microbatch 0's chain) and then runs all its actions one at a time; and after each of its
+// backward (I or B) actions, the backwards of the same microbatch on the stages below it still
+// run one after another. Transfers only add to both. With given overlap durations (which may be
+// shorter than a forward) only the sum of the rank's actions.
+double WorkBound(const PreparedRun& run) {
+  const Schedule& schedule = run.schedule;
+  const StageCosts& costs = run.costs;
+  const bool chains = costs.overlap_s.empty();
+  const int32_t stages = schedule.num_stages;
+  std::vector<double> before_forward(stages, 0.0), below_backward(stages, 0.0);
+  for (const Pipeline& p : schedule.AllPipelines()) {
+    for (int32_t s = p.first_stage + 1; s <= p.last_stage; ++s) {
+      const StageIndex below(s - 1);
+      before_forward[s] = before_forward[s - 1] + costs.OpDuration({OpKind::kForward, below, {}});
+      const OpKind backward =
+          costs.has_split_backward() ? OpKind::kBackwardInput : OpKind::kBackward;
+      below_backward[s] = below_backward[s - 1] + costs.OpDuration({backward, below, {}});
+    }
+  }
+  // An action's time on its rank as the engines take it (sim/task_graph.h ComputeLoad): its
+  // compute, then (or, with the overlap, alongside) its ring, which lasts at least as long as on
+  // the group's first link.
+  const int32_t tp = run.spec.training.tp;
+  const bool rings = tp > 1 && run.platform.xml_file.empty();
+  const double step_latency_s = rings ? TpStepLatencyS(run.platform) : 0;
+  double bound = 0;
+  for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+    const std::vector<Action>& order = schedule.orders[rank];
+    const int32_t first = rings ? run.platform.GpuOf(0, rank, 0) : 0;
+    double head = std::numeric_limits<double>::max(), busy = 0, tail = 0;
+    for (const Action& action : order) {
+      const ComputeLoad load = ComputeLoadOf(costs, action, rings ? tp : 1, step_latency_s);
+      double duration = load.duration_s;
+      if (load.ring_bytes > 0) {
+        const double ring_s =
+            run.platform.UncontendedTransferTime(first, first + 1, load.ring_bytes);
+        duration = run.spec.tp_comm_overlap ? std::max(duration, ring_s) : duration + ring_s;
+      }
+      busy += duration;
+      for (int k = 0; k < action.num_ops(); ++k) {
+        const Op& op = action.op(k);
+        if (op.kind == OpKind::kForward) head = std::min(head, before_forward[op.stage.value()]);
+        if (op.kind == OpKind::kBackwardInput || op.kind == OpKind::kBackward) {
+          tail = std::max(tail, busy + below_backward[op.stage.value()]);
+        }
+      }
+    }
+    if (!chains || order.empty()) head = 0, tail = 0;
+    bound = std::max(bound, head + std::max(busy, tail));
+  }
+  return bound;
+}
+
+Prepared PrepareCandidate(const proto::RunConfig& config) {
+  Prepared p;
+  RunSpec spec;
+  Status status = ResolveOne(config, &spec);
+  PreparedRun run;
+  if (status.ok()) status = PrepareRun(spec, &run, /*compile=*/false);
+  if (!status.ok()) {
+    p.reason = OneLine(status.message());
+    return p;
+  }
+  p.ok = true;
+  const TrainingSetup& t = run.spec.training;
+  p.signature = run.label + "|" + std::to_string(run.schedule.num_ranks) + "|" +
+                std::to_string(run.schedule.num_stages) + "|" +
+                std::to_string(run.schedule.num_microbatches) + "|" + std::to_string(t.tp) + "|" +
+                std::to_string(t.dp) + "|" + std::to_string(t.microbatch_size) + "|" +
+                std::string(RecomputeName(t.recompute)) + "|";
+  for (int32_t layers : run.layers_per_stage) p.signature += std::to_string(layers) + ",";
+  const RunMemory memory = RunMemoryOf(run.spec, run.platform, run.costs);
+  const std::vector<int64_t> peaks = PeakMemoryBytes(run.schedule, run.costs, memory.reserve);
+  p.peak_memory_bytes = peaks.empty() ? 0 : *std::max_element(peaks.begin(), peaks.end());
+  p.capacity_bytes = memory.capacity_bytes;
+  p.work_s = WorkBound(run);
+  return p;
+}
+
+Json PreparedJson(const Prepared& p) {
+  return Json{{"ok", p.ok},
+              {"reason", p.reason},
+              {"signature", p.signature},
+              {"peak", p.peak_memory_bytes},
+              {"capacity", p.capacity_bytes},
+              {"work", p.work_s}};
+}
+
+Prepared PreparedOf(const Json& j) {
+  Prepared p;
+  p.ok = j.at("ok").get<bool>();
+  p.reason = j.at("reason").get<std::string>();
+  p.signature = j.at("signature").get<std::string>();
+  p.peak_memory_bytes = j.at("peak").get<int64_t>();
+  p.capacity_bytes = j.at("capacity").get<int64_t>();
+  p.work_s = j.at("work").get<double>();
+  return p;
+}
+
+// Runs in the evaluation's process: SimGrid in this very process.
+Executed ExecuteCandidate(const proto::RunConfig& config, EngineKind engine) {
+  Executed e;
+  RunSpec spec;
+  Status status = ResolveOne(config, &spec);
+  spec.engine = engine;
+  PreparedRun run;
+  if (status.ok()) status = PrepareRun(spec, &run);
+  RunResult result;
+  if (status.ok()) {
+    status = ExecuteRun(run, &result, nullptr, SimGridProcess::kThisProcess,
+                        /*link_figures=*/false);
+  }
+  if (!status.ok()) {
+    e.reason = OneLine(status.message());
+    return e;
+  }
+  e.ok = true;
+  e.makespan_s = result.metrics.makespan_s;
+  e.tokens_per_s = result.tokens_per_s;
+  e.mfu = result.mfu;
+  for (const RankMetrics& rank : result.metrics.ranks) {
+    e.peak_memory_bytes = std::max(e.peak_memory_bytes, rank.peak_memory_bytes);
+  }
+  e.dp = result.spec.training.dp;
+  e.microbatches = result.num_microbatches;
+  e.stages_per_rank = result.num_ranks > 0 ? result.num_stages / result.num_ranks : 0;
+  return e;
+}
+
+Json ExecutedJson(const Executed& e) {
+  return Json{{"ok", e.ok},
+              {"reason", e.reason},
+              {"makespan", e.makespan_s},
+              {"tokens", e.tokens_per_s},
+              {"mfu", e.mfu},
+              {"peak", e.peak_memory_bytes},
+              {"dp", e.dp},
+              {"m", e.microbatches},
+              {"v", e.stages_per_rank}};
+}
+
+Executed ExecutedOf(const Json& j) {
+  Executed e;
+  e.ok = j.at("ok").get<bool>();
+  e.reason = j.at("reason").get<std::string>();
+  e.makespan_s = j.at("makespan").get<double>();
+  e.tokens_per_s = j.at("tokens").get<double>();
+  e.mfu = j.at("mfu").get<double>();
+  e.peak_memory_bytes = j.at("peak").get<int64_t>();
+  e.dp = j.at("dp").get<int32_t>();
+  e.microbatches = j.at("m").get<int32_t>();
+  e.stages_per_rank = j.at("v").get<int32_t>();
+  return e;
+}
+
+// Runs work(0) ... work(n - 1) in `jobs` processes, each returning one JSON text, and hands each
+// parsed text (or null when the process failed) with its job to `done`, in completion order.
+Status RunInProcesses(int32_t jobs, size_t n, const std::function<Json(size_t)>& work,
+                      const std::function<void(size_t, const Json*)>& done) {
+  ProcessPool pool(jobs, 0);
+  size_t next = 0;
+  while (next < n || !pool.empty()) {
+    while (next < n && !pool.full()) {
+      const size_t job = next++;
+      Status status = pool.Start(job, [&work, job] { return work(job).dump(); });
+      if (!status.ok()) return Status::Internal("search: " + status.message());
+    }
+    for (const ProcessPool::Finished& f : pool.Wait()) {
+      const bool exited = WIFEXITED(f.wait_status) && WEXITSTATUS(f.wait_status) == 0;
+      const Json parsed = exited ? Json::parse(f.output, nullptr, false) : Json();
+      done(f.job, parsed.is_discarded() || parsed.is_null() ? nullptr : &parsed);
+    }
+  }
+  return Status();
+}
+
+// The divisors of n, increasing.
+std::vector<int32_t> Divisors(int32_t n) {
+  std::vector<int32_t> divisors;
+  for (int32_t d = 1; d <= n; ++d) {
+    if (n % d == 0) divisors.push_back(d);
+  }
+  return divisors;
+}
+
+// Checks the request's own fields (as `ppsim run` would, located at the flags) and learns the
+// model's layers and the cluster's GPUs.
+Status CheckBase(SearchSpace* space, SpaceShape* shape) {
+  const FlagLocator where;
+  proto::RunConfig& base = space->base;
+  if (base.model().empty()) {
+    return where.Invalid(
+        "model", "required; give a preset (" + TransformerPresetNames() + ") or a model file");
+  }
+  if (base.global_batch().empty()) {
+    return where.Invalid("global_batch",
+                         "required; give sequences per iteration (1024) or tokens (4Mitok)");
+  }
+  if (space->gpus > 0 && base.has_nodes()) {
+    return Status::InvalidInput("--gpus: give --gpus or --nodes, not both");
+  }
+  RunSpec spec;
+  Status status = ResolveModel(base, where, {}, &spec);
+  if (status.ok()) status = ResolvePlatform(base, where, {}, &spec);
+  if (!status.ok()) return status;
+  PlatformSpec cluster;
+  status = LoadCluster(spec.platform, where, &cluster);
+  if (!status.ok()) return status;
+  if (!cluster.xml_file.empty()) {
+    return where.Invalid("platform", "ppsim search needs a cluster (a preset or a cluster file); " +
+                                         cluster.xml_file + " is a SimGrid XML platform");
+  }
+  shape->gpus_per_node = cluster.gpus_per_node;
+  shape->platform_name = cluster.name;
+  if (space->gpus > 0) {
+    if (space->gpus % cluster.gpus_per_node != 0) {
+      return Status::InvalidInput(
+          "--gpus: " + std::to_string(space->gpus) + " is not a multiple of the " +
+          std::to_string(cluster.gpus_per_node) + " GPUs per node of " + cluster.name +
+          "; give a multiple of " + std::to_string(cluster.gpus_per_node) + ", or --nodes");
+    }
+    base.set_nodes(space->gpus / cluster.gpus_per_node);
+    spec.platform.nodes = base.nodes();
+    status = LoadCluster(spec.platform, where, &cluster);
+    if (!status.ok()) return status;
+  }
+  shape->gpus = cluster.gpus_per_node * cluster.num_nodes;
+  TransformerSpec model;
+  status = LoadModel(spec, &model);
+  if (!status.ok()) return status;
+  shape->layers = model.layers;
+  // The rest of the base (global batch, sequence length, memory fields) as `ppsim run` reads it.
+  proto::RunConfig probe = base;
+  probe.set_schedule("1F1B");
+  probe.set_pp(1);
+  RunRequest request;
+  status = ResolveRun(probe, std::make_shared<FlagLocator>(), {}, &request);
+  if (!status.ok()) return status;
+  for (const std::string& name : space->schedules) {
+    if (FindSchedule(name) == nullptr) {
+      std::vector<std::string> names;
+      for (const ScheduleInfo& info : AllSchedules()) names.emplace_back(info.name);
+      return Status::InvalidInput("--schedules: " + UnknownName("schedule", name, names));
+    }
+  }
+  for (const std::string& name : space->recompute) {
+    Recompute recompute;
+    status = ParseRecompute("--recompute", name, &recompute);
+    if (!status.ok()) return status;
+  }
+  return Status();
+}
+
+// One enumerated candidate: its request, or why it is outside the space before any check.
+struct Enumerated {
+  proto::RunConfig config;
+  std::string invalid;
+  // Candidates that may come out equal (the same tp, pp, microbatch size and schedule; V and the
+  // split may coincide) share a group, and a shard takes whole groups.
+  int64_t group = 0;
+};
+
+std::vector<Enumerated> Enumerate(const SearchSpace& space, const SpaceShape& shape) {
+  const std::vector<int32_t> tps = space.tp.empty() ? Divisors(shape.gpus_per_node) : space.tp;
+  std::vector<int32_t> sizes(std::begin(kDefaultMicrobatchSizes),
+                             std::end(kDefaultMicrobatchSizes));
+  if (!space.microbatch_size.empty()) sizes = space.microbatch_size;
+  std::vector<std::string> schedules = space.schedules;
+  if (schedules.empty()) {
+    // An alias gives the same order as the schedule it names.
+    for (const ScheduleInfo& info : AllSchedules()) {
+      if (info.alias_of.empty()) schedules.emplace_back(info.name);
+    }
+  }
+  std::vector<std::string> recomputes = space.recompute;
+  if (recomputes.empty()) recomputes.assign(std::begin(kRecomputeNames), std::end(kRecomputeNames));
+  std::vector<Enumerated> all;
+  const std::vector<int32_t> cps = space.cp.empty() ? std::vector<int32_t>{1} : space.cp;
+  int64_t group = 0;
+  for (int32_t tp : tps) {
+    for (int32_t cp : cps) {
+      std::vector<int32_t> pps = space.pp;
+      if (pps.empty()) {
+        for (int32_t pp : Divisors(shape.gpus)) {
+          if (shape.gpus % (int64_t{tp} * cp * pp) == 0 && pp <= shape.layers) pps.push_back(pp);
+        }
+      }
+      for (int32_t pp : pps) {
+        const int64_t gpus_per_pipeline = int64_t{tp} * cp * pp;
+        const bool divides = shape.gpus % gpus_per_pipeline == 0;
+        const int32_t dp = divides ? static_cast<int32_t>(shape.gpus / gpus_per_pipeline) : 1;
+        // V: the schedule's default (0), then 2, 4, 8, ... dividing the layers of a rank.
+        std::vector<int32_t> vs = space.stages_per_rank;
+        if (vs.empty()) {
+          vs.push_back(0);
+          if (shape.layers % pp == 0) {
+            for (int32_t v = 2; v <= shape.layers / pp; v *= 2) {
+              if ((shape.layers / pp) % v == 0) vs.push_back(v);
+            }
+          }
+        }
+        for (int32_t b : sizes) {
+          for (const std::string& schedule : schedules) {
+            ++group;
+            for (int32_t v : vs) {
+              for (const std::string& recompute : recomputes) {
+                for (bool balanced : {false, true}) {
+                  Enumerated e;
+                  e.group = group;
+                  proto::RunConfig& c = e.config;
+                  c = space.base;
+                  c.set_schedule(schedule);
+                  c.set_pp(pp);
+                  if (v > 0) c.set_stages_per_rank(v);
+                  c.set_microbatch_size(b);
+                  c.set_recompute(recompute);
+                  if (balanced) {
+                    c.set_embedding_as_layer(true);
+                    c.set_loss_as_layer(true);
+                  }
+                  c.set_tp(tp);
+                  if (cp > 1) c.set_cp(cp);
+                  c.set_sequence_parallel(tp > 1);
+                  c.set_dp(dp);
+                  if (!divides) {
+                    e.invalid = "--pp: tp " + std::to_string(tp) +
+                                (cp > 1 ? " x cp " + std::to_string(cp) : std::string()) +
+                                " x pp " + std::to_string(pp) + " does not divide the " +
+                                std::to_string(shape.gpus) + " GPUs";
+                  }
+                  all.push_back(std::move(e));
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return all;
+}
+
+// A candidate's place in the order the search refines them: its current bound (or SimGrid's
+// time), its peak memory, its index.
+using Key = std::tuple<double, int64_t, int64_t>;
+
+// The state of the branch and bound: the simulated candidates' keys, best first.
+class Incumbents {
+ public:
+  explicit Incumbents(size_t top) : top_(top) {}
+
+  void Add(double time_s, int64_t memory, int64_t index) { keys_.insert({time_s, memory, index}); }
+
+  // Whether a candidate whose time is at least `bound` can no longer enter the top K or the
+  // Pareto front (see the header).
+  bool Prunes(double bound_s, int64_t memory, int64_t index) const {
+    if (keys_.size() < top_) return false;
+    // A margin for rounding: SimGrid's time and the critical path's are sums in different orders.
+    const double bound = bound_s * (1 - 1e-9);
+    const Key kth = *std::next(keys_.begin(), static_cast<std::ptrdiff_t>(top_ - 1));
+    if (Key{bound, memory, index} < kth) return false;
+    for (const Key& k : keys_) {
+      const double t = std::get<0>(k);
+      if (t > bound) break;
+      const int64_t m = std::get<1>(k);
+      if (m <= memory && (m < memory || t < bound)) return true;
+    }
+    return false;
+  }
+
+ private:
+  size_t top_;
+  std::set<Key> keys_;
+};
+
+}  // namespace
+
+Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::ostream& progress,
+                 SearchResult* result) {
+  const Clock::time_point start = Clock::now();
+  *result = SearchResult();
+  SearchSpace space = given;
+  SpaceShape shape;
+  Status status = CheckBase(&space, &shape);
+  if (!status.ok()) return status;
+  const std::vector<Enumerated> all = Enumerate(space, shape);
+  SearchCounts& counts = result->counts;
+  std::map<std::string, int64_t> reasons;
+  // This shard's candidates, by index.
+  std::vector<int64_t> mine;
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (static_cast<int32_t>(all[k].group % options.shard_count) != options.shard_index) continue;
+    ++counts.enumerated;
+    if (!all[k].invalid.empty()) {
+      ++counts.invalid;
+      ++reasons[all[k].invalid];
+      continue;
+    }
+    mine.push_back(static_cast<int64_t>(k));
+  }
+
+  // Tier 1: resolve, prepare, memory and work, in chunks of candidates per process.
+  std::vector<Prepared> prepared(mine.size());
+  const size_t chunks = (mine.size() + kPrepareChunk - 1) / kPrepareChunk;
+  status = RunInProcesses(
+      options.jobs, chunks,
+      [&](size_t chunk) {
+        Json out = Json::array();
+        for (size_t k = chunk * kPrepareChunk;
+             k < std::min(mine.size(), (chunk + 1) * kPrepareChunk); ++k) {
+          out.push_back(PreparedJson(PrepareCandidate(all[mine[k]].config)));
+        }
+        return out;
+      },
+      [&](size_t chunk, const Json* out) {
+        for (size_t k = chunk * kPrepareChunk, i = 0;
+             k < std::min(mine.size(), (chunk + 1) * kPrepareChunk); ++k, ++i) {
+          if (out != nullptr && i < out->size()) {
+            prepared[k] = PreparedOf((*out)[i]);
+          } else {
+            prepared[k].reason = "internal error: the process preparing it failed";
+          }
+        }
+      });
+  if (!status.ok()) return status;
+
+  std::vector<SearchCandidate> candidates;  // the valid, distinct candidates that fit
+  std::set<std::string> signatures;
+  for (size_t k = 0; k < mine.size(); ++k) {
+    const Prepared& p = prepared[k];
+    if (!p.ok) {
+      ++counts.invalid;
+      ++reasons[p.reason];
+      continue;
+    }
+    if (!signatures.insert(p.signature).second) {
+      ++counts.duplicates;
+      continue;
+    }
+    ++counts.evaluated;
+    SearchCandidate c;
+    c.index = mine[k];
+    c.config = all[mine[k]].config;
+    c.peak_memory_bytes = p.peak_memory_bytes;
+    c.memory_capacity_bytes = p.capacity_bytes;
+    c.work_bound_s = p.work_s;
+    c.oom = p.capacity_bytes > 0 && p.peak_memory_bytes > p.capacity_bytes;
+    if (c.oom) {
+      ++counts.oom;
+      continue;
+    }
+    candidates.push_back(std::move(c));
+  }
+  if (counts.evaluated == 0) {
+    std::vector<std::pair<std::string, int64_t>> sorted(reasons.begin(), reasons.end());
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string why;
+    for (size_t k = 0; k < sorted.size() && k < kReasonsShown; ++k) {
+      why += (k ? "; " : "") + sorted[k].first + " (" + Plural(sorted[k].second, "candidate") + ")";
+    }
+    return Status::InvalidInput("ppsim search: no valid configuration among " +
+                                Plural(counts.enumerated, "candidate") + ": " + why);
+  }
+
+  const auto elapsed = [&] {
+    return HumanDuration(std::chrono::duration<double>(Clock::now() - start).count());
+  };
+  progress << "search: " << elapsed() << ": " << counts.enumerated << " candidates, "
+           << counts.invalid << " invalid, " << counts.duplicates << " duplicates, " << counts.oom
+           << " out of memory, " << candidates.size() << " to bound\n";
+
+  // Tiers 2-4: best first by the current bound, in rounds.
+  enum class Level { kWork, kCriticalPath };
+  std::set<std::tuple<double, int64_t, int64_t, Level, size_t>> open;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    const SearchCandidate& c = candidates[k];
+    open.insert({c.work_bound_s, c.peak_memory_bytes, c.index, Level::kWork, k});
+  }
+  Incumbents incumbents(static_cast<size_t>(options.top));
+  std::vector<size_t> simulated;
+  while (!open.empty()) {
+    std::vector<std::tuple<double, int64_t, int64_t, Level, size_t>> round;
+    for (auto it = open.begin(); it != open.end() && round.size() < kRoundSize;) {
+      const auto& [bound, memory, index, level, k] = *it;
+      if (incumbents.Prunes(bound, memory, index)) {
+        ++(level == Level::kWork ? counts.bounded_out_work : counts.bounded_out_critical_path);
+        it = open.erase(it);
+        continue;
+      }
+      round.push_back(*it);
+      it = open.erase(it);
+    }
+    std::vector<Executed> executed(round.size());
+    status = RunInProcesses(
+        options.jobs, round.size(),
+        [&](size_t r) {
+          const auto& [bound, memory, index, level, k] = round[r];
+          const EngineKind engine =
+              level == Level::kWork ? EngineKind::kCriticalPath : EngineKind::kSimGrid;
+          return ExecutedJson(ExecuteCandidate(candidates[k].config, engine));
+        },
+        [&](size_t r, const Json* out) {
+          if (out != nullptr) {
+            executed[r] = ExecutedOf(*out);
+          } else {
+            executed[r].reason = "internal error: the process evaluating it failed";
+          }
+        });
+    if (!status.ok()) return status;
+    for (size_t r = 0; r < round.size(); ++r) {
+      const auto& [bound, memory, index, level, k] = round[r];
+      SearchCandidate& c = candidates[k];
+      const Executed& e = executed[r];
+      if (level == Level::kWork) ++counts.critical_path_evaluated;
+      if (level == Level::kCriticalPath) ++counts.simulated;
+      if (!e.ok) {
+        ++counts.failed;
+        ++reasons[e.reason];
+        continue;
+      }
+      if (level == Level::kWork) {
+        c.critical_path_s = e.makespan_s;
+        open.insert({e.makespan_s, memory, index, Level::kCriticalPath, k});
+        continue;
+      }
+      c.iteration_s = e.makespan_s;
+      c.tokens_per_s = e.tokens_per_s;
+      c.mfu = e.mfu;
+      c.dp = e.dp;
+      c.microbatches = e.microbatches;
+      c.stages_per_rank = e.stages_per_rank;
+      incumbents.Add(c.iteration_s, c.peak_memory_bytes, c.index);
+      simulated.push_back(k);
+    }
+  }
+  progress << "search: " << elapsed() << ": " << counts.critical_path_evaluated
+           << " critical-path evaluations, " << counts.simulated << " SimGrid simulations\n";
+
+  // The ranking and the front, from the simulated candidates.
+  auto key = [&](size_t k) {
+    const SearchCandidate& c = candidates[k];
+    return Key{c.iteration_s, c.peak_memory_bytes, c.index};
+  };
+  std::sort(simulated.begin(), simulated.end(),
+            [&](size_t a, size_t b) { return key(a) < key(b); });
+  for (size_t r = 0; r < simulated.size() && r < static_cast<size_t>(options.top); ++r) {
+    result->ranking.push_back(candidates[simulated[r]]);
+  }
+  for (size_t k : simulated) result->simulated.push_back(candidates[k]);
+  // In ranking order, a candidate is on the front unless one before it has no more memory.
+  int64_t least_memory = std::numeric_limits<int64_t>::max();
+  for (size_t k : simulated) {
+    if (candidates[k].peak_memory_bytes < least_memory) {
+      least_memory = candidates[k].peak_memory_bytes;
+      result->pareto.push_back(candidates[k]);
+    }
+  }
+  std::vector<std::pair<std::string, int64_t>> sorted(reasons.begin(), reasons.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (sorted.size() > kReasonsShown) sorted.resize(kReasonsShown);
+  result->reasons = sorted;
+  result->wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return Status();
+}
+
+}  // namespace ppsim

@@ -1,0 +1,133 @@
+// `ppsim search`: the best configuration of a model on a cluster for a global batch, found by an
+// exact branch and bound over tensor, pipeline and data parallelism, microbatch size, schedule,
+// virtual stages, recomputation and the layer split.
+//
+// The space. With G GPUs of n per node: tp divides n (the model's rules, e.g. tp divides the
+// heads, are PrepareRun's); cp 1 unless listed (context parallelism pays off for sequences far
+// longer than one GPU's share of attention); pp with tp x cp x pp dividing G and pp <= the
+// layers; dp = G / (tp x cp x pp);
+// microbatch size b in {1, 2, 4, 8, 16} (PrepareRun refuses a global batch that dp x b does not
+// divide); every schedule of the registry but aliases (schedules/registry.h; a generator that
+// rejects the pp, microbatches and V makes an invalid candidate); V the schedule's default, and 2,
+// 4, 8, ... dividing layers / pp (generators without virtual stages reject them); recompute none,
+// selective, full; the layers split evenly, or with the embedding and the LM head counted as
+// layers. Sequence parallelism is on whenever tp > 1 (Megatron's recommendation; it only removes
+// activation memory). Every axis can be restricted to a list. Each candidate is one
+// proto::RunConfig, resolved by ResolveRun and checked by PrepareRun (compile = false): what those
+// refuse is invalid, counted with its reason; a candidate whose schedule and layer split come out
+// equal to an earlier one's (an explicit V equal to the default, a balanced split equal to the even
+// one) is a duplicate and dropped.
+//
+// The evaluation, in tiers, each a bound on the next:
+//   memory   static bytes + the order's peak activations + the reserve (sim/metrics.h
+//            PeakMemoryBytes, the figure every engine reports) above the GPU's capacity: OOM,
+//            counted and not ranked (OOM candidates are excluded from the ranking and the front).
+//   work     per rank, from the order and the actions' durations (with their tensor-parallel
+//            rings, uncontended, on the group's first link): the forwards of the stages before
+//            its first stage, then all its actions one at a time; and after each of its backwards
+//            the backwards of the stages below it (transfers ignored).
+//   critical the critical-path engine: the DAG's longest path with uncontended transfers.
+//   simgrid  SimGrid with contention: the iteration time ranked.
+// work <= critical path <= SimGrid (contention only delays; checked by a test). Candidates are
+// taken in increasing order of their current bound (ties: peak memory, then enumeration order) and
+// refined one tier at a time; one is dropped once its bound can neither reach the top K nor the
+// Pareto front of throughput against peak memory, given the candidates simulated so far: its key
+// (bound, memory, index) is not below the K-th best simulated key, and a simulated candidate has
+// peak memory <= its own and time <= its bound, better in one of them. So the top K and the front
+// are exact: equal to evaluating every candidate with SimGrid. Every candidate has the same global
+// batch, so a shorter iteration is a higher tokens/s.
+//
+// Determinism: candidates are refined in rounds of a fixed size, decided from the results of
+// earlier rounds only, so the same inputs give the same rankings, fronts and counts for any -j.
+// With --shard I/N a shard evaluates the candidates of every N-th group (the same tp, pp,
+// microbatch size and schedule, so that duplicates fall in one shard); the top K over all shards
+// is the top K of the shards' top Ks together, the front the front of their fronts.
+#ifndef PPSIM_BATCH_SEARCH_H_
+#define PPSIM_BATCH_SEARCH_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "experiments/run_config.pb.h"
+
+namespace ppsim {
+
+// What to search. `base` holds the fields every candidate shares as the request gave them: model,
+// platform, nodes, global_batch, and optionally seq_len, memory_reserve, set.
+// An empty axis list means the whole default range above.
+struct SearchSpace {
+  proto::RunConfig base;
+  int32_t gpus = 0;  // --gpus instead of base.nodes: nodes = gpus / GPUs per node; 0: not given
+  std::vector<int32_t> tp;
+  std::vector<int32_t> cp;  // default: 1 only
+  std::vector<int32_t> pp;
+  std::vector<int32_t> microbatch_size;
+  std::vector<std::string> schedules;  // registry names, as given
+  std::vector<int32_t> stages_per_rank;
+  std::vector<std::string> recompute;  // none, selective, full
+};
+
+struct SearchOptions {
+  int32_t top = 10;  // candidates ranked (>= 1)
+  int32_t jobs = 1;  // evaluations at a time, each in a process of its own
+  int32_t shard_index = 0;
+  int32_t shard_count = 1;
+};
+
+// One evaluated candidate, as reported.
+struct SearchCandidate {
+  int64_t index = 0;  // in enumeration order (over all shards)
+  proto::RunConfig config;
+  int64_t peak_memory_bytes = 0;  // the largest rank's
+  int64_t memory_capacity_bytes = 0;
+  bool oom = false;
+  double work_bound_s = 0;
+  double critical_path_s = 0;  // 0: not evaluated
+  double iteration_s = 0;      // SimGrid's; 0: not simulated
+  double tokens_per_s = 0;
+  double mfu = 0;
+  int32_t dp = 0;  // from here on, as the simulated run had them
+  int32_t microbatches = 0;
+  int32_t stages_per_rank = 0;
+};
+
+// How many candidates ended where. evaluated = oom + bounded_out_work +
+// bounded_out_critical_path + simulated + failed.
+struct SearchCounts {
+  int64_t enumerated = 0;  // in this shard
+  int64_t invalid = 0;     // refused by ResolveRun or PrepareRun, or tp x pp not dividing the GPUs
+  int64_t duplicates = 0;
+  int64_t evaluated = 0;
+  int64_t oom = 0;
+  int64_t bounded_out_work = 0;
+  int64_t bounded_out_critical_path = 0;
+  int64_t critical_path_evaluated = 0;
+  int64_t simulated = 0;  // by SimGrid
+  int64_t failed = 0;     // a valid candidate whose compilation or simulation failed
+};
+
+struct SearchResult {
+  std::vector<SearchCandidate> ranking;  // the top K, best first
+  std::vector<SearchCandidate> pareto;   // best first: increasing time, decreasing peak memory
+  // Every candidate SimGrid simulated, best first (the top K and the front among them; the rest
+  // are in order among themselves but not a full ranking of the space).
+  std::vector<SearchCandidate> simulated;
+  SearchCounts counts;
+  // The most frequent reasons candidates were invalid or failed, with their counts, most first.
+  std::vector<std::pair<std::string, int64_t>> reasons;
+  double wall_s = 0;
+};
+
+// Searches `space`. InvalidInput naming the flag for a base the request refuses ("--model: ...",
+// "--global-batch: ...") or an axis value outside the space ("--schedules: unknown schedule ..."),
+// and "ppsim search: no valid configuration ..." with the most frequent reasons when no candidate
+// of this shard is valid. Progress lines (one per tier) go to `progress`.
+Status RunSearch(const SearchSpace& space, const SearchOptions& options, std::ostream& progress,
+                 SearchResult* result);
+
+}  // namespace ppsim
+
+#endif  // PPSIM_BATCH_SEARCH_H_

@@ -1,0 +1,277 @@
+#include "batch/search_output.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
+
+#include "base/csv.h"
+#include "base/escape.h"
+#include "base/json.h"
+#include "base/names.h"
+#include "base/numbers.h"
+#include "base/svg.h"
+#include "batch/result_values.h"
+#include "batch/results.h"
+#include "experiments/run_command.h"
+#include "experiments/run_output.h"
+#include "config/units.h"
+
+namespace ppsim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string LayerSplit(const SearchCandidate& c) {
+  return c.config.embedding_as_layer() ? "balanced" : "even";
+}
+
+Json CandidateJson(const SearchCandidate& c) {
+  Json j;
+  j["command"] = RunCommandLine(c.config);
+  j["tokens_per_s"] = JsonNumber(c.tokens_per_s);
+  j["iteration_s"] = JsonNumber(c.iteration_s);
+  j["peak_memory_bytes"] = c.peak_memory_bytes;
+  j["memory_capacity_bytes"] = c.memory_capacity_bytes;
+  j["oom"] = c.oom;
+  j["mfu"] = JsonNumber(c.mfu);
+  j["critical_path_s"] = JsonNumber(c.critical_path_s);
+  j["work_bound_s"] = JsonNumber(c.work_bound_s);
+  j["index"] = c.index;
+  j["schedule"] = c.config.schedule();
+  j["tp"] = c.config.tp();
+  j["pp"] = c.config.pp();
+  j["dp"] = c.dp;
+  j["microbatch_size"] = c.config.microbatch_size();
+  j["microbatches"] = c.microbatches;
+  j["stages_per_rank"] = c.stages_per_rank;
+  j["recompute"] = c.config.recompute();
+  j["layer_split"] = LayerSplit(c);
+  j["sequence_parallel"] = c.config.sequence_parallel();
+  return j;
+}
+
+Json CountsJson(const SearchCounts& n) {
+  Json j;
+  j["enumerated"] = n.enumerated;
+  j["invalid"] = n.invalid;
+  j["duplicates"] = n.duplicates;
+  j["evaluated"] = n.evaluated;
+  j["oom"] = n.oom;
+  j["bounded_out_work"] = n.bounded_out_work;
+  j["bounded_out_critical_path"] = n.bounded_out_critical_path;
+  j["critical_path_evaluated"] = n.critical_path_evaluated;
+  j["simulated"] = n.simulated;
+  j["failed"] = n.failed;
+  return j;
+}
+
+std::string CountsLine(const SearchCounts& n) {
+  return std::to_string(n.enumerated) + " enumerated, " + std::to_string(n.invalid) + " invalid, " +
+         std::to_string(n.duplicates) + " duplicates, " + std::to_string(n.evaluated) +
+         " evaluated: " + std::to_string(n.oom) + " out of memory, " +
+         std::to_string(n.bounded_out_work) + " bounded out by work, " +
+         std::to_string(n.bounded_out_critical_path) + " by the critical path, " +
+         std::to_string(n.simulated) + " simulated with SimGrid (" +
+         std::to_string(n.critical_path_evaluated) + " critical-path evaluations), " +
+         std::to_string(n.failed) + " failed";
+}
+
+// The cells of a candidate's row, as the table and the page show them.
+std::vector<std::string> Cells(const SearchCandidate& c, size_t rank) {
+  return {std::to_string(rank),
+          ShowValue(kTokensColumn, c.tokens_per_s),
+          ShowValue(kMakespanColumn, c.iteration_s),
+          ShowValue(kPeakMemoryColumn, static_cast<double>(c.peak_memory_bytes)),
+          ShowValue(kMfuColumn, c.mfu),
+          c.config.schedule(),
+          std::to_string(c.config.tp()),
+          std::to_string(c.config.pp()),
+          std::to_string(c.dp),
+          std::to_string(c.config.microbatch_size()),
+          std::to_string(c.microbatches),
+          std::to_string(c.stages_per_rank),
+          c.config.recompute(),
+          LayerSplit(c),
+          RunCommandLine(c.config)};
+}
+
+const std::vector<std::string> kHeader = {
+    "#",  "tokens/s", "iteration", "peak memory", "MFU",       "schedule", "tp",     "pp",
+    "dp", "b",        "m",         "V",           "recompute", "split",    "command"};
+
+std::string TextTable(const std::vector<SearchCandidate>& rows) {
+  std::vector<std::vector<std::string>> cells = {kHeader};
+  for (size_t r = 0; r < rows.size(); ++r) cells.push_back(Cells(rows[r], r + 1));
+  return FormatColumns(cells);
+}
+
+std::string ReasonsText(const SearchResult& result) {
+  std::string out;
+  for (const auto& [reason, count] : result.reasons) {
+    out += "  " + Plural(count, "candidate") + ": " + reason + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string SearchTable(const SearchResult& result) {
+  std::string out = "best " + std::to_string(result.ranking.size()) + " (ranked by tokens/s):\n";
+  out += TextTable(result.ranking);
+  out += "\nPareto front (tokens/s against peak memory):\n" + TextTable(result.pareto);
+  out += "\n" + CountsLine(result.counts) + "\n";
+  if (!result.reasons.empty())
+    out += "most frequent reasons a candidate was left out:\n" + ReasonsText(result);
+  out += "wall time " + HumanDuration(result.wall_s) + "\n";
+  return out;
+}
+
+std::string SearchJson(const SearchResult& result) {
+  Json j;
+  j["evaluated"] = result.counts.evaluated;
+  j["candidates"] = Json::array();
+  for (const SearchCandidate& c : result.ranking) j["candidates"].push_back(CandidateJson(c));
+  j["pareto"] = Json::array();
+  for (const SearchCandidate& c : result.pareto) j["pareto"].push_back(CandidateJson(c));
+  j["counts"] = CountsJson(result.counts);
+  j["reasons"] = Json::array();
+  for (const auto& [reason, count] : result.reasons) {
+    j["reasons"].push_back(Json{{"reason", reason}, {"candidates", count}});
+  }
+  return FormatJsonPretty(j);
+}
+
+std::string SearchCsv(const SearchResult& result) {
+  std::set<int64_t> front;
+  for (const SearchCandidate& c : result.pareto) front.insert(c.index);
+  std::string out = "rank,pareto";
+  const Json first = CandidateJson(SearchCandidate());
+  for (const auto& [name, value] : first.items()) out += "," + name;
+  out += "\n";
+  for (size_t r = 0; r < result.simulated.size(); ++r) {
+    const SearchCandidate& c = result.simulated[r];
+    out += std::to_string(r + 1) + "," + (front.count(c.index) ? "true" : "false");
+    const Json fields = CandidateJson(c);
+    for (const auto& [name, value] : fields.items()) {
+      out += "," + CsvField(value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+namespace {
+
+constexpr double kWidth = 720, kHeight = 420, kLeft = 80, kRight = 20, kTop = 20, kBottom = 50;
+
+// Ticks from 0 to at least `max`, at most 8, at 1, 2 or 5 x 10^k (base/svg.h NiceStep).
+double TickStep(double max) {
+  if (max <= 0) return 1;
+  const int exponent = static_cast<int>(std::floor(std::log10(max / 8)));
+  const double step = NiceStep(exponent, [&](double s, int) { return max / s <= 8; });
+  return step > 0 ? step : max;
+}
+
+std::string Scatter(const SearchResult& result) {
+  double max_x = 0, max_y = 0;
+  for (const SearchCandidate& c : result.simulated) {
+    max_x = std::max(max_x, static_cast<double>(c.peak_memory_bytes));
+    max_y = std::max(max_y, c.tokens_per_s);
+  }
+  const double step_x = TickStep(max_x / (1 << 30)) * (1 << 30), step_y = TickStep(max_y);
+  const double top_x = std::max(step_x, std::ceil(max_x / step_x) * step_x);
+  const double top_y = std::max(step_y, std::ceil(max_y / step_y) * step_y);
+  const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  auto x = [&](double v) { return kLeft + v / top_x * plot_w; };
+  auto y = [&](double v) { return kTop + plot_h - v / top_y * plot_h; };
+  std::string svg = "<svg class=\"chart scatter\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+                    Px(kWidth) + "\" height=\"" + Px(kHeight) + "\" font-size=\"12\">\n";
+  for (double v = 0; v <= top_x + step_x / 2; v += step_x) {
+    svg += "<line x1=\"" + Px(x(v)) + "\" y1=\"" + Px(kTop) + "\" x2=\"" + Px(x(v)) + "\" y2=\"" +
+           Px(kTop + plot_h) + "\" stroke=\"#eee\"/><text x=\"" + Px(x(v)) + "\" y=\"" +
+           Px(kTop + plot_h + 16) + "\" text-anchor=\"middle\">" +
+           MarkupEscape(ShowValue(kPeakMemoryColumn, v)) + "</text>\n";
+  }
+  for (double v = 0; v <= top_y + step_y / 2; v += step_y) {
+    svg += "<line x1=\"" + Px(kLeft) + "\" y1=\"" + Px(y(v)) + "\" x2=\"" + Px(kLeft + plot_w) +
+           "\" y2=\"" + Px(y(v)) + "\" stroke=\"#eee\"/><text x=\"" + Px(kLeft - 6) + "\" y=\"" +
+           Px(y(v) + 4) + "\" text-anchor=\"end\">" + MarkupEscape(ShowValue(kTokensColumn, v)) +
+           "</text>\n";
+  }
+  svg += "<text x=\"" + Px(kLeft + plot_w / 2) + "\" y=\"" + Px(kHeight - 8) +
+         "\" text-anchor=\"middle\">peak memory per GPU</text>\n<text x=\"14\" y=\"" +
+         Px(kTop + plot_h / 2) + "\" text-anchor=\"middle\" transform=\"rotate(-90 14 " +
+         Px(kTop + plot_h / 2) + ")\">tokens/s</text>\n";
+  std::set<int64_t> front;
+  std::string line;
+  for (const SearchCandidate& c : result.pareto) {
+    front.insert(c.index);
+    line += (line.empty() ? "" : " ") + Px(x(static_cast<double>(c.peak_memory_bytes))) + "," +
+            Px(y(c.tokens_per_s));
+  }
+  svg += "<polyline class=\"pareto\" points=\"" + line + "\" fill=\"none\" stroke=\"" +
+         std::string(PaletteColour(1)) + "\" stroke-width=\"2\"/>\n";
+  for (const SearchCandidate& c : result.simulated) {
+    const bool on_front = front.count(c.index) > 0;
+    svg += "<circle class=\"" + std::string(on_front ? "marker pareto" : "marker") + "\" cx=\"" +
+           Px(x(static_cast<double>(c.peak_memory_bytes))) + "\" cy=\"" + Px(y(c.tokens_per_s)) +
+           "\" r=\"" + (on_front ? "5" : "3.5") + "\" fill=\"" + PaletteColour(on_front ? 1 : 0) +
+           "\"><title>" +
+           MarkupEscape(ShowValue(kTokensColumn, c.tokens_per_s) + ", " +
+                        ShowValue(kPeakMemoryColumn, static_cast<double>(c.peak_memory_bytes)) +
+                        ": " + RunCommandLine(c.config)) +
+           "</title></circle>\n";
+  }
+  return svg + "</svg>\n";
+}
+
+std::string HtmlTable(const std::vector<SearchCandidate>& rows) {
+  std::string out = "<div class=\"table-wrap\"><table class=\"results\"><thead><tr>";
+  for (const std::string& h : kHeader) out += "<th>" + MarkupEscape(h) + "</th>";
+  out += "</tr></thead><tbody>\n";
+  for (size_t r = 0; r < rows.size(); ++r) {
+    out += "<tr>";
+    const std::vector<std::string> cells = Cells(rows[r], r + 1);
+    for (size_t k = 0; k < cells.size(); ++k) {
+      out += k + 1 == cells.size() ? "<td><code>" + MarkupEscape(cells[k]) + "</code></td>"
+                                   : "<td>" + MarkupEscape(cells[k]) + "</td>";
+    }
+    out += "</tr>\n";
+  }
+  return out + "</tbody></table></div>\n";
+}
+
+}  // namespace
+
+std::string SearchHtml(const SearchResult& result, const std::string& title) {
+  std::string page =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+      MarkupEscape(title) +
+      "</title>\n<style>\nbody{font-family:system-ui,sans-serif;margin:24px;color:#222}"
+      "h1{font-size:20px}h2{font-size:17px;margin-top:28px}code{font-size:12px}"
+      ".table-wrap{overflow-x:auto;max-width:100%}"
+      "table.results{border-collapse:collapse;font-size:12px}"
+      "table.results th,table.results td{border:1px solid #ddd;padding:3px 6px;text-align:left;"
+      "white-space:nowrap}table.results th{background:#f3f3f3}.note{color:#555}\n</style>\n"
+      "</head>\n<body>\n<h1>" +
+      MarkupEscape(title) + "</h1>\n<p class=\"note\">" + MarkupEscape(CountsLine(result.counts)) +
+      "</p>\n";
+  if (!result.ranking.empty()) {
+    const SearchCandidate& best = result.ranking.front();
+    page +=
+        "<p>Best: <b>" + MarkupEscape(ShowValue(kTokensColumn, best.tokens_per_s)) +
+        "</b> tokens/s at " +
+        MarkupEscape(ShowValue(kPeakMemoryColumn, static_cast<double>(best.peak_memory_bytes))) +
+        " per GPU: <code>" + MarkupEscape(RunCommandLine(best.config)) + "</code></p>\n";
+  }
+  page +=
+      "<h2>Throughput against peak memory</h2>\n<p class=\"note\">Every candidate simulated "
+      "with SimGrid; the Pareto front is the line and the larger orange points.</p>\n" +
+      Scatter(result) + "<h2>Ranking</h2>\n" + HtmlTable(result.ranking) +
+      "<h2>Pareto front</h2>\n" + HtmlTable(result.pareto) + "</body>\n</html>\n";
+  return page;
+}
+
+}  // namespace ppsim

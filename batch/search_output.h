@@ -1,0 +1,34 @@
+// What `ppsim search` prints (batch/search.h): a table, JSON or CSV, and the HTML report.
+//
+// JSON (best first, written with the JSON library):
+//   {"evaluated": N, "candidates": [C, ...], "pareto": [C, ...], "counts": {...},
+//    "reasons": [{"reason": "...", "candidates": n}, ...]}
+// where each C is {"command": "ppsim run ...", "tokens_per_s", "iteration_s",
+// "peak_memory_bytes", "memory_capacity_bytes", "oom" (always false: OOM candidates are not
+// ranked), "mfu", "critical_path_s", "work_bound_s", "index", "schedule", "tp", "pp", "dp",
+// "microbatch_size", "microbatches", "stages_per_rank", "recompute", "layer_split" (even or
+// balanced), "sequence_parallel"}; "candidates" holds the top K, "pareto" the front of throughput
+// against peak memory. CSV: a header, then one row per candidate SimGrid simulated, best first,
+// with its rank, whether it is on the front, and C's fields. Neither holds the wall time, so the
+// same inputs give byte-identical JSON and CSV for any -j; the table ends with it.
+#ifndef PPSIM_BATCH_SEARCH_OUTPUT_H_
+#define PPSIM_BATCH_SEARCH_OUTPUT_H_
+
+#include <string>
+
+#include "batch/search.h"
+
+namespace ppsim {
+
+std::string SearchTable(const SearchResult& result);
+std::string SearchJson(const SearchResult& result);
+std::string SearchCsv(const SearchResult& result);
+
+// A self-contained page: the counts, an SVG scatter of tokens/s against peak memory (every
+// simulated candidate, the Pareto front drawn as a line and its points filled), the ranking and
+// the front as tables. `title` names the search (its command line).
+std::string SearchHtml(const SearchResult& result, const std::string& title);
+
+}  // namespace ppsim
+
+#endif  // PPSIM_BATCH_SEARCH_OUTPUT_H_

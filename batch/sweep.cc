@@ -1,0 +1,283 @@
+#include "batch/sweep.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+#include "base/escape.h"
+#include "base/subprocess.h"
+#include "experiments/locators.h"
+#include "batch/process_pool.h"
+#include "batch/progress.h"
+#include "experiments/request.h"
+#include "batch/results.h"
+#include "experiments/run_output.h"
+#include "experiments/trace_outputs.h"
+#include "config/units.h"
+
+namespace ppsim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// The point's metrics: each column the run's JSON field of the same name when the run has it
+// (RunJson leaves out what does not apply: tokens_per_s without a sequence length, mfu without a
+// model, ...), then the three columns of the sweep's own (batch/results.h). False when the
+// JSON lacks a column every run has.
+bool SetMetrics(const RunResult& r, PointOutcome* o) {
+  o->result = RunJson(r);
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    if (!IsMetric(c)) continue;
+    const auto field = o->result.find(std::string(kResultColumns[c].name));
+    if (field != o->result.end() && field->is_number()) o->values[c] = field->get<double>();
+  }
+  const RunMetrics& m = r.metrics;
+  int64_t static_memory_bytes = 0;
+  for (const RankMetrics& k : m.ranks) {
+    static_memory_bytes = std::max(static_memory_bytes, k.static_memory_bytes);
+  }
+  o->values[kStaticMemoryColumn] = static_cast<double>(static_memory_bytes);
+  o->values[kThroughputColumn] =
+      MicrobatchesPerS(r.num_microbatches, r.spec.training.dp, m.makespan_s);
+  o->oom = m.oom_ranks > 0;
+  for (int c = 0; c < kResultColumnCount; ++c) {
+    if (kResultColumns[c].role == ColumnRole::kMetric && !o->values[c]) return false;
+  }
+  return true;
+}
+
+// Runs in the point's process: simulates the point, SimGrid in this very process.
+PointOutcome RunPoint(const PointJob& job, const SweepOptions& options) {
+  const char* crash = std::getenv("PPSIM_SWEEP_CRASH_POINT");
+  if (crash != nullptr && std::to_string(job.point->index) == crash) {
+    std::signal(SIGSEGV, SIG_DFL);  // die of the signal, also under ASan (which handles SEGV)
+    std::raise(SIGSEGV);
+  }
+  PointOutcome o;
+  const Clock::time_point start = Clock::now();
+  PreparedRun prepared;
+  Status status = PrepareRun(job.spec, &prepared);
+  RunResult result;
+  Timeline timeline;
+  if (status.ok()) {
+    status = ExecuteRun(prepared, &result, &timeline, SimGridProcess::kThisProcess);
+  }
+  if (status.ok() && !options.timelines_dir.empty()) {
+    status = WriteTimelinePicture("", PointTimelinePath(options, job.point->index),
+                                  prepared, result, timeline);
+  }
+  o.wall_s = Seconds(Clock::now() - start);
+  if (!status.ok()) {
+    o.status = PointStatus::kFailed;
+    o.error = OneLine(status.message());
+    return o;
+  }
+  o.status = PointStatus::kOk;
+  if (!SetMetrics(result, &o)) {
+    const double wall_s = o.wall_s;
+    o = PointOutcome();
+    o.status = PointStatus::kFailed;
+    o.error = "internal error: the run's JSON lacks a metric every run has";
+    o.wall_s = wall_s;
+  }
+  return o;
+}
+
+// What a point's process came to: its outcome, or how the process ended.
+PointOutcome OutcomeOf(const ProcessPool::Finished& f, double timeout_s) {
+  PointOutcome o;
+  if (f.timed_out) {
+    o.status = PointStatus::kTimeout;
+    o.error = "exceeded --point-timeout " + HumanDuration(timeout_s);
+  } else if (WIFSIGNALED(f.wait_status)) {
+    o.status = PointStatus::kCrashed;
+    o.error = "the point's process died of " + DescribeWaitStatus(f.wait_status);
+  } else if (!WIFEXITED(f.wait_status) || WEXITSTATUS(f.wait_status) != 0 ||
+             !ParsePointOutcome(f.output, &o)) {
+    o = PointOutcome();
+    o.status = PointStatus::kCrashed;
+    o.error = "the point's process exited with status " +
+              std::to_string(WIFEXITED(f.wait_status) ? WEXITSTATUS(f.wait_status) : -1);
+  } else {
+    return o;
+  }
+  o.wall_s = f.wall_s;
+  return o;
+}
+
+}  // namespace
+
+std::string PointTimelinePath(const SweepOptions& options, size_t index) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "/point-%04zu", index);
+  return options.timelines_dir + name + options.timeline_extension;
+}
+
+Status PlanSweep(const ExperimentPlan& plan, std::vector<PointJob>* jobs) {
+  jobs->assign(plan.points.size(), PointJob());
+  std::vector<std::string> messages;
+  std::map<std::string, std::vector<const SweepPoint*>> points_of;
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    const SweepPoint& point = plan.points[i];
+    PointJob& job = (*jobs)[i];
+    job.point = &point;
+    if (point.skipped) {
+      job.skipped = true;
+      job.reason = point.reason;
+      continue;
+    }
+    ResolveOptions options;
+    options.directory = plan.directory;
+    options.one_schedule = true;
+    RunRequest request;
+    Status status =
+        ResolveRun(point.config, std::make_shared<FileLocator>(plan, &point), options, &request);
+    if (status.ok() && (request.outputs.any() || request.fail_on_oom)) {
+      // Not swept (experiment.cc), so written in the base.
+      status = Status::InvalidInput(
+          plan.source + ": base: trace, chrome_trace, timeline and fail_on_oom belong to one run "
+                        "('ppsim run FILE'); a sweep writes timelines with --timelines");
+    }
+    if (status.ok()) {
+      PreparedRun prepared;
+      status = PrepareRun(request.runs[0], &prepared, /*compile=*/false);
+      job.spec = request.runs[0];
+    }
+    if (status.ok()) continue;
+    if (plan.experiment.skip_invalid()) {
+      job.skipped = true;
+      job.reason = status.message();
+      continue;
+    }
+    if (points_of[status.message()].empty()) messages.push_back(status.message());
+    points_of[status.message()].push_back(&point);
+  }
+  if (messages.empty()) return Status();
+  std::string text;
+  for (const std::string& m : messages) {
+    const std::vector<const SweepPoint*>& points = points_of[m];
+    text += (text.empty() ? "" : "\n") + m + " (point " + std::to_string(points[0]->index) +
+            ": " + DescribePoint(plan, *points[0]) +
+            (points.size() > 1 ? "; and " + std::to_string(points.size() - 1) + " more" : "") +
+            ")";
+  }
+  return Status::InvalidInput(text + "\n" + plan.source +
+                              ": nothing ran; fix these points, or set skip_invalid: true to "
+                              "record them as skipped");
+}
+
+Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
+                const SweepOptions& options, std::ostream& progress_out, SweepSummary* summary) {
+  *summary = SweepSummary();
+  const Clock::time_point sweep_start = Clock::now();
+  const std::string header = ResultsHeader(plan.columns);
+  Journal journal(options.output);
+  if (journal.exists() && !options.resume) {
+    return Status::InvalidInput(options.output + ".partial: an interrupted sweep's results; add "
+                                "--resume to continue it, or delete it to start over");
+  }
+  JournalRows rows;
+  if (options.resume) {
+    std::vector<std::string> dropped;
+    Status status = journal.Load(
+        header, static_cast<int64_t>(jobs.size()), options.retry_failed,
+        [&](int64_t point) -> const std::vector<std::string>& {
+          return jobs[point].point->values;
+        },
+        [&](int64_t point) { return DescribePoint(plan, *jobs[point].point); }, &rows, &dropped);
+    if (!status.ok()) return status;
+    for (size_t d = 0; d < dropped.size() && d < 3; ++d) {
+      progress_out << "resume: runs again: " << dropped[d] << "\n";
+    }
+    if (dropped.size() > 3) {
+      progress_out << "resume: and " << dropped.size() - 3 << " more rows run again\n";
+    }
+  }
+  // The journal starts as the header and the resumed rows (a torn last line of an interrupted
+  // journal is dropped), then grows a line per finished point.
+  Status status = journal.Start(header, rows);
+  if (!status.ok()) return status;
+
+  std::vector<size_t> todo;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (static_cast<int32_t>(j % options.shard_count) != options.shard_index) continue;
+    ++summary->points;
+    if (rows.csv.count(static_cast<int64_t>(j))) {
+      ++summary->resumed;
+      continue;
+    }
+    todo.push_back(j);
+  }
+  SweepProgress progress(progress_out, options.terminal, summary->points, summary->resumed);
+  size_t journaled = 0;
+  const char* kill_after_env = std::getenv("PPSIM_SWEEP_KILL_AFTER");
+  const long kill_after = kill_after_env == nullptr ? -1 : std::strtol(kill_after_env, nullptr, 10);
+  auto record = [&](size_t j, const PointOutcome& o) {
+    const SweepPoint& point = *jobs[j].point;
+    const int64_t index = static_cast<int64_t>(point.index);
+    const std::string row = ResultCsvLine(index, point.values, o);
+    const std::string line = ResultJsonLine(index, plan.columns, point.values, o);
+    Status appended = journal.Append(row, line);
+    if (!appended.ok()) return appended;
+    rows.csv[point.index] = row;
+    rows.json[point.index] = line;
+    const bool failed = IsFailure(o.status);
+    (o.status == PointStatus::kOk ? summary->ok : failed ? summary->failed : summary->skipped) += 1;
+    progress.PointDone(point.index, DescribePoint(plan, point), std::string(PointStatusName(o.status)),
+                       o.error, failed);
+    if (kill_after >= 0 && static_cast<long>(++journaled) >= kill_after) std::raise(SIGKILL);
+    return Status();
+  };
+
+  // Skipped points need no process.
+  std::vector<size_t> runnable;
+  for (size_t j : todo) {
+    if (!jobs[j].skipped) {
+      runnable.push_back(j);
+      continue;
+    }
+    PointOutcome o;
+    o.status = PointStatus::kSkipped;
+    o.error = OneLine(jobs[j].reason);
+    status = record(j, o);
+    if (!status.ok()) return status;
+  }
+  progress_out.flush();
+  // The pool's destructor stops and reaps every point still running when this returns early.
+  ProcessPool pool(options.jobs, options.point_timeout_s);
+  size_t next = 0;
+  while (next < runnable.size() || !pool.empty()) {
+    while (next < runnable.size() && !pool.full()) {
+      const size_t j = runnable[next++];
+      status = pool.Start(j, [&, j] { return SerializePointOutcome(RunPoint(jobs[j], options)); });
+      if (!status.ok()) return Status::Internal("sweep: " + status.message());
+    }
+    for (const ProcessPool::Finished& f : pool.Wait()) {
+      status = record(f.job, OutcomeOf(f, options.point_timeout_s));
+      if (!status.ok()) return status;
+    }
+  }
+  progress.Finish();
+
+  // The final files, in point order, replace the journal.
+  JournalRows shard;
+  for (const auto& [point, row] : rows.csv) {
+    if (static_cast<int32_t>(point % options.shard_count) != options.shard_index) continue;
+    shard.csv[point] = row;
+    shard.json[point] = rows.json[point];
+  }
+  status = journal.Finish(header, shard);
+  if (!status.ok()) return status;
+  summary->wall_s = Seconds(Clock::now() - sweep_start);
+  return Status();
+}
+
+}  // namespace ppsim

@@ -1,0 +1,170 @@
+// `ppsim search`: the best configuration of a model on a cluster (batch/search.h).
+#include "batch/search.h"
+
+#include <unistd.h>
+
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "base/files.h"
+#include "base/names.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "batch/search_output.h"
+#include "config/units.h"
+
+namespace ppsim::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr const char* kSynopsis =
+    "usage: ppsim search --model NAME|FILE --platform NAME|FILE (--nodes N | --gpus G) "
+    "--global-batch N [--seq-len S] [--memory-reserve BYTES] [--tp LIST] [--cp LIST] [--pp LIST] "
+    "[--microbatch-size LIST] [--schedules LIST] [--stages-per-rank LIST] [--recompute LIST] "
+    "[--top K] [--format table|json|csv] [-j N] [--shard I/N] [--report FILE.html]\n";
+
+// The RunConfig fields every candidate shares, as `ppsim run` reads them.
+const std::vector<std::string> kBaseFields = {"model",   "platform",       "nodes", "global_batch",
+                                              "seq_len", "memory_reserve", "set"};
+
+po::options_description SearchOptionsDescription() {
+  po::options_description d = RunConfigOptions(
+      {proto::Flag::SCHEDULE, proto::Flag::COSTS, proto::Flag::MODEL, proto::Flag::CLUSTER},
+      kBaseFields);
+  po::options_description space("The space (comma lists restrict an axis; default: all of it)",
+                                100);
+  space.add_options()("gpus", po::value<std::string>()->value_name("G"),
+                      "GPUs instead of --nodes (a multiple of the GPUs per node)")(
+      "tp", po::value<std::string>()->value_name("LIST"),
+      "tensor-parallel degrees (default: the divisors of the GPUs per node)")(
+      "cp", po::value<std::string>()->value_name("LIST"), "context-parallel degrees (default 1)")(
+      "pp", po::value<std::string>()->value_name("LIST"),
+      "pipeline ranks (default: tp x pp divides the GPUs, pp <= layers)")(
+      "microbatch-size", po::value<std::string>()->value_name("LIST"),
+      "sequences per microbatch (default 1,2,4,8,16)")(
+      "schedules", po::value<std::string>()->value_name("LIST"),
+      "schedule names (default: every schedule, see 'ppsim schedules')")(
+      "stages-per-rank", po::value<std::string>()->value_name("LIST"),
+      "virtual stages per rank (default: the schedule's, and 2, 4, ... dividing layers / pp)")(
+      "recompute", po::value<std::string>()->value_name("LIST"),
+      "none, selective, full (default: all three)");
+  po::options_description own("Output and execution", 100);
+  own.add_options()("top", po::value<std::string>()->value_name("K"),
+                    "candidates ranked (default 10)")(
+      "format", po::value<std::string>()->value_name("NAME"), "table (default), json or csv")(
+      "jobs,j", po::value<std::string>()->value_name("N"),
+      "evaluations at a time, each in its own process (default: the cores; the critical-path and "
+      "SimGrid tiers run rounds of 4)")("shard", po::value<std::string>()->value_name("I/N"),
+                                        "evaluate every N-th group of candidates from the I-th "
+                                        "(the best K over shards is the best K)")(
+      "report", po::value<std::string>()->value_name("FILE"),
+      "write an HTML page: the ranking and throughput against peak memory");
+  d.add(space);
+  d.add(own);
+  return d;
+}
+
+// "1,2,4" into whole numbers >= 1, named by `flag`.
+Status CountList(const ParsedArgs& parsed, const char* name, std::vector<int32_t>* values) {
+  if (!parsed.values.count(name)) return Status();
+  const std::string flag = std::string("--") + name;
+  for (const std::string& item : SplitCommas(OptionText(parsed, name))) {
+    int32_t value = 0;
+    Status status = ParseCount(flag, item, 1, &value);
+    if (!status.ok()) return status;
+    values->push_back(value);
+  }
+  return Status();
+}
+
+std::vector<std::string> NameList(const ParsedArgs& parsed, const char* name) {
+  return parsed.values.count(name) ? SplitCommas(OptionText(parsed, name))
+                                   : std::vector<std::string>();
+}
+
+Status ReadSearch(const ParsedArgs& parsed, SearchSpace* space, SearchOptions* options,
+                  std::string* format) {
+  // Only the base fields: --tp, --pp, ... are the search's lists, not the run's values.
+  po::variables_map base;
+  for (const std::string& field : kBaseFields) {
+    std::string flag = FlagOf(field).substr(2);
+    if (parsed.values.count(flag)) base.insert({flag, parsed.values[flag]});
+  }
+  Status status = FillRunConfig(base, &space->base);
+  if (status.ok() && parsed.values.count("gpus")) {
+    status = ParseCount("--gpus", OptionText(parsed, "gpus"), 1, &space->gpus);
+  }
+  if (status.ok()) status = CountList(parsed, "tp", &space->tp);
+  if (status.ok()) status = CountList(parsed, "cp", &space->cp);
+  if (status.ok()) status = CountList(parsed, "pp", &space->pp);
+  if (status.ok()) status = CountList(parsed, "microbatch-size", &space->microbatch_size);
+  if (status.ok()) status = CountList(parsed, "stages-per-rank", &space->stages_per_rank);
+  if (!status.ok()) return status;
+  space->schedules = NameList(parsed, "schedules");
+  space->recompute = NameList(parsed, "recompute");
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  options->jobs = cores > 0 ? static_cast<int32_t>(cores) : 1;
+  if (parsed.values.count("jobs")) {
+    status = ParseCount("-j", OptionText(parsed, "jobs"), 1, &options->jobs);
+  }
+  if (status.ok() && parsed.values.count("top")) {
+    status = ParseCount("--top", OptionText(parsed, "top"), 1, &options->top);
+  }
+  if (status.ok() && parsed.values.count("shard")) {
+    status = ParseShard(OptionText(parsed, "shard"), &options->shard_index, &options->shard_count);
+  }
+  if (!status.ok()) return status;
+  *format = parsed.values.count("format") ? OptionText(parsed, "format") : "table";
+  if (*format != "table" && *format != "json" && *format != "csv") {
+    return Status::InvalidInput("--format: " +
+                                UnknownName("format", *format, {"table", "json", "csv"}));
+  }
+  return Status();
+}
+
+}  // namespace
+
+int SearchCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = SearchOptionsDescription();
+  ParsedArgs parsed;
+  Status status = ParseArgs("search", args, options, 0, &parsed);
+  if (!status.ok()) return Fail(err, status);
+  if (parsed.help) {
+    out << kSynopsis << "\n" << options;
+    return kExitOk;
+  }
+  SearchSpace space;
+  SearchOptions search;
+  std::string format;
+  status = ReadSearch(parsed, &space, &search, &format);
+  if (!status.ok()) return Fail(err, status);
+  const std::string report = OptionText(parsed, "report");
+  if (!report.empty()) {
+    status = CheckNotAnInput("--report", report, {space.base.model(), space.base.platform()});
+    if (!status.ok()) return Fail(err, status);
+  }
+  SearchResult result;
+  status = RunSearch(space, search, err, &result);
+  if (!status.ok()) return Fail(err, status);
+  if (format == "json") {
+    out << SearchJson(result);
+  } else if (format == "csv") {
+    out << SearchCsv(result);
+  } else {
+    out << SearchTable(result);
+  }
+  if (format != "table") err << "search: wall time " << HumanDuration(result.wall_s) << "\n";
+  if (!report.empty()) {
+    std::string title = "ppsim search";
+    for (const std::string& a : args) title += " " + a;
+    status = WriteWholeFile("--report", report, SearchHtml(result, title));
+    if (!status.ok()) return Fail(err, status);
+  }
+  return kExitOk;
+}
+
+}  // namespace ppsim::cli

@@ -1,9 +1,0 @@
-#include <iostream>
-#include <string>
-#include <vector>
-
-#include "experiments/cli/cli.h"
-
-int main(int argc, char** argv) {
-  return ppsim::RunCli(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
-}

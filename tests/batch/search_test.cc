@@ -1,0 +1,322 @@
+#include "batch/search.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "experiments/locators.h"
+#include "experiments/request.h"
+#include "experiments/run.h"
+#include "experiments/run_command.h"
+#include "models/transformer.h"
+#include "schedules/registry.h"
+
+namespace ppsim {
+namespace {
+
+using Json = nlohmann::json;
+
+// The small space every test searches: gpt3-1.5b (22 layers, 24 heads) on one DGX H100 node,
+// 32 sequences of 1024 tokens. 2 x 2 x 2 x 3 x 2 = 48 candidates; with the reserve some do not
+// fit.
+const std::vector<std::string> kSpace = {
+    "--model", "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "1", "--global-batch", "32",
+    "--memory-reserve", "64GiB", "--tp", "1,2", "--pp", "2,4", "--microbatch-size", "1,2",
+    "--schedules", "1F1B,ZB-H1,Interleaved1F1B", "--recompute", "none"};
+
+struct CliResult {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+CliResult Search(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  CliResult r;
+  r.code = cli::SearchCommand(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+std::vector<std::string> With(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// The same space, enumerated here on its own and simulated with SimGrid candidate by candidate.
+struct Point {
+  double tokens_per_s = 0;
+  int64_t peak_memory_bytes = 0;
+  bool operator==(const Point& o) const {
+    return tokens_per_s == o.tokens_per_s && peak_memory_bytes == o.peak_memory_bytes;
+  }
+};
+
+std::vector<Point> Exhaustive(const std::vector<std::string>& schedules = {"1F1B", "ZB-H1",
+                                                                           "Interleaved1F1B"},
+                              const std::vector<std::string>& recomputes = {"none"}) {
+  std::vector<Point> points;
+  std::set<std::string> seen;
+  for (int tp : {1, 2}) {
+    for (int pp : {2, 4}) {
+      for (int b : {1, 2}) {
+        for (const std::string& schedule : schedules) {
+         for (const std::string& recompute : recomputes) {
+          for (bool balanced : {false, true}) {
+            proto::RunConfig c;
+            c.set_model("gpt3-1.5b");
+            c.set_platform("dgx-h100");
+            c.set_nodes(1);
+            c.set_global_batch("32");
+            c.set_memory_reserve("64GiB");
+            c.set_schedule(schedule);
+            c.set_tp(tp);
+            c.set_pp(pp);
+            c.set_dp(8 / (tp * pp));
+            c.set_microbatch_size(b);
+            c.set_sequence_parallel(tp > 1);
+            c.set_embedding_as_layer(balanced);
+            c.set_loss_as_layer(balanced);
+            c.set_recompute(recompute);
+            RunRequest request;
+            if (!ResolveRun(c, std::make_shared<FlagLocator>(), {}, &request).ok()) continue;
+            PreparedRun run;
+            if (!PrepareRun(request.runs[0], &run).ok()) continue;
+            RunResult result;
+            EXPECT_TRUE(ExecuteRun(run, &result).ok());
+            if (result.metrics.oom_ranks > 0) continue;
+            Point p;
+            p.tokens_per_s = result.tokens_per_s;
+            for (const RankMetrics& r : result.metrics.ranks) {
+              p.peak_memory_bytes = std::max(p.peak_memory_bytes, r.peak_memory_bytes);
+            }
+            // A configuration equal to another (a balanced split that comes out even) once.
+            std::string signature = schedule + " " + recompute + " " + std::to_string(tp) + " " +
+                                    std::to_string(pp) + " " + std::to_string(b) + ":";
+            for (int32_t layers : run.layers_per_stage) signature += " " + std::to_string(layers);
+            if (seen.insert(signature).second) points.push_back(p);
+          }
+         }
+        }
+      }
+    }
+  }
+  return points;
+}
+
+// The points no other point beats in both throughput and memory, by increasing memory (ties: one).
+std::vector<Point> Front(std::vector<Point> points) {
+  std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
+    return a.tokens_per_s != b.tokens_per_s ? a.tokens_per_s > b.tokens_per_s
+                                            : a.peak_memory_bytes < b.peak_memory_bytes;
+  });
+  std::vector<Point> front;
+  for (const Point& p : points) {
+    if (front.empty() || p.peak_memory_bytes < front.back().peak_memory_bytes) front.push_back(p);
+  }
+  return front;
+}
+
+std::vector<Point> PointsOf(const Json& list) {
+  std::vector<Point> points;
+  for (const Json& c : list) {
+    points.push_back({c.at("tokens_per_s").get<double>(), c.at("peak_memory_bytes").get<int64_t>()});
+  }
+  return points;
+}
+
+TEST(Search, BestAndFrontEqualExhaustiveSimulation) {
+  const CliResult r = Search(With(kSpace, {"--format", "json", "-j", "2"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  const std::vector<Point> all = Exhaustive();
+  ASSERT_FALSE(all.empty());
+  const std::vector<Point> front = Front(all);
+  // Some candidates run out of memory with the 64 GiB reserve, and some fit.
+  EXPECT_GT(j.at("counts").at("oom").get<int>(), 0);
+  ASSERT_FALSE(j.at("candidates").empty());
+  EXPECT_EQ(j["candidates"][0]["tokens_per_s"].get<double>(), front[0].tokens_per_s);
+  EXPECT_EQ(PointsOf(j.at("pareto")), front);
+  // The top K are the K best of the exhaustive list.
+  std::vector<double> best;
+  for (const Point& p : all) best.push_back(p.tokens_per_s);
+  std::sort(best.rbegin(), best.rend());
+  const std::vector<Point> top = PointsOf(j.at("candidates"));
+  for (size_t k = 0; k < top.size(); ++k) EXPECT_EQ(top[k].tokens_per_s, best[k]) << k;
+  EXPECT_EQ(top.size(), std::min<size_t>(10, all.size()));
+}
+
+// The schedules found from costs or by greedy reordering, DualPipe's two copies, and
+// recomputation, over the same tp, pp and microbatch sizes.
+TEST(Search, BestAndFrontEqualExhaustiveSimulationOfOtherSchedules) {
+  const std::vector<std::string> schedules = {"ZB-auto", "ZB-2p", "V-Half", "V-Min", "DualPipe"};
+  const std::vector<std::string> recomputes = {"none", "full"};
+  std::vector<std::string> space(kSpace.begin(), kSpace.end() - 4);
+  space.insert(space.end(), {"--schedules", "ZB-auto,ZB-2p,V-Half,V-Min,DualPipe", "--recompute",
+                             "none,full", "--format", "json", "-j", "2"});
+  const CliResult r = Search(space);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  const std::vector<Point> all = Exhaustive(schedules, recomputes);
+  ASSERT_GT(all.size(), 10u);
+  EXPECT_EQ(PointsOf(j.at("pareto")), Front(all));
+  std::vector<double> best;
+  for (const Point& p : all) best.push_back(p.tokens_per_s);
+  std::sort(best.rbegin(), best.rend());
+  const std::vector<Point> top = PointsOf(j.at("candidates"));
+  ASSERT_EQ(top.size(), 10u);
+  for (size_t k = 0; k < top.size(); ++k) EXPECT_EQ(top[k].tokens_per_s, best[k]) << k;
+}
+
+TEST(Search, TopCommandReproducesItsRun) {
+  const CliResult r = Search(With(kSpace, {"--format", "json", "--top", "1"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json best = Json::parse(r.out).at("candidates").at(0);
+  std::istringstream words(best.at("command").get<std::string>());
+  std::vector<std::string> args;
+  for (std::string w; words >> w;) args.push_back(w);
+  ASSERT_GE(args.size(), 2u);
+  EXPECT_EQ(args[0], "ppsim");
+  EXPECT_EQ(args[1], "run");
+  args.erase(args.begin(), args.begin() + 2);
+  args.insert(args.end(), {"--format", "json"});
+  std::ostringstream out, err;
+  ASSERT_EQ(cli::RunCommand(args, out, err), 0) << err.str();
+  const Json run = Json::parse(out.str());
+  EXPECT_EQ(run.at("tokens_per_s").get<double>(), best.at("tokens_per_s").get<double>());
+  EXPECT_EQ(run.at("peak_memory_bytes").get<int64_t>(),
+            best.at("peak_memory_bytes").get<int64_t>());
+}
+
+TEST(Search, BoundsHoldOnEverySimulatedCandidate) {
+  // Two nodes: data-parallel all-reduces and pipeline transfers share links, so SimGrid's
+  // contention can make it slower than the critical path.
+  const CliResult r = Search({"--model", "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "2",
+                              "--global-batch", "64", "--tp", "1,2", "--pp", "2,4",
+                              "--microbatch-size", "2", "--schedules", "1F1B,ZB-H1",
+                              "--recompute", "none", "--top", "100", "--format", "csv"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream csv(r.out);
+  std::string line;
+  std::getline(csv, line);
+  std::vector<std::string> header;
+  for (size_t s = 0, e; s <= line.size(); s = e + 1) {
+    e = std::min(line.find(',', s), line.size());
+    header.push_back(line.substr(s, e - s));
+  }
+  const auto column = [&](const char* name) {
+    return std::find(header.begin(), header.end(), name) - header.begin();
+  };
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> cells;
+    for (size_t s = 0, e; s <= line.size(); s = e + 1) {
+      e = std::min(line.find(',', s), line.size());
+      cells.push_back(line.substr(s, e - s));
+    }
+    const double work = std::stod(cells[column("work_bound_s")]);
+    const double critical = std::stod(cells[column("critical_path_s")]);
+    const double simgrid = std::stod(cells[column("iteration_s")]);
+    EXPECT_LE(work, critical * (1 + 1e-12)) << line;
+    EXPECT_LE(critical, simgrid * (1 + 1e-12)) << line;
+    ++rows;
+  }
+  EXPECT_GT(rows, 3);
+}
+
+TEST(Search, SameJsonForAnyJobs) {
+  const CliResult one = Search(With(kSpace, {"--format", "json", "-j", "1", "--top", "3"}));
+  const CliResult two = Search(With(kSpace, {"--format", "json", "-j", "2", "--top", "3"}));
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out, two.out);
+}
+
+TEST(Search, ShardsTogetherGiveTheWholeRankingAndCounts) {
+  const Json whole = Json::parse(Search(With(kSpace, {"--format", "json"})).out);
+  std::vector<Json> merged;
+  int64_t evaluated = 0, oom = 0, duplicates = 0;
+  for (const char* shard : {"0/2", "1/2"}) {
+    const CliResult r = Search(With(kSpace, {"--format", "json", "--shard", shard}));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const Json j = Json::parse(r.out);
+    for (const Json& c : j.at("candidates")) merged.push_back(c);
+    evaluated += j["counts"]["evaluated"].get<int64_t>();
+    oom += j["counts"]["oom"].get<int64_t>();
+    duplicates += j["counts"]["duplicates"].get<int64_t>();
+  }
+  // Best first: iteration time, then peak memory, then enumeration order (batch/search.h).
+  std::sort(merged.begin(), merged.end(), [](const Json& a, const Json& b) {
+    return std::tuple(a["iteration_s"].get<double>(), a["peak_memory_bytes"].get<int64_t>(),
+                      a["index"].get<int64_t>()) < std::tuple(b["iteration_s"].get<double>(),
+                                                              b["peak_memory_bytes"].get<int64_t>(),
+                                                              b["index"].get<int64_t>());
+  });
+  const Json& top = whole["candidates"];
+  ASSERT_GE(merged.size(), top.size());
+  for (size_t k = 0; k < top.size(); ++k) EXPECT_EQ(merged[k]["command"], top[k]["command"]) << k;
+  EXPECT_EQ(evaluated, whole["counts"]["evaluated"].get<int64_t>());
+  EXPECT_EQ(oom, whole["counts"]["oom"].get<int64_t>());
+  EXPECT_EQ(duplicates, whole["counts"]["duplicates"].get<int64_t>());
+}
+
+TEST(RunCommandLine, EverySetFieldAsItsFlag) {
+  proto::RunConfig c;
+  c.set_schedule("ZB-H1");
+  c.set_pp(4);
+  c.set_global_batch("4Mitok");
+  c.set_sequence_parallel(true);
+  c.set_embedding_as_layer(false);
+  c.set_efficiency(0.5);
+  c.add_set("nic.bandwidth=200Gbps");
+  c.set_model("my model.yaml");
+  EXPECT_EQ(RunCommandLine(c),
+            "ppsim run --schedule ZB-H1 --pp 4 --global-batch 4Mitok --model 'my model.yaml' "
+            "--sequence-parallel --efficiency 0.5 --set nic.bandwidth=200Gbps");
+}
+
+TEST(Search, BadInputIsExitTwoWithTheFlag) {
+  const struct {
+    std::vector<std::string> args;
+    std::string message;
+  } cases[] = {
+      {{"--platform", "dgx-h100", "--nodes", "1", "--global-batch", "32"},
+       "--model: required; give a preset (" + TransformerPresetNames() + ") or a model file\n"},
+      {{"--model", "gpt3-1.5b", "--platform", "dgx-h100", "--gpus", "12", "--global-batch", "32"},
+       "--gpus: 12 is not a multiple of the 8 GPUs per node of dgx-h100; give a multiple of 8, "
+       "or --nodes\n"},
+      {{"--model", "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "1"},
+       "--global-batch: required; give sequences per iteration (1024) or tokens (4Mitok)\n"},
+      {{"--model", "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "1", "--global-batch", "7",
+        "--tp", "1", "--pp", "1", "--microbatch-size", "2", "--schedules", "1F1B",
+        "--stages-per-rank", "1", "--recompute", "none"},
+       "ppsim search: no valid configuration among 2 candidates: --global-batch: 7 sequences are "
+       "not a multiple of --dp 8 x --microbatch-size 2 = 16 (2 candidates)\n"},
+      {{"--model", "gpt3-1.5b", "--nodes", "1", "--global-batch", "32", "--schedules", "1F1C"},
+       "--schedules: unknown schedule '1F1C'; valid: " + ScheduleNames() +
+           " (did you mean 1F1B?)\n"},
+      {{"--model", "gpt3-1.5b", "--nodes", "1", "--global-batch", "32", "--tp", "1,x"},
+       "--tp: invalid value 'x'; expected a whole number >= 1\n"},
+      {{"--model", "gpt3-1.5b", "--nodes", "1", "--global-batch", "32", "--format", "xml"},
+       "--format: unknown format 'xml'; valid: table, json, csv\n"},
+      {{"--model", "gpt3-1.5b", "--nodes", "1", "--global-batch", "32", "--shard", "2/2"},
+       "--shard: invalid shard '2/2'; give I/N with 0 <= I < N, e.g. --shard 0/4\n"},
+  };
+  for (const auto& c : cases) {
+    const CliResult r = Search(c.args);
+    EXPECT_EQ(r.code, 2) << c.message;
+    EXPECT_EQ(r.err, c.message);
+  }
+}
+
+}  // namespace
+}  // namespace ppsim

@@ -1,0 +1,103 @@
+// The timeline picture of a run, drawn from the trace's compute slices and memory counters: a
+// row's memory is RankMemoryBytes of the live activations its counter carries, so that the
+// curve's top is the rank's peak_memory_bytes exactly.
+#include <map>
+
+#include "config/units.h"
+#include "traces/trace.h"
+
+namespace ppsim {
+namespace {
+
+BoxKind KindOf(const Action& action) {
+  if (action.is_overlap()) return BoxKind::kOverlap;
+  switch (action.op(0).kind) {
+    case OpKind::kForward: return BoxKind::kForward;
+    case OpKind::kBackwardInput: return BoxKind::kBackwardInput;
+    case OpKind::kBackwardWeight: return BoxKind::kBackwardWeight;
+    case OpKind::kBackward: return BoxKind::kBackward;
+  }
+  return BoxKind::kForward;
+}
+
+class PictureSink : public TraceSink {
+ public:
+  // `whole`: the trace shows the whole run, so each rank's memory starts at time 0 with what
+  // it holds before its first action (static and the fixed reserve); a window's starts where
+  // its counters do.
+  PictureSink(const RunMetrics& metrics, bool whole, TimelinePicture* picture)
+      : metrics_(metrics), whole_(whole), picture_(picture) {}
+
+  void Track(const TraceTrack& track) override {
+    if (track.kind == TraceTrackKind::kCompute) {
+      rows_[track.uuid] = static_cast<int32_t>(picture_->rows.size());
+      PictureRow& row = picture_->rows.emplace_back();
+      const RankMetrics& rank = metrics_.ranks[track.rank];
+      row.name = track.name;
+      row.rank = track.rank;
+      row.static_bytes = rank.static_memory_bytes;
+      row.reserve_bytes = rank.reserve_bytes;
+      row.peak_activation_bytes = rank.peak_activation_bytes;
+      row.peak_memory_bytes = rank.peak_memory_bytes;
+      row.capacity_bytes = rank.memory_capacity_bytes;
+      row.oom = rank.oom;
+      memory_rows_[{track.replica, track.rank}] = rows_[track.uuid];
+    } else if (track.kind == TraceTrackKind::kMemory) {
+      const int32_t r = memory_rows_.at({track.replica, track.rank});
+      rows_[track.uuid] = r;
+      if (whole_) picture_->rows[r].memory.push_back({0, MemoryAt(r, 0)});
+    }
+  }
+
+  void Slice(const TraceSlice& slice) override {
+    // Actions only (MoE parts have no action: the picture draws whole actions).
+    if (slice.kind != TaskKind::kCompute || slice.action == nullptr) return;
+    PictureBox& box = picture_->boxes.emplace_back();
+    box.row = rows_.at(slice.track->uuid);
+    box.start_ns = slice.start_ns;
+    box.end_ns = slice.end_ns;
+    box.kind = KindOf(*slice.action);
+    box.chunk = slice.chunk;
+    box.num_chunks = slice.num_chunks;
+    const Op& first = slice.action->op(0);
+    box.microbatch = first.microbatch.value();
+    box.details = std::string(slice.name) + " · " + FormatAction(*slice.action) + " · stage " +
+                  std::to_string(first.stage.value()) + " · microbatch " +
+                  std::to_string(first.microbatch.value()) + " · " +
+                  HumanDuration(static_cast<double>(slice.end_ns - slice.start_ns) * 1e-9);
+    picture_->end_ns = std::max(picture_->end_ns, slice.end_ns);
+  }
+
+  void Counter(const TraceCounter& counter) override {
+    if (counter.track->kind != TraceTrackKind::kMemory) return;
+    // Every sample is kept, those of zero duration too: one of them may be the peak.
+    const int32_t r = rows_.at(counter.track->uuid);
+    picture_->rows[r].memory.push_back({counter.time_ns, MemoryAt(r, counter.value)});
+  }
+
+ private:
+  // Row r's memory with `live_activation_bytes` live.
+  int64_t MemoryAt(int32_t r, int64_t live_activation_bytes) const {
+    return RankMemoryBytes(picture_->rows[r].static_bytes, live_activation_bytes, metrics_.reserve);
+  }
+
+  const RunMetrics& metrics_;
+  const bool whole_;
+  TimelinePicture* picture_;
+  std::map<uint64_t, int32_t> rows_;  // compute and memory track uuid -> row
+  std::map<std::pair<int32_t, int32_t>, int32_t> memory_rows_;  // (replica, rank) -> row
+};
+
+}  // namespace
+
+TimelinePicture BuildTimelinePicture(const TraceRun& run, const TraceWindow& window,
+                                     std::string title, std::vector<std::string> subtitle) {
+  TimelinePicture picture;
+  picture.title = std::move(title);
+  picture.subtitle = std::move(subtitle);
+  PictureSink sink(*run.metrics, window.all(), &picture);
+  StreamTrace(run, window, &sink);
+  return picture;
+}
+
+}  // namespace ppsim
