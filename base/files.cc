@@ -132,8 +132,7 @@ Status OutputFile::Commit() {
 
 Status WriteWholeFile(std::string_view what, const std::string& path, std::string_view text) {
   OutputFile file;
-  Status status = file.Open(what, path, OutputFile::Compression::kNone);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(file.Open(what, path, OutputFile::Compression::kNone));
   file.out()->WriteRaw(text.data(), static_cast<int>(text.size()));
   return file.Commit();
 }

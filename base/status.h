@@ -47,4 +47,13 @@ class [[nodiscard]] Status {
 
 }  // namespace ppsim
 
+// Evaluates `expr`, a Status, and returns it from the enclosing function (or lambda) unless it is
+// OK: the one line of error plumbing.
+#define RETURN_IF_ERROR(expr)                              \
+  do {                                                     \
+    if (::ppsim::Status status_ = (expr); !status_.ok()) { \
+      return status_;                                      \
+    }                                                      \
+  } while (false)
+
 #endif  // PPSIM_BASE_STATUS_H_

@@ -60,8 +60,7 @@ Status Journal::Load(const std::string& header, int64_t points, bool retry_faile
   const std::string json_from = journal ? json_path_ + ".partial" : json_path_;
   std::string csv_text;
   if (!Exists(from)) return Status();
-  Status status = ReadFile(from, &csv_text, kMaxResultsBytes, "results");
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ReadFile(from, &csv_text, kMaxResultsBytes, "results"));
   if (csv_text.empty()) return Status();
   const std::string first_line = csv_text.substr(0, csv_text.find('\n'));
   if (first_line != header && first_line != header + "\r") {
@@ -69,17 +68,14 @@ Status Journal::Load(const std::string& header, int64_t points, bool retry_faile
                                 "without --resume (expected: " + Printable(header) + ")");
   }
   ResultsTable table;
-  status = ReadResultsCsv(csv_text, from, &table, dropped);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ReadResultsCsv(csv_text, from, &table, dropped));
   std::string json_text;
   if (Exists(json_from)) {
-    status = ReadFile(json_from, &json_text, kMaxResultsBytes, "results");
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ReadFile(json_from, &json_text, kMaxResultsBytes, "results"));
   }
   std::vector<std::string> axes = table.Axes();
   std::vector<ResultJsonRow> json_rows;
-  status = ReadResultsJsonLines(json_text, json_from, &axes, &json_rows, dropped);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ReadResultsJsonLines(json_text, json_from, &axes, &json_rows, dropped));
   std::map<int64_t, const ResultJsonRow*> json_of;
   for (const ResultJsonRow& row : json_rows) json_of[row.point] = &row;
   for (const ResultRow& row : table.rows) {
@@ -109,8 +105,7 @@ Status Journal::Load(const std::string& header, int64_t points, bool retry_faile
 }
 
 Status Journal::Start(const std::string& header, const JournalRows& rows) {
-  Status status = WriteRows(header, rows, csv_path_ + ".partial", json_path_ + ".partial");
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(WriteRows(header, rows, csv_path_ + ".partial", json_path_ + ".partial"));
   for (auto [path, fd] : {std::pair{csv_path_ + ".partial", &csv_fd_},
                           std::pair{json_path_ + ".partial", &json_fd_}}) {
     *fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -133,8 +128,7 @@ Status Journal::Append(const std::string& csv_line, const std::string& json_line
 }
 
 Status Journal::Finish(const std::string& header, const JournalRows& rows) {
-  Status status = WriteRows(header, rows, csv_path_, json_path_);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(WriteRows(header, rows, csv_path_, json_path_));
   std::remove((csv_path_ + ".partial").c_str());
   std::remove((json_path_ + ".partial").c_str());
   return Status();

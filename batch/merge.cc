@@ -55,29 +55,24 @@ Status MergeResults(const std::vector<std::string>& inputs, const std::string& o
   Origins from;
   for (const std::string& input : inputs) {
     std::string text;
-    Status status = ReadFile(input, &text, kMaxResultsBytes, "results");
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ReadFile(input, &text, kMaxResultsBytes, "results"));
     if (json) {
       std::vector<ResultJsonRow> lines;
-      status = ReadResultsJsonLines(text, input, &axes, &lines);
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(ReadResultsJsonLines(text, input, &axes, &lines));
       for (ResultJsonRow& line : lines) {
-        status = AddPoint(input, line.line, line.point, std::move(line.text), &rows, &from);
-        if (!status.ok()) return status;
+        RETURN_IF_ERROR(AddPoint(input, line.line, line.point, std::move(line.text), &rows, &from));
       }
       continue;
     }
     ResultsTable table;
-    status = ReadResultsCsv(text, input, &table);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ReadResultsCsv(text, input, &table));
     if (header.empty()) header = table.header;
     if (table.header != header) {
       return Status::InvalidInput(input + ":1: its columns differ from " + inputs[0] +
                                   "'s; merge shards of one experiment");
     }
     for (const ResultRow& row : table.rows) {
-      status = AddPoint(input, row.line, row.point, table.CsvLine(row), &rows, &from);
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(AddPoint(input, row.line, row.point, table.CsvLine(row), &rows, &from));
     }
   }
   const std::string missing = Missing(rows);

@@ -20,8 +20,7 @@ Status ProcessPool::Start(size_t job, const std::function<std::string()>& work) 
   Running child;
   child.job = job;
   child.start = Clock::now();
-  Status status = child.process.Start(work, /*own_group=*/true);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(child.process.Start(work, /*own_group=*/true));
   running_.push_back(std::move(child));
   return Status();
 }

@@ -386,8 +386,7 @@ Status ReadResultsCsv(std::string_view text, const std::string& source, ResultsT
     problems.Add(Where(source, records.back().line) + "torn last line (no line break)");
     records.pop_back();
   }
-  status = CheckHeader(records[0], source, &table->axis_count);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(CheckHeader(records[0], source, &table->axis_count));
   table->header = records[0].fields;
   std::map<int64_t, int64_t> line_of_point;
   for (size_t r = 1; r < records.size(); ++r) {
@@ -483,8 +482,7 @@ Status ReadRunCsv(std::string_view text, const std::string& source, ResultsTable
   *table = ResultsTable();
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   std::vector<CsvRecord> records;
-  Status status = ReadCsv(text, source, &records);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ReadCsv(text, source, &records));
   if (records.empty()) {
     return Status::InvalidInput(source + ":1: empty file; " + ValidRunHeader());
   }
@@ -499,13 +497,11 @@ Status ReadRunCsv(std::string_view text, const std::string& source, ResultsTable
   std::vector<int> key_at(std::size(kRunCsvKeys));
   std::vector<int> metric_at(kResultColumnCount, -1);
   for (size_t k = 0; k < std::size(kRunCsvKeys); ++k) {
-    status = find(kRunCsvKeys[k], &key_at[k]);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(find(kRunCsvKeys[k], &key_at[k]));
   }
   for (int c = 0; c < kResultColumnCount; ++c) {
     if (!InRunCsv(c)) continue;
-    status = find(kResultColumns[c].name, &metric_at[c]);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(find(kResultColumns[c].name, &metric_at[c]));
   }
   ResultsTable read;
   read.header = {"point", "schedule"};
@@ -522,7 +518,7 @@ Status ReadRunCsv(std::string_view text, const std::string& source, ResultsTable
       problems.Add(std::move(error));
     }
   }
-  status = problems.ToStatus();
+  Status status = problems.ToStatus();
   if (status.ok()) *table = std::move(read);
   return status;
 }

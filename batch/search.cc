@@ -78,8 +78,7 @@ Status ResolveOne(const proto::RunConfig& config, RunSpec* spec) {
   RunRequest request;
   ResolveOptions options;
   options.one_schedule = true;
-  Status status = ResolveRun(config, std::make_shared<FlagLocator>(), options, &request);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ResolveRun(config, std::make_shared<FlagLocator>(), options, &request));
   *spec = request.runs.at(0);
   return Status();
 }
@@ -288,12 +287,10 @@ Status CheckBase(SearchSpace* space, SpaceShape* shape) {
     return Status::InvalidInput("--gpus: give --gpus or --nodes, not both");
   }
   RunSpec spec;
-  Status status = ResolveModel(base, where, {}, &spec);
-  if (status.ok()) status = ResolvePlatform(base, where, {}, &spec);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ResolveModel(base, where, {}, &spec));
+  RETURN_IF_ERROR(ResolvePlatform(base, where, {}, &spec));
   PlatformSpec cluster;
-  status = LoadCluster(spec.platform, where, &cluster);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(LoadCluster(spec.platform, where, &cluster));
   if (!cluster.xml_file.empty()) {
     return where.Invalid("platform", "ppsim search needs a cluster (a preset or a cluster file); " +
                                          cluster.xml_file + " is a SimGrid XML platform");
@@ -309,21 +306,18 @@ Status CheckBase(SearchSpace* space, SpaceShape* shape) {
     }
     base.set_nodes(space->gpus / cluster.gpus_per_node);
     spec.platform.nodes = base.nodes();
-    status = LoadCluster(spec.platform, where, &cluster);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(LoadCluster(spec.platform, where, &cluster));
   }
   shape->gpus = cluster.gpus_per_node * cluster.num_nodes;
   TransformerSpec model;
-  status = LoadModel(spec, &model);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(LoadModel(spec, &model));
   shape->layers = model.layers;
   // The rest of the base (global batch, sequence length, memory fields) as `ppsim run` reads it.
   proto::RunConfig probe = base;
   probe.set_schedule("1F1B");
   probe.set_pp(1);
   RunRequest request;
-  status = ResolveRun(probe, std::make_shared<FlagLocator>(), {}, &request);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ResolveRun(probe, std::make_shared<FlagLocator>(), {}, &request));
   for (const std::string& name : space->schedules) {
     if (FindSchedule(name) == nullptr) {
       std::vector<std::string> names;
@@ -333,8 +327,7 @@ Status CheckBase(SearchSpace* space, SpaceShape* shape) {
   }
   for (const std::string& name : space->recompute) {
     Recompute recompute;
-    status = ParseRecompute("--recompute", name, &recompute);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ParseRecompute("--recompute", name, &recompute));
   }
   return Status();
 }
@@ -469,8 +462,7 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
   *result = SearchResult();
   SearchSpace space = given;
   SpaceShape shape;
-  Status status = CheckBase(&space, &shape);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(CheckBase(&space, &shape));
   const std::vector<Enumerated> all = Enumerate(space, shape);
   SearchCounts& counts = result->counts;
   std::map<std::string, int64_t> reasons;
@@ -490,7 +482,7 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
   // Tier 1: resolve, prepare, memory and work, in chunks of candidates per process.
   std::vector<Prepared> prepared(mine.size());
   const size_t chunks = (mine.size() + kPrepareChunk - 1) / kPrepareChunk;
-  status = RunInProcesses(
+  Status status = RunInProcesses(
       options.jobs, chunks,
       [&](size_t chunk) {
         Json out = Json::array();

@@ -203,8 +203,7 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
   }
   // The journal starts as the header and the resumed rows (a torn last line of an interrupted
   // journal is dropped), then grows a line per finished point.
-  Status status = journal.Start(header, rows);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(journal.Start(header, rows));
 
   std::vector<size_t> todo;
   for (size_t j = 0; j < jobs.size(); ++j) {
@@ -225,8 +224,7 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
     const int64_t index = static_cast<int64_t>(point.index);
     const std::string row = ResultCsvLine(index, point.values, o);
     const std::string line = ResultJsonLine(index, plan.columns, point.values, o);
-    Status appended = journal.Append(row, line);
-    if (!appended.ok()) return appended;
+    RETURN_IF_ERROR(journal.Append(row, line));
     rows.csv[point.index] = row;
     rows.json[point.index] = line;
     const bool failed = IsFailure(o.status);
@@ -247,8 +245,7 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
     PointOutcome o;
     o.status = PointStatus::kSkipped;
     o.error = OneLine(jobs[j].reason);
-    status = record(j, o);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(record(j, o));
   }
   progress_out.flush();
   // The pool's destructor stops and reaps every point still running when this returns early.
@@ -257,12 +254,12 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
   while (next < runnable.size() || !pool.empty()) {
     while (next < runnable.size() && !pool.full()) {
       const size_t j = runnable[next++];
-      status = pool.Start(j, [&, j] { return SerializePointOutcome(RunPoint(jobs[j], options)); });
+      const Status status =
+          pool.Start(j, [&, j] { return SerializePointOutcome(RunPoint(jobs[j], options)); });
       if (!status.ok()) return Status::Internal("sweep: " + status.message());
     }
     for (const ProcessPool::Finished& f : pool.Wait()) {
-      status = record(f.job, OutcomeOf(f, options.point_timeout_s));
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(record(f.job, OutcomeOf(f, options.point_timeout_s)));
     }
   }
   progress.Finish();
@@ -274,8 +271,7 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
     shard.csv[point] = row;
     shard.json[point] = rows.json[point];
   }
-  status = journal.Finish(header, shard);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(journal.Finish(header, shard));
   summary->wall_s = Seconds(Clock::now() - sweep_start);
   return Status();
 }

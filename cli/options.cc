@@ -173,8 +173,7 @@ Status ParseArgs(std::string_view command, const std::vector<std::string>& args,
   all.add(options);
   all.add_options()(kPositional, po::value<std::vector<std::string>>()->composing());
   std::vector<std::string> joined;
-  Status status = JoinValues(command, args, all, short_options, &joined);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(JoinValues(command, args, all, short_options, &joined));
   po::positional_options_description positional;
   positional.add(kPositional, -1);
   int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
@@ -262,8 +261,7 @@ Status FillRunConfig(const po::variables_map& values, proto::RunConfig* config,
       texts.push_back(it->second.as<std::string>());
     }
     for (const std::string& text : texts) {
-      Status status = SetFieldFromText(field->name(), text, flag, config);
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(SetFieldFromText(field->name(), text, flag, config));
       if (fields == nullptr) continue;
       fields->push_back(field->is_repeated() ? field->name() + "." + text.substr(0, text.find('='))
                                              : field->name());

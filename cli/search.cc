@@ -74,8 +74,7 @@ Status CountList(const ParsedArgs& parsed, const char* name, std::vector<int32_t
   const std::string flag = std::string("--") + name;
   for (const std::string& item : SplitCommas(OptionText(parsed, name))) {
     int32_t value = 0;
-    Status status = ParseCount(flag, item, 1, &value);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ParseCount(flag, item, 1, &value));
     values->push_back(value);
   }
   return Status();
@@ -94,30 +93,29 @@ Status ReadSearch(const ParsedArgs& parsed, SearchSpace* space, SearchOptions* o
     std::string flag = FlagOf(field).substr(2);
     if (parsed.values.count(flag)) base.insert({flag, parsed.values[flag]});
   }
-  Status status = FillRunConfig(base, &space->base);
-  if (status.ok() && parsed.values.count("gpus")) {
-    status = ParseCount("--gpus", OptionText(parsed, "gpus"), 1, &space->gpus);
+  RETURN_IF_ERROR(FillRunConfig(base, &space->base));
+  if (parsed.values.count("gpus")) {
+    RETURN_IF_ERROR(ParseCount("--gpus", OptionText(parsed, "gpus"), 1, &space->gpus));
   }
-  if (status.ok()) status = CountList(parsed, "tp", &space->tp);
-  if (status.ok()) status = CountList(parsed, "cp", &space->cp);
-  if (status.ok()) status = CountList(parsed, "pp", &space->pp);
-  if (status.ok()) status = CountList(parsed, "microbatch-size", &space->microbatch_size);
-  if (status.ok()) status = CountList(parsed, "stages-per-rank", &space->stages_per_rank);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(CountList(parsed, "tp", &space->tp));
+  RETURN_IF_ERROR(CountList(parsed, "cp", &space->cp));
+  RETURN_IF_ERROR(CountList(parsed, "pp", &space->pp));
+  RETURN_IF_ERROR(CountList(parsed, "microbatch-size", &space->microbatch_size));
+  RETURN_IF_ERROR(CountList(parsed, "stages-per-rank", &space->stages_per_rank));
   space->schedules = NameList(parsed, "schedules");
   space->recompute = NameList(parsed, "recompute");
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   options->jobs = cores > 0 ? static_cast<int32_t>(cores) : 1;
   if (parsed.values.count("jobs")) {
-    status = ParseCount("-j", OptionText(parsed, "jobs"), 1, &options->jobs);
+    RETURN_IF_ERROR(ParseCount("-j", OptionText(parsed, "jobs"), 1, &options->jobs));
   }
-  if (status.ok() && parsed.values.count("top")) {
-    status = ParseCount("--top", OptionText(parsed, "top"), 1, &options->top);
+  if (parsed.values.count("top")) {
+    RETURN_IF_ERROR(ParseCount("--top", OptionText(parsed, "top"), 1, &options->top));
   }
-  if (status.ok() && parsed.values.count("shard")) {
-    status = ParseShard(OptionText(parsed, "shard"), &options->shard_index, &options->shard_count);
+  if (parsed.values.count("shard")) {
+    RETURN_IF_ERROR(
+        ParseShard(OptionText(parsed, "shard"), &options->shard_index, &options->shard_count));
   }
-  if (!status.ok()) return status;
   *format = parsed.values.count("format") ? OptionText(parsed, "format") : "table";
   if (*format != "table" && *format != "json" && *format != "csv") {
     return Status::InvalidInput("--format: " +

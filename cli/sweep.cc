@@ -60,11 +60,9 @@ Status ReadSweepOptions(const ParsedArgs& parsed, SweepOptions* options) {
   if (options->output.empty()) {
     return Status::InvalidInput("-o: required; give the results CSV, e.g. -o results.csv");
   }
-  Status status;
   if (parsed.values.count("jobs")) {
-    status = ParseCount("-j", OptionText(parsed, "jobs"), 1, &options->jobs);
+    RETURN_IF_ERROR(ParseCount("-j", OptionText(parsed, "jobs"), 1, &options->jobs));
   }
-  if (!status.ok()) return status;
   options->resume = parsed.values.count("resume") > 0;
   options->retry_failed = parsed.values.count("retry-failed") > 0;
   if (options->retry_failed && !options->resume) {
@@ -72,13 +70,12 @@ Status ReadSweepOptions(const ParsedArgs& parsed, SweepOptions* options) {
                                 "add --resume");
   }
   if (parsed.values.count("shard")) {
-    status = ParseShard(OptionText(parsed, "shard"), &options->shard_index, &options->shard_count);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(
+        ParseShard(OptionText(parsed, "shard"), &options->shard_index, &options->shard_count));
   }
   if (parsed.values.count("point-timeout")) {
-    status = ParseDuration("--point-timeout", OptionText(parsed, "point-timeout"),
-                           &options->point_timeout_s);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ParseDuration("--point-timeout", OptionText(parsed, "point-timeout"),
+                                  &options->point_timeout_s));
   }
   if (parsed.values.count("timeline-format")) {
     const std::string format = OptionText(parsed, "timeline-format");

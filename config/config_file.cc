@@ -283,7 +283,7 @@ Status ParseConfig(std::string_view text, ConfigFormat format, const std::string
 Status ReadConfigFile(const std::string& path, google::protobuf::Message* message,
                       ConfigLocations* locations) {
   ConfigFormat format;
-  if (Status status = ConfigFormatOf(path, &format); !status.ok()) return status;
+  RETURN_IF_ERROR(ConfigFormatOf(path, &format));
   std::string text;
   if (Status status = ReadFile(path, &text, kMaxConfigBytes, "configuration"); !status.ok()) {
     return status;

@@ -98,8 +98,7 @@ Status LoadExperiment(const std::string& path, ExperimentPlan* plan) {
   plan->source = path;
   const size_t slash = path.rfind('/');
   plan->directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  Status status = ReadConfigFile(path, &plan->experiment, &plan->locations);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ReadConfigFile(path, &plan->experiment, &plan->locations));
   return CheckExperiment(plan);
 }
 
@@ -107,9 +106,8 @@ Status ParseExperiment(std::string_view text, const std::string& source, Experim
   *plan = ExperimentPlan();
   plan->source = source;
   ConfigFormat format;
-  Status status = ConfigFormatOf(source, &format);
-  if (status.ok()) status = ParseConfig(text, format, source, &plan->experiment, &plan->locations);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ConfigFormatOf(source, &format));
+  RETURN_IF_ERROR(ParseConfig(text, format, source, &plan->experiment, &plan->locations));
   return CheckExperiment(plan);
 }
 
@@ -260,8 +258,7 @@ Status ExpandPoints(int64_t max_points, ExperimentPlan* plan) {
   }
   plan->points.resize(static_cast<size_t>(plan->num_points));
   for (int64_t index = 0; index < plan->num_points; ++index) {
-    Status status = MakePoint(*plan, index, &plan->points[static_cast<size_t>(index)]);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(MakePoint(*plan, index, &plan->points[static_cast<size_t>(index)]));
   }
   return Status();
 }

@@ -33,8 +33,7 @@ Status WholeList(const Locator& where, std::string_view field, std::string_view 
       return where.Invalid(field, "invalid value " + Quoted(item) + "; expected a whole number >= " +
                                       std::to_string(minimum));
     }
-    Status status = AtLeast(where, field, value, minimum);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(AtLeast(where, field, value, minimum));
     values->push_back(static_cast<int32_t>(value));
   }
   return Status();
@@ -63,8 +62,7 @@ void NoteUnitless(const Locator& where, std::string_view field, const std::strin
 
 Status ResolveOutputs(const proto::RunConfig& c, const Locator& where, RunRequest* request) {
   if (!c.format().empty()) {
-    Status status = ParseOutputFormat(where.Where("format"), c.format(), &request->format);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ParseOutputFormat(where.Where("format"), c.format(), &request->format));
   }
   request->fail_on_oom = c.fail_on_oom();
   TraceOutputs& outputs = request->outputs;
@@ -77,9 +75,8 @@ Status ResolveOutputs(const proto::RunConfig& c, const Locator& where, RunReques
                            "limits a trace or timeline; add " + where.Name("trace") + ", " +
                                where.Name("chrome_trace") + " or " + where.Name("timeline"));
     }
-    Status status = ParseTraceWindow(where.Where("trace_microbatches"), c.trace_microbatches(),
-                                     &outputs.window);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ParseTraceWindow(where.Where("trace_microbatches"), c.trace_microbatches(),
+                                     &outputs.window));
   }
   return CheckTraceOutputs(outputs, where);
 }
@@ -87,10 +84,9 @@ Status ResolveOutputs(const proto::RunConfig& c, const Locator& where, RunReques
 Status ResolveWorkload(const proto::RunConfig& c, const Locator& where, RunSpec* spec) {
   if (!c.train_tokens().empty()) {
     std::string_view unit;
-    Status status = ParseCount(where.Where("train_tokens"), c.train_tokens(), {"tok", "tokens"},
-                               &spec->train_tokens, &unit);
-    if (status.ok()) status = AtLeast(where, "train_tokens", spec->train_tokens, 1);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ParseCount(where.Where("train_tokens"), c.train_tokens(), {"tok", "tokens"},
+                               &spec->train_tokens, &unit));
+    RETURN_IF_ERROR(AtLeast(where, "train_tokens", spec->train_tokens, 1));
   }
   if (c.has_gpu_hour_cost()) {
     if (c.train_tokens().empty()) {
@@ -129,39 +125,34 @@ Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,
   ScheduleParams& params = spec->params;
   params.num_ranks = 0;
   params.num_microbatches = 0;
-  Status status;
   if (c.has_pp()) {
-    status = AtLeast(where, "pp", c.pp(), 1);
+    RETURN_IF_ERROR(AtLeast(where, "pp", c.pp(), 1));
     params.num_ranks = c.pp();
   } else if (!from_file) {
-    status = where.Invalid("pp", "required; give the number of pipeline ranks, e.g. " +
-                                     where.Name("pp") + " 4");
+    return where.Invalid(
+        "pp", "required; give the number of pipeline ranks, e.g. " + where.Name("pp") + " 4");
   }
-  if (!status.ok()) return status;
   if (!c.global_batch().empty()) {
     std::string_view unit;
-    status = ParseCount(where.Where("global_batch"), c.global_batch(),
-                        {"tok", "tokens", "seq", "sequences"}, &spec->global_batch, &unit);
-    if (status.ok()) status = AtLeast(where, "global_batch", spec->global_batch, 1);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ParseCount(where.Where("global_batch"), c.global_batch(),
+                               {"tok", "tokens", "seq", "sequences"}, &spec->global_batch, &unit));
+    RETURN_IF_ERROR(AtLeast(where, "global_batch", spec->global_batch, 1));
     spec->global_batch_in_tokens = unit.starts_with("tok");
   }
   if (c.has_microbatches()) {
-    status = AtLeast(where, "microbatches", c.microbatches(), 1);
+    RETURN_IF_ERROR(AtLeast(where, "microbatches", c.microbatches(), 1));
     params.num_microbatches = c.microbatches();
   } else if (!from_file && c.global_batch().empty()) {
-    status = where.Invalid("microbatches", "required; give the microbatches per iteration, e.g. " +
-                                               where.Name("microbatches") + " 8, or " +
-                                               where.Name("global_batch"));
+    return where.Invalid("microbatches", "required; give the microbatches per iteration, e.g. " +
+                                             where.Name("microbatches") + " 8, or " +
+                                             where.Name("global_batch"));
   }
-  if (!status.ok()) return status;
   if (c.has_stages_per_rank()) {
     if (from_file) {
       return where.Invalid("stages_per_rank", "not used with " + where.Name("schedule_file") +
                                                   "; the file's actions give the stages");
     }
-    status = AtLeast(where, "stages_per_rank", c.stages_per_rank(), 1);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(AtLeast(where, "stages_per_rank", c.stages_per_rank(), 1));
     params.stages_per_rank = c.stages_per_rank();
   }
   if (!c.stage_to_rank().empty()) {
@@ -170,8 +161,7 @@ Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,
                                                 " only; named schedules place their stages");
     }
     std::vector<int32_t> ranks;
-    status = WholeList(where, "stage_to_rank", c.stage_to_rank(), 0, &ranks);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(WholeList(where, "stage_to_rank", c.stage_to_rank(), 0, &ranks));
     for (int32_t rank : ranks) spec->stage_to_rank.push_back(RankIndex(rank));
   }
   if (c.has_microbatch_group_size()) {
@@ -184,8 +174,7 @@ Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,
       return where.Invalid("microbatch_group_size",
                            "applies to " + where.Name("schedule") + " Megatron-Interleaved only");
     }
-    status = AtLeast(where, "microbatch_group_size", c.microbatch_group_size(), 1);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(AtLeast(where, "microbatch_group_size", c.microbatch_group_size(), 1));
     params.microbatch_group_size = c.microbatch_group_size();
   }
   return Status();
@@ -194,27 +183,27 @@ Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,
 Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const ResolveOptions& options,
                     RunSpec* spec) {
   CostInputs& costs = spec->costs;
-  Status status;
   auto times = [&](std::string_view field, const std::string& text, std::vector<double>* out) {
-    if (status.ok() && !text.empty()) status = ParseDurationList(where.Where(field), text, out);
-    if (status.ok() && !text.empty()) NoteUnitless(where, field, text, spec);
+    if (text.empty()) return Status();
+    RETURN_IF_ERROR(ParseDurationList(where.Where(field), text, out));
+    NoteUnitless(where, field, text, spec);
+    return Status();
   };
   auto sizes = [&](std::string_view field, const std::string& text, std::vector<int64_t>* out) {
-    if (status.ok() && !text.empty()) status = ParseSizeList(where.Where(field), text, out);
+    return text.empty() ? Status() : ParseSizeList(where.Where(field), text, out);
   };
-  times("f", c.f(), &costs.forward_s);
-  times("i", c.i(), &costs.backward_input_s);
-  times("w", c.w(), &costs.backward_weight_s);
-  times("b", c.b(), &costs.backward_s);
-  times("overlap", c.overlap(), &costs.overlap_s);
-  sizes("activation", c.activation(), &costs.activation_bytes);
-  sizes("activation_w", c.activation_w(), &costs.activation_w_bytes);
-  sizes("message_bytes", c.message_bytes(), &costs.message_bytes);
-  sizes("grad_bytes", c.grad_bytes(), &costs.gradient_bytes);
-  if (status.ok() && !c.costs_per().empty()) {
-    status = ParseCostsPer(where.Where("costs_per"), c.costs_per(), &spec->costs_per);
+  RETURN_IF_ERROR(times("f", c.f(), &costs.forward_s));
+  RETURN_IF_ERROR(times("i", c.i(), &costs.backward_input_s));
+  RETURN_IF_ERROR(times("w", c.w(), &costs.backward_weight_s));
+  RETURN_IF_ERROR(times("b", c.b(), &costs.backward_s));
+  RETURN_IF_ERROR(times("overlap", c.overlap(), &costs.overlap_s));
+  RETURN_IF_ERROR(sizes("activation", c.activation(), &costs.activation_bytes));
+  RETURN_IF_ERROR(sizes("activation_w", c.activation_w(), &costs.activation_w_bytes));
+  RETURN_IF_ERROR(sizes("message_bytes", c.message_bytes(), &costs.message_bytes));
+  RETURN_IF_ERROR(sizes("grad_bytes", c.grad_bytes(), &costs.gradient_bytes));
+  if (!c.costs_per().empty()) {
+    RETURN_IF_ERROR(ParseCostsPer(where.Where("costs_per"), c.costs_per(), &spec->costs_per));
   }
-  if (!status.ok()) return status;
   spec->profile_file = InputPath(options, c.profile());
   if (c.memory_limit().ends_with('p')) {
     // "2p": ZB-auto's activations within 2 x p x M_B (PrepareRun checks the schedule).
@@ -232,16 +221,15 @@ Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const Resol
     }
     spec->activation_limit_p = static_cast<int32_t>(multiple);
   } else if (!c.memory_limit().empty()) {
-    status = ParseSize(where.Where("memory_limit"), c.memory_limit(), &spec->memory_limit_bytes);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(
+        ParseSize(where.Where("memory_limit"), c.memory_limit(), &spec->memory_limit_bytes));
     if (spec->memory_limit_bytes == 0) {
       return where.Invalid("memory_limit", "must be more than 0 bytes");
     }
   }
   if (!c.memory_reserve().empty()) {
-    status = ParseSize(where.Where("memory_reserve"), c.memory_reserve(),
-                       &spec->memory_reserve_bytes);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(
+        ParseSize(where.Where("memory_reserve"), c.memory_reserve(), &spec->memory_reserve_bytes));
   }
   if (c.has_activation_overhead()) {
     if (!(c.activation_overhead() >= 0 && c.activation_overhead() <= 10)) {
@@ -257,17 +245,15 @@ Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const Resol
 Status ResolveModel(const proto::RunConfig& c, const Locator& where, const ResolveOptions& options,
                     RunSpec* spec) {
   TrainingSetup& t = spec->training;
-  Status status;
   // Without a model these count the workload (tokens and samples per second).
   if (c.has_seq_len()) {
-    status = AtLeast(where, "seq_len", c.seq_len(), 1);
+    RETURN_IF_ERROR(AtLeast(where, "seq_len", c.seq_len(), 1));
     t.seq_len = c.seq_len();
   }
-  if (status.ok() && c.has_microbatch_size()) {
-    status = AtLeast(where, "microbatch_size", c.microbatch_size(), 1);
+  if (c.has_microbatch_size()) {
+    RETURN_IF_ERROR(AtLeast(where, "microbatch_size", c.microbatch_size(), 1));
     t.microbatch_size = c.microbatch_size();
   }
-  if (!status.ok()) return status;
   if (c.model().empty()) {
     // The model's options mean nothing without a model.
     const char* fields[] = {"dtype", "sequence_parallel",
@@ -286,35 +272,30 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   const bool preset = FindTransformerPreset(c.model()) != nullptr;  // "gpt3-1.5b" has a dot
   spec->model = !preset && LooksLikeFile(c.model()) ? InputPath(options, c.model()) : c.model();
   if (c.has_zero()) {
-    status = AtLeast(where, "zero", c.zero(), 0);
+    RETURN_IF_ERROR(AtLeast(where, "zero", c.zero(), 0));
     t.zero_stage = c.zero();
   }
-  if (status.ok() && !c.dtype().empty()) {
-    status = ParseDtype(where.Where("dtype"), c.dtype(), &t.dtype);
+  if (!c.dtype().empty()) RETURN_IF_ERROR(ParseDtype(where.Where("dtype"), c.dtype(), &t.dtype));
+  if (!c.recompute().empty()) {
+    RETURN_IF_ERROR(ParseRecompute(where.Where("recompute"), c.recompute(), &t.recompute));
   }
-  if (status.ok() && !c.recompute().empty()) {
-    status = ParseRecompute(where.Where("recompute"), c.recompute(), &t.recompute);
-  }
-  if (status.ok() && !c.grad_dtype().empty()) {
+  if (!c.grad_dtype().empty()) {
     if (c.grad_dtype() != "fp32" && c.grad_dtype() != "bf16") {
       return where.Invalid("grad_dtype", UnknownName("value", c.grad_dtype(), {"fp32", "bf16"}));
     }
     t.fp32_grads = c.grad_dtype() == "fp32";
   }
-  if (status.ok() && !c.bytes_per_param().empty()) {
+  if (!c.bytes_per_param().empty()) {
     std::vector<int32_t> bytes;
-    status = WholeList(where, "bytes_per_param", c.bytes_per_param(), 0, &bytes);
-    if (status.ok() && (bytes.empty() || bytes.size() > 2 || bytes[0] > 64 ||
-                        (bytes.size() == 2 && bytes[1] > 64))) {
+    RETURN_IF_ERROR(WholeList(where, "bytes_per_param", c.bytes_per_param(), 0, &bytes));
+    if (bytes.empty() || bytes.size() > 2 || bytes[0] > 64 ||
+        (bytes.size() == 2 && bytes[1] > 64)) {
       return where.Invalid("bytes_per_param",
                            "give R or R,S: whole bytes per parameter, each 0 to 64 (e.g. 6,12)");
     }
-    if (status.ok()) {
-      t.replicated_bytes_per_param = bytes[0];
-      t.sharded_bytes_per_param = bytes.size() == 2 ? bytes[1] : 0;
-    }
+    t.replicated_bytes_per_param = bytes[0];
+    t.sharded_bytes_per_param = bytes.size() == 2 ? bytes[1] : 0;
   }
-  if (!status.ok()) return status;
   t.sequence_parallel = c.sequence_parallel();
   spec->tp_comm_overlap = c.tp_comm_overlap();
   if (!c.flash_attention().empty()) {
@@ -324,9 +305,8 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
     t.flash_attention = c.flash_attention() == "on";
   }
   if (!c.layers_per_stage().empty()) {
-    status = WholeList(where, "layers_per_stage", c.layers_per_stage(), 0,
-                       &spec->layer_split.layers_per_stage);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(WholeList(where, "layers_per_stage", c.layers_per_stage(), 0,
+                              &spec->layer_split.layers_per_stage));
   }
   spec->layer_split.embedding_as_layer = c.embedding_as_layer();
   spec->layer_split.loss_as_layer = c.loss_as_layer();
@@ -347,16 +327,13 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
   if (!c.platform().empty()) {
     choice.platform = LooksLikeFile(c.platform()) ? InputPath(options, c.platform()) : c.platform();
   }
-  Status status;
   if (c.has_nodes()) {
-    status = AtLeast(where, "nodes", c.nodes(), 1);
+    RETURN_IF_ERROR(AtLeast(where, "nodes", c.nodes(), 1));
     choice.nodes = c.nodes();
   }
-  if (!status.ok()) return status;
   choice.sets.assign(c.set().begin(), c.set().end());
   if (!c.placement().empty()) {
-    status = ParsePlacement(where.Where("placement"), c.placement(), &choice.placement);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ParsePlacement(where.Where("placement"), c.placement(), &choice.placement));
   }
   if (!c.hosts().empty()) {
     if (!choice.platform.ends_with(".xml")) {
@@ -369,75 +346,79 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
   if (!c.p2p_latency().empty()) NoteUnitless(where, "p2p_latency", c.p2p_latency(), spec);
   choice.p2p_bandwidth = c.p2p_bandwidth();
   if (c.has_tp()) {
-    status = AtLeast(where, "tp", c.tp(), 1);
+    RETURN_IF_ERROR(AtLeast(where, "tp", c.tp(), 1));
     spec->training.tp = c.tp();
   }
-  if (status.ok() && c.has_dp()) {
-    status = AtLeast(where, "dp", c.dp(), 1);
+  if (c.has_dp()) {
+    RETURN_IF_ERROR(AtLeast(where, "dp", c.dp(), 1));
     spec->training.dp = c.dp();
-    if (status.ok() && c.dp() > kMaxReplicas) {
-      status = where.Invalid("dp", std::to_string(c.dp()) + " replicas; at most " +
-                                       std::to_string(kMaxReplicas));
+    if (c.dp() > kMaxReplicas) {
+      return where.Invalid(
+          "dp", std::to_string(c.dp()) + " replicas; at most " + std::to_string(kMaxReplicas));
     }
   }
-  if (status.ok() && c.has_cp()) {
-    status = AtLeast(where, "cp", c.cp(), 1);
+  if (c.has_cp()) {
+    RETURN_IF_ERROR(AtLeast(where, "cp", c.cp(), 1));
     spec->training.cp = c.cp();
-    if (status.ok() && c.cp() > 1 && c.model().empty()) {
-      status = where.Invalid("cp", "splits the model's sequences; give " + where.Name("model"));
+    if (c.cp() > 1 && c.model().empty()) {
+      return where.Invalid("cp", "splits the model's sequences; give " + where.Name("model"));
     }
   }
-  if (status.ok() && c.has_ep()) {
-    status = AtLeast(where, "ep", c.ep(), 1);
+  if (c.has_ep()) {
+    RETURN_IF_ERROR(AtLeast(where, "ep", c.ep(), 1));
     spec->training.ep = c.ep();
-    if (status.ok() && c.ep() > 1 && c.model().empty()) {
-      status = where.Invalid("ep", "shards a model's experts; give " + where.Name("model"));
+    if (c.ep() > 1 && c.model().empty()) {
+      return where.Invalid("ep", "shards a model's experts; give " + where.Name("model"));
     }
   }
-  if (status.ok() && c.has_moe_node_limit()) {
-    status = AtLeast(where, "moe_node_limit", c.moe_node_limit(), 1);
+  if (c.has_moe_node_limit()) {
+    RETURN_IF_ERROR(AtLeast(where, "moe_node_limit", c.moe_node_limit(), 1));
     spec->moe_node_limit = c.moe_node_limit();
-    if (status.ok() && spec->training.ep < 2) {
-      status = where.Invalid("moe_node_limit", "limits where the expert-parallel all-to-alls "
-                                               "send tokens; give " + where.Name("ep") +
-                                               " 2 or more");
+    if (spec->training.ep < 2) {
+      return where.Invalid("moe_node_limit",
+                           "limits where the expert-parallel all-to-alls "
+                           "send tokens; give " +
+                               where.Name("ep") + " 2 or more");
     }
   }
-  if (status.ok() && c.has_comm_sms()) {
-    status = AtLeast(where, "comm_sms", c.comm_sms(), 0);
+  if (c.has_comm_sms()) {
+    RETURN_IF_ERROR(AtLeast(where, "comm_sms", c.comm_sms(), 0));
     spec->comm_sms = c.comm_sms();
-    if (status.ok() && c.comm_sms() > 0 && spec->training.ep < 2) {
-      status = where.Invalid("comm_sms", "slows computation beside the expert-parallel "
-                                         "all-to-alls; give " + where.Name("ep") + " 2 or more");
+    if (c.comm_sms() > 0 && spec->training.ep < 2) {
+      return where.Invalid("comm_sms",
+                           "slows computation beside the expert-parallel "
+                           "all-to-alls; give " +
+                               where.Name("ep") + " 2 or more");
     }
   }
   // A rank's group of tp x cp GPUs is numbered in 16 bits (and must fit in a node).
   const int64_t group = int64_t{spec->training.tp} * spec->training.cp;
-  if (status.ok() && group > kMaxGpusPerRank) {
+  if (group > kMaxGpusPerRank) {
     const bool cp = spec->training.cp > 1;
-    status = where.Invalid(cp ? "cp" : "tp",
-                           (cp ? std::to_string(spec->training.cp) + " x " + where.Name("tp") +
-                                     " " + std::to_string(spec->training.tp) + " = "
-                               : std::string()) +
-                               std::to_string(group) + " GPUs per rank; at most " +
-                               std::to_string(kMaxGpusPerRank));
+    return where.Invalid(cp ? "cp" : "tp",
+                         (cp ? std::to_string(spec->training.cp) + " x " + where.Name("tp") + " " +
+                                   std::to_string(spec->training.tp) + " = "
+                             : std::string()) +
+                             std::to_string(group) + " GPUs per rank; at most " +
+                             std::to_string(kMaxGpusPerRank));
   }
-  if (status.ok() && !c.grad_bucket().empty()) {
-    status = ParseSize(where.Where("grad_bucket"), c.grad_bucket(), &spec->grad_bucket_bytes);
-    if (status.ok() && spec->grad_bucket_bytes == 0) {
-      status = where.Invalid("grad_bucket", "must be more than 0 bytes");
+  if (!c.grad_bucket().empty()) {
+    RETURN_IF_ERROR(
+        ParseSize(where.Where("grad_bucket"), c.grad_bucket(), &spec->grad_bucket_bytes));
+    if (spec->grad_bucket_bytes == 0) {
+      return where.Invalid("grad_bucket", "must be more than 0 bytes");
     }
-    if (status.ok() && spec->training.dp * spec->training.cp < 2) {
-      status = where.Invalid("grad_bucket", "buckets the data-parallel all-reduce; give " +
-                                                where.Name("dp") + " 2 or more (or " +
-                                                where.Name("cp") + ")");
+    if (spec->training.dp * spec->training.cp < 2) {
+      return where.Invalid("grad_bucket", "buckets the data-parallel all-reduce; give " +
+                                              where.Name("dp") + " 2 or more (or " +
+                                              where.Name("cp") + ")");
     }
   }
-  if (status.ok() && spec->tp_comm_overlap && spec->training.tp < 2) {
-    status = where.Invalid("tp_comm_overlap", "overlaps the tensor-parallel collectives; give " +
-                                                  where.Name("tp") + " 2 or more");
+  if (spec->tp_comm_overlap && spec->training.tp < 2) {
+    return where.Invalid("tp_comm_overlap", "overlaps the tensor-parallel collectives; give " +
+                                                where.Name("tp") + " 2 or more");
   }
-  return status;
+  return Status();
 }
 
 Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator> where,
@@ -446,36 +427,36 @@ Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator>
   const Locator& at = *where;
   RunSpec base;
   base.where = where;
-  Status status = ResolveSchedule(config, at, options, &base);
-  if (status.ok()) status = ResolveCosts(config, at, options, &base);
-  if (status.ok()) status = ResolveModel(config, at, options, &base);
-  if (status.ok()) status = ResolvePlatform(config, at, options, &base);
-  if (status.ok() && config.has_max_tasks()) {
-    status = AtLeast(at, "max_tasks", config.max_tasks(), 1);
+  RETURN_IF_ERROR(ResolveSchedule(config, at, options, &base));
+  RETURN_IF_ERROR(ResolveCosts(config, at, options, &base));
+  RETURN_IF_ERROR(ResolveModel(config, at, options, &base));
+  RETURN_IF_ERROR(ResolvePlatform(config, at, options, &base));
+  if (config.has_max_tasks()) {
+    RETURN_IF_ERROR(AtLeast(at, "max_tasks", config.max_tasks(), 1));
     base.max_tasks = config.max_tasks();
   }
-  if (status.ok() && !config.engine().empty()) {
-    status = ParseEngineKind(at.Where("engine"), config.engine(), &base.engine);
+  if (!config.engine().empty()) {
+    RETURN_IF_ERROR(ParseEngineKind(at.Where("engine"), config.engine(), &base.engine));
   }
-  if (status.ok() && !config.p2p_mode().empty()) {
-    status = ParseP2pMode(at.Where("p2p_mode"), config.p2p_mode(), &base.p2p_mode);
+  if (!config.p2p_mode().empty()) {
+    RETURN_IF_ERROR(ParseP2pMode(at.Where("p2p_mode"), config.p2p_mode(), &base.p2p_mode));
   }
-  if (status.ok() && !config.replicas().empty()) {
+  if (!config.replicas().empty()) {
     constexpr NamedValue<bool> kReplicas[] = {{"one", true}, {"all", false}};
     bool fold = true;
-    status = ParseNamed(kReplicas, "replicas choice", at.Where("replicas"), config.replicas(), &fold);
+    RETURN_IF_ERROR(
+        ParseNamed(kReplicas, "replicas choice", at.Where("replicas"), config.replicas(), &fold));
     base.fold_replicas = fold;
   }
-  if (status.ok() && !config.collective_algorithm().empty()) {
+  if (!config.collective_algorithm().empty()) {
     bool forced = false;
     CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
-    status = ParseCollectiveAlgorithm(at.Where("collective_algorithm"),
-                                      config.collective_algorithm(), &forced, &algorithm);
+    RETURN_IF_ERROR(ParseCollectiveAlgorithm(at.Where("collective_algorithm"),
+                                             config.collective_algorithm(), &forced, &algorithm));
     if (forced) base.collective_algorithm = algorithm;
   }
-  if (status.ok()) status = ResolveWorkload(config, at, &base);
-  if (status.ok()) status = ResolveOutputs(config, at, request);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ResolveWorkload(config, at, &base));
+  RETURN_IF_ERROR(ResolveOutputs(config, at, request));
   if (!base.schedule_file.empty()) {
     request->runs.push_back(base);
     return Status();
@@ -499,12 +480,12 @@ Status ExecuteRequest(const RunRequest& request, const std::string& command,
   // Describe and compile every run before any engine starts.
   std::vector<PreparedRun> prepared(request.runs.size());
   for (size_t i = 0; i < request.runs.size(); ++i) {
-    Status status = PrepareRun(request.runs[i], &prepared[i]);
-    if (status.ok() && request.outputs.any()) {
-      status = CheckTraceWindow(request.runs[i].where->Where("trace_microbatches"),
-                                request.outputs.window, prepared[i].schedule.num_microbatches);
+    RETURN_IF_ERROR(PrepareRun(request.runs[i], &prepared[i]));
+    if (request.outputs.any()) {
+      RETURN_IF_ERROR(CheckTraceWindow(request.runs[i].where->Where("trace_microbatches"),
+                                       request.outputs.window,
+                                       prepared[i].schedule.num_microbatches));
     }
-    if (!status.ok()) return status;
   }
   for (size_t i = 0; i < prepared.size(); ++i) {
     std::vector<std::string> inputs = InputFiles(request.runs[i]);
@@ -516,21 +497,19 @@ Status ExecuteRequest(const RunRequest& request, const std::string& command,
     for (const auto& [field, path] : {std::pair{"trace", outputs.perfetto_path},
                                       {"chrome_trace", outputs.chrome_path},
                                       {"timeline", outputs.timeline_path}}) {
-      Status status = CheckNotAnInput(where.Where(field), path, inputs);
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(CheckNotAnInput(where.Where(field), path, inputs));
     }
   }
   results->resize(prepared.size());
   for (size_t i = 0; i < prepared.size(); ++i) {
     Timeline timeline;
-    Status status = ExecuteRun(prepared[i], &(*results)[i], &timeline);
-    if (status.ok() && request.outputs.any()) {
+    RETURN_IF_ERROR(ExecuteRun(prepared[i], &(*results)[i], &timeline));
+    if (request.outputs.any()) {
       const TraceOutputs outputs = prepared.size() == 1
                                        ? request.outputs
                                        : OutputsOfRun(request.outputs, (*results)[i].label);
-      status = WriteTraceOutputs(outputs, prepared[i], (*results)[i], timeline, command);
+      RETURN_IF_ERROR(WriteTraceOutputs(outputs, prepared[i], (*results)[i], timeline, command));
     }
-    if (!status.ok()) return status;
     prepared[i] = PreparedRun();  // Free the task graph before the next run.
   }
   return Status();

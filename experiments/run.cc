@@ -29,12 +29,10 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
   }
   // A schedule of a million actions is about 8 MB of text.
   constexpr int64_t kMaxScheduleFileBytes = 64 << 20;
-  Status read = ReadFile(spec.schedule_file, &text, kMaxScheduleFileBytes, "schedule");
-  if (!read.ok()) return read;
-  Status status = spec.schedule_file.ends_with(".csv")
+  RETURN_IF_ERROR(ReadFile(spec.schedule_file, &text, kMaxScheduleFileBytes, "schedule"));
+  RETURN_IF_ERROR(spec.schedule_file.ends_with(".csv")
                       ? ParseScheduleTorchCsv(text, spec.schedule_file, schedule)
-                      : ParseScheduleText(text, spec.schedule_file, schedule);
-  if (!status.ok()) return status;
+                      : ParseScheduleText(text, spec.schedule_file, schedule));
   if (spec.params.num_ranks != 0 && spec.params.num_ranks != schedule->num_ranks) {
     return where.Invalid("pp", std::to_string(spec.params.num_ranks) + " ranks, but " +
                                    spec.schedule_file + " has " +
@@ -80,7 +78,7 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
     }
     schedule->stage_to_rank = spec.stage_to_rank;
   }
-  status = CheckSchedule(*schedule);
+  const Status status = CheckSchedule(*schedule);
   if (!status.ok()) return Status::InvalidInput(spec.schedule_file + ": " + status.message());
   return Status();
 }
@@ -255,10 +253,8 @@ Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
   } else if (spec.model.find('.') != std::string::npos) {
     proto::TransformerModel message;
     ConfigLocations locations;
-    Status status = ReadConfigFile(spec.model, &message, &locations);
-    if (!status.ok()) return status;
-    status = TransformerFromProto(message, locations, model);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ReadConfigFile(spec.model, &message, &locations));
+    RETURN_IF_ERROR(TransformerFromProto(message, locations, model));
     if (model->name.empty()) model->name = spec.model;
   } else {
     std::vector<std::string> names;
@@ -282,8 +278,7 @@ Status ApplyGlobalBatch(RunSpec* spec) {
     int64_t seq_len = spec->training.seq_len;
     if (seq_len == 0 && !spec->model.empty()) {
       TransformerSpec model;
-      Status status = LoadModel(*spec, &model);
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(LoadModel(*spec, &model));
       seq_len = model.seq_len;
     }
     if (seq_len == 0) {
@@ -430,19 +425,16 @@ RunMemory RunMemoryOf(const RunSpec& spec, const PlatformSpec& platform, const S
 Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
                         std::vector<StageModel>* stages, TransformerSpec* model,
                         TrainingSetup* setup_out) {
-  Status loaded = LoadModel(spec, model);
-  if (!loaded.ok()) return loaded;
+  RETURN_IF_ERROR(LoadModel(spec, model));
   TrainingSetup& setup = *setup_out;
   setup = spec.training;
   if (setup.seq_len == 0) setup.seq_len = model->seq_len;
-  Status status = CheckTrainingSetup(*model, setup, *spec.where);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(CheckTrainingSetup(*model, setup, *spec.where));
   stages->clear();
   for (const Pipeline& pipeline : schedule.AllPipelines()) {
     std::vector<int32_t> layers;
-    status = SplitLayers(*model, pipeline.last_stage - pipeline.first_stage + 1, spec.layer_split,
-                         *spec.where, &layers);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(SplitLayers(*model, pipeline.last_stage - pipeline.first_stage + 1,
+                                spec.layer_split, *spec.where, &layers));
     for (const StageModel& stage : BuildStageModels(*model, setup, layers)) {
       stages->push_back(stage);
     }
@@ -453,8 +445,7 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
 Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   RunSpec resolved = request;
   if (request.global_batch > 0) {
-    Status status = ApplyGlobalBatch(&resolved);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ApplyGlobalBatch(&resolved));
   }
   const RunSpec& spec = resolved;
   const Locator& where = *spec.where;
@@ -467,8 +458,7 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     const double stages = static_cast<double>(params.num_ranks) *
                           (params.stages_per_rank > 0 ? params.stages_per_rank : 1);
     const double microbatches = static_cast<double>(params.num_microbatches);
-    Status status = CheckRunSize(spec, stages, microbatches, 2 * stages * microbatches);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(CheckRunSize(spec, stages, microbatches, 2 * stages * microbatches));
   }
   // A schedule found from costs (ZB-1p, ...) is generated once the costs are known; until then
   // it is its shape: a stage per rank, and F, I and W per stage and microbatch.
@@ -506,12 +496,10 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   TransformerSpec model;
   TrainingSetup setup;
   if (!spec.model.empty()) {
-    status = BuildModelStages(spec, run->schedule, &stages, &model, &setup);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(BuildModelStages(spec, run->schedule, &stages, &model, &setup));
   }
-  status = BuildPlatform(spec.platform, run->schedule.num_ranks, spec.training.dp,
-                         spec.training.tp, where, &run->platform, spec.training.cp);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(BuildPlatform(spec.platform, run->schedule.num_ranks, spec.training.dp,
+                                spec.training.tp, where, &run->platform, spec.training.cp));
   if (spec.fold_replicas.value_or(false) && !run->platform.xml_file.empty()) {
     return where.Invalid("replicas", "one needs a cluster (a preset or a cluster file): the "
                                      "routes of the XML platform " + run->platform.xml_file +
@@ -541,12 +529,10 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   bool has_profile = false;
   bool profile_from_model = false;
   if (!spec.profile_file.empty()) {
-    status = ReadProfile(spec.profile_file, &profile);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ReadProfile(spec.profile_file, &profile));
     has_profile = true;
   } else if (!spec.model.empty()) {
-    status = CheckDtypeOnGpu(run->platform, spec.training.dtype, where);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(CheckDtypeOnGpu(run->platform, spec.training.dtype, where));
     model_costs = StageModelsToCosts(
         stages, ModelStageSeconds(spec, model, setup, run->platform, stages), setup);
     profile = ProfileFromCosts(model_costs, where.Name("model") + " " + spec.model);
@@ -570,25 +556,21 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   const bool per_share = spec.costs_per == CostsPer::kRank &&
                          (spec.costs.any() || (has_profile && !profile_from_model));
   if (per_share) {
-    status = RankSharesOf(run->schedule, where, &shares);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(RankSharesOf(run->schedule, where, &shares));
   }
-  status = BuildStageCosts(spec.costs, has_profile ? &profile : nullptr,
-                           run->schedule.num_stages, where, &run->costs,
-                           per_share ? &shares : nullptr,
-                           /*profile_per_stage=*/profile_from_model);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(BuildStageCosts(spec.costs, has_profile ? &profile : nullptr,
+                                  run->schedule.num_stages, where, &run->costs,
+                                  per_share ? &shares : nullptr,
+                                  /*profile_per_stage=*/profile_from_model));
   if (from_costs != nullptr) {
     std::vector<ZeroBubbleStage> zero_bubble_stages;
-    status = ZeroBubbleStagesOf(spec, *run, *from_costs, &zero_bubble_stages);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ZeroBubbleStagesOf(spec, *run, *from_costs, &zero_bubble_stages));
     ScheduleParams with_costs = params;
     with_costs.stage_costs = &zero_bubble_stages;
     status = GenerateSchedule(from_costs->name, with_costs, &run->schedule);
     if (!status.ok()) return where.Invalid("schedule", status.message());
   }
-  status = CheckCostsCoverSchedule(run->costs, run->schedule, where);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(CheckCostsCoverSchedule(run->costs, run->schedule, where));
   if (profile_from_model) {
     // The MoE layers' parts and all-to-alls are the model's (with --ep > 1), and the experts'
     // gradients, reduced over their expert-data-parallel groups. Durations given instead of the
@@ -667,8 +649,7 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     }
   }
   if (spec.moe_node_limit > 0 && !run->costs.moe.empty()) {
-    status = ApplyNodeLimit(spec, model, run->platform, &run->costs);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ApplyNodeLimit(spec, model, run->platform, &run->costs));
   }
   if (!compile) return Status();
   Parallelism parallelism{spec.training.dp, spec.training.tp, spec.p2p_mode};
@@ -743,11 +724,10 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   if (spec.training.tp > 1 && run->platform.xml_file.empty()) {
     parallelism.tp_step_latency_s = TpStepLatencyS(run->platform);
   }
-  const Status planned = PlanCollectives(
-      run->schedule, run->costs, run->platform, spec.training.cp, spec.grad_bucket_bytes,
-      spec.collective_algorithm ? &*spec.collective_algorithm : nullptr, where, &parallelism,
-      &run->collectives);
-  if (!planned.ok()) return planned;
+  RETURN_IF_ERROR(PlanCollectives(run->schedule, run->costs, run->platform, spec.training.cp,
+                                  spec.grad_bucket_bytes,
+                                  spec.collective_algorithm ? &*spec.collective_algorithm : nullptr,
+                                  where, &parallelism, &run->collectives));
   Status compiled = CompileTaskGraph(run->schedule, run->costs, parallelism, &run->graph);
   if (compiled.code() == StatusCode::kInvalidInput) {
     // The schedule cannot run with the p2p mode.
@@ -760,8 +740,7 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
                   SimGridProcess process, bool link_figures) {
   Timeline own;
   Timeline& timeline = timeline_out != nullptr ? *timeline_out : own;
-  Status status = Execute(run.spec.engine, run.graph, run.platform, &timeline, process);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(Execute(run.spec.engine, run.graph, run.platform, &timeline, process));
   result->spec = run.spec;
   result->label = run.label;
   result->num_ranks = run.schedule.num_ranks;

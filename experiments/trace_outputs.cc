@@ -147,9 +147,8 @@ Status WriteTraceOutputs(const TraceOutputs& outputs, const PreparedRun& run,
                          const RunResult& result, const Timeline& timeline,
                          const std::string& command) {
   const Locator& where = *run.spec.where;
-  Status status = CheckTraceWindow(where.Where("trace_microbatches"), outputs.window,
-                                   run.schedule.num_microbatches);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(CheckTraceWindow(where.Where("trace_microbatches"), outputs.window,
+                                   run.schedule.num_microbatches));
   TraceRun trace = TraceRunOf(run, result, timeline);
   trace.attributes = {{"ppsim_version", PPSIM_VERSION},
                       {"command", command},
@@ -165,20 +164,18 @@ Status WriteTraceOutputs(const TraceOutputs& outputs, const PreparedRun& run,
                       {"makespan_ns", std::to_string(TraceNs(result.metrics.makespan_s))}};
   if (!result.model.empty()) trace.attributes.push_back({"model", result.model});
   if (!outputs.perfetto_path.empty()) {
-    status = WritePerfettoTrace(trace, outputs.window, where.Where("trace"),
-                                outputs.perfetto_path);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(
+        WritePerfettoTrace(trace, outputs.window, where.Where("trace"), outputs.perfetto_path));
   }
   if (!outputs.chrome_path.empty()) {
-    status = WriteChromeTrace(trace, outputs.window, where.Where("chrome_trace"),
-                              outputs.chrome_path);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(
+        WriteChromeTrace(trace, outputs.window, where.Where("chrome_trace"), outputs.chrome_path));
   }
   if (!outputs.timeline_path.empty()) {
-    status = WritePicture(where.Where("timeline"), outputs.timeline_path,
-                          PictureOf(run, result, timeline, outputs.window));
+    RETURN_IF_ERROR(WritePicture(where.Where("timeline"), outputs.timeline_path,
+                                 PictureOf(run, result, timeline, outputs.window)));
   }
-  return status;
+  return Status();
 }
 
 Status WriteTimelinePicture(std::string_view what, const std::string& path, const PreparedRun& run,

@@ -40,9 +40,8 @@ Status ParseScheduleTorchCsv(std::string_view text, const std::string& source,
       if (b < e) {  // An empty cell is a bubble slot.
         Action action;
         bool is_compute;
-        Status s = ParseScheduleWord(line.substr(b, e - b), source, line_number, b + 1, &action,
-                                      &is_compute);
-        if (!s.ok()) return s;
+        RETURN_IF_ERROR(ParseScheduleWord(line.substr(b, e - b), source, line_number, b + 1,
+                                          &action, &is_compute));
         if (is_compute) order.push_back(action);
       }
       if (end == line.size()) break;

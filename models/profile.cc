@@ -307,14 +307,12 @@ Profile ProfileFromCosts(const StageCosts& costs, const std::string& source) {
 Status ReadProfile(const std::string& path, Profile* profile) {
   if (path.ends_with(".csv")) {
     std::string text;
-    Status status = ReadFile(path, &text, kMaxConfigBytes, "profile");
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ReadFile(path, &text, kMaxConfigBytes, "profile"));
     return ParseProfileCsv(text, path, profile);
   }
   proto::Profile message;
   ConfigLocations locations;
-  Status status = ReadConfigFile(path, &message, &locations);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ReadConfigFile(path, &message, &locations));
   profile->source = path;
   return ProfileFromProto(message, locations, profile);
 }

@@ -521,8 +521,7 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
       }
     }
     XmlPlatform xml_platform;
-    Status read = ReadSimGridXml(name, &xml_platform);
-    if (!read.ok()) return read;
+    RETURN_IF_ERROR(ReadSimGridXml(name, &xml_platform));
     const std::set<std::string> known(xml_platform.hosts.begin(), xml_platform.hosts.end());
     std::string missing;
     for (const std::string& host : choice.hosts) {
@@ -548,8 +547,7 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
                                 &cluster, nullptr);
     if (!status.ok()) return Status::Internal("preset " + name + ": " + status.message());
   } else if (name.find('.') != std::string::npos || name.find('/') != std::string::npos) {
-    Status status = ReadConfigFile(name, &cluster, &locations);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ReadConfigFile(name, &cluster, &locations));
     from_file = true;
     if (cluster.name().empty()) cluster.set_name(name);
   } else {
@@ -583,13 +581,11 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
     }
   }
   for (const std::string& set : choice.sets) {
-    Status status = ApplyClusterSetting(set, where, &cluster);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ApplyClusterSetting(set, where, &cluster));
     const std::string path = set.substr(0, set.find('='));
     source.Override(path, "set." + path);
   }
-  Status status = ConvertCluster(cluster, source, platform);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ConvertCluster(cluster, source, platform));
   if (xml) {
     platform->xml_file = name;
     platform->xml_hosts = choice.hosts;
@@ -602,8 +598,7 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
 
 Status BuildPlatform(const PlatformChoice& choice, int32_t num_ranks, int32_t dp, int32_t tp,
                      const Locator& where, PlatformSpec* platform, int32_t cp) {
-  Status status = LoadCluster(choice, where, platform);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(LoadCluster(choice, where, platform));
   return PlaceRanks(num_ranks, dp, tp, choice.placement, where, platform, cp);
 }
 

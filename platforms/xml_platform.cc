@@ -459,8 +459,7 @@ struct DocFree {
 Status ReadSimGridXml(const std::string& path, XmlPlatform* platform) {
   *platform = XmlPlatform();
   std::string text;
-  Status status = ReadFile(path, &text, kMaxXmlBytes, "XML platform");
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ReadFile(path, &text, kMaxXmlBytes, "XML platform"));
   return CheckSimGridXml(text, path, platform);
 }
 

@@ -369,8 +369,7 @@ Status RenderHtmlReport(std::string_view csv_text, const std::string& source, st
                         HtmlReportSummary* summary) {
   ResultsTable results;
   bool from_run = false;
-  Status status = ReadReportInput(csv_text, source, &results, &from_run);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ReadReportInput(csv_text, source, &results, &from_run));
   const std::vector<Axis> axes = ClassifyAxes(results);
   const Plan plan = MakePlan(results, axes);
   const std::vector<ChartSpec> specs = ChooseCharts(results, plan);

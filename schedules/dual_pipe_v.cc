@@ -71,8 +71,7 @@ class RankBuilder {
 }  // namespace
 
 Status GenerateDualPipeV(const ScheduleParams& params, Schedule* schedule) {
-  Status status = CheckVShapeParams("DualPipeV", params);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(CheckVShapeParams("DualPipeV", params));
   const int32_t p = params.num_ranks;
   const int32_t m = params.num_microbatches;
   if (m < 2 * p) {

@@ -8,8 +8,7 @@
 namespace ppsim {
 
 Status GenerateGPipe(const ScheduleParams& params, Schedule* schedule) {
-  Status status = StartOneStagePerRank("GPipe", params, schedule);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(StartOneStagePerRank("GPipe", params, schedule));
   for (int32_t rank = 0; rank < params.num_ranks; ++rank) {
     const StageIndex stage(rank);
     auto& order = schedule->orders[rank];

@@ -11,8 +11,7 @@ namespace ppsim {
 
 Status GenerateLoopedBFS(const ScheduleParams& params, Schedule* schedule) {
   int32_t v = 0;
-  Status status = StartTorchMultiStage("LoopedBFS", params, schedule, &v);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(StartTorchMultiStage("LoopedBFS", params, schedule, &v));
   const int32_t p = params.num_ranks;
   const int32_t m = params.num_microbatches;
   for (int32_t rank = 0; rank < p; ++rank) {

@@ -11,8 +11,7 @@
 namespace ppsim {
 
 Status GenerateOneFOneB(const ScheduleParams& params, Schedule* schedule) {
-  Status status = StartOneStagePerRank("1F1B", params, schedule);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(StartOneStagePerRank("1F1B", params, schedule));
   const int32_t p = params.num_ranks;
   const int32_t m = params.num_microbatches;
   for (int32_t rank = 0; rank < p; ++rank) {

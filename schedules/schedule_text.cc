@@ -22,8 +22,7 @@ Status ForEachScheduleLine(std::string_view text,
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
     ++line_number;
-    Status status = fn(text.substr(start, end - start), line_number);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(fn(text.substr(start, end - start), line_number));
     if (end == text.size()) break;
     start = end + 1;
   }
@@ -107,9 +106,8 @@ Status ParseScheduleText(std::string_view text, const std::string& source, Sched
       while (end < line.size() && !IsSpace(line[end])) ++end;
       Action action;
       bool is_compute;
-      Status s = ParseScheduleWord(line.substr(pos, end - pos), source, line_number, pos + 1, &action,
-                                    &is_compute);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(ParseScheduleWord(line.substr(pos, end - pos), source, line_number, pos + 1,
+                                        &action, &is_compute));
       if (is_compute) order.push_back(action);
       pos = end;
     }

@@ -131,10 +131,8 @@ inline void AppendTorchInterleavedOrder(int32_t num_ranks, int32_t stages_per_ra
 inline Status GenerateTorchInterleaved(std::string_view name, bool zero_bubble,
                                        const ScheduleParams& params, Schedule* schedule) {
   int32_t v = 0;
-  Status status = StartTorchMultiStage(name, params, schedule, &v);
-  if (!status.ok()) return status;
-  status = CheckTorchRounds(name, params.num_ranks, params.num_microbatches);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(StartTorchMultiStage(name, params, schedule, &v));
+  RETURN_IF_ERROR(CheckTorchRounds(name, params.num_ranks, params.num_microbatches));
   for (int32_t rank = 0; rank < params.num_ranks; ++rank) {
     AppendTorchInterleavedOrder(params.num_ranks, v, params.num_microbatches, rank, zero_bubble,
                                 &schedule->orders[rank]);

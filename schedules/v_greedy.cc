@@ -253,8 +253,7 @@ void DropW(Plan* plan) {
 
 Status GenerateVGreedy(std::string_view name, Block block, const ScheduleParams& params,
                        Schedule* schedule) {
-  Status status = CheckVShapeParams(name, params);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(CheckVShapeParams(name, params));
   StartVShapeSchedule(params, schedule);
   const int32_t p = params.num_ranks;
   const int32_t m = params.num_microbatches;

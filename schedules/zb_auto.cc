@@ -251,8 +251,7 @@ bool Heuristic::Consistent() const {
 Status GenerateZeroBubbleAuto(std::string_view name, const ScheduleParams& params,
                               const std::vector<ZeroBubbleStage>& stages, Schedule* schedule,
                               ZeroBubbleAutoResult* result) {
-  Status status = StartOneStagePerRank(name, params, schedule);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(StartOneStagePerRank(name, params, schedule));
   const std::string who(name);
   if (static_cast<int32_t>(stages.size()) != params.num_ranks) {
     return Status::InvalidInput(who + " needs the costs of each of the " +

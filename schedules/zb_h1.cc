@@ -23,8 +23,7 @@
 namespace ppsim {
 
 Status GenerateZBH1(const ScheduleParams& params, Schedule* schedule) {
-  Status status = StartOneStagePerRank("ZB-H1", params, schedule);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(StartOneStagePerRank("ZB-H1", params, schedule));
   const int32_t p = params.num_ranks;
   for (int32_t rank = 0; rank < p; ++rank) {
     AppendZeroBubbleStageOrder(StageIndex(rank), params.num_microbatches, /*warmup=*/p - rank,

@@ -24,8 +24,7 @@
 namespace ppsim {
 
 Status GenerateZBH2(const ScheduleParams& params, Schedule* schedule) {
-  Status status = StartOneStagePerRank("ZB-H2", params, schedule);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(StartOneStagePerRank("ZB-H2", params, schedule));
   const int32_t p = params.num_ranks;
   for (int32_t rank = 0; rank < p; ++rank) {
     AppendZeroBubbleStageOrder(StageIndex(rank), params.num_microbatches,

@@ -25,8 +25,7 @@ namespace {
 
 // `name` is the one the user chose, for messages.
 Status GenerateNamedZBV(std::string_view name, const ScheduleParams& params, Schedule* schedule) {
-  Status status = CheckVShapeParams(name, params);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(CheckVShapeParams(name, params));
   StartVShapeSchedule(params, schedule);
   const int32_t p = params.num_ranks;
   const int32_t m = params.num_microbatches;

@@ -546,9 +546,8 @@ Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platfor
     return Status::InvalidInput("simgrid: gradient buckets need a cluster platform; the XML "
                                 "platform " + platform.xml_file + " has no timer");
   }
-  Status status = BuildSimGridPlatform(platform, UsedGpus(graph, platform, routes), routes,
-                                       LinkSharers(graph, platform), a2a_shares, delays, &gpus);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(BuildSimGridPlatform(platform, UsedGpus(graph, platform, routes), routes,
+                                       LinkSharers(graph, platform), a2a_shares, delays, &gpus));
   JustInTimeRunner runner(graph, platform, std::move(gpus), timeline);
   runner.Start();
   engine->run();

@@ -142,8 +142,7 @@ std::string MicrosecondsText(int64_t ns) {
 Status WriteChromeTrace(const TraceRun& run, const TraceWindow& window, std::string_view what,
                         const std::string& path) {
   OutputFile file;
-  Status status = file.Open(what, path);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(file.Open(what, path));
   ChromeSink sink(file.out());
   StreamTrace(run, window, &sink);
   sink.Finish();

@@ -175,8 +175,7 @@ class PerfettoSink : public TraceSink {
 Status WritePerfettoTrace(const TraceRun& run, const TraceWindow& window, std::string_view what,
                           const std::string& path) {
   OutputFile file;
-  Status status = file.Open(what, path);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(file.Open(what, path));
   PerfettoSink sink(file.out());
   StreamTrace(run, window, &sink);
   return file.Commit();
