@@ -107,7 +107,7 @@ double WorkBound(const PreparedRun& run) {
   // An action's time on its rank as the engines take it (sim/task_graph.h ComputeLoad): its
   // compute, then (or, with the overlap, alongside) its ring, which lasts at least as long as on
   // the group's first link.
-  const int32_t tp = run.spec.training.tp;
+  const int32_t tp = run.spec.training.layout.tp;
   const bool rings = tp > 1 && run.platform.xml_file.empty();
   const double step_latency_s = rings ? TpStepLatencyS(run.platform) : 0;
   double bound = 0;
@@ -152,8 +152,8 @@ Prepared PrepareCandidate(const proto::RunConfig& config) {
   const TrainingSetup& t = run.spec.training;
   p.signature = run.label + "|" + std::to_string(run.schedule.num_ranks) + "|" +
                 std::to_string(run.schedule.num_stages) + "|" +
-                std::to_string(run.schedule.num_microbatches) + "|" + std::to_string(t.tp) + "|" +
-                std::to_string(t.dp) + "|" + std::to_string(t.microbatch_size) + "|" +
+                std::to_string(run.schedule.num_microbatches) + "|" + std::to_string(t.layout.tp) +
+                "|" + std::to_string(t.layout.dp) + "|" + std::to_string(t.microbatch_size) + "|" +
                 std::string(RecomputeName(t.recompute)) + "|";
   for (int32_t layers : run.layers_per_stage) p.signature += std::to_string(layers) + ",";
   const RunMemory memory = RunMemoryOf(run.spec, run.platform, run.costs);
@@ -208,7 +208,7 @@ Executed ExecuteCandidate(const proto::RunConfig& config, EngineKind engine) {
   for (const RankMetrics& rank : result.metrics.ranks) {
     e.peak_memory_bytes = std::max(e.peak_memory_bytes, rank.peak_memory_bytes);
   }
-  e.dp = result.spec.training.dp;
+  e.dp = result.spec.training.layout.dp;
   e.microbatches = result.num_microbatches;
   e.stages_per_rank = result.num_ranks > 0 ? result.num_stages / result.num_ranks : 0;
   return e;

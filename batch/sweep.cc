@@ -46,7 +46,7 @@ bool SetMetrics(const RunResult& r, PointOutcome* o) {
   }
   o->values[kStaticMemoryColumn] = static_cast<double>(static_memory_bytes);
   o->values[kThroughputColumn] =
-      MicrobatchesPerS(r.num_microbatches, r.spec.training.dp, m.makespan_s);
+      MicrobatchesPerS(r.num_microbatches, r.spec.training.layout.dp, m.makespan_s);
   o->oom = m.oom_ranks > 0;
   for (int c = 0; c < kResultColumnCount; ++c) {
     if (kResultColumns[c].role == ColumnRole::kMetric && !o->values[c]) return false;

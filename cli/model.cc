@@ -83,9 +83,9 @@ std::string ActivatedText(const TransformerSpec& m, const TrainingSetup& setup) 
   if (!m.moe()) return "";
   return HumanCount(static_cast<double>(m.ActivatedParameters())) + " activated per token (" +
          HumanCount(static_cast<double>(m.ActivatedParametersWithoutEmbedding())) +
-         " without the input embedding); " + MoeText(m) + "; --ep " + std::to_string(setup.ep) +
-         ": " + std::to_string(m.experts / setup.ep) +
-         (m.experts / setup.ep == 1 ? " expert" : " experts") + " per GPU per MoE layer\n";
+         " without the input embedding); " + MoeText(m) + "; --ep " +
+         std::to_string(setup.layout.ep) + ": " + std::to_string(m.experts / setup.layout.ep) +
+         (m.experts / setup.layout.ep == 1 ? " expert" : " experts") + " per GPU per MoE layer\n";
 }
 
 // The optimizer step at the GPU's HBM bandwidth (0 when the platform lists none).
@@ -97,10 +97,12 @@ double OptimizerSeconds(const StageModel& stage, const PlatformSpec& platform) {
 // "18 bytes per parameter: 6 on every GPU + 12 sharded by --zero 1 (not sharded)".
 std::string ParamBytesText(const TrainingSetup& setup) {
   const ParamBytes bytes = RecipeBytes(setup);
-  return std::to_string(bytes.replicated + bytes.sharded) + " bytes per parameter: " +
-         std::to_string(bytes.replicated) + " on every GPU + " + std::to_string(bytes.sharded) +
-         (setup.zero_stage == 1 ? " sharded over dp " + std::to_string(setup.dp) + " (--zero 1)"
-                                : " for the optimizer (shard it with --zero 1)");
+  return std::to_string(bytes.replicated + bytes.sharded) +
+         " bytes per parameter: " + std::to_string(bytes.replicated) + " on every GPU + " +
+         std::to_string(bytes.sharded) +
+         (setup.zero_stage == 1
+              ? " sharded over dp " + std::to_string(setup.layout.dp) + " (--zero 1)"
+              : " for the optimizer (shard it with --zero 1)");
 }
 
 // The ops of a layer, the embedding and the head, timed on the GPU (the op model's breakdown).
@@ -152,8 +154,8 @@ std::string ModelJson(const TransformerSpec& model, const PlatformSpec& platform
     j["experts"] = model.experts;
     j["experts_per_token"] = model.experts_per_token;
     j["shared_experts"] = model.shared_experts;
-    j["ep"] = setup.ep;
-    j["experts_per_gpu"] = model.experts / setup.ep;
+    j["ep"] = setup.layout.ep;
+    j["experts_per_gpu"] = model.experts / setup.layout.ep;
   }
   j["gpu"] = platform.gpu.name;
   j["cost_model"] = efficiency > 0 ? "efficiency" : "ops";
@@ -303,16 +305,16 @@ std::string ModelTable(const TransformerSpec& model, const PlatformSpec& platfor
       combine = std::max(combine, st.combine_bytes);
     }
     const int64_t expert_shards =
-        int64_t{setup.dp} * setup.tp * setup.cp / setup.ep;
+        int64_t{setup.layout.dp} * setup.layout.tp * setup.layout.cp / setup.layout.ep;
     moe_notes = "experts: E/ep whole experts per GPU (expert tensor parallelism 1), their state " +
-                std::string(setup.zero_stage == 1
-                                ? "sharded over dp x tp x cp / ep = " + std::to_string(expert_shards)
-                                : "not sharded (--zero 0)") +
+                std::string(setup.zero_stage == 1 ? "sharded over dp x tp x cp / ep = " +
+                                                        std::to_string(expert_shards)
+                                                  : "not sharded (--zero 0)") +
                 "; all-to-all per MoE layer and GPU" +
-                (setup.ep > 1 ? ": dispatch " + HumanBytes(static_cast<double>(dispatch)) +
-                                    ", combine " + HumanBytes(static_cast<double>(combine)) +
-                                    " (balanced routing)"
-                              : ": none with --ep 1 (all experts local)") +
+                (setup.layout.ep > 1
+                     ? ": dispatch " + HumanBytes(static_cast<double>(dispatch)) + ", combine " +
+                           HumanBytes(static_cast<double>(combine)) + " (balanced routing)"
+                     : ": none with --ep 1 (all experts local)") +
                 "\n";
   }
   out += FormatColumns(rows) + "\n" + moe_notes + "static: " + ParamBytesText(setup) +

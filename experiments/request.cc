@@ -347,11 +347,11 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
   choice.p2p_bandwidth = c.p2p_bandwidth();
   if (c.has_tp()) {
     RETURN_IF_ERROR(AtLeast(where, "tp", c.tp(), 1));
-    spec->training.tp = c.tp();
+    spec->training.layout.tp = c.tp();
   }
   if (c.has_dp()) {
     RETURN_IF_ERROR(AtLeast(where, "dp", c.dp(), 1));
-    spec->training.dp = c.dp();
+    spec->training.layout.dp = c.dp();
     if (c.dp() > kMaxReplicas) {
       return where.Invalid(
           "dp", std::to_string(c.dp()) + " replicas; at most " + std::to_string(kMaxReplicas));
@@ -359,14 +359,14 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
   }
   if (c.has_cp()) {
     RETURN_IF_ERROR(AtLeast(where, "cp", c.cp(), 1));
-    spec->training.cp = c.cp();
+    spec->training.layout.cp = c.cp();
     if (c.cp() > 1 && c.model().empty()) {
       return where.Invalid("cp", "splits the model's sequences; give " + where.Name("model"));
     }
   }
   if (c.has_ep()) {
     RETURN_IF_ERROR(AtLeast(where, "ep", c.ep(), 1));
-    spec->training.ep = c.ep();
+    spec->training.layout.ep = c.ep();
     if (c.ep() > 1 && c.model().empty()) {
       return where.Invalid("ep", "shards a model's experts; give " + where.Name("model"));
     }
@@ -374,7 +374,7 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
   if (c.has_moe_node_limit()) {
     RETURN_IF_ERROR(AtLeast(where, "moe_node_limit", c.moe_node_limit(), 1));
     spec->moe_node_limit = c.moe_node_limit();
-    if (spec->training.ep < 2) {
+    if (spec->training.layout.ep < 2) {
       return where.Invalid("moe_node_limit",
                            "limits where the expert-parallel all-to-alls "
                            "send tokens; give " +
@@ -384,7 +384,7 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
   if (c.has_comm_sms()) {
     RETURN_IF_ERROR(AtLeast(where, "comm_sms", c.comm_sms(), 0));
     spec->comm_sms = c.comm_sms();
-    if (c.comm_sms() > 0 && spec->training.ep < 2) {
+    if (c.comm_sms() > 0 && spec->training.layout.ep < 2) {
       return where.Invalid("comm_sms",
                            "slows computation beside the expert-parallel "
                            "all-to-alls; give " +
@@ -392,12 +392,12 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
     }
   }
   // A rank's group of tp x cp GPUs is numbered in 16 bits (and must fit in a node).
-  const int64_t group = int64_t{spec->training.tp} * spec->training.cp;
+  const int64_t group = int64_t{spec->training.layout.tp} * spec->training.layout.cp;
   if (group > kMaxGpusPerRank) {
-    const bool cp = spec->training.cp > 1;
+    const bool cp = spec->training.layout.cp > 1;
     return where.Invalid(cp ? "cp" : "tp",
-                         (cp ? std::to_string(spec->training.cp) + " x " + where.Name("tp") + " " +
-                                   std::to_string(spec->training.tp) + " = "
+                         (cp ? std::to_string(spec->training.layout.cp) + " x " + where.Name("tp") +
+                                   " " + std::to_string(spec->training.layout.tp) + " = "
                              : std::string()) +
                              std::to_string(group) + " GPUs per rank; at most " +
                              std::to_string(kMaxGpusPerRank));
@@ -408,13 +408,13 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
     if (spec->grad_bucket_bytes == 0) {
       return where.Invalid("grad_bucket", "must be more than 0 bytes");
     }
-    if (spec->training.dp * spec->training.cp < 2) {
+    if (spec->training.layout.dp * spec->training.layout.cp < 2) {
       return where.Invalid("grad_bucket", "buckets the data-parallel all-reduce; give " +
                                               where.Name("dp") + " 2 or more (or " +
                                               where.Name("cp") + ")");
     }
   }
-  if (spec->tp_comm_overlap && spec->training.tp < 2) {
+  if (spec->tp_comm_overlap && spec->training.layout.tp < 2) {
     return where.Invalid("tp_comm_overlap", "overlaps the tensor-parallel collectives; give " +
                                                 where.Name("tp") + " 2 or more");
   }

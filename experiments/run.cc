@@ -39,13 +39,12 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
                                    std::to_string(schedule->num_ranks));
   }
   if (spec.global_batch > 0 && spec.params.num_microbatches != schedule->num_microbatches) {
-    return where.Invalid("global_batch",
-                         "makes " + std::to_string(spec.params.num_microbatches) +
-                             " microbatches (of " + where.Name("microbatch_size") + " " +
-                             std::to_string(spec.training.microbatch_size) + " on " +
-                             where.Name("dp") + " " + std::to_string(spec.training.dp) + "), but " +
-                             spec.schedule_file + " has " +
-                             std::to_string(schedule->num_microbatches));
+    return where.Invalid(
+        "global_batch",
+        "makes " + std::to_string(spec.params.num_microbatches) + " microbatches (of " +
+            where.Name("microbatch_size") + " " + std::to_string(spec.training.microbatch_size) +
+            " on " + where.Name("dp") + " " + std::to_string(spec.training.layout.dp) + "), but " +
+            spec.schedule_file + " has " + std::to_string(schedule->num_microbatches));
   }
   if (spec.params.num_microbatches != 0) {
     // The file's microbatches must be exactly 0..m-1: report the first one out of range where it
@@ -100,11 +99,11 @@ Status ApplyNodeLimit(const RunSpec& spec, const TransformerSpec& model,
                       const PlatformSpec& platform, StageCosts* costs) {
   const Locator& where = *spec.where;
   const int32_t gpus = spec.training.GpusPerRank();
-  const int32_t ep = spec.training.ep;
-  const int32_t members = spec.training.dp * gpus;  // of each rank
+  const int32_t ep = spec.training.layout.ep;
+  const int32_t members = spec.training.layout.dp * gpus;  // of each rank
   // Every group of every rank: the same number of nodes, each whole when there are several.
   int32_t nodes = 0;
-  for (int32_t rank = 0; rank < platform.num_ranks; ++rank) {
+  for (int32_t rank = 0; rank < platform.layout.pp; ++rank) {
     for (int32_t base = 0; base < members; base += ep) {
       std::map<int32_t, int32_t> per_node;
       for (int32_t m = base; m < base + ep; ++m) {
@@ -140,8 +139,8 @@ Status ApplyNodeLimit(const RunSpec& spec, const TransformerSpec& model,
 // InvalidInput when a run of this size would compile into more than spec.max_tasks tasks.
 Status CheckRunSize(const RunSpec& spec, double stages, double microbatches, double actions) {
   const TrainingSetup& t = spec.training;
-  const double tasks = TaskCountBound(stages, microbatches, actions, t.dp, t.tp, spec.p2p_mode,
-                                      t.cp, FoldsReplicas(spec));
+  const double tasks = TaskCountBound(stages, microbatches, actions, t.layout.dp, t.layout.tp,
+                                      spec.p2p_mode, t.layout.cp, FoldsReplicas(spec));
   if (tasks <= static_cast<double>(spec.max_tasks)) return Status();
   const Locator& where = *spec.where;
   const ScheduleParams& p = spec.params;
@@ -155,9 +154,9 @@ Status CheckRunSize(const RunSpec& spec, double stages, double microbatches, dou
   size("pp", p.num_ranks, spec.schedule_file.empty());
   size("microbatches", p.num_microbatches, spec.schedule_file.empty());
   size("stages_per_rank", p.stages_per_rank, p.stages_per_rank > 0);
-  size("dp", t.dp, t.dp > 1);
-  size("tp", t.tp, t.tp > 1);
-  size("cp", t.cp, t.cp > 1);
+  size("dp", t.layout.dp, t.layout.dp > 1);
+  size("tp", t.layout.tp, t.layout.tp > 1);
+  size("cp", t.layout.cp, t.layout.cp > 1);
   char text[160];
   std::snprintf(text, sizeof(text), ": %.1e tasks (about %s); the limit is %.1e tasks (",
                 tasks, HumanBytes(tasks * kBytesPerTask).c_str(),
@@ -292,9 +291,9 @@ Status ApplyGlobalBatch(RunSpec* spec) {
     }
     sequences /= seq_len;
   }
-  const int64_t per_microbatch = int64_t{spec->training.microbatch_size} * spec->training.dp;
-  const std::string split = where.Name("dp") + " " + std::to_string(spec->training.dp) + " x " +
-                            where.Name("microbatch_size") + " " +
+  const int64_t per_microbatch = int64_t{spec->training.microbatch_size} * spec->training.layout.dp;
+  const std::string split = where.Name("dp") + " " + std::to_string(spec->training.layout.dp) +
+                            " x " + where.Name("microbatch_size") + " " +
                             std::to_string(spec->training.microbatch_size);
   if (sequences % per_microbatch != 0) {
     return where.Invalid("global_batch", std::to_string(sequences) +
@@ -498,15 +497,16 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   if (!spec.model.empty()) {
     RETURN_IF_ERROR(BuildModelStages(spec, run->schedule, &stages, &model, &setup));
   }
-  RETURN_IF_ERROR(BuildPlatform(spec.platform, run->schedule.num_ranks, spec.training.dp,
-                                spec.training.tp, where, &run->platform, spec.training.cp));
+  ParallelLayout layout = spec.training.layout;
+  layout.pp = run->schedule.num_ranks;
+  RETURN_IF_ERROR(BuildPlatform(spec.platform, layout, where, &run->platform));
   if (spec.fold_replicas.value_or(false) && !run->platform.xml_file.empty()) {
     return where.Invalid("replicas", "one needs a cluster (a preset or a cluster file): the "
                                      "routes of the XML platform " + run->platform.xml_file +
                                      " are known to SimGrid only; use " + where.Name("replicas") +
                                      " all");
   }
-  if (spec.training.ep > 1 && !run->platform.xml_file.empty()) {
+  if (spec.training.layout.ep > 1 && !run->platform.xml_file.empty()) {
     return where.Invalid("ep", "needs a cluster (a preset or a cluster file): its all-to-alls "
                                "follow the cluster's routes; " + run->platform.xml_file +
                                " is a SimGrid XML platform");
@@ -539,13 +539,12 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     has_profile = true;
     profile_from_model = true;
     run->model = model.name;
-    run->model_flops =
-        ModelFlopsPerIteration(stages, run->schedule, spec.training.GpusPerRank(),
-                               spec.training.dp);
+    run->model_flops = ModelFlopsPerIteration(stages, run->schedule, spec.training.GpusPerRank(),
+                                              spec.training.layout.dp);
     if (spec.training.recompute != Recompute::kNone) {
-      run->hardware_flops = ModelFlopsPerIteration(stages, run->schedule,
-                                                   spec.training.GpusPerRank(), spec.training.dp,
-                                                   /*hardware=*/true);
+      run->hardware_flops = ModelFlopsPerIteration(
+          stages, run->schedule, spec.training.GpusPerRank(), spec.training.layout.dp,
+          /*hardware=*/true);
     }
     run->seq_len = setup.seq_len;
     run->gpu = GpuModelOf(run->platform, spec.training.dtype);
@@ -582,11 +581,13 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
             std::pair{"w", !spec.costs.backward_weight_s.empty()},
             std::pair{"b", !spec.costs.backward_s.empty()}}) {
         if (given) {
-          return where.Invalid(field, "replaces the model's durations, whose MoE parts and "
-                                      "all-to-alls " + where.Name("ep") + " " +
-                                      std::to_string(spec.training.ep) +
-                                      " simulates; give them with " + where.Name("ep") +
-                                      " 1, or leave them to the model");
+          return where.Invalid(field,
+                               "replaces the model's durations, whose MoE parts and "
+                               "all-to-alls " +
+                                   where.Name("ep") + " " +
+                                   std::to_string(spec.training.layout.ep) +
+                                   " simulates; give them with " + where.Name("ep") +
+                                   " 1, or leave them to the model");
         }
       }
     }
@@ -601,16 +602,16 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     // The optimizer step is the model's (profiles give none).
     for (const StageModel& stage : stages) {
       run->costs.optimizer_bytes.push_back(stage.optimizer_bytes);
-      if (spec.training.zero_stage == 1 && spec.training.dp * spec.training.cp > 1) {
+      if (spec.training.zero_stage == 1 && spec.training.layout.dp * spec.training.layout.cp > 1) {
         // The dense parameters: the experts' are reduced over their own groups (sim/task_graph.h).
         run->costs.param_gather_bytes.push_back(2 * (stage.parameters - stage.expert_parameters));
       }
-      if (spec.training.tp > 1) {
+      if (spec.training.layout.tp > 1) {
         run->costs.tp_forward_steps.push_back(stage.tp_forward_steps);
         run->costs.tp_backward_steps.push_back(stage.tp_backward_steps);
         run->costs.tp_step_bytes.push_back(stage.tp_step_bytes);
       }
-      if (spec.training.cp > 1) {
+      if (spec.training.layout.cp > 1) {
         run->costs.cp_forward_bytes.push_back(stage.cp_forward_bytes);
         run->costs.cp_backward_bytes.push_back(stage.cp_backward_bytes);
       }
@@ -619,7 +620,8 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   if (run->seq_len == 0) run->seq_len = spec.training.seq_len;
   // Tokens of an iteration, counted in 64 bits.
   const double tokens = static_cast<double>(run->schedule.num_microbatches) *
-                        static_cast<double>(spec.training.microbatch_size) * spec.training.dp *
+                        static_cast<double>(spec.training.microbatch_size) *
+                        spec.training.layout.dp *
                         static_cast<double>(std::max<int64_t>(run->seq_len, 1));
   if (tokens > static_cast<double>(kMaxCount)) {
     return where.Invalid("microbatch_size",
@@ -630,14 +632,17 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     return where.Invalid("train_tokens", "needs the tokens of an iteration; give " +
                                              where.Name("model") + " or " + where.Name("seq_len"));
   }
-  if (spec.training.dp > 1) {
+  if (spec.training.layout.dp > 1) {
     bool any = false;
     for (int64_t bytes : run->costs.gradient_bytes) any = any || bytes > 0;
     if (!any) {
-      return where.Invalid("dp", std::to_string(spec.training.dp) +
+      return where.Invalid("dp", std::to_string(spec.training.layout.dp) +
                                      " replicas all-reduce their gradients, but no stage has any; "
-                                     "give " + where.Name("model") + ", a profile with grad_bytes, "
-                                     "or " + where.Name("grad_bytes"));
+                                     "give " +
+                                     where.Name("model") +
+                                     ", a profile with grad_bytes, "
+                                     "or " +
+                                     where.Name("grad_bytes"));
     }
   }
   // The optimizer steps at the GPU's HBM bandwidth (none when the platform lists none).
@@ -652,12 +657,12 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     RETURN_IF_ERROR(ApplyNodeLimit(spec, model, run->platform, &run->costs));
   }
   if (!compile) return Status();
-  Parallelism parallelism{spec.training.dp, spec.training.tp, spec.p2p_mode};
-  parallelism.cp = spec.training.cp;
+  Parallelism parallelism;
+  parallelism.layout = run->platform.layout;
+  parallelism.p2p_mode = spec.p2p_mode;
   parallelism.tp_comm_overlap = spec.tp_comm_overlap;
   parallelism.grad_bucket_bytes = spec.grad_bucket_bytes;
   parallelism.fold_replicas = FoldsReplicas(spec);
-  parallelism.ep = spec.training.ep;
   parallelism.node_limited_routing = spec.moe_node_limit > 0;
   if (spec.comm_sms > 0) {
     const double sms = run->platform.gpu.sms;
@@ -665,7 +670,7 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   }
   if (!run->costs.moe.empty()) {
     const int32_t gpus = spec.training.GpusPerRank();
-    const int32_t ep = spec.training.ep;
+    const int32_t ep = spec.training.layout.ep;
     // Folded, an experts' ring step stands for its group's members through a spliced route that
     // takes its predecessor's GPU of the rank to be its own: exact when the groups line up with
     // the ranks' GPUs.
@@ -681,11 +686,11 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     // and from e - 1 peers; the links' loads walk every member's e - 1 routes once per rank).
     int32_t most = 0;
     for (const MoeStage& stage : run->costs.moe) most = std::max(most, stage.layers);
-    const double dp = parallelism.fold_replicas ? 1 : spec.training.dp;  // compiled
+    const double dp = parallelism.fold_replicas ? 1 : spec.training.layout.dp;  // compiled
     const double parts = static_cast<double>(run->schedule.NumActions()) * dp * 2 * (1 + 8 * most);
-    const double flows = parts / 2 * gpus * 2.0 * (ep - 1) +
-                         static_cast<double>(run->schedule.num_ranks) * spec.training.dp * gpus *
-                             (ep - 1);
+    const double flows =
+        parts / 2 * gpus * 2.0 * (ep - 1) +
+        static_cast<double>(run->schedule.num_ranks) * spec.training.layout.dp * gpus * (ep - 1);
     if (parts + flows > static_cast<double>(spec.max_tasks)) {
       char text[240];
       std::snprintf(text, sizeof(text),
@@ -708,10 +713,12 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
       buckets +=
           std::ceil(static_cast<double>(bytes) / static_cast<double>(spec.grad_bucket_bytes));
     }
-    const double dp = parallelism.fold_replicas ? 1 : spec.training.dp;  // compiled
-    const double members = spec.training.dp * spec.training.cp;  // of each gradient ring
-    const double tasks =
-        buckets * (spec.training.tp * CollectiveTasksBound(members) * dp * spec.training.cp + dp);
+    const double dp = parallelism.fold_replicas ? 1 : spec.training.layout.dp;  // compiled
+    const double members =
+        spec.training.layout.dp * spec.training.layout.cp;  // of each gradient ring
+    const double tasks = buckets * (spec.training.layout.tp * CollectiveTasksBound(members) * dp *
+                                        spec.training.layout.cp +
+                                    dp);
     if (members > 1 && tasks > static_cast<double>(spec.max_tasks)) {
       char text[200];
       std::snprintf(text, sizeof(text),
@@ -721,10 +728,10 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
       return where.Invalid("grad_bucket", text);
     }
   }
-  if (spec.training.tp > 1 && run->platform.xml_file.empty()) {
+  if (spec.training.layout.tp > 1 && run->platform.xml_file.empty()) {
     parallelism.tp_step_latency_s = TpStepLatencyS(run->platform);
   }
-  RETURN_IF_ERROR(PlanCollectives(run->schedule, run->costs, run->platform, spec.training.cp,
+  RETURN_IF_ERROR(PlanCollectives(run->schedule, run->costs, run->platform, spec.training.layout.cp,
                                   spec.grad_bucket_bytes,
                                   spec.collective_algorithm ? &*spec.collective_algorithm : nullptr,
                                   where, &parallelism, &run->collectives));
@@ -757,10 +764,11 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
   result->gpu = run.gpu;
   result->layers_per_stage = run.layers_per_stage;
   const TrainingSetup& t = run.spec.training;
-  result->gpus = int64_t{run.schedule.num_ranks} * t.GpusPerRank() * t.dp;
+  result->gpus = int64_t{run.schedule.num_ranks} * t.GpusPerRank() * t.layout.dp;
   result->replicas_simulated = run.graph.num_replicas;
   result->collectives = run.collectives;
-  result->sequences_per_iteration = int64_t{run.schedule.num_microbatches} * t.microbatch_size * t.dp;
+  result->sequences_per_iteration =
+      int64_t{run.schedule.num_microbatches} * t.microbatch_size * t.layout.dp;
   result->seq_len = run.seq_len;
   const double iteration_s = result->metrics.makespan_s;
   if (iteration_s > 0) {

@@ -81,7 +81,7 @@ struct RunSpec {
   int64_t max_tasks = kDefaultMaxTasks;
   // The workload. --global-batch: sequences (or, with global_batch_in_tokens, tokens) per
   // iteration over all replicas; 0: not given. PrepareRun turns it into microbatches of
-  // training.microbatch_size sequences on each of training.dp replicas (or checks the given
+  // training.microbatch_size sequences on each of training.layout.dp replicas (or checks the given
   // microbatches against it).
   int64_t global_batch = 0;
   bool global_batch_in_tokens = false;

@@ -151,9 +151,9 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   o["microbatches"] = r.num_microbatches;
   o["platform"] = r.platform;
   o["engine"] = std::string(EngineName(r.spec.engine));
-  o["dp"] = r.spec.training.dp;
-  o["tp"] = r.spec.training.tp;
-  o["cp"] = r.spec.training.cp;
+  o["dp"] = r.spec.training.layout.dp;
+  o["tp"] = r.spec.training.layout.tp;
+  o["cp"] = r.spec.training.layout.cp;
   o["makespan_s"] = JsonNumber(m.makespan_s);
   o["bubble_over_makespan"] = JsonNumber(m.bubble_over_makespan);
   o["bubble_over_ideal"] = JsonNumber(m.bubble_over_ideal);
@@ -168,9 +168,9 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   o["p2p_mode"] = std::string(P2pModeName(r.spec.p2p_mode));
   o["p2p_wait_s"] = JsonNumber(m.p2p_wait_s);
   o["optimizer_tasks"] = m.num_optimizer_tasks;
-  const bool experts = r.spec.training.ep > 1;  // the expert-parallel fields, with --ep only
+  const bool experts = r.spec.training.layout.ep > 1;  // the expert-parallel fields, with --ep only
   if (experts) {
-    o["ep"] = r.spec.training.ep;
+    o["ep"] = r.spec.training.layout.ep;
     o["alltoall_tasks"] = m.num_alltoall_tasks;
     o["alltoall_bytes"] = m.alltoall_bytes;
   }
@@ -292,9 +292,9 @@ std::string CsvRow(const RunResult& r) {
          Optional(r.seq_len > 0, r.tokens_per_s) + "," + Optional(training, r.time_to_train_s) +
          "," + Optional(training, r.gpu_hours) + "," +
          Optional(training && r.spec.gpu_hour_cost >= 0, r.cost) + "," +
-         std::to_string(r.spec.training.dp) + "," + std::to_string(r.spec.training.tp) + "," +
-         FormatNumber(m.allreduce_tail_s) + "," + std::to_string(m.intra_node.bytes) + "," +
-         std::to_string(m.inter_node.bytes) + "\n";
+         std::to_string(r.spec.training.layout.dp) + "," +
+         std::to_string(r.spec.training.layout.tp) + "," + FormatNumber(m.allreduce_tail_s) + "," +
+         std::to_string(m.intra_node.bytes) + "," + std::to_string(m.inter_node.bytes) + "\n";
 }
 
 }  // namespace
@@ -334,8 +334,9 @@ std::string SingleTable(const RunResult& r) {
                     std::to_string(m.num_transfer_tasks) + " transfers (" +
                     HumanBytes(static_cast<double>(m.transfer_bytes)) + ")"},
   };
-  if (r.replicas_simulated < r.spec.training.dp) {
-    summary.back()[1] += "; replica 0 simulated for all " + std::to_string(r.spec.training.dp) +
+  if (r.replicas_simulated < r.spec.training.layout.dp) {
+    summary.back()[1] += "; replica 0 simulated for all " +
+                         std::to_string(r.spec.training.layout.dp) +
                          " (its tasks and traffic here; --replicas all simulates each)";
   }
   std::string throughput = Rate(r.samples_per_s, "samples");
@@ -355,9 +356,9 @@ std::string SingleTable(const RunResult& r) {
     summary.push_back({"training", training});
   }
   summary.push_back({"assumed", AssumptionsLine(r)});
-  const int32_t dp = r.spec.training.dp;
-  const int32_t tp = r.spec.training.tp;
-  const int32_t cp = r.spec.training.cp;
+  const int32_t dp = r.spec.training.layout.dp;
+  const int32_t tp = r.spec.training.layout.tp;
+  const int32_t cp = r.spec.training.layout.cp;
   if (dp > 1 || tp > 1 || cp > 1) {
     summary.push_back({"parallelism", "dp " + std::to_string(dp) + " x pp " +
                                           std::to_string(r.num_ranks) + " x tp " +
@@ -410,7 +411,7 @@ std::string SingleTable(const RunResult& r) {
   }
   if (m.num_alltoall_tasks > 0) {
     summary.push_back({"all-to-all", std::to_string(m.num_alltoall_tasks) + " calls (ep " +
-                                         std::to_string(r.spec.training.ep) + ", " +
+                                         std::to_string(r.spec.training.layout.ep) + ", " +
                                          HumanBytes(static_cast<double>(m.alltoall_bytes)) +
                                          " sent)"});
   }

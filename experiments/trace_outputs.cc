@@ -83,9 +83,11 @@ TimelinePicture PictureOf(const PreparedRun& run, const RunResult& result,
   if (result.num_stages != result.num_ranks) {
     title += " · " + std::to_string(result.num_stages) + " stages";
   }
-  if (run.platform.dp > 1) title += " · dp " + std::to_string(run.platform.dp);
-  if (run.spec.training.tp > 1) title += " · tp " + std::to_string(run.spec.training.tp);
-  if (run.spec.training.cp > 1) title += " · cp " + std::to_string(run.spec.training.cp);
+  if (run.platform.layout.dp > 1) title += " · dp " + std::to_string(run.platform.layout.dp);
+  if (run.spec.training.layout.tp > 1)
+    title += " · tp " + std::to_string(run.spec.training.layout.tp);
+  if (run.spec.training.layout.cp > 1)
+    title += " · cp " + std::to_string(run.spec.training.layout.cp);
   title += " · " + result.platform;
   if (!result.model.empty()) title += " · " + result.model;
   int64_t peak = 0;
@@ -156,9 +158,9 @@ Status WriteTraceOutputs(const TraceOutputs& outputs, const PreparedRun& run,
                       {"ranks", std::to_string(result.num_ranks)},
                       {"stages", std::to_string(result.num_stages)},
                       {"microbatches", std::to_string(result.num_microbatches)},
-                      {"dp", std::to_string(run.platform.dp)},
-                      {"tp", std::to_string(run.spec.training.tp)},
-                      {"cp", std::to_string(run.spec.training.cp)},
+                      {"dp", std::to_string(run.platform.layout.dp)},
+                      {"tp", std::to_string(run.spec.training.layout.tp)},
+                      {"cp", std::to_string(run.spec.training.layout.cp)},
                       {"platform", result.platform},
                       {"engine", std::string(EngineName(run.spec.engine))},
                       {"makespan_ns", std::to_string(TraceNs(result.metrics.makespan_s))}};

@@ -111,18 +111,18 @@ struct Dims {
 
 Dims DimsOf(const TransformerSpec& spec, const TrainingSetup& setup) {
   Dims d;
-  d.t = setup.tp;
-  d.cp = setup.cp;
+  d.t = setup.layout.tp;
+  d.cp = setup.layout.cp;
   d.b = static_cast<double>(setup.microbatch_size);
   d.s = static_cast<double>(setup.seq_len);
-  d.tokens = d.b * d.s / setup.cp;  // this GPU's tokens (context parallelism: s/c of each)
+  d.tokens = d.b * d.s / setup.layout.cp;  // this GPU's tokens (context parallelism: s/c of each)
   d.tokens_r = setup.sequence_parallel ? d.tokens / d.t : d.tokens;
   d.h = static_cast<double>(spec.hidden);
   d.kv = static_cast<double>(spec.hidden / spec.heads * spec.kv_heads);
   d.f = static_cast<double>(spec.ffn_hidden);
-  d.heads = static_cast<double>(spec.heads / setup.tp);
+  d.heads = static_cast<double>(spec.heads / setup.layout.tp);
   d.head_dim = static_cast<double>(spec.hidden / spec.heads);
-  d.vocab_shard = static_cast<double>((spec.vocab + setup.tp - 1) / setup.tp);
+  d.vocab_shard = static_cast<double>((spec.vocab + setup.layout.tp - 1) / setup.layout.tp);
   d.gpt = !spec.swiglu;
   const AttentionWidths widths = AttentionWidthsOf(spec);
   d.qk_head = static_cast<double>(widths.qk_head_dim);
@@ -134,7 +134,7 @@ Dims DimsOf(const TransformerSpec& spec, const TrainingSetup& setup) {
   d.routed_tokens = d.tokens_r;
   d.experts = spec.experts;
   d.top_k = spec.experts_per_token;
-  d.local_experts = spec.experts / setup.ep;
+  d.local_experts = spec.experts / setup.layout.ep;
   d.expert_f = static_cast<double>(spec.expert_ffn_hidden);
   d.shared_f = static_cast<double>(spec.shared_experts) * d.expert_f;
   return d;

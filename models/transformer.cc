@@ -210,7 +210,7 @@ LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& se
   const double h = static_cast<double>(spec.hidden);
   const double f = static_cast<double>(spec.ffn_hidden);
   const double kv = static_cast<double>(KvWidth(spec));
-  const double t = static_cast<double>(setup.tp);
+  const double t = static_cast<double>(setup.layout.tp);
   double attention_weights = 0;
   if (spec.mla) {
     // q_a and q_b (or one query projection), kv_a, kv_b, output: 2bs x their parameters.
@@ -239,7 +239,7 @@ LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& se
     mlp = (spec.swiglu ? 6 : 4) * b * s * h * f;
   }
   // Context parallelism: each GPU has s/c of the tokens (queries) and computes 1/c of the scores.
-  const double c = static_cast<double>(setup.cp);
+  const double c = static_cast<double>(setup.layout.cp);
   LayerFlops flops;
   flops.attention_weights = attention_weights / t / c;
   flops.mlp_weights = mlp / t / c;
@@ -265,8 +265,8 @@ struct LayerActivations {
 
 LayerActivations LayerActivationBytes(const TransformerSpec& spec, const TrainingSetup& setup,
                                       LayerKind kind) {
-  const int64_t t = setup.tp;
-  const int64_t sb = setup.seq_len / setup.cp * setup.microbatch_size;  // this GPU's tokens
+  const int64_t t = setup.layout.tp;
+  const int64_t sb = setup.seq_len / setup.layout.cp * setup.microbatch_size;  // this GPU's tokens
   const int64_t h_t = spec.hidden / t;
   const int64_t kv_t = KvWidth(spec) / t;
   const int64_t f_t = spec.ffn_hidden / t;
@@ -625,16 +625,16 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
   };
   if (setup.seq_len < 1) return at_least_one("seq_len", setup.seq_len);
   if (setup.microbatch_size < 1) return at_least_one("microbatch_size", setup.microbatch_size);
-  if (setup.tp < 1) return at_least_one("tp", setup.tp);
-  if (setup.dp < 1) return at_least_one("dp", setup.dp);
-  if (setup.cp < 1) return at_least_one("cp", setup.cp);
-  if (setup.cp > 1 && setup.seq_len % (2 * setup.cp) != 0) {
-    return where.Invalid("cp", std::to_string(setup.cp) + " GPUs hold 2 x " +
-                                   std::to_string(setup.cp) + " chunks of each sequence; " +
-                                   std::to_string(2 * setup.cp) + " does not divide the " +
+  if (setup.layout.tp < 1) return at_least_one("tp", setup.layout.tp);
+  if (setup.layout.dp < 1) return at_least_one("dp", setup.layout.dp);
+  if (setup.layout.cp < 1) return at_least_one("cp", setup.layout.cp);
+  if (setup.layout.cp > 1 && setup.seq_len % (2 * setup.layout.cp) != 0) {
+    return where.Invalid("cp", std::to_string(setup.layout.cp) + " GPUs hold 2 x " +
+                                   std::to_string(setup.layout.cp) + " chunks of each sequence; " +
+                                   std::to_string(2 * setup.layout.cp) + " does not divide the " +
                                    "sequence length " + std::to_string(setup.seq_len));
   }
-  if (setup.cp > 1 && !setup.flash_attention) {
+  if (setup.layout.cp > 1 && !setup.flash_attention) {
     return where.Invalid("cp", "context parallelism runs ring attention on flash attention "
                                "(Transformer Engine); drop --flash-attention off");
   }
@@ -643,7 +643,7 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
                                      " is not supported; valid: 0, 1");
   }
   auto divides = [&](const char* what, int64_t count) {
-    return where.Invalid("tp", std::to_string(setup.tp) + " does not divide the " +
+    return where.Invalid("tp", std::to_string(setup.layout.tp) + " does not divide the " +
                                    std::to_string(count) + " " + what + " of " + spec.name);
   };
   // Sizes are counted in 64-bit integers: the largest one — a layer's attention scores and
@@ -681,43 +681,43 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
                   sb, layer_bytes * spec.layers, spec.name.c_str());
     return Status::InvalidInput(fields + text);
   }
-  if (spec.heads % setup.tp != 0) return divides("heads", spec.heads);
-  if (spec.kv_heads % setup.tp != 0) return divides("KV heads", spec.kv_heads);
-  if (spec.ffn_hidden % setup.tp != 0) return divides("FFN channels", spec.ffn_hidden);
+  if (spec.heads % setup.layout.tp != 0) return divides("heads", spec.heads);
+  if (spec.kv_heads % setup.layout.tp != 0) return divides("KV heads", spec.kv_heads);
+  if (spec.ffn_hidden % setup.layout.tp != 0) return divides("FFN channels", spec.ffn_hidden);
   const int64_t shared_ffn = int64_t{spec.shared_experts} * spec.expert_ffn_hidden;
-  if (shared_ffn % setup.tp != 0) return divides("shared-expert FFN channels", shared_ffn);
-  if (spec.moe() && setup.tp > 1 && !setup.sequence_parallel) {
+  if (shared_ffn % setup.layout.tp != 0) return divides("shared-expert FFN channels", shared_ffn);
+  if (spec.moe() && setup.layout.tp > 1 && !setup.sequence_parallel) {
     // Megatron-LM's argument check (megatron/training/arguments.py): "When using MoE and tensor
     // parallelism, sequence parallelism must be used."
-    return where.Invalid("tp", std::to_string(setup.tp) + " with the experts of " + spec.name +
-                                   " needs " + where.Name("sequence_parallel") +
+    return where.Invalid("tp", std::to_string(setup.layout.tp) + " with the experts of " +
+                                   spec.name + " needs " + where.Name("sequence_parallel") +
                                    " (Megatron-core's MoE layers require it with tensor "
                                    "parallelism)");
   }
-  if (setup.ep < 1) return at_least_one("ep", setup.ep);
-  if (setup.ep > 1) {
+  if (setup.layout.ep < 1) return at_least_one("ep", setup.layout.ep);
+  if (setup.layout.ep > 1) {
     if (!spec.moe()) {
-      return where.Invalid("ep", std::to_string(setup.ep) + " shards routed experts; " +
+      return where.Invalid("ep", std::to_string(setup.layout.ep) + " shards routed experts; " +
                                      spec.name + " has none (valid: 1)");
     }
     // The degrees that divide both the experts and the GPUs holding a stage, for messages.
-    const int64_t gpus = int64_t{setup.dp} * setup.tp * setup.cp;
+    const int64_t gpus = int64_t{setup.layout.dp} * setup.layout.tp * setup.layout.cp;
     std::string valid;
     for (int64_t e = 1; e <= std::min<int64_t>(spec.experts, gpus); ++e) {
       if (spec.experts % e == 0 && gpus % e == 0) {
         valid += (valid.empty() ? "" : ", ") + std::to_string(e);
       }
     }
-    if (spec.experts % setup.ep != 0) {
-      return where.Invalid("ep", std::to_string(setup.ep) + " does not divide the " +
+    if (spec.experts % setup.layout.ep != 0) {
+      return where.Invalid("ep", std::to_string(setup.layout.ep) + " does not divide the " +
                                      std::to_string(spec.experts) + " experts of " + spec.name +
                                      "; valid with these GPUs: " + valid);
     }
-    if (gpus % setup.ep != 0) {
-      return where.Invalid("ep", std::to_string(setup.ep) + " does not divide the dp x tp x cp = " +
-                                     std::to_string(gpus) + " GPUs that hold a stage (" +
-                                     "expert-parallel groups are taken from them); valid: " +
-                                     valid);
+    if (gpus % setup.layout.ep != 0) {
+      return where.Invalid(
+          "ep", std::to_string(setup.layout.ep) + " does not divide the dp x tp x cp = " +
+                    std::to_string(gpus) + " GPUs that hold a stage (" +
+                    "expert-parallel groups are taken from them); valid: " + valid);
     }
   }
   return Status();
@@ -822,8 +822,8 @@ Status SplitLayers(const TransformerSpec& spec, int32_t num_stages, const LayerS
 
 std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const TrainingSetup& setup,
                                          const std::vector<int32_t>& layers_per_stage) {
-  const int64_t t = setup.tp;
-  const int64_t sb = setup.seq_len / setup.cp * setup.microbatch_size;  // this GPU's tokens
+  const int64_t t = setup.layout.tp;
+  const int64_t sb = setup.seq_len / setup.layout.cp * setup.microbatch_size;  // this GPU's tokens
   const int64_t h_per_gpu = setup.sequence_parallel ? spec.hidden / t : spec.hidden;
   const int64_t vocab_shard = CeilDiv(spec.vocab, t);
   const LayerCosts layer = TransformerLayerCosts(spec, setup);
@@ -838,7 +838,7 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
       spec.moe() ? spec.MoeLayerParameters() - spec.RouterParameters() -
                        int64_t{spec.experts} * spec.ExpertParameters()
                  : 0;
-  const int64_t local_experts = spec.experts / setup.ep;
+  const int64_t local_experts = spec.experts / setup.layout.ep;
 
   std::vector<StageModel> stages;
   int32_t first_layer = 0;  // the stage's first global layer
@@ -887,15 +887,18 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
     // Megatron's distributed optimizer shards over the data-parallel group with its context-
     // parallel GPUs (they hold the same parameters); the routed experts' state over the GPUs
     // holding the same experts, the expert-data-parallel group dp x tp x cp / e.
-    const int64_t optimizer_shards = setup.zero_stage == 1 ? int64_t{setup.dp} * setup.cp : 1;
+    const int64_t optimizer_shards =
+        setup.zero_stage == 1 ? int64_t{setup.layout.dp} * setup.layout.cp : 1;
     const int64_t expert_shards =
-        setup.zero_stage == 1 ? int64_t{setup.dp} * setup.tp * setup.cp / setup.ep : 1;
+        setup.zero_stage == 1
+            ? int64_t{setup.layout.dp} * setup.layout.tp * setup.layout.cp / setup.layout.ep
+            : 1;
     const ParamBytes bytes = RecipeBytes(setup);
     stage.static_bytes = bytes.replicated * stage.parameters +
                          CeilDiv(bytes.sharded * dense_parameters, optimizer_shards) +
                          CeilDiv(bytes.sharded * stage.expert_parameters, expert_shards);
     // The rank's whole boundary tensor (all its GPUs' tokens).
-    stage.message_bytes = sb * setup.cp * spec.hidden * DtypeBytes(setup.dtype);
+    stage.message_bytes = sb * setup.layout.cp * spec.hidden * DtypeBytes(setup.dtype);
     const int64_t gradient_bytes_per_parameter = setup.fp32_grads ? 4 : 2;
     stage.gradient_bytes = gradient_bytes_per_parameter * stage.parameters;
     stage.expert_gradient_bytes = gradient_bytes_per_parameter * stage.expert_parameters;
@@ -903,8 +906,8 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
                             (CeilDiv(dense_parameters, optimizer_shards) +
                              CeilDiv(stage.expert_parameters, expert_shards));
     if (t > 1) {
-      const int32_t all_reduce = 2 * (setup.tp - 1);
-      const int32_t half = setup.tp - 1;  // a reduce-scatter or an all-gather
+      const int32_t all_reduce = 2 * (setup.layout.tp - 1);
+      const int32_t half = setup.layout.tp - 1;  // a reduce-scatter or an all-gather
       // A layer's collective pairs: its attention's and its MLP's; a MoE layer's routed experts
       // have none (each GPU routes its own sequence-parallel tokens, expert tensor parallelism
       // 1), its shared experts are tensor-parallel like a dense MLP.
@@ -930,11 +933,11 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
       }
       stage.tp_step_bytes = CeilDiv(sb * spec.hidden * 2, t);
     }
-    if (setup.cp > 1) {
+    if (setup.layout.cp > 1) {
       // K and V of this GPU's tokens.
       const AttentionWidths w = AttentionWidthsOf(spec);
       const int64_t kv_block = 2 * sb * (w.key / t) + 2 * sb * (w.value / t);
-      const int64_t forward = (setup.cp - 1) * kv_block;
+      const int64_t forward = (setup.layout.cp - 1) * kv_block;
       const int64_t recompute = setup.recompute == Recompute::kNone ? 0 : 1;
       stage.cp_forward_bytes = stage.layers * forward;
       stage.cp_backward_bytes = stage.layers * (2 + recompute) * forward;
@@ -966,7 +969,7 @@ StageCosts StageModelsToCosts(const std::vector<StageModel>& stages,
     costs.static_bytes.push_back(stage.static_bytes);
     costs.gradient_bytes.push_back(stage.gradient_bytes);
     costs.optimizer_bytes.push_back(stage.optimizer_bytes);
-    if (setup.ep > 1) {
+    if (setup.layout.ep > 1) {
       const MoeLayerSeconds& parts = seconds[k].moe_layer;
       MoeStage moe;
       moe.layers = stage.moe_layers;

@@ -96,11 +96,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/locator.h"
+#include "base/parallel_layout.h"
+#include "base/status.h"
 #include "config/config_file.h"
 #include "models/model.pb.h"
 #include "models/stage_costs.h"
-#include "base/locator.h"
-#include "base/status.h"
 
 namespace ppsim {
 
@@ -205,20 +206,19 @@ struct TrainingSetup {
   int64_t seq_len = 0;          // s
   int64_t microbatch_size = 1;  // b
   Dtype dtype = Dtype::kBf16;
-  int32_t tp = 1;                  // tensor-parallel degree t (divides heads, kv_heads, ffn)
+  // The parallel degrees (base/parallel_layout.h). For the model: tensor parallelism t = tp
+  // (divides heads, kv_heads, ffn); context parallelism c = cp: each GPU of a rank's group holds
+  // s/c of every sequence (2c chunks, GPU j the j-th and the (2c - 1 - j)-th, so that causal
+  // attention is balanced) and ring attention passes K and V around the c GPUs (Megatron-core with
+  // Transformer Engine); data parallelism dp; expert parallelism e = ep (a model with routed
+  // experts): each MoE layer's experts are sharded over e GPUs of a stage's dp x tp x cp GPUs
+  // (Megatron-core's expert groups, with expert tensor parallelism 1: every expert whole on one
+  // GPU); tokens reach them by all-to-alls. pp is the schedule's ranks.
+  ParallelLayout layout;
+  int32_t GpusPerRank() const { return layout.GpusPerRank(); }
   bool sequence_parallel = false;  // Megatron's sequence parallelism (with tp > 1)
-  // Context-parallel degree c: each GPU of a rank's group holds s/c of every sequence (2c chunks,
-  // GPU j the j-th and the (2c - 1 - j)-th, so that causal attention is balanced) and ring
-  // attention passes K and V around the c GPUs (Megatron-core with Transformer Engine).
-  int32_t cp = 1;
-  int32_t GpusPerRank() const { return tp * cp; }
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;
-  int32_t dp = 1;          // data-parallel degree
-  // Expert-parallel degree e (a model with routed experts): each MoE layer's experts are sharded
-  // over e GPUs of a stage's dp x tp x cp GPUs (Megatron-core's expert groups, with expert tensor
-  // parallelism 1: every expert whole on one GPU); tokens reach them by all-to-alls.
-  int32_t ep = 1;
   int32_t zero_stage = 0;  // 0 or 1 (ZeRO-1 shards the optimizer state over dp)
   // Main gradients in fp32 (Megatron-LM's default for 16-bit training,
   // --accumulate-allreduce-grads-in-fp32), else in the parameters' 16 bits.
@@ -379,7 +379,7 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
 
 // Durations (F, I, W and B = I + W, one entry of `seconds` per stage: models/op_costs.h),
 // activations, messages and static memory, one entry per stage; overlap_s is left empty. With
-// setup.ep > 1, moe has one entry per stage: its MoE layers, one such layer's parts (from
+// setup.layout.ep > 1, moe has one entry per stage: its MoE layers, one such layer's parts (from
 // seconds' moe_layer), whether full recompute reruns the forward, and the all-to-all bytes; with
 // ep 1 the experts are all local, there is no all-to-all, and moe stays empty (F, I and W hold the
 // experts' work). REQUIRES: seconds.size() == stages.size().

@@ -596,10 +596,10 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
   return Status();
 }
 
-Status BuildPlatform(const PlatformChoice& choice, int32_t num_ranks, int32_t dp, int32_t tp,
-                     const Locator& where, PlatformSpec* platform, int32_t cp) {
+Status BuildPlatform(const PlatformChoice& choice, const ParallelLayout& layout,
+                     const Locator& where, PlatformSpec* platform) {
   RETURN_IF_ERROR(LoadCluster(choice, where, platform));
-  return PlaceRanks(num_ranks, dp, tp, choice.placement, where, platform, cp);
+  return PlaceRanks(layout, choice.placement, where, platform);
 }
 
 std::string DescribePlatform(const PlatformSpec& p) {

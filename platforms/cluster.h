@@ -56,8 +56,8 @@ std::string ClusterSettingPaths();
 Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformSpec* platform);
 
 // LoadCluster, then the run's placement (PlaceRanks).
-Status BuildPlatform(const PlatformChoice& choice, int32_t num_ranks, int32_t dp, int32_t tp,
-                     const Locator& where, PlatformSpec* platform, int32_t cp = 1);
+Status BuildPlatform(const PlatformChoice& choice, const ParallelLayout& layout,
+                     const Locator& where, PlatformSpec* platform);
 
 // One line of key numbers for `ppsim platforms`: GPUs, FLOP/s, memory, links.
 std::string DescribePlatform(const PlatformSpec& platform);

@@ -259,16 +259,18 @@ Status ParsePlacement(std::string_view what, std::string_view text, Placement* p
   return Status();
 }
 
-Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp_degree, const Placement& placement,
-                  const Locator& where, PlatformSpec* p, int32_t cp) {
-  // A rank's group: tp_degree x cp GPUs; messages name both flags.
-  const int32_t tp = tp_degree * cp;
+Status PlaceRanks(const ParallelLayout& layout, const Placement& placement, const Locator& where,
+                  PlatformSpec* p) {
+  const int32_t num_ranks = layout.pp;
+  const int32_t dp = layout.dp;
+  const int32_t tp_degree = layout.tp;
+  const int32_t cp = layout.cp;
+  // A rank's group: tp x cp GPUs; messages name both flags.
+  const int32_t tp = layout.GpusPerRank();
   const std::string group_text =
       where.Name("tp") + " " + std::to_string(tp_degree) +
       (cp > 1 ? " x " + where.Name("cp") + " " + std::to_string(cp) : "");
-  p->num_ranks = num_ranks;
-  p->dp = dp;
-  p->tp = tp;
+  p->layout = layout;
   p->group_gpu.clear();
   const int32_t groups = num_ranks * dp;
   const int64_t needed = static_cast<int64_t>(groups) * tp;

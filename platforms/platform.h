@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/locator.h"
+#include "base/parallel_layout.h"
 #include "base/status.h"
 
 namespace ppsim {
@@ -101,19 +102,16 @@ struct PlatformSpec {
   std::vector<std::string> xml_hosts;
   std::string xml_hosts_where;  // where the hosts were given, for messages (a Locator's Where)
 
-  // The run placed on it: `num_ranks` pipeline ranks, `dp` replicas of the pipeline, each rank a
-  // tensor-parallel group of `tp` GPUs in one node, starting at group_gpu[replica × num_ranks +
-  // rank].
-  int32_t num_ranks = 0;
-  int32_t dp = 1;
-  int32_t tp = 1;
+  // The run placed on it: layout.pp pipeline ranks, layout.dp replicas of the pipeline, each rank
+  // a group of layout.GpusPerRank() GPUs in one node, starting at group_gpu[replica × pp + rank].
+  ParallelLayout layout{.pp = 0};
   std::vector<int32_t> group_gpu;
 
   int32_t num_gpus() const;
   int32_t NodeOf(int32_t gpu) const { return gpu / gpus_per_node; }
   // The GPU of TP shard `shard` of `rank` in `replica`.
   int32_t GpuOf(int32_t replica, int32_t rank, int32_t shard) const {
-    return group_gpu[static_cast<size_t>(replica) * num_ranks + rank] + shard;
+    return group_gpu[static_cast<size_t>(replica) * layout.pp + rank] + shard;
   }
   // The cluster's links, numbered as below and described on demand from the fields above: a
   // cluster costs nothing per GPU or link until a route uses them. Not for XML platforms.
@@ -149,11 +147,11 @@ struct PlatformSpec {
   double UncontendedTransferTime(const Route& route, int64_t bytes) const;
 };
 
-// Places `num_ranks` ranks × `dp` replicas × groups of `tp` × `cp` GPUs on `platform` (which has
-// its cluster set), filling num_ranks, dp, tp (the group's GPUs) and group_gpu. Errors start
-// where pp, tp or placement was written.
-Status PlaceRanks(int32_t num_ranks, int32_t dp, int32_t tp, const Placement& placement,
-                  const Locator& where, PlatformSpec* platform, int32_t cp = 1);
+// Places layout.pp ranks × layout.dp replicas × groups of tp × cp GPUs on `platform` (which has
+// its cluster set), filling its layout and group_gpu. Errors start where pp, tp or placement was
+// written.
+Status PlaceRanks(const ParallelLayout& layout, const Placement& placement, const Locator& where,
+                  PlatformSpec* platform);
 
 // "contiguous", "round-robin" or a comma list of GPUs; errors start with `what`.
 Status ParsePlacement(std::string_view what, std::string_view text, Placement* placement);

@@ -10,7 +10,7 @@ namespace {
 // Replicas of `rank` that share replica 0's node, when every node holds that many consecutive
 // replicas (r .. r + ppn - 1, r a multiple of ppn) and no other; else 0.
 int32_t MembersPerNode(const PlatformSpec& platform, int32_t rank) {
-  const int32_t dp = platform.dp;
+  const int32_t dp = platform.layout.dp;
   auto node = [&](int32_t replica) { return platform.NodeOf(platform.GpuOf(replica, rank, 0)); };
   int32_t ppn = 1;
   while (ppn < dp && node(ppn) == node(0)) ++ppn;
@@ -59,7 +59,7 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
   rows->clear();
   parallelism->reduce_plans.clear();
   parallelism->gather_plans.clear();
-  const int32_t dp = parallelism->dp;
+  const int32_t dp = parallelism->layout.dp;
   if (dp * cp == 1 || costs.gradient_bytes.empty()) return Status();
   const bool rings_only = cp > 1 || !platform.xml_file.empty();
   const bool forced_other = forced != nullptr && *forced != CollectiveAlgorithm::kRing;

@@ -24,13 +24,14 @@ Status RunCriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Tim
     timeline->cp_ring_start_s.assign(graph.num_compute_tasks(), 0.0);
     timeline->cp_ring_end_s.assign(graph.num_compute_tasks(), 0.0);
   }
-  const int32_t gpus = graph.tp * graph.cp;
+  const int32_t gpus = graph.layout.tp * graph.layout.cp;
   // The longest of a ring's links, all moving `bytes` at once.
   auto ring_time = [&](const Task& task, int64_t bytes, bool attention) {
     double longest = 0;
     for (int32_t i = 0; i < gpus; ++i) {
-      const TaskGpus link = attention ? CpRingLink(task, platform, graph.tp, graph.cp, i)
-                                      : RingLink(task, platform, graph.tp, i);
+      const TaskGpus link = attention
+                                ? CpRingLink(task, platform, graph.layout.tp, graph.layout.cp, i)
+                                : RingLink(task, platform, graph.layout.tp, i);
       longest = std::max(longest, platform.UncontendedTransferTime(link.src, link.dst, bytes));
     }
     return longest;

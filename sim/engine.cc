@@ -47,8 +47,8 @@ bool SendsTo(const TaskGraph& graph, const PlatformSpec& platform, int32_t src, 
 template <typename Visit>
 void ForEachSend(const TaskGraph& graph, const PlatformSpec& platform, int32_t rank, int32_t m,
                  Visit visit) {
-  const int32_t gpus = graph.tp * graph.cp;
-  const int32_t e = graph.ep;
+  const int32_t gpus = graph.layout.tp * graph.layout.cp;
+  const int32_t e = graph.layout.ep;
   const int32_t base = m / e * e;
   const int32_t src = ExpertMemberGpu(platform, rank, m, gpus);
   for (int32_t j = 1; j < e; ++j) {
@@ -63,7 +63,7 @@ void ForEachSend(const TaskGraph& graph, const PlatformSpec& platform, int32_t r
 std::vector<TaskGpus> AllToAllFlows(const TaskGraph& graph, const PlatformSpec& platform,
                                     const Task& task) {
   std::vector<TaskGpus> flows;
-  const int32_t gpus = graph.tp * graph.cp;
+  const int32_t gpus = graph.layout.tp * graph.layout.cp;
   const int32_t compiled_members = graph.num_replicas * gpus;
   for (int32_t k = 0; k < gpus; ++k) {
     const int32_t m = task.replica * gpus + k;
@@ -72,8 +72,8 @@ std::vector<TaskGpus> AllToAllFlows(const TaskGraph& graph, const PlatformSpec& 
     if (!graph.folded()) continue;
     // The sends to this GPU from members of replicas not compiled.
     const int32_t dst = ExpertMemberGpu(platform, task.rank, m, gpus);
-    const int32_t base = m / graph.ep * graph.ep;
-    for (int32_t from = std::max(base, compiled_members); from < base + graph.ep; ++from) {
+    const int32_t base = m / graph.layout.ep * graph.layout.ep;
+    for (int32_t from = std::max(base, compiled_members); from < base + graph.layout.ep; ++from) {
       const int32_t src = ExpertMemberGpu(platform, task.rank, from, gpus);
       if (SendsTo(graph, platform, src, dst)) flows.push_back({src, dst});
     }
@@ -84,7 +84,7 @@ std::vector<TaskGpus> AllToAllFlows(const TaskGraph& graph, const PlatformSpec& 
 std::map<int32_t, int64_t> AllToAllLinkLoads(const TaskGraph& graph, const PlatformSpec& platform,
                                              int32_t rank) {
   std::map<int32_t, int64_t> loads;
-  const int32_t members = graph.dp * graph.tp * graph.cp;
+  const int32_t members = graph.layout.dp * graph.layout.tp * graph.layout.cp;
   for (int32_t m = 0; m < members; ++m) {
     ForEachSend(graph, platform, rank, m, [&](int32_t src, int32_t dst) {
       const Route route = platform.RouteBetween(src, dst);

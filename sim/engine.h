@@ -39,7 +39,7 @@ struct Timeline {
 
 // Whether compute task `t` runs tensor-parallel rings, or ring attention's (context parallelism).
 inline bool HasRing(const TaskGraph& graph, size_t t) {
-  return graph.tp > 1 && t < graph.num_compute_tasks() && graph.tasks[t].bytes > 0;
+  return graph.layout.tp > 1 && t < graph.num_compute_tasks() && graph.tasks[t].bytes > 0;
 }
 inline bool HasCpRing(const TaskGraph& graph, size_t t) {
   return t < graph.cp_bytes.size() && graph.cp_bytes[t] > 0;

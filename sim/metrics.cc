@@ -126,7 +126,7 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
         latest_compute = std::max(latest_compute, timeline.end_s[t]);
         if (const TaskProgram* program = graph.ProgramOfTask(t)) {
           // Each GPU of the rank makes every all-to-all call (its bytes: ComputeLinkMetrics).
-          const int64_t gpus = int64_t{graph.tp} * graph.cp;
+          const int64_t gpus = int64_t{graph.layout.tp} * graph.layout.cp;
           for (const TaskPart& part : *program) {
             if (part.kind == PartKind::kAllToAll) m.num_alltoall_tasks += gpus;
           }
@@ -271,7 +271,8 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
       const size_t record = graph.part_begin[t] + i;
       for (const TaskGpus& flow : flows) {
         // The rank's group of GPUs is consecutive (platforms/platform.h).
-        const bool send = flow.src >= first_gpu && flow.src < first_gpu + graph.tp * graph.cp;
+        const bool send =
+            flow.src >= first_gpu && flow.src < first_gpu + graph.layout.tp * graph.layout.cp;
         const int64_t bytes = FlowBytes(graph, platform, flow, part);
         add(flow, platform.RouteBetween(flow.src, flow.dst), timeline.part_start_s[record],
             timeline.part_end_s[record], bytes, send);
@@ -285,11 +286,11 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
     }
   }
   // Tensor-parallel rings and ring attention: one transfer from every GPU of the rank's group.
-  const int32_t gpus = graph.tp * graph.cp;
+  const int32_t gpus = graph.layout.tp * graph.layout.cp;
   for (size_t t = 0; t < timeline.ring_start_s.size(); ++t) {
     if (!HasRing(graph, t)) continue;
     for (int32_t i = 0; i < gpus; ++i) {
-      const TaskGpus link = RingLink(graph.tasks[t], platform, graph.tp, i);
+      const TaskGpus link = RingLink(graph.tasks[t], platform, graph.layout.tp, i);
       add(link, platform.RouteBetween(link.src, link.dst), timeline.ring_start_s[t],
           timeline.ring_end_s[t], graph.tasks[t].bytes);
     }
@@ -297,7 +298,8 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
   for (size_t t = 0; t < timeline.cp_ring_start_s.size(); ++t) {
     if (!HasCpRing(graph, t)) continue;
     for (int32_t i = 0; i < gpus; ++i) {
-      const TaskGpus link = CpRingLink(graph.tasks[t], platform, graph.tp, graph.cp, i);
+      const TaskGpus link =
+          CpRingLink(graph.tasks[t], platform, graph.layout.tp, graph.layout.cp, i);
       add(link, platform.RouteBetween(link.src, link.dst), timeline.cp_ring_start_s[t],
           timeline.cp_ring_end_s[t], graph.cp_bytes[t]);
     }

@@ -53,9 +53,9 @@ TaskGpus EndpointsOf(const Task& task, const PlatformSpec& platform) {
     // The ring's (successor 1), a node's group's, across nodes' (successor ppn), or the experts'
     // ring's.
     const int32_t variant = task.mirrored == Task::kExpertMirror ? kExpertRingHost
-                            : task.peer_replica != 1                 ? 2
-                            : MirroredGroup(task, platform.dp) != platform.dp ? 1
-                                                                              : 0;
+                            : task.peer_replica != 1             ? 2
+                            : MirroredGroup(task, platform.layout.dp) != platform.layout.dp ? 1
+                                                                                            : 0;
     gpus.dst = MirrorHostOf(platform.GpuOf(0, task.peer, task.peer_shard), variant);
   }
   return gpus;
@@ -69,7 +69,7 @@ void ForEachTransfer(const TaskGraph& graph, const PlatformSpec& platform, Visit
     if (graph.tasks[t].kind != TaskKind::kDelay) visit(graph.tasks[t], -1);
   }
   if (!HasRings(graph) && !HasCpRings(graph)) return;
-  const int32_t gpus = graph.tp * graph.cp;
+  const int32_t gpus = graph.layout.tp * graph.layout.cp;
   for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
     for (int32_t i = 0; i < gpus; ++i) {
       if (HasRing(graph, t)) visit(graph.tasks[t], i);
@@ -82,10 +82,11 @@ void ForEachTransfer(const TaskGraph& graph, const PlatformSpec& platform, Visit
 // tensor-parallel rings; else link i - tp x cp of its ring attention).
 std::pair<TaskGpus, Route> TransferOf(const TaskGraph& graph, const PlatformSpec& platform,
                                       const Task& task, int32_t part) {
-  const int32_t gpus = graph.tp * graph.cp;
+  const int32_t gpus = graph.layout.tp * graph.layout.cp;
   if (part < 0) return {EndpointsOf(task, platform), RouteOf(task, platform)};
-  const TaskGpus link = part < gpus ? RingLink(task, platform, graph.tp, part)
-                                    : CpRingLink(task, platform, graph.tp, graph.cp, part - gpus);
+  const TaskGpus link =
+      part < gpus ? RingLink(task, platform, graph.layout.tp, part)
+                  : CpRingLink(task, platform, graph.layout.tp, graph.layout.cp, part - gpus);
   return {link, platform.RouteBetween(link.src, link.dst)};
 }
 
@@ -99,7 +100,7 @@ std::map<int32_t, double> LinkSharers(const TaskGraph& graph, const PlatformSpec
   if (!graph.folded()) return sharers;
   // Transfers with the same endpoints in every replica are counted once.
   std::set<std::tuple<bool, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>> seen;
-  const int32_t dp = graph.dp;
+  const int32_t dp = graph.layout.dp;
   ForEachTransfer(graph, platform, [&](const Task& task, int32_t part) {
     const bool ring = part >= 0;
     if (!seen.insert({task.mirrored, task.rank, ring ? 0 : task.peer, ring ? 0 : task.shard,
@@ -322,15 +323,15 @@ class JustInTimeRunner {
   void LaunchRing(TaskId t, Part part) {
     const Task& task = graph_.tasks[t];
     Ring& ring = rings_[t];
-    const int32_t gpus = graph_.tp * graph_.cp;
+    const int32_t gpus = graph_.layout.tp * graph_.layout.cp;
     ring.pending += gpus;
     (part == kTpRing ? timeline_->ring_start_s : timeline_->cp_ring_start_s)[t] =
         s4u::Engine::get_clock();
     const int64_t bytes = part == kTpRing ? task.bytes : graph_.cp_bytes[t];
     for (int32_t i = 0; i < gpus; ++i) {
-      const TaskGpus link = part == kTpRing
-                                ? RingLink(task, platform_, graph_.tp, i)
-                                : CpRingLink(task, platform_, graph_.tp, graph_.cp, i);
+      const TaskGpus link =
+          part == kTpRing ? RingLink(task, platform_, graph_.layout.tp, i)
+                          : CpRingLink(task, platform_, graph_.layout.tp, graph_.layout.cp, i);
       s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_.at(link.src), gpus_.at(link.dst));
       comm->set_payload_size(static_cast<uint64_t>(bytes));
       comm->set_data(DataOf(t, part));

@@ -417,10 +417,10 @@ void AddExpertSync(int32_t rank, int32_t stage, int64_t bytes, const Parallelism
                    const std::vector<TaskId>& ready, const std::vector<TaskId>& dense_end,
                    TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges,
                    std::vector<TaskId>* last) {
-  const int32_t gpus = par.tp * par.cp;  // of a rank
-  const int32_t total = par.dp * gpus;   // the rank's GPUs over all replicas
+  const int32_t gpus = par.layout.tp * par.layout.cp;  // of a rank
+  const int32_t total = par.layout.dp * gpus;          // the rank's GPUs over all replicas
   const int32_t compiled = graph->num_replicas * gpus;
-  const int32_t ep = par.ep;
+  const int32_t ep = par.layout.ep;
   const int32_t n = total / ep;  // members of a group
   if (n < 2) return;  // every GPU holds experts of its own
   for (int32_t group = 0; group < std::min(ep, compiled); ++group) {
@@ -429,7 +429,7 @@ void AddExpertSync(int32_t rank, int32_t stage, int64_t bytes, const Parallelism
     std::vector<TaskId> after, chain;
     for (int32_t g = group; g < compiled; g += ep) {
       members.push_back({g / gpus, g % gpus});
-      after.push_back(ready[g / gpus * par.cp]);
+      after.push_back(ready[g / gpus * par.layout.cp]);
       chain.push_back(dense_end[g]);
     }
     const int32_t c = static_cast<int32_t>(members.size());
@@ -450,8 +450,8 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
                      TaskGraph* graph, std::vector<std::pair<TaskId, TaskId>>* edges,
                      GradientSync* sync) {
   const int32_t dp = graph->num_replicas;  // compiled
-  const int32_t n = par.dp * par.cp;       // ring members
-  const int32_t m = dp * par.cp;           // compiled ring members
+  const int32_t n = par.layout.dp * par.layout.cp;  // ring members
+  const int32_t m = dp * par.layout.cp;             // compiled ring members
   const bool zero = !costs.param_gather_bytes.empty();
   sync->last_steps.assign(schedule.num_stages, {});
   sync->gather_starts.assign(schedule.num_stages, {});
@@ -498,14 +498,17 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
           sync->delays.emplace_back(backward, at);
           graph->tasks.push_back(delay);
         }
-        for (int32_t slice = 0; slice < par.cp; ++slice) ready[j][replica * par.cp + slice] = at;
+        for (int32_t slice = 0; slice < par.layout.cp; ++slice)
+          ready[j][replica * par.layout.cp + slice] = at;
       }
     }
     // Per compiled GPU (replica x tp x cp + GPU of the rank's group): its last task of the
     // data-parallel collectives, which its expert ring follows (one NCCL stream).
-    std::vector<TaskId> dense_end(static_cast<size_t>(dp) * par.tp * par.cp, TaskGraph::kNoTask);
-    for (int32_t index = 0; index < par.tp && bytes > 0 && n > 1; ++index) {
-      for (int32_t i = 0; i < m; ++i) members[i] = {i / par.cp, (i % par.cp) * par.tp + index};
+    std::vector<TaskId> dense_end(static_cast<size_t>(dp) * par.layout.tp * par.layout.cp,
+                                  TaskGraph::kNoTask);
+    for (int32_t index = 0; index < par.layout.tp && bytes > 0 && n > 1; ++index) {
+      for (int32_t i = 0; i < m; ++i)
+        members[i] = {i / par.layout.cp, (i % par.layout.cp) * par.layout.tp + index};
       // Folded, the last compiled member sends to the first member of replica 1.
       const RingMember wrap_to = m < n ? RingMember{1, index} : members[0];
       std::vector<TaskId> chain = none, gather_chain = none;
@@ -543,7 +546,7 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
                        kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1, part,
                        plan.wire_factor, after, before, graph, edges, &starts, last);
         } else {
-          AddPlannedSteps(PhasesOf(plan, kind, part, n), plan.members_per_node, par.dp, rank,
+          AddPlannedSteps(PhasesOf(plan, kind, part, n), plan.members_per_node, par.layout.dp, rank,
                           stage, index, m, after, before, graph, edges, &starts, last);
         }
         if (!timers.empty()) starts = timers;  // ZeRO-1's all-gather waits at them
@@ -566,8 +569,8 @@ void AddGradientSync(const Schedule& schedule, const StageCosts& costs, const Pa
       auto& last = sync->last_steps[stage];
       last.insert(last.end(), chain.begin(), chain.end());
       for (int32_t i = 0; i < m; ++i) {
-        dense_end[static_cast<size_t>(members[i].replica) * par.tp * par.cp + members[i].shard] =
-            chain[i];
+        dense_end[static_cast<size_t>(members[i].replica) * par.layout.tp * par.layout.cp +
+                  members[i].shard] = chain[i];
       }
     }
     if (expert_bytes > 0) {
@@ -1085,9 +1088,9 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   *graph = TaskGraph();
   std::vector<Task>& tasks = graph->tasks;
   // Folded, replica 0 stands for all of them.
-  const int32_t dp = parallelism.fold_replicas ? 1 : parallelism.dp;
-  const int32_t tp = parallelism.tp;
-  const int32_t group = parallelism.tp * parallelism.cp;  // GPUs per rank
+  const int32_t dp = parallelism.fold_replicas ? 1 : parallelism.layout.dp;
+  const int32_t tp = parallelism.layout.tp;
+  const int32_t group = parallelism.layout.tp * parallelism.layout.cp;  // GPUs per rank
   const size_t num_actions = schedule.NumActions();
   std::map<std::tuple<int, int, int32_t, int32_t>, uint32_t> program_index;
   // 1F1B-like schedules have about one transfer per compute task.
@@ -1105,8 +1108,9 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
       const ComputeLoad load = ComputeLoadOf(costs, action, tp, parallelism.tp_step_latency_s);
       Task task = ComputeTaskOf(rank, position, load.duration_s);
       task.bytes = load.ring_bytes;
-      if (parallelism.cp > 1) graph->cp_bytes.push_back(costs.ActionCollectives(action).cp_bytes);
-      if (!costs.moe.empty() && parallelism.ep > 1) {
+      if (parallelism.layout.cp > 1)
+        graph->cp_bytes.push_back(costs.ActionCollectives(action).cp_bytes);
+      if (!costs.moe.empty() && parallelism.layout.ep > 1) {
         // Programs depend on the ops' kinds and stages, not their microbatches.
         const Op& first = action.op(0);
         const Op& second = action.is_overlap() ? action.op(1) : first;
@@ -1115,7 +1119,7 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
         auto [it, added] = program_index.emplace(key, TaskGraph::kNoProgram);
         if (added) {
           TaskProgram program =
-              ProgramOf(costs, action, parallelism.ep, parallelism.overlap_compute_slowdown);
+              ProgramOf(costs, action, parallelism.layout.ep, parallelism.overlap_compute_slowdown);
           if (!program.empty()) {
             it->second = static_cast<uint32_t>(graph->programs.size());
             graph->programs.push_back(std::move(program));
@@ -1129,17 +1133,17 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   graph->compute_begin.push_back(static_cast<TaskId>(tasks.size()));
   graph->compute_per_replica = static_cast<TaskId>(tasks.size());
   graph->num_replicas = dp;
-  graph->dp = parallelism.dp;
-  graph->tp = tp;
-  graph->cp = parallelism.cp;
+  graph->layout.dp = parallelism.layout.dp;
+  graph->layout.tp = tp;
+  graph->layout.cp = parallelism.layout.cp;
   graph->tp_comm_overlap = parallelism.tp_comm_overlap;
-  if (parallelism.cp > 1) {
+  if (parallelism.layout.cp > 1) {
     const std::vector<int64_t> first(graph->cp_bytes);
     for (int32_t replica = 1; replica < dp; ++replica) {
       graph->cp_bytes.insert(graph->cp_bytes.end(), first.begin(), first.end());
     }
   }
-  graph->ep = parallelism.ep;
+  graph->layout.ep = parallelism.layout.ep;
   graph->node_limited_routing = parallelism.node_limited_routing;
   if (graph->programs.empty()) {
     graph->program_of.clear();
@@ -1208,9 +1212,10 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   sync.gather_starts.assign(schedule.num_stages, {});
   // The experts' gradients are reduced over dp x tp x cp / e GPUs (with ep 1 and tp > 1 too:
   // every GPU of a tensor-parallel group holds the experts whole).
-  if (parallelism.dp * parallelism.cp > 1 ||
+  if (parallelism.layout.dp * parallelism.layout.cp > 1 ||
       (!costs.expert_gradient_bytes.empty() &&
-       parallelism.dp * parallelism.tp * parallelism.cp > parallelism.ep)) {
+       parallelism.layout.dp * parallelism.layout.tp * parallelism.layout.cp >
+           parallelism.layout.ep)) {
     AddGradientSync(schedule, costs, parallelism, graph, &edges, &sync);
   }
   graph->waits_begin = static_cast<TaskId>(tasks.size());

@@ -40,17 +40,18 @@
 #ifndef PPSIM_SIM_TASK_GRAPH_H_
 #define PPSIM_SIM_TASK_GRAPH_H_
 
+#include <algorithm>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/range/iterator_range.hpp>
-#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
-#include "models/stage_costs.h"
-#include "sim/nccl_tuning.h"
-#include "schedules/schedule.h"
+#include "base/parallel_layout.h"
 #include "base/status.h"
+#include "models/stage_costs.h"
+#include "schedules/schedule.h"
+#include "sim/nccl_tuning.h"
 
 namespace ppsim {
 
@@ -214,16 +215,15 @@ struct CollectivePlan {
   double wire_factor = 1;
 };
 
-// How many pipeline replicas run side by side, and how many GPUs make one rank.
+// How the run is laid out and how its communication runs.
 struct Parallelism {
-  int32_t dp = 1;
-  int32_t tp = 1;
+  // dp pipeline replicas run side by side; a rank is a group of tp x cp GPUs, cp slices of tp
+  // (GPU j * tp + k is GPU k of slice j). Boundary messages split over all of them; each
+  // tensor-parallel ring stays in its slice; ring attention passes K and V from slice j to slice
+  // j + 1 (StageCosts::cp_*); the gradients' rings run over the dp x cp GPUs with the same
+  // tensor-parallel index. layout.ep: see below. layout.pp is the schedule's (not read).
+  ParallelLayout layout;
   P2pMode p2p_mode = P2pMode::kEager;
-  // Context-parallel degree: a rank is a group of tp x cp GPUs, cp slices of tp (GPU j * tp + k is
-  // GPU k of slice j). Boundary messages split over all of them; each tensor-parallel ring stays
-  // in its slice; ring attention passes K and V from slice j to slice j + 1 (StageCosts::cp_*);
-  // the gradients' rings run over the dp x cp GPUs with the same tensor-parallel index.
-  int32_t cp = 1;
   // Tensor-parallel collectives (StageCosts::tp_*): whether they overlap their op's compute, and
   // the latency of one ring step (a route between two GPUs of a group).
   bool tp_comm_overlap = false;
@@ -240,10 +240,9 @@ struct Parallelism {
   // dp a multiple of every plan's members_per_node.
   std::vector<CollectivePlan> reduce_plans = {};
   std::vector<CollectivePlan> gather_plans = {};
-  // Expert parallelism (StageCosts::moe): the degree e, and how much longer computation takes
-  // inside an OVERLAP_F_B pair whose all-to-alls run beside it on SMs of their own (SMs / (SMs -
+  // Expert parallelism (StageCosts::moe, layout.ep): how much longer computation takes inside an
+  // OVERLAP_F_B pair whose all-to-alls run beside it on SMs of their own (SMs / (SMs -
   // communication SMs); 1: no slowdown).
-  int32_t ep = 1;
   double overlap_compute_slowdown = 1;
   // DeepSeek's node-limited routing (DeepSeek-V3 report, Secs. 2.1.2 and 3.2.2): an all-to-all
   // sends over the network only to the GPU of the same index on each other node of the group
@@ -267,23 +266,21 @@ struct TaskGraph {
   std::vector<Task> tasks;
   std::vector<TaskId> compute_begin;  // num_ranks + 1 entries.
   TaskId compute_per_replica = 0;
-  int32_t num_replicas = 1;  // replicas compiled: dp, or 1 when folded
-  int32_t dp = 1;            // data-parallel replicas of the run
-  bool folded() const { return num_replicas < dp; }
-  // Tensor- and context-parallel degrees (a rank has tp x cp GPUs), and whether a compute task's
-  // tensor-parallel rings (Task::bytes) run alongside its compute (else after it: the task ends
-  // when both are done).
-  int32_t tp = 1;
-  int32_t cp = 1;
+  // The run's layout: its dp data-parallel replicas, tensor- and context-parallel degrees (a rank
+  // has tp x cp GPUs) and expert-parallel degree; pp is the schedule's ranks.
+  ParallelLayout layout;
+  int32_t num_replicas = 1;  // replicas compiled: layout.dp, or 1 when folded
+  bool folded() const { return num_replicas < layout.dp; }
+  // Whether a compute task's tensor-parallel rings (Task::bytes) run alongside its compute (else
+  // after it: the task ends when both are done).
   bool tp_comm_overlap = false;
   // Context parallelism: per compute task, the bytes each GPU of the rank sends to its peer in
   // the next slice for ring attention, alongside the compute. Empty when cp == 1.
   std::vector<int64_t> cp_bytes;
-  // Expert parallelism: its degree, the distinct programs of the compute tasks with all-to-alls,
-  // and per compute task the index of its program (kNoProgram: none); program_of is empty when
-  // no task has one. part_begin[t]: the first of task t's parts in the timeline's part records
+  // Expert parallelism: the distinct programs of the compute tasks with all-to-alls, and per
+  // compute task the index of its program (kNoProgram: none); program_of is empty when no task
+  // has one. part_begin[t]: the first of task t's parts in the timeline's part records
   // (num_compute_tasks() + 1 entries, with program_of).
-  int32_t ep = 1;
   bool node_limited_routing = false;  // Parallelism::node_limited_routing
   std::vector<TaskProgram> programs;
   std::vector<uint32_t> program_of;

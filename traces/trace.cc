@@ -227,9 +227,10 @@ class TraceStreamer {
         const int32_t stream = StreamOf(replica, rank);
         const int32_t gpu = platform_.GpuOf(replica, rank, 0);
         const int32_t key = ProcessKeyOf(gpu);
-        std::string gpus = platform_.tp > 1 ? "GPUs " + std::to_string(gpu) + "-" +
-                                                  std::to_string(gpu + platform_.tp - 1)
-                                            : "GPU " + std::to_string(gpu);
+        std::string gpus = platform_.layout.GpusPerRank() > 1
+                               ? "GPUs " + std::to_string(gpu) + "-" +
+                                     std::to_string(gpu + platform_.layout.GpusPerRank() - 1)
+                               : "GPU " + std::to_string(gpu);
         const std::string& stages = Join(stages_of_rank_[rank], ", ");
         TraceTrack& compute = NewTrack(
             TraceTrackKind::kCompute, process_uuid_[key],
@@ -352,7 +353,7 @@ class TraceStreamer {
         name = StreamPrefix(task.replica) + "rank " + std::to_string(task.rank) + " → rank " +
                std::to_string(task.peer);
       }
-      if (platform_.tp > 1) name += " · GPU " + std::to_string(gpus.src);
+      if (platform_.layout.GpusPerRank() > 1) name += " · GPU " + std::to_string(gpus.src);
       const int32_t stream = StreamOf(task.replica, task.rank);
       const int32_t key = ProcessKeyOf(gpus.src);
       group.first_track = tracks_.size();
@@ -664,7 +665,7 @@ class TraceStreamer {
         args.push_back(Int("from_replica", task.replica));
         args.push_back(Int("to_replica", task.peer_replica));
       }
-      if (platform_.tp > 1) args.push_back(Int("shard", task.shard));
+      if (platform_.layout.GpusPerRank() > 1) args.push_back(Int("shard", task.shard));
       args.push_back(Int("bytes", task.bytes));
       args.push_back(Int("duration_ns", end - start));
       if (!group.route.empty()) args.push_back(Text("route", group.route));
@@ -755,7 +756,7 @@ class TraceStreamer {
     int64_t total = 0;
     for (int32_t stream = 0; stream < num_streams_; ++stream) {
       const int32_t rank = stream % schedule_.num_ranks;
-      total += run_.metrics->ranks[rank].static_memory_bytes * platform_.tp;
+      total += run_.metrics->ranks[rank].static_memory_bytes * platform_.layout.GpusPerRank();
       const TraceTrack& track = tracks_[memory_track_[stream]];
       CounterWindow w = window;
       MemoryWalk walk{stream};
@@ -782,7 +783,7 @@ class TraceStreamer {
       heap.pop();
       MemoryWalk& walk = walks[stream];
       const int64_t before = walk.live;
-      total += (Step(&walk) - before) * platform_.tp;
+      total += (Step(&walk) - before) * platform_.layout.GpusPerRank();
       Sample(track, &w, time, total);
       if (!Done(walk)) heap.push({NextTime(walk), stream});
     }

@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ppsim::PlatformChoice choice;
   choice.platform = path;
   ppsim::PlatformSpec platform;
-  const ppsim::Status status = ppsim::BuildPlatform(choice, 4, 2, 1, ppsim::FlagLocator(), &platform);
+  const ppsim::Status status =
+      ppsim::BuildPlatform(choice, {.pp = 4, .dp = 2}, ppsim::FlagLocator(), &platform);
   ppsim::fuzz::ExpectReadable(status, "");
   if (status.ok()) {
     for (int32_t gpu = 1; gpu < 8; ++gpu) platform.RouteBetween(0, gpu);

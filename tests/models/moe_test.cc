@@ -276,24 +276,24 @@ TEST(MoeFromProto, ReportsEveryErrorWithItsField) {
 TEST(MoeSetup, ExpertParallelismIsChecked) {
   const TransformerSpec& mixtral = Preset("mixtral-8x7b");
   TrainingSetup setup = Training(4096, 1);
-  setup.dp = 8;
-  setup.ep = 8;
+  setup.layout.dp = 8;
+  setup.layout.ep = 8;
   EXPECT_TRUE(CheckTrainingSetup(mixtral, setup, FlagLocator()).ok());
-  setup.ep = 1;  // all experts local
+  setup.layout.ep = 1;  // all experts local
   EXPECT_TRUE(CheckTrainingSetup(mixtral, setup, FlagLocator()).ok());
-  setup.ep = 0;
+  setup.layout.ep = 0;
   EXPECT_EQ(CheckTrainingSetup(mixtral, setup, FlagLocator()).message(),
             "--ep: must be at least 1; got 0");
-  setup.ep = 3;
+  setup.layout.ep = 3;
   EXPECT_EQ(CheckTrainingSetup(mixtral, setup, FlagLocator()).message(),
             "--ep: 3 does not divide the 8 experts of mixtral-8x7b; valid with these GPUs: 1, 2, "
             "4, 8");
-  setup.ep = 4;
-  setup.dp = 2;
+  setup.layout.ep = 4;
+  setup.layout.dp = 2;
   EXPECT_EQ(CheckTrainingSetup(mixtral, setup, FlagLocator()).message(),
             "--ep: 4 does not divide the dp x tp x cp = 2 GPUs that hold a stage "
             "(expert-parallel groups are taken from them); valid: 1, 2");
-  setup.tp = 2;  // tp and cp count: 2 x 2 x 1
+  setup.layout.tp = 2;  // tp and cp count: 2 x 2 x 1
   setup.sequence_parallel = true;
   EXPECT_TRUE(CheckTrainingSetup(mixtral, setup, FlagLocator()).ok());
   setup.sequence_parallel = false;
@@ -301,8 +301,8 @@ TEST(MoeSetup, ExpertParallelismIsChecked) {
             "--tp: 2 with the experts of mixtral-8x7b needs --sequence-parallel (Megatron-core's "
             "MoE layers require it with tensor parallelism)");
   TrainingSetup dense = Training(8192, 1);
-  dense.dp = 2;
-  dense.ep = 2;
+  dense.layout.dp = 2;
+  dense.layout.ep = 2;
   EXPECT_EQ(CheckTrainingSetup(Preset("llama3-8b"), dense, FlagLocator()).message(),
             "--ep: 2 shards routed experts; llama3-8b has none (valid: 1)");
 }
@@ -332,10 +332,10 @@ TEST(MoeLayerCosts, FlopsCountTheActivatedExperts) {
   // Tensor parallelism (with sequence parallelism) divides everything by t; expert parallelism
   // changes no FLOPs (balanced routing).
   TrainingSetup setup = Training(4096, 2);
-  setup.tp = 2;
+  setup.layout.tp = 2;
   setup.sequence_parallel = true;
-  setup.dp = 4;
-  setup.ep = 8;
+  setup.layout.dp = 4;
+  setup.layout.ep = 8;
   EXPECT_DOUBLE_EQ(TransformerLayerCosts(m, setup, LayerKind::kMoe).forward_flops,
                    (attention_weights + mlp + core) / 2);
 }
@@ -382,10 +382,10 @@ TEST(MoeLayerCosts, ActivationsOfTheDroplessAllToAllLayer) {
   EXPECT_EQ(costs.activation_w_bytes, attention_w + experts_w);
   // Tensor and sequence parallelism t = 2: everything / t; expert parallelism changes nothing
   // (each GPU receives T_g k tokens however the experts are spread).
-  setup.tp = 2;
+  setup.layout.tp = 2;
   setup.sequence_parallel = true;
-  setup.dp = 4;
-  setup.ep = 8;
+  setup.layout.dp = 4;
+  setup.layout.ep = 8;
   costs = TransformerLayerCosts(m, setup, LayerKind::kMoe);
   EXPECT_EQ(costs.activation_bytes, (attention + experts) / 2);
   EXPECT_EQ(costs.activation_w_bytes, (attention_w + experts_w) / 2);
@@ -452,8 +452,8 @@ TEST(MoeStageModels, ExpertParallelismShardsTheExpertsAndTheirState) {
   const TransformerSpec& m = Preset("mixtral-8x7b");
   const int64_t h = 4096, kv = 1024, f = 14336, E = 8, V = 32000;
   TrainingSetup setup = Training(4096, 1);
-  setup.dp = 8;
-  setup.ep = 4;
+  setup.layout.dp = 8;
+  setup.layout.ep = 4;
   setup.zero_stage = 1;
   const std::vector<StageModel> stages = BuildStageModels(m, setup, {16, 16});
   const int64_t dense = 16 * (2 * h * h + 2 * h * kv + 2 * h + E * h) + V * h;  // stage 0
@@ -477,10 +477,10 @@ TEST(MoeStageModels, TensorParallelMoeLayers) {
   const TransformerSpec& m = Preset("mixtral-8x7b");
   const int64_t s = 4096, h = 4096, k = 2;
   TrainingSetup setup = Training(s, 1);
-  setup.tp = 2;
+  setup.layout.tp = 2;
   setup.sequence_parallel = true;
-  setup.dp = 4;
-  setup.ep = 8;
+  setup.layout.dp = 4;
+  setup.layout.ep = 8;
   setup.dtype = Dtype::kFp8;
   std::vector<StageModel> stages = BuildStageModels(m, setup, {4, 24, 4});
   EXPECT_EQ(stages[1].tp_forward_steps, 24 * 2 * 1);      // 24 all-reduce equivalents
@@ -493,7 +493,7 @@ TEST(MoeStageModels, TensorParallelMoeLayers) {
                                       24 * 1 * 3 * h * f);
 
   const TransformerSpec& deepseek = Preset("deepseek-v3");
-  setup.ep = 8;
+  setup.layout.ep = 8;
   setup.dtype = Dtype::kBf16;
   stages = BuildStageModels(deepseek, setup, {2, 29, 30});  // stage 1: 1 dense, 28 MoE layers
   EXPECT_EQ(stages[1].tp_forward_steps, 2 * 29 * 2 * 1);
@@ -508,8 +508,8 @@ TEST(MoeOps, GroupedExpertGemmsUnderBalancedRouting) {
   // experts, 4096 each.
   const TransformerSpec& m = Preset("mixtral-8x7b");
   TrainingSetup setup = Training(4096, 1);
-  setup.dp = 4;
-  setup.ep = 4;
+  setup.layout.dp = 4;
+  setup.layout.ep = 4;
   const double T = 4096, h = 4096, kv = 1024, f = 14336, E = 8, k = 2;
   const std::vector<ModelOp> ops = LayerOps(m, setup, LayerKind::kMoe);
   double forward_matmul = 0, forward_mlp_bytes = 0;
@@ -555,8 +555,8 @@ TEST(MoeOps, DenseLayersKeepTheirOpsAndGetParts) {
 TEST(MoeOps, StagePartsSumToTheLayerWithoutAFullRecompute) {
   const TransformerSpec& m = Preset("deepseek-v3");
   TrainingSetup setup = Training(4096, 1);
-  setup.dp = 8;
-  setup.ep = 8;
+  setup.layout.dp = 8;
+  setup.layout.ep = 8;
   GpuModel gpu;
   gpu.matmul_flops_per_s = 1e15;
   gpu.attention_flops_per_s = 5e14;
@@ -596,7 +596,7 @@ TEST(MoeOps, StagePartsSumToTheLayerWithoutAFullRecompute) {
 TEST(MoeStageCosts, FilledOnlyWithExpertParallelism) {
   const TransformerSpec& m = Preset("deepseek-v3");
   TrainingSetup setup = Training(4096, 1);
-  setup.dp = 8;
+  setup.layout.dp = 8;
   setup.recompute = Recompute::kFull;
   GpuModel gpu;
   gpu.matmul_flops_per_s = 1e15;
@@ -606,7 +606,7 @@ TEST(MoeStageCosts, FilledOnlyWithExpertParallelism) {
   std::vector<PassSeconds> seconds = StagePassSeconds(m, setup, stages, gpu, 0);
   EXPECT_TRUE(StageModelsToCosts(stages, seconds, setup).moe.empty());  // ep 1: all local
 
-  setup.ep = 8;
+  setup.layout.ep = 8;
   stages = BuildStageModels(m, setup, {2, 59});
   seconds = StagePassSeconds(m, setup, stages, gpu, 0);
   const StageCosts costs = StageModelsToCosts(stages, seconds, setup);

@@ -30,7 +30,7 @@ TrainingSetup Training(int64_t s, int64_t b, int32_t tp = 1) {
   TrainingSetup setup;
   setup.seq_len = s;
   setup.microbatch_size = b;
-  setup.tp = tp;
+  setup.layout.tp = tp;
   return setup;
 }
 

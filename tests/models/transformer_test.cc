@@ -164,7 +164,7 @@ TEST(TransformerLayerCosts, TensorParallelismDividesFlops) {
   const TransformerSpec& spec = Preset("gpt3-175b");
   const double b = 1, s = 2048, h = 12288;
   TrainingSetup setup = Training(2048, 1);
-  setup.tp = 8;
+  setup.layout.tp = 8;
   const LayerCosts costs = TransformerLayerCosts(spec, setup);
   EXPECT_DOUBLE_EQ(costs.forward_flops, (24 * b * s * h * h + 4 * b * s * s * h) / 8);
   EXPECT_DOUBLE_EQ(costs.backward_weight_flops, 24 * b * s * h * h / 8);
@@ -177,9 +177,9 @@ TEST(TransformerLayerCosts, ContextParallelismSplitsTheTokens) {
   const TransformerSpec& llama = Preset("llama3-8b");
   const int64_t s = 8192, b = 1, h = 4096, kv = 1024, t = 2, c = 4;
   TrainingSetup setup = Training(s, b);
-  setup.tp = t;
+  setup.layout.tp = t;
   const LayerCosts whole = TransformerLayerCosts(llama, setup);
-  setup.cp = c;
+  setup.layout.cp = c;
   const LayerCosts split = TransformerLayerCosts(llama, setup);
   EXPECT_DOUBLE_EQ(split.forward_flops, whole.forward_flops / c);
   EXPECT_DOUBLE_EQ(split.backward_weight_flops, whole.backward_weight_flops / c);
@@ -204,7 +204,7 @@ TEST(TransformerLayerCosts, GptActivationsFollowKorthikanti) {
   EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_w_bytes, 32 * s * b * h);
 
   // Tensor parallelism without sequence parallelism: sbh(10 + 24/t + 5as/(ht)).
-  setup.tp = t;
+  setup.layout.tp = t;
   setup.flash_attention = false;
   EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes,
             10 * s * b * h + 24 * s * b * h / t + 5 * a * s * s * b / t);
@@ -231,7 +231,7 @@ TEST(TransformerLayerCosts, RecomputeShrinksActivations) {
   setup.flash_attention = false;
   setup.recompute = Recompute::kSelective;  // Korthikanti Table 2: the 5as/h term goes.
   EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes, 34 * s * b * h);
-  setup.tp = t;
+  setup.layout.tp = t;
   EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes,
             10 * s * b * h + 24 * s * b * h / t);
   setup.sequence_parallel = true;
@@ -240,7 +240,7 @@ TEST(TransformerLayerCosts, RecomputeShrinksActivations) {
   EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes, 2 * s * b * h / t);
   EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_w_bytes, 2 * s * b * h / t);
   setup.sequence_parallel = false;
-  setup.tp = 1;
+  setup.layout.tp = 1;
   EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_bytes, 2 * s * b * h);
   EXPECT_EQ(TransformerLayerCosts(spec, setup).activation_w_bytes, 2 * s * b * h);
 }
@@ -308,7 +308,7 @@ TEST(TransformerStageModels, UntiedHeadAndTensorParallelShares) {
   const TransformerSpec& llama = Preset("llama3-8b");
   const int64_t h = 4096, V = 128256, t = 2, s = 4096, b = 1;
   TrainingSetup setup = Training(s, b);
-  setup.tp = t;
+  setup.layout.tp = t;
   const std::vector<StageModel> stages = BuildStageModels(llama, setup, {16, 16});
   const int64_t layer = 2 * h * h + 2 * h * 1024 + 3 * h * 14336 + 2 * h;
   EXPECT_EQ(stages[0].parameters, (16 * layer + V * h) / t);
@@ -331,17 +331,17 @@ TEST(TransformerStageModels, StaticMemoryFollowsMegatronsBytesPerParameter) {
   std::vector<StageModel> stages = BuildStageModels(llama, setup, {32});
   EXPECT_EQ(stages[0].static_bytes, 18 * p);
   EXPECT_EQ(stages[0].gradient_bytes, 4 * p);  // the fp32 gradients the all-reduce moves
-  setup.dp = 8;
+  setup.layout.dp = 8;
   stages = BuildStageModels(llama, setup, {32});
   EXPECT_EQ(stages[0].static_bytes, 18 * p);  // dp alone changes nothing
   setup.zero_stage = 1;
   stages = BuildStageModels(llama, setup, {32});
   EXPECT_EQ(stages[0].static_bytes, 6 * p + 12 * p / 8);
-  setup.tp = 2;
+  setup.layout.tp = 2;
   stages = BuildStageModels(llama, setup, {32});
   EXPECT_EQ(stages[0].parameters, p / 2);
   EXPECT_EQ(stages[0].static_bytes, 6 * (p / 2) + 12 * (p / 2) / 8);
-  setup.tp = 1;
+  setup.layout.tp = 1;
   setup.fp32_grads = false;
   stages = BuildStageModels(llama, setup, {32});
   EXPECT_EQ(stages[0].static_bytes, 4 * p + 16 * p / 8);
@@ -363,7 +363,7 @@ TEST(TransformerStageModels, MessageBytesAreTheRanksWholeBoundaryTensor) {
   setup.dtype = Dtype::kFp8;
   EXPECT_EQ(BuildStageModels(spec, setup, {80})[0].message_bytes, s * b * h);
   setup.dtype = Dtype::kFp16;
-  setup.tp = 8;
+  setup.layout.tp = 8;
   setup.sequence_parallel = true;
   // The rank's whole tensor: the platform splits it over the 8 GPUs of the group.
   EXPECT_EQ(BuildStageModels(spec, setup, {80})[0].message_bytes, s * b * h * 2);
@@ -465,15 +465,15 @@ TEST(TransformerSetup, MessagesNameTheFlag) {
   const TransformerSpec& llama = Preset("llama3-8b");
   TrainingSetup setup = Training(8192, 1);
   EXPECT_TRUE(CheckTrainingSetup(llama, setup, FlagLocator()).ok());
-  setup.tp = 3;
+  setup.layout.tp = 3;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
             "--tp: 3 does not divide the 32 heads of llama3-8b");
-  setup.tp = 16;
+  setup.layout.tp = 16;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
             "--tp: 16 does not divide the 8 KV heads of llama3-8b");
-  setup.tp = 0;
+  setup.layout.tp = 0;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--tp: must be at least 1; got 0");
-  setup.tp = 8;
+  setup.layout.tp = 8;
   EXPECT_TRUE(CheckTrainingSetup(llama, setup, FlagLocator()).ok());
   setup.seq_len = 0;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--seq-len: must be at least 1; got 0");
@@ -482,17 +482,17 @@ TEST(TransformerSetup, MessagesNameTheFlag) {
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
             "--microbatch-size: must be at least 1; got -2");
   setup.microbatch_size = 1;
-  setup.dp = 0;
+  setup.layout.dp = 0;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--dp: must be at least 1; got 0");
-  setup.dp = 4;
+  setup.layout.dp = 4;
   setup.zero_stage = 2;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--zero: 2 is not supported; valid: 0, 1");
   setup.zero_stage = 0;
-  setup.cp = 3;
+  setup.layout.cp = 3;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
             "--cp: 3 GPUs hold 2 x 3 chunks of each sequence; 6 does not divide the sequence "
             "length 8192");
-  setup.cp = 2;
+  setup.layout.cp = 2;
   setup.flash_attention = false;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
             "--cp: context parallelism runs ring attention on flash attention (Transformer "
@@ -501,7 +501,7 @@ TEST(TransformerSetup, MessagesNameTheFlag) {
   TransformerSpec odd = Tiny();
   odd.ffn_hidden = 1000;
   TrainingSetup tp16 = Training(512, 1);
-  tp16.tp = 16;
+  tp16.layout.tp = 16;
   EXPECT_EQ(CheckTrainingSetup(odd, tp16, FlagLocator()).message(),
             "--tp: 16 does not divide the 1000 FFN channels of tiny");
 }

@@ -68,13 +68,16 @@ TEST(ClusterPresets, EveryPresetScalesToSeveralNodes) {
     if (preset.name == "ideal") continue;
     SCOPED_TRACE(std::string(preset.name));
     PlatformSpec p;
-    ASSERT_TRUE(BuildPlatform(PresetChoice(std::string(preset.name), {}, 4), 4, 1, 1, FlagLocator(), &p).ok());
+    ASSERT_TRUE(
+        BuildPlatform(PresetChoice(std::string(preset.name), {}, 4), {.pp = 4}, FlagLocator(), &p)
+            .ok());
     EXPECT_EQ(p.num_nodes, 4);
     // A printed preset is a valid cluster file describing the same cluster.
     const std::string path = WriteFile(std::string(preset.name) + ".textproto",
                                        std::string(preset.text));
     PlatformSpec from_file;
-    ASSERT_TRUE(BuildPlatform(PresetChoice(path, {}, 4), 4, 1, 1, FlagLocator(), &from_file).ok());
+    ASSERT_TRUE(
+        BuildPlatform(PresetChoice(path, {}, 4), {.pp = 4}, FlagLocator(), &from_file).ok());
     ASSERT_EQ(from_file.num_links(), p.num_links());
     for (int32_t i = 0; i < p.num_links(); ++i) {
       EXPECT_EQ(from_file.Link(i).name, p.Link(i).name);
@@ -123,7 +126,8 @@ TEST(ClusterFiles, TheThreeFormatsDescribeTheSameCluster) {
   for (const auto& [name, text] : {std::pair{"lab.textproto", kTextProto},
                                    std::pair{"lab.json", kJson}, std::pair{"lab.yaml", kYaml}}) {
     PlatformSpec p;
-    const Status status = BuildPlatform(PresetChoice(WriteFile(name, text)), 12, 1, 1, FlagLocator(), &p);
+    const Status status =
+        BuildPlatform(PresetChoice(WriteFile(name, text)), {.pp = 12}, FlagLocator(), &p);
     ASSERT_TRUE(status.ok()) << status.message();
     platforms.push_back(p);
   }

@@ -16,7 +16,7 @@ namespace {
 
 Status Build(const PlatformChoice& choice, int32_t ranks, int32_t dp, int32_t tp,
              PlatformSpec* platform) {
-  return BuildPlatform(choice, ranks, dp, tp, FlagLocator(), platform);
+  return BuildPlatform(choice, {.pp = ranks, .dp = dp, .tp = tp}, FlagLocator(), platform);
 }
 
 std::vector<std::string> LinkNames(const PlatformSpec& p, int32_t src, int32_t dst) {

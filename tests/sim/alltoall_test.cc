@@ -138,8 +138,8 @@ OneRankRun RunOneRank(const PlatformSpec& platform, EngineKind engine, int32_t d
   StageCosts costs = OneStageCosts(4e-3, 7e-3);
   costs.gradient_bytes = {0};
   costs.moe = {moe};
-  Parallelism parallelism{dp, 1, P2pMode::kEager};
-  parallelism.ep = ep;
+  Parallelism parallelism{{.dp = dp, .tp = 1}, P2pMode::kEager};
+  parallelism.layout.ep = ep;
   parallelism.fold_replicas = fold;
   parallelism.node_limited_routing = node_limited;
   EXPECT_TRUE(CompileTaskGraph(OneRankOneMicrobatch(), costs, parallelism, &run.graph).ok());
@@ -260,8 +260,8 @@ TEST(AllToAll, OverlappedPairHidesAllToAllsUntilTheyOutlastComputation) {
                    Action::OverlapForwardBackward(OpOf(OpKind::kForward, 0, 1),
                                                   OpOf(OpKind::kBackward, 0, 0)),
                    Action::Single(OpOf(OpKind::kBackward, 0, 1))}};
-      Parallelism parallelism{8, 1, P2pMode::kEager};
-      parallelism.ep = 8;
+      Parallelism parallelism{{.dp = 8, .tp = 1}, P2pMode::kEager};
+      parallelism.layout.ep = 8;
       parallelism.fold_replicas = true;
       TaskGraph graph;
       ASSERT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
@@ -292,8 +292,8 @@ TEST(AllToAll, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   costs.gradient_bytes = {dense + experts};
   costs.expert_gradient_bytes = {experts};
   for (bool fold : {true, false}) {
-    Parallelism parallelism{8, 1, P2pMode::kEager};
-    parallelism.ep = 4;
+    Parallelism parallelism{{.dp = 8, .tp = 1}, P2pMode::kEager};
+    parallelism.layout.ep = 4;
     parallelism.fold_replicas = fold;
     TaskGraph graph;
     ASSERT_TRUE(CompileTaskGraph(OneRankOneMicrobatch(), costs, parallelism, &graph).ok());
@@ -334,8 +334,8 @@ PipelineRun RunPipeline(const std::string& name, const std::string& nic, EngineK
   params.num_microbatches = microbatches;
   EXPECT_TRUE(GenerateSchedule(name, params, &run.schedule).ok());
   const StageCosts costs = SplitCosts(run.schedule.num_stages, Layer(1, 20'000'000, 20'000'000));
-  Parallelism parallelism{16, 1, P2pMode::kEager};
-  parallelism.ep = 16;
+  Parallelism parallelism{{.dp = 16, .tp = 1}, P2pMode::kEager};
+  parallelism.layout.ep = 16;
   parallelism.fold_replicas = true;
   EXPECT_TRUE(CompileTaskGraph(run.schedule, costs, parallelism, &run.graph).ok());
   const PlatformSpec platform = PlatformOrDie(

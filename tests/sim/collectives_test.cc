@@ -32,14 +32,14 @@ double CollectiveTime(const CollectivePlan& plan, int32_t dp, int32_t nodes, boo
   const Schedule s = OneRankOneMicrobatch();
   StageCosts costs = OneStageCosts(1e-3, 2e-3);
   costs.gradient_bytes = {static_cast<int64_t>(kBytes)};
-  Parallelism parallelism{dp, tp, P2pMode::kEager};
+  Parallelism parallelism{{.dp = dp, .tp = tp}, P2pMode::kEager};
   parallelism.fold_replicas = fold;
   parallelism.reduce_plans = {plan};
   TaskGraph graph;
   EXPECT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
   PlatformSpec platform;
-  EXPECT_TRUE(BuildPlatform(PresetChoice("h100-node", {}, nodes), 1, dp, tp, FlagLocator(),
-                            &platform)
+  EXPECT_TRUE(BuildPlatform(PresetChoice("h100-node", {}, nodes), {.pp = 1, .dp = dp, .tp = tp},
+                            FlagLocator(), &platform)
                   .ok());
   Timeline timeline;
   EXPECT_TRUE(Execute(engine, graph, platform, &timeline).ok());
@@ -141,7 +141,7 @@ TaskGraph FullGraph(const CollectivePlan& plan, int32_t dp) {
   const Schedule s = OneRankOneMicrobatch();
   StageCosts costs = OneStageCosts(1e-3, 2e-3);
   costs.gradient_bytes = {static_cast<int64_t>(kBytes)};
-  Parallelism parallelism{dp, 1, P2pMode::kEager};
+  Parallelism parallelism{{.dp = dp, .tp = 1}, P2pMode::kEager};
   parallelism.reduce_plans = {plan};
   TaskGraph graph;
   EXPECT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
@@ -194,7 +194,7 @@ TEST(Collectives, ZeroOnesAllGatherWaitsForTheOptimizerStep) {
     costs.gradient_bytes = {static_cast<int64_t>(kBytes)};
     costs.param_gather_bytes = {static_cast<int64_t>(kBytes / 2)};
     costs.optimizer_s = {1e-3};
-    Parallelism parallelism{16, 1, P2pMode::kEager};
+    Parallelism parallelism{{.dp = 16, .tp = 1}, P2pMode::kEager};
     parallelism.fold_replicas = fold;
     CollectivePlan plan = Plan(CollectiveAlgorithm::kRing, 8);
     plan.fixed_latency_s = 8.4e-6;
@@ -203,7 +203,8 @@ TEST(Collectives, ZeroOnesAllGatherWaitsForTheOptimizerStep) {
     TaskGraph graph;
     ASSERT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
     PlatformSpec platform;
-    ASSERT_TRUE(BuildPlatform(PresetChoice("h100-node", {}, 2), 1, 16, 1, FlagLocator(), &platform)
+    ASSERT_TRUE(BuildPlatform(PresetChoice("h100-node", {}, 2), {.pp = 1, .dp = 16}, FlagLocator(),
+                              &platform)
                     .ok());
     Timeline timeline;
     ASSERT_TRUE(Execute(EngineKind::kSimGrid, graph, platform, &timeline).ok());

@@ -27,8 +27,8 @@ TaskGraph Compile(int32_t tp, int32_t cp, int64_t cp_forward, int64_t cp_backwar
   costs.gradient_bytes = {gradient_bytes};
   costs.cp_forward_bytes = {cp_forward};
   costs.cp_backward_bytes = {cp_backward};
-  Parallelism parallelism{1, tp, P2pMode::kEager};
-  parallelism.cp = cp;
+  Parallelism parallelism{{.dp = 1, .tp = tp}, P2pMode::kEager};
+  parallelism.layout.cp = cp;
   TaskGraph graph;
   EXPECT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
   return graph;

@@ -33,7 +33,7 @@ std::vector<double> FlowEnds(const PlatformChoice& choice, const std::vector<Flo
     platform = PlatformOrDie(choice, gpus);
   }
   TaskGraph graph;
-  graph.compute_begin.assign(static_cast<size_t>(platform.num_ranks) + 1, 0);
+  graph.compute_begin.assign(static_cast<size_t>(platform.layout.pp) + 1, 0);
   for (const Flow& flow : flows) {
     Task task;
     task.kind = TaskKind::kTransfer;
@@ -247,7 +247,7 @@ TEST(Network, DataParallelReplicasShareTheFabric) {
   StageCosts costs;
   ASSERT_TRUE(BuildCosts({{"f", "0"}, {"b", "0"}, {"message_bytes", "1GB"}}, 2, &costs).ok());
   TaskGraph graph;
-  ASSERT_TRUE(CompileTaskGraph(schedule, costs, Parallelism{2, 1}, &graph).ok());
+  ASSERT_TRUE(CompileTaskGraph(schedule, costs, Parallelism{{.dp = 2, .tp = 1}}, &graph).ok());
   for (const bool shared : {true, false}) {
     PlatformChoice choice =
         shared ? PresetChoice("dgx-h100",

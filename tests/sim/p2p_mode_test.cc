@@ -55,7 +55,7 @@ void ExpectEnginesAgree(P2pMode mode, std::initializer_list<Case> cases) {
       costs.message_bytes[stage] = 1'000'000 * (stage + 1);
     }
     TaskGraph graph;
-    const Status status = CompileTaskGraph(s, costs, Parallelism{1, 1, mode}, &graph);
+    const Status status = CompileTaskGraph(s, costs, Parallelism{{.dp = 1, .tp = 1}, mode}, &graph);
     ASSERT_TRUE(status.ok()) << k.name << ": " << status.message();
     const PlatformSpec platform = IdealPlatform(k.p, 0.01, 1e9);
     Timeline oracle, simgrid;
@@ -96,7 +96,8 @@ TEST(P2pMegatron, OneFOneBMatchesAHandDerivedTimeline) {
   const StageCosts costs = Uniform(2, 1, 2);
   const PlatformSpec platform = IdealPlatform(2, c);
   TaskGraph graph;
-  ASSERT_TRUE(CompileTaskGraph(s, costs, Parallelism{1, 1, P2pMode::kMegatron}, &graph).ok());
+  ASSERT_TRUE(
+      CompileTaskGraph(s, costs, Parallelism{{.dp = 1, .tp = 1}, P2pMode::kMegatron}, &graph).ok());
   EXPECT_EQ(graph.num_tasks() - graph.waits_begin, 8u);  // 4 calls per rank move something
   for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
     Timeline timeline;
@@ -126,7 +127,8 @@ TEST(P2pMegatron, OneFOneBMatchesAHandDerivedTimeline) {
 TEST(P2pMegatron, WithoutLatencyOneFOneBKeepsTheClosedForm) {
   const Schedule s = Generated("1F1B", 4, 1, 8);
   TaskGraph graph;
-  ASSERT_TRUE(CompileTaskGraph(s, Uniform(4, 1, 2), Parallelism{1, 1, P2pMode::kMegatron}, &graph)
+  ASSERT_TRUE(CompileTaskGraph(s, Uniform(4, 1, 2),
+                               Parallelism{{.dp = 1, .tp = 1}, P2pMode::kMegatron}, &graph)
                   .ok());
   Timeline timeline;
   ASSERT_TRUE(RunCriticalPath(graph, IdealPlatform(4), &timeline).ok());
@@ -153,11 +155,12 @@ TEST(P2pMegatron, WithoutOverlapEnginesAgreeAndOneFOneBIsUnchanged) {
   std::vector<double> ends[2];
   for (int k = 0; k < 2; ++k) {
     TaskGraph graph;
-    ASSERT_TRUE(CompileTaskGraph(s, Uniform(4, 1, 2),
-                                 Parallelism{1, 1, k == 0 ? P2pMode::kMegatron
-                                                          : P2pMode::kMegatronNoOverlap},
-                                 &graph)
-                    .ok());
+    ASSERT_TRUE(
+        CompileTaskGraph(s, Uniform(4, 1, 2),
+                         Parallelism{{.dp = 1, .tp = 1},
+                                     k == 0 ? P2pMode::kMegatron : P2pMode::kMegatronNoOverlap},
+                         &graph)
+            .ok());
     Timeline timeline;
     ASSERT_TRUE(RunCriticalPath(graph, IdealPlatform(4, 0.25), &timeline).ok());
     ends[k] = timeline.end_s;
@@ -168,7 +171,7 @@ TEST(P2pMegatron, WithoutOverlapEnginesAgreeAndOneFOneBIsUnchanged) {
 TEST(P2pMegatron, OrdersWithoutMegatronsShapeAreRefused) {
   TaskGraph graph;
   const Status zb = CompileTaskGraph(Generated("ZB-H1", 4, 1, 8), Uniform(4, 1, 2),
-                                     Parallelism{1, 1, P2pMode::kMegatron}, &graph);
+                                     Parallelism{{.dp = 1, .tp = 1}, P2pMode::kMegatron}, &graph);
   EXPECT_EQ(zb.code(), StatusCode::kInvalidInput);
   EXPECT_EQ(zb.message(), "megatron: rank 0's order is not Megatron-LM's: its action 0I0 is not a "
                           "single F or B; Megatron runs 1F1B, Interleaved1F1B and GPipe orders");
@@ -186,7 +189,8 @@ TEST(P2pTorch, TheRuntimesLoweringPostsReceivesWhereTheSenderWasLowered) {
   const Schedule s = Generated("1F1B", 2, 1, 2);
   const StageCosts costs = Uniform(2, 1, 2);
   TaskGraph graph;
-  ASSERT_TRUE(CompileTaskGraph(s, costs, Parallelism{1, 1, P2pMode::kTorch}, &graph).ok());
+  ASSERT_TRUE(
+      CompileTaskGraph(s, costs, Parallelism{{.dp = 1, .tp = 1}, P2pMode::kTorch}, &graph).ok());
   for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
     Timeline timeline;
     ASSERT_TRUE(Execute(engine, graph, IdealPlatform(2, c), &timeline).ok());

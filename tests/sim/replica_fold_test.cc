@@ -59,14 +59,15 @@ Simulated Simulate(const Case& c, bool fold) {
     costs.param_gather_bytes.assign(stages, c.gather_bytes);
     costs.optimizer_s.assign(stages, 1e-3);
   }
-  Parallelism parallelism{c.dp, c.tp, P2pMode::kEager};
-  parallelism.cp = c.cp;
+  Parallelism parallelism{{.dp = c.dp, .tp = c.tp}, P2pMode::kEager};
+  parallelism.layout.cp = c.cp;
   parallelism.grad_bucket_bytes = c.bucket_bytes;
   parallelism.fold_replicas = fold;
   Simulated out;
   EXPECT_TRUE(CompileTaskGraph(schedule, costs, parallelism, &out.graph).ok());
   PlatformSpec platform;
-  const Status built = BuildPlatform(c.platform, c.pp, c.dp, c.tp, FlagLocator(), &platform, c.cp);
+  const Status built = BuildPlatform(c.platform, {.pp = c.pp, .dp = c.dp, .tp = c.tp, .cp = c.cp},
+                                     FlagLocator(), &platform);
   EXPECT_TRUE(built.ok()) << built.message();
   EXPECT_TRUE(Execute(EngineKind::kSimGrid, out.graph, platform, &out.timeline).ok());
   for (double end : out.timeline.end_s) out.makespan_s = std::max(out.makespan_s, end);

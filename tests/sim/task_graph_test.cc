@@ -54,7 +54,7 @@ TEST(CompileTaskGraph, ReplicatesForDataParallelismAndSplitsForTensorParallelism
       BuildCosts({{"f", "1"}, {"b", "2"}, {"message_bytes", "5"}, {"grad_bytes", "10"}}, 2, &costs)
           .ok());
   TaskGraph graph;
-  ASSERT_TRUE(CompileTaskGraph(s, costs, Parallelism{2, 2}, &graph).ok());
+  ASSERT_TRUE(CompileTaskGraph(s, costs, Parallelism{{.dp = 2, .tp = 2}}, &graph).ok());
   EXPECT_EQ(graph.num_compute_tasks(), 16u);
   EXPECT_EQ(graph.num_tasks(), 16u + 16u + 16u);
   int transfers = 0, all_reduces = 0;

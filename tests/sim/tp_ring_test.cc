@@ -28,7 +28,7 @@ TaskGraph Compile(bool overlap, const PlatformSpec& platform) {
   costs.tp_forward_steps = {2 * (kTp - 1)};
   costs.tp_backward_steps = {4 * (kTp - 1)};
   costs.tp_step_bytes = {static_cast<int64_t>(kActivation / kTp)};
-  Parallelism parallelism{1, kTp, P2pMode::kEager};
+  Parallelism parallelism{{.dp = 1, .tp = kTp}, P2pMode::kEager};
   parallelism.tp_comm_overlap = overlap;
   const int32_t first = platform.GpuOf(0, 0, 0);
   parallelism.tp_step_latency_s = platform.UncontendedTransferTime(first, first + 1, 0);

@@ -21,7 +21,8 @@ inline std::string ExactText(double value) { return FormatNumber(value); }
 inline PlatformSpec PlatformOrDie(const PlatformChoice& choice, int32_t num_ranks, int32_t dp = 1,
                                   int32_t tp = 1) {
   PlatformSpec platform;
-  const Status status = BuildPlatform(choice, num_ranks, dp, tp, FlagLocator(), &platform);
+  const Status status =
+      BuildPlatform(choice, {.pp = num_ranks, .dp = dp, .tp = tp}, FlagLocator(), &platform);
   if (!status.ok()) {
     std::fprintf(stderr, "platform: %s\n", status.message().c_str());
     std::abort();
