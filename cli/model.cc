@@ -91,7 +91,7 @@ std::string ActivatedText(const TransformerSpec& m, const TrainingSetup& setup) 
 // The optimizer step at the GPU's HBM bandwidth (0 when the platform lists none).
 double OptimizerSeconds(const StageModel& stage, const PlatformSpec& platform) {
   const double hbm = platform.gpu.memory_bandwidth_bytes_per_s;
-  return hbm > 0 ? static_cast<double>(stage.optimizer_bytes) / hbm : 0;
+  return hbm > 0 ? static_cast<double>(stage.optimizer_step_bytes) / hbm : 0;
 }
 
 // "18 bytes per parameter: 6 on every GPU + 12 sharded by --zero 1 (not sharded)".

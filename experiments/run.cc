@@ -601,7 +601,7 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     }
     // The optimizer step is the model's (profiles give none).
     for (const StageModel& stage : stages) {
-      run->costs.optimizer_bytes.push_back(stage.optimizer_bytes);
+      run->costs.optimizer_step_bytes.push_back(stage.optimizer_step_bytes);
       if (spec.training.zero_stage == 1 && spec.training.layout.dp * spec.training.layout.cp > 1) {
         // The dense parameters: the experts' are reduced over their own groups (sim/task_graph.h).
         run->costs.param_gather_bytes.push_back(2 * (stage.parameters - stage.expert_parameters));
@@ -646,11 +646,11 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
     }
   }
   // The optimizer steps at the GPU's HBM bandwidth (none when the platform lists none).
-  run->costs.optimizer_s.clear();
+  run->costs.optimizer_step_s.clear();
   const double hbm = run->platform.gpu.memory_bandwidth_bytes_per_s;
   if (hbm > 0) {
-    for (int64_t bytes : run->costs.optimizer_bytes) {
-      run->costs.optimizer_s.push_back(static_cast<double>(bytes) / hbm);
+    for (int64_t bytes : run->costs.optimizer_step_bytes) {
+      run->costs.optimizer_step_s.push_back(static_cast<double>(bytes) / hbm);
     }
   }
   if (spec.moe_node_limit > 0 && !run->costs.moe.empty()) {

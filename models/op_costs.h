@@ -133,22 +133,12 @@ struct OpTime {
 };
 OpTime TimeOp(const ModelOp& op, const GpuModel& gpu);
 
-// One MoE layer's seconds by part (LayerPart) and pass; I without a full recompute's forward
-// (selective recompute's attention is in I's attention part).
-struct MoeLayerSeconds {
-  double forward_attention_s = 0;
-  double forward_mlp_s = 0;
-  double input_attention_s = 0;
-  double input_mlp_s = 0;
-  double weight_attention_s = 0;
-  double weight_mlp_s = 0;
-};
-
 struct PassSeconds {
   double forward_s = 0;
   double backward_input_s = 0;
   double backward_weight_s = 0;
-  // A stage with MoE layers: one of them (all alike), part of the three sums; zeros otherwise.
+  // A stage with MoE layers: one of them (all alike; models/stage_costs.h), by part (LayerPart),
+  // part of the three sums; zeros otherwise.
   MoeLayerSeconds moe_layer;
 };
 

@@ -37,7 +37,7 @@ const std::vector<Field>& Fields() {
       {"message", Quantity::kSize, nullptr, &Profile::message_bytes},
       {"params", Quantity::kSize, nullptr, &Profile::param_bytes},
       {"grads", Quantity::kSize, nullptr, &Profile::grad_bytes},
-      {"optimizer", Quantity::kSize, nullptr, &Profile::optimizer_bytes},
+      {"optimizer", Quantity::kSize, nullptr, &Profile::optimizer_state_bytes},
   };
   return kFields;
 }
@@ -235,16 +235,15 @@ Status ProfileFromProto(const proto::Profile& message, const ConfigLocations& lo
       {"overlap_s", &SP::has_overlap_s, &SP::overlap_s, nullptr, &Profile::overlap_s, nullptr},
       {"activation_bytes", &SP::has_activation_bytes, nullptr, &SP::activation_bytes, nullptr,
        &Profile::activation_bytes},
-      {"activation_w_bytes", &SP::has_activation_w_bytes, nullptr, &SP::activation_w_bytes,
-       nullptr, &Profile::activation_w_bytes},
+      {"activation_w_bytes", &SP::has_activation_w_bytes, nullptr, &SP::activation_w_bytes, nullptr,
+       &Profile::activation_w_bytes},
       {"message_bytes", &SP::has_message_bytes, nullptr, &SP::message_bytes, nullptr,
        &Profile::message_bytes},
       {"param_bytes", &SP::has_param_bytes, nullptr, &SP::param_bytes, nullptr,
        &Profile::param_bytes},
-      {"grad_bytes", &SP::has_grad_bytes, nullptr, &SP::grad_bytes, nullptr,
-       &Profile::grad_bytes},
+      {"grad_bytes", &SP::has_grad_bytes, nullptr, &SP::grad_bytes, nullptr, &Profile::grad_bytes},
       {"optimizer_bytes", &SP::has_optimizer_bytes, nullptr, &SP::optimizer_bytes, nullptr,
-       &Profile::optimizer_bytes},
+       &Profile::optimizer_state_bytes},
   };
   std::string errors;
   auto error = [&](const std::string& path, const std::string& what) {

@@ -32,7 +32,7 @@ struct Profile {
   int32_t num_rows = 0;  // 1: the row applies to every virtual stage
   std::vector<double> f_s, i_s, w_s, b_s, overlap_s;
   std::vector<int64_t> activation_bytes, activation_w_bytes, message_bytes;
-  std::vector<int64_t> param_bytes, grad_bytes, optimizer_bytes;
+  std::vector<int64_t> param_bytes, grad_bytes, optimizer_state_bytes;
   std::vector<int64_t> static_bytes;  // not a file column: static memory from a model
 };
 

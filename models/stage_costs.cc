@@ -192,7 +192,7 @@ Status BuildStageCosts(const CostInputs& inputs, const Profile* profile, int32_t
   std::vector<int64_t> params, grads, optimizer, other_static;
   sizes("params", none, &Profile::param_bytes, &params);
   sizes("grad_bytes", inputs.gradient_bytes, &Profile::grad_bytes, &grads);
-  sizes("optimizer", none, &Profile::optimizer_bytes, &optimizer);
+  sizes("optimizer", none, &Profile::optimizer_state_bytes, &optimizer);
   sizes("static", none, &Profile::static_bytes, &other_static);
   if (!status.ok()) return status;
 

@@ -19,23 +19,28 @@ namespace ppsim {
 // MoE layers alike). A layer's forward is its attention part (norms, attention, router), the token
 // dispatch all-to-all, its MLP part (routed and shared experts, token permutation) and the combine
 // all-to-all; its backward runs the reverse: the combine's gradient all-to-all, the MLP's backward,
-// the dispatch's gradient all-to-all, the attention's backward (I, and W where it is not split off).
-// Full recomputation reruns the forward, all-to-alls included, at the start of I. The parts are
-// sums of the layer's ops by models/op_costs.h's LayerPart: the attention part ends with the
+// the dispatch's gradient all-to-all, the attention's backward (I, and W where it is not split
+// off). Full recomputation reruns the forward, all-to-alls included, at the start of I. The parts
+// are sums of the layer's ops by models/op_costs.h's LayerPart: the attention part ends with the
 // norm before the router and the router (its softmax and top-k too); the MLP part holds the token
 // permutation, the routed experts' grouped GEMMs, the shared experts and, after the combine, the
 // unpermutation and the residual add. Filled by StageModelsToCosts (models/transformer.h) from a
 // model with --ep > 1, with balanced routing (each GPU's experts receive its T_g k tokens).
-struct MoeStage {
-  int32_t layers = 0;
-  // One MoE layer's parts, per microbatch on one GPU: forward, backward for inputs (I, without a
-  // recomputed forward) and for weights (W).
+// One MoE layer's seconds by part and pass, per microbatch on one GPU: forward, backward for
+// inputs (I, without a full recompute's forward; selective recompute's attention is in I's
+// attention part) and for weights (W).
+struct MoeLayerSeconds {
   double forward_attention_s = 0;
   double forward_mlp_s = 0;
   double input_attention_s = 0;
   double input_mlp_s = 0;
   double weight_attention_s = 0;
   double weight_mlp_s = 0;
+};
+
+struct MoeStage {
+  int32_t layers = 0;
+  MoeLayerSeconds layer_seconds;  // one of its MoE layers (all alike)
   bool full_recompute = false;
   // Bytes one GPU sends in one all-to-all to its whole expert-parallel group, itself included
   // (each of the e members, itself too, gets 1/e: balanced routing): the dispatch (tokens x top-k
@@ -80,10 +85,11 @@ struct StageCosts {
     return gradient_bytes[stage] - (expert_gradient_bytes.empty() ? 0 : expert_gradient_bytes[stage]);
   }
   // The stage's optimizer step on each GPU, after its gradients are synchronised: the HBM bytes it
-  // reads and writes, and its duration at the GPU's HBM bandwidth (set when the platform is
-  // known). Empty or zero: no step.
-  std::vector<int64_t> optimizer_bytes;
-  std::vector<double> optimizer_s;
+  // reads and writes (its traffic, not the optimizer state it keeps, which is in static_bytes),
+  // and its duration at the GPU's HBM bandwidth (set when the platform is known). Empty or zero:
+  // no step.
+  std::vector<int64_t> optimizer_step_bytes;
+  std::vector<double> optimizer_step_s;
   // ZeRO-1 (Megatron's distributed optimizer, --zero 1 with --dp > 1): the 16-bit parameters each
   // GPU all-gathers after the optimizer step; the gradients are then reduce-scattered, not
   // all-reduced. Empty: all-reduce.

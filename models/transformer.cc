@@ -902,9 +902,9 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
     const int64_t gradient_bytes_per_parameter = setup.fp32_grads ? 4 : 2;
     stage.gradient_bytes = gradient_bytes_per_parameter * stage.parameters;
     stage.expert_gradient_bytes = gradient_bytes_per_parameter * stage.expert_parameters;
-    stage.optimizer_bytes = (setup.fp32_grads ? 30 : 36) *
-                            (CeilDiv(dense_parameters, optimizer_shards) +
-                             CeilDiv(stage.expert_parameters, expert_shards));
+    stage.optimizer_step_bytes =
+        (setup.fp32_grads ? 30 : 36) * (CeilDiv(dense_parameters, optimizer_shards) +
+                                        CeilDiv(stage.expert_parameters, expert_shards));
     if (t > 1) {
       const int32_t all_reduce = 2 * (setup.layout.tp - 1);
       const int32_t half = setup.layout.tp - 1;  // a reduce-scatter or an all-gather
@@ -968,18 +968,13 @@ StageCosts StageModelsToCosts(const std::vector<StageModel>& stages,
     costs.message_bytes.push_back(stage.message_bytes);
     costs.static_bytes.push_back(stage.static_bytes);
     costs.gradient_bytes.push_back(stage.gradient_bytes);
-    costs.optimizer_bytes.push_back(stage.optimizer_bytes);
+    costs.optimizer_step_bytes.push_back(stage.optimizer_step_bytes);
     if (setup.layout.ep > 1) {
       const MoeLayerSeconds& parts = seconds[k].moe_layer;
       MoeStage moe;
       moe.layers = stage.moe_layers;
       if (moe.layers > 0) {
-        moe.forward_attention_s = parts.forward_attention_s;
-        moe.forward_mlp_s = parts.forward_mlp_s;
-        moe.input_attention_s = parts.input_attention_s;
-        moe.input_mlp_s = parts.input_mlp_s;
-        moe.weight_attention_s = parts.weight_attention_s;
-        moe.weight_mlp_s = parts.weight_mlp_s;
+        moe.layer_seconds = parts;
         moe.full_recompute = setup.recompute == Recompute::kFull;
         moe.dispatch_bytes = stage.dispatch_bytes;
         moe.combine_bytes = stage.combine_bytes;

@@ -342,7 +342,7 @@ struct StageModel {
   // the moments and the 16-bit parameter (14): 30 bytes; with 16-bit gradients the main gradient
   // is first made from the 16-bit one (2 read, 4 written): 36. HBM-bound, so its time is these
   // bytes over the GPU's HBM bandwidth.
-  int64_t optimizer_bytes = 0;
+  int64_t optimizer_step_bytes = 0;
   // Tensor-parallel collectives (t > 1), as Megatron-LM's tensor-parallel layers issue them, each
   // of the whole s x b x h activation S in 16 bits, in ring steps (2(t - 1) per all-reduce, t - 1
   // per reduce-scatter or all-gather) of S/t bytes per GPU: per layer, F all-reduces the attention

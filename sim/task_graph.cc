@@ -589,8 +589,8 @@ void AddOptimizerSteps(const Schedule& schedule, const StageCosts& costs,
                        std::vector<std::pair<TaskId, TaskId>>* edges) {
   graph->optimizer_begin = static_cast<TaskId>(graph->tasks.size());
   std::vector<double> duration(schedule.num_ranks, 0.0);
-  for (int32_t stage = 0; stage < static_cast<int32_t>(costs.optimizer_s.size()); ++stage) {
-    duration[schedule.stage_to_rank[stage].value()] += costs.optimizer_s[stage];
+  for (int32_t stage = 0; stage < static_cast<int32_t>(costs.optimizer_step_s.size()); ++stage) {
+    duration[schedule.stage_to_rank[stage].value()] += costs.optimizer_step_s[stage];
   }
   for (int32_t replica = 0; replica < graph->num_replicas; ++replica) {
     for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
@@ -1005,13 +1005,14 @@ std::vector<TaskPart> ChunkParts(const StageCosts& costs, const Op& op, int32_t 
   };
   auto forward_layers = [&] {
     for (int32_t l = 0; l < n; ++l) {
-      compute(PartName::kAttention, false, l, moe.forward_attention_s);
+      compute(PartName::kAttention, false, l, moe.layer_seconds.forward_attention_s);
       all_to_all(PartName::kDispatch, false, l, per_peer_dispatch, node_dispatch);
-      compute(PartName::kMlp, false, l, moe.forward_mlp_s);
+      compute(PartName::kMlp, false, l, moe.layer_seconds.forward_mlp_s);
       all_to_all(PartName::kCombine, false, l, per_peer_combine, node_combine);
     }
   };
-  const double forward_parts = n * (moe.forward_attention_s + moe.forward_mlp_s);
+  const double forward_parts =
+      n * (moe.layer_seconds.forward_attention_s + moe.layer_seconds.forward_mlp_s);
   if (op.kind == OpKind::kForward) {
     compute(PartName::kRest, false, 0, std::max(0.0, costs.forward_s[stage] - forward_parts));
     forward_layers();
@@ -1019,8 +1020,9 @@ std::vector<TaskPart> ChunkParts(const StageCosts& costs, const Op& op, int32_t 
   }
   // I, or B (I and W together). The backward's layers in reverse order.
   const bool whole = op.kind == OpKind::kBackward;
-  const double attention = moe.input_attention_s + (whole ? moe.weight_attention_s : 0);
-  const double mlp = moe.input_mlp_s + (whole ? moe.weight_mlp_s : 0);
+  const double attention =
+      moe.layer_seconds.input_attention_s + (whole ? moe.layer_seconds.weight_attention_s : 0);
+  const double mlp = moe.layer_seconds.input_mlp_s + (whole ? moe.layer_seconds.weight_mlp_s : 0);
   const double total = whole ? costs.backward_s[stage] : costs.backward_input_s[stage];
   const double rest = total - n * (attention + mlp) - (moe.full_recompute ? forward_parts : 0);
   if (moe.full_recompute) forward_layers();

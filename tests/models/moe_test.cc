@@ -464,7 +464,7 @@ TEST(MoeStageModels, ExpertParallelismShardsTheExpertsAndTheirState) {
   EXPECT_EQ(stages[0].static_bytes, 6 * (dense + experts) + 12 * dense / 8 + 12 * experts / 2);
   EXPECT_EQ(stages[0].gradient_bytes, 4 * (dense + experts));
   EXPECT_EQ(stages[0].expert_gradient_bytes, 4 * experts);
-  EXPECT_EQ(stages[0].optimizer_bytes, 30 * (dense / 8 + experts / 2));
+  EXPECT_EQ(stages[0].optimizer_step_bytes, 30 * (dense / 8 + experts / 2));
   // All-to-all bytes per MoE layer: T_g k h in bf16 and 16 bits, T_g = 4096 tokens.
   EXPECT_EQ(stages[0].dispatch_bytes, 4096 * 2 * h * 2);
   EXPECT_EQ(stages[0].combine_bytes, 4096 * 2 * h * 2);
@@ -614,16 +614,17 @@ TEST(MoeStageCosts, FilledOnlyWithExpertParallelism) {
   EXPECT_EQ(costs.moe[0].layers, 0);
   EXPECT_EQ(costs.moe[1].layers, 58);
   EXPECT_TRUE(costs.moe[1].full_recompute);
-  EXPECT_EQ(costs.moe[1].forward_mlp_s, seconds[1].moe_layer.forward_mlp_s);
-  EXPECT_EQ(costs.moe[1].input_attention_s, seconds[1].moe_layer.input_attention_s);
+  EXPECT_EQ(costs.moe[1].layer_seconds.forward_mlp_s, seconds[1].moe_layer.forward_mlp_s);
+  EXPECT_EQ(costs.moe[1].layer_seconds.input_attention_s, seconds[1].moe_layer.input_attention_s);
   // T_g k h: 4096 tokens x 8 experts x 7168, bf16 both ways.
   EXPECT_EQ(costs.moe[1].dispatch_bytes, int64_t{4096} * 8 * 7168 * 2);
   EXPECT_EQ(costs.moe[1].combine_bytes, int64_t{4096} * 8 * 7168 * 2);
   // Stage totals keep every layer, the recompute and the head.
   EXPECT_EQ(costs.forward_s[1], seconds[1].forward_s);
-  EXPECT_GT(costs.backward_input_s[1],
-            58 * (costs.moe[1].input_attention_s + costs.moe[1].input_mlp_s +
-                  costs.moe[1].forward_attention_s + costs.moe[1].forward_mlp_s));
+  EXPECT_GT(costs.backward_input_s[1], 58 * (costs.moe[1].layer_seconds.input_attention_s +
+                                             costs.moe[1].layer_seconds.input_mlp_s +
+                                             costs.moe[1].layer_seconds.forward_attention_s +
+                                             costs.moe[1].layer_seconds.forward_mlp_s));
 
   // --efficiency: the parts are the model FLOPs at the rate.
   seconds = StagePassSeconds(m, setup, stages, gpu, 0.5);

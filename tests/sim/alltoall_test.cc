@@ -26,12 +26,12 @@ constexpr EngineKind kEngines[] = {EngineKind::kCriticalPath, EngineKind::kSimGr
 MoeStage Layer(int32_t layers, int64_t dispatch_bytes, int64_t combine_bytes) {
   MoeStage moe;
   moe.layers = layers;
-  moe.forward_attention_s = 1e-3;
-  moe.forward_mlp_s = 2e-3;
-  moe.input_attention_s = 1.5e-3;
-  moe.input_mlp_s = 3e-3;
-  moe.weight_attention_s = 0.5e-3;
-  moe.weight_mlp_s = 1e-3;
+  moe.layer_seconds.forward_attention_s = 1e-3;
+  moe.layer_seconds.forward_mlp_s = 2e-3;
+  moe.layer_seconds.input_attention_s = 1.5e-3;
+  moe.layer_seconds.input_mlp_s = 3e-3;
+  moe.layer_seconds.weight_attention_s = 0.5e-3;
+  moe.layer_seconds.weight_mlp_s = 1e-3;
   moe.dispatch_bytes = dispatch_bytes;
   moe.combine_bytes = combine_bytes;
   return moe;

@@ -193,7 +193,7 @@ TEST(Collectives, ZeroOnesAllGatherWaitsForTheOptimizerStep) {
     StageCosts costs = OneStageCosts(1e-3, 2e-3);
     costs.gradient_bytes = {static_cast<int64_t>(kBytes)};
     costs.param_gather_bytes = {static_cast<int64_t>(kBytes / 2)};
-    costs.optimizer_s = {1e-3};
+    costs.optimizer_step_s = {1e-3};
     Parallelism parallelism{{.dp = 16, .tp = 1}, P2pMode::kEager};
     parallelism.fold_replicas = fold;
     CollectivePlan plan = Plan(CollectiveAlgorithm::kRing, 8);

@@ -25,7 +25,7 @@ double Makespan(int64_t gradient_bytes, int64_t bucket_bytes, double bandwidth,
   StageCosts costs = OneStageCosts(1, 4);
   costs.gradient_bytes = {gradient_bytes};
   costs.param_gather_bytes = std::move(gather_bytes);
-  costs.optimizer_s = std::move(optimizer_s);
+  costs.optimizer_step_s = std::move(optimizer_s);
   Parallelism parallelism{{.dp = 2, .tp = 1}, P2pMode::kEager};
   parallelism.grad_bucket_bytes = bucket_bytes;
   TaskGraph graph;

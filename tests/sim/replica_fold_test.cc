@@ -57,7 +57,7 @@ Simulated Simulate(const Case& c, bool fold) {
   costs.gradient_bytes.assign(stages, c.gradient_bytes);
   if (c.gather_bytes > 0) {
     costs.param_gather_bytes.assign(stages, c.gather_bytes);
-    costs.optimizer_s.assign(stages, 1e-3);
+    costs.optimizer_step_s.assign(stages, 1e-3);
   }
   Parallelism parallelism{{.dp = c.dp, .tp = c.tp}, P2pMode::kEager};
   parallelism.layout.cp = c.cp;
