@@ -32,6 +32,11 @@ class Locator {
   }
 };
 
+// `text` with each "{field}" replaced by names.Name(field): a sentence about request fields written
+// once for every way they are given ("groups of {microbatch_group_size}" -> "groups of
+// --microbatch-group-size"). A "{" without a closing "}" stays as it is.
+std::string NameFields(std::string_view text, const Locator& names);
+
 // Names every field as it is ("pp"), for code that builds requests itself (presets, tests).
 class FieldNames : public Locator {
  public:

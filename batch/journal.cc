@@ -40,8 +40,8 @@ std::string JsonLinesPath(const std::string& csv_path) {
   return csv_path + ".jsonl";
 }
 
-Journal::Journal(std::string csv_path)
-    : csv_path_(std::move(csv_path)), json_path_(JsonLinesPath(csv_path_)) {}
+Journal::Journal(std::string csv_path, const Locator& options)
+    : csv_path_(std::move(csv_path)), options_(options), json_path_(JsonLinesPath(csv_path_)) {}
 
 Journal::~Journal() {
   if (csv_fd_ >= 0) ::close(csv_fd_);
@@ -64,8 +64,10 @@ Status Journal::Load(const std::string& header, int64_t points, bool retry_faile
   if (csv_text.empty()) return Status();
   const std::string first_line = csv_text.substr(0, csv_text.find('\n'));
   if (first_line != header && first_line != header + "\r") {
-    return Status::InvalidInput(from + ":1: its columns are not this experiment's; start over "
-                                "without --resume (expected: " + Printable(header) + ")");
+    return Status::InvalidInput(from +
+                                ":1: its columns are not this experiment's; start over "
+                                "without " +
+                                options_.Name("resume") + " (expected: " + Printable(header) + ")");
   }
   ResultsTable table;
   RETURN_IF_ERROR(ReadResultsCsv(csv_text, from, &table, dropped));
@@ -87,9 +89,9 @@ Status Journal::Load(const std::string& header, int64_t points, bool retry_faile
     }
     const std::vector<std::string>& values = values_of(row.point);
     if (!std::equal(values.begin(), values.end(), row.fields.begin() + 1)) {
-      return Status::InvalidInput(where + "point " + std::to_string(row.point) + " is not (" +
-                                  describe(row.point) +
-                                  ") in this experiment; start over without --resume");
+      return Status::InvalidInput(
+          where + "point " + std::to_string(row.point) + " is not (" + describe(row.point) +
+          ") in this experiment; start over without " + options_.Name("resume"));
     }
     const auto json = json_of.find(row.point);
     if (json == json_of.end() || json->second->status != row.status) {
@@ -118,11 +120,13 @@ Status Journal::Append(const std::string& csv_line, const std::string& json_line
   // The JSON line first: a CSV row without it is run again on --resume.
   if (!WriteAll(json_fd_, json_line + "\n")) {
     return Status::InvalidInput(json_path_ + ".partial: cannot write: " + std::strerror(errno) +
-                                "; the sweep stopped, and --resume continues it");
+                                "; the sweep stopped, and " + options_.Name("resume") +
+                                " continues it");
   }
   if (!WriteAll(csv_fd_, csv_line + "\n")) {
     return Status::InvalidInput(csv_path_ + ".partial: cannot write: " + std::strerror(errno) +
-                                "; the sweep stopped, and --resume continues it");
+                                "; the sweep stopped, and " + options_.Name("resume") +
+                                " continues it");
   }
   return Status();
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/locator.h"
 #include "base/status.h"
 #include "batch/results.h"
 
@@ -27,8 +28,9 @@ struct JournalRows {
 
 class Journal {
  public:
-  // The journal of a sweep that writes `csv_path` (and JsonLinesPath(csv_path)).
-  explicit Journal(std::string csv_path);
+  // The journal of a sweep that writes `csv_path` (and JsonLinesPath(csv_path)). `options` names
+  // the sweep's options (resume) in messages; it must outlive the journal.
+  Journal(std::string csv_path, const Locator& options);
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
   ~Journal();
@@ -60,6 +62,7 @@ class Journal {
 
  private:
   std::string csv_path_;
+  const Locator& options_;
   std::string json_path_;
   int csv_fd_ = -1;
   int json_fd_ = -1;

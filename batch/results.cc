@@ -426,7 +426,7 @@ bool InRunCsv(int column) {
 }
 
 std::string ValidRunHeader() {
-  std::string text = "a run CSV (ppsim run --format csv) has ";
+  std::string text = "a run CSV (a run's CSV output) has ";
   for (std::string_view key : kRunCsvKeys) text += std::string(key) + ", ";
   std::string metrics;
   for (int c = 0; c < kResultColumnCount; ++c) {

@@ -16,12 +16,13 @@
 #include "base/escape.h"
 #include "base/names.h"
 #include "base/numbers.h"
-#include "experiments/locators.h"
 #include "batch/process_pool.h"
+#include "config/units.h"
 #include "experiments/request.h"
 #include "experiments/run.h"
+#include "experiments/run_command.h"
+#include "experiments/run_phases.h"
 #include "models/transformer.h"
-#include "config/units.h"
 #include "platforms/cluster.h"
 #include "schedules/registry.h"
 #include "sim/metrics.h"
@@ -74,11 +75,12 @@ struct Executed {
   int32_t stages_per_rank = 0;
 };
 
-Status ResolveOne(const proto::RunConfig& config, RunSpec* spec) {
+Status ResolveOne(const proto::RunConfig& config, const std::shared_ptr<const Locator>& where,
+                  RunSpec* spec) {
   RunRequest request;
   ResolveOptions options;
   options.one_schedule = true;
-  RETURN_IF_ERROR(ResolveRun(config, std::make_shared<FlagLocator>(), options, &request));
+  RETURN_IF_ERROR(ResolveRun(config, where, options, &request));
   *spec = request.runs.at(0);
   return Status();
 }
@@ -138,10 +140,11 @@ double WorkBound(const PreparedRun& run) {
   return bound;
 }
 
-Prepared PrepareCandidate(const proto::RunConfig& config) {
+Prepared PrepareCandidate(const proto::RunConfig& config,
+                          const std::shared_ptr<const Locator>& where) {
   Prepared p;
   RunSpec spec;
-  Status status = ResolveOne(config, &spec);
+  Status status = ResolveOne(config, where, &spec);
   PreparedRun run;
   if (status.ok()) status = PrepareRun(spec, &run, /*compile=*/false);
   if (!status.ok()) {
@@ -185,10 +188,11 @@ Prepared PreparedOf(const Json& j) {
 }
 
 // Runs in the evaluation's process: SimGrid in this very process.
-Executed ExecuteCandidate(const proto::RunConfig& config, EngineKind engine) {
+Executed ExecuteCandidate(const proto::RunConfig& config, EngineKind engine,
+                          const std::shared_ptr<const Locator>& where) {
   Executed e;
   RunSpec spec;
-  Status status = ResolveOne(config, &spec);
+  Status status = ResolveOne(config, where, &spec);
   spec.engine = engine;
   PreparedRun run;
   if (status.ok()) status = PrepareRun(spec, &run);
@@ -273,7 +277,7 @@ std::vector<int32_t> Divisors(int32_t n) {
 // Checks the request's own fields (as `ppsim run` would, located at the flags) and learns the
 // model's layers and the cluster's GPUs.
 Status CheckBase(SearchSpace* space, SpaceShape* shape) {
-  const FlagLocator where;
+  const Locator& where = *space->where;
   proto::RunConfig& base = space->base;
   if (base.model().empty()) {
     return where.Invalid(
@@ -284,7 +288,8 @@ Status CheckBase(SearchSpace* space, SpaceShape* shape) {
                          "required; give sequences per iteration (1024) or tokens (4Mitok)");
   }
   if (space->gpus > 0 && base.has_nodes()) {
-    return Status::InvalidInput("--gpus: give --gpus or --nodes, not both");
+    return where.Invalid(
+        "gpus", "give " + where.Name("gpus") + " or " + where.Name("nodes") + ", not both");
   }
   RunSpec spec;
   RETURN_IF_ERROR(ResolveModel(base, where, {}, &spec));
@@ -299,10 +304,11 @@ Status CheckBase(SearchSpace* space, SpaceShape* shape) {
   shape->platform_name = cluster.name;
   if (space->gpus > 0) {
     if (space->gpus % cluster.gpus_per_node != 0) {
-      return Status::InvalidInput(
-          "--gpus: " + std::to_string(space->gpus) + " is not a multiple of the " +
-          std::to_string(cluster.gpus_per_node) + " GPUs per node of " + cluster.name +
-          "; give a multiple of " + std::to_string(cluster.gpus_per_node) + ", or --nodes");
+      return where.Invalid(
+          "gpus", std::to_string(space->gpus) + " is not a multiple of the " +
+                      std::to_string(cluster.gpus_per_node) + " GPUs per node of " + cluster.name +
+                      "; give a multiple of " + std::to_string(cluster.gpus_per_node) + ", or " +
+                      where.Name("nodes"));
     }
     base.set_nodes(space->gpus / cluster.gpus_per_node);
     spec.platform.nodes = base.nodes();
@@ -317,17 +323,17 @@ Status CheckBase(SearchSpace* space, SpaceShape* shape) {
   probe.set_schedule("1F1B");
   probe.set_pp(1);
   RunRequest request;
-  RETURN_IF_ERROR(ResolveRun(probe, std::make_shared<FlagLocator>(), {}, &request));
+  RETURN_IF_ERROR(ResolveRun(probe, space->where, {}, &request));
   for (const std::string& name : space->schedules) {
     if (FindSchedule(name) == nullptr) {
       std::vector<std::string> names;
       for (const ScheduleInfo& info : AllSchedules()) names.emplace_back(info.name);
-      return Status::InvalidInput("--schedules: " + UnknownName("schedule", name, names));
+      return where.Invalid("schedules", UnknownName("schedule", name, names));
     }
   }
   for (const std::string& name : space->recompute) {
     Recompute recompute;
-    RETURN_IF_ERROR(ParseRecompute("--recompute", name, &recompute));
+    RETURN_IF_ERROR(ParseRecompute(where.Where("recompute"), name, &recompute));
   }
   return Status();
 }
@@ -404,7 +410,7 @@ std::vector<Enumerated> Enumerate(const SearchSpace& space, const SpaceShape& sh
                   c.set_sequence_parallel(tp > 1);
                   c.set_dp(dp);
                   if (!divides) {
-                    e.invalid = "--pp: tp " + std::to_string(tp) +
+                    e.invalid = space.where->Where("pp") + ": tp " + std::to_string(tp) +
                                 (cp > 1 ? " x cp " + std::to_string(cp) : std::string()) +
                                 " x pp " + std::to_string(pp) + " does not divide the " +
                                 std::to_string(shape.gpus) + " GPUs";
@@ -488,7 +494,7 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
         Json out = Json::array();
         for (size_t k = chunk * kPrepareChunk;
              k < std::min(mine.size(), (chunk + 1) * kPrepareChunk); ++k) {
-          out.push_back(PreparedJson(PrepareCandidate(all[mine[k]].config)));
+          out.push_back(PreparedJson(PrepareCandidate(all[mine[k]].config, space.where)));
         }
         return out;
       },
@@ -521,6 +527,7 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
     SearchCandidate c;
     c.index = mine[k];
     c.config = all[mine[k]].config;
+    c.command = RunCommandLine(c.config, *space.where);
     c.peak_memory_bytes = p.peak_memory_bytes;
     c.memory_capacity_bytes = p.capacity_bytes;
     c.work_bound_s = p.work_s;
@@ -578,7 +585,7 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
           const auto& [bound, memory, index, level, k] = round[r];
           const EngineKind engine =
               level == Level::kWork ? EngineKind::kCriticalPath : EngineKind::kSimGrid;
-          return ExecutedJson(ExecuteCandidate(candidates[k].config, engine));
+          return ExecutedJson(ExecuteCandidate(candidates[k].config, engine, space.where));
         },
         [&](size_t r, const Json* out) {
           if (out != nullptr) {

@@ -50,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "base/locator.h"
 #include "base/status.h"
 #include "experiments/run_config.pb.h"
 
@@ -59,6 +60,9 @@ namespace ppsim {
 // platform, nodes, global_batch, and optionally seq_len, memory_reserve, set.
 // An empty axis list means the whole default range above.
 struct SearchSpace {
+  // Where the space's fields were written (the base's run fields and the search's own: gpus,
+  // schedules, recompute, ...), for messages and for each candidate's run. Default: names as is.
+  std::shared_ptr<const Locator> where = std::make_shared<FieldNames>();
   proto::RunConfig base;
   int32_t gpus = 0;  // --gpus instead of base.nodes: nodes = gpus / GPUs per node; 0: not given
   std::vector<int32_t> tp;
@@ -81,6 +85,7 @@ struct SearchOptions {
 struct SearchCandidate {
   int64_t index = 0;  // in enumeration order (over all shards)
   proto::RunConfig config;
+  std::string command;  // the `ppsim run` command of `config`, flags named by SearchSpace::where
   int64_t peak_memory_bytes = 0;  // the largest rank's
   int64_t memory_capacity_bytes = 0;
   bool oom = false;

@@ -14,9 +14,8 @@
 #include "base/svg.h"
 #include "batch/result_values.h"
 #include "batch/results.h"
-#include "experiments/run_command.h"
-#include "experiments/run_output.h"
 #include "config/units.h"
+#include "experiments/run_output.h"
 
 namespace ppsim {
 namespace {
@@ -29,7 +28,7 @@ std::string LayerSplit(const SearchCandidate& c) {
 
 Json CandidateJson(const SearchCandidate& c) {
   Json j;
-  j["command"] = RunCommandLine(c.config);
+  j["command"] = c.command;
   j["tokens_per_s"] = JsonNumber(c.tokens_per_s);
   j["iteration_s"] = JsonNumber(c.iteration_s);
   j["peak_memory_bytes"] = c.peak_memory_bytes;
@@ -94,7 +93,7 @@ std::vector<std::string> Cells(const SearchCandidate& c, size_t rank) {
           std::to_string(c.stages_per_rank),
           c.config.recompute(),
           LayerSplit(c),
-          RunCommandLine(c.config)};
+          c.command};
 }
 
 const std::vector<std::string> kHeader = {
@@ -221,7 +220,7 @@ std::string Scatter(const SearchResult& result) {
            "\"><title>" +
            MarkupEscape(ShowValue(kTokensColumn, c.tokens_per_s) + ", " +
                         ShowValue(kPeakMemoryColumn, static_cast<double>(c.peak_memory_bytes)) +
-                        ": " + RunCommandLine(c.config)) +
+                        ": " + c.command) +
            "</title></circle>\n";
   }
   return svg + "</svg>\n";
@@ -264,7 +263,7 @@ std::string SearchHtml(const SearchResult& result, const std::string& title) {
         "<p>Best: <b>" + MarkupEscape(ShowValue(kTokensColumn, best.tokens_per_s)) +
         "</b> tokens/s at " +
         MarkupEscape(ShowValue(kPeakMemoryColumn, static_cast<double>(best.peak_memory_bytes))) +
-        " per GPU: <code>" + MarkupEscape(RunCommandLine(best.config)) + "</code></p>\n";
+        " per GPU: <code>" + MarkupEscape(best.command) + "</code></p>\n";
   }
   page +=
       "<h2>Throughput against peak memory</h2>\n<p class=\"note\">Every candidate simulated "

@@ -4,22 +4,24 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "base/escape.h"
 #include "base/subprocess.h"
-#include "experiments/locators.h"
 #include "batch/process_pool.h"
 #include "batch/progress.h"
-#include "experiments/request.h"
 #include "batch/results.h"
+#include "config/units.h"
+#include "experiments/locators.h"
+#include "experiments/request.h"
 #include "experiments/run_output.h"
 #include "experiments/trace_outputs.h"
-#include "config/units.h"
 
 namespace ppsim {
 namespace {
@@ -28,17 +30,29 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// The point's metrics: each column the run's JSON field of the same name when the run has it
-// (RunJson leaves out what does not apply: tokens_per_s without a sequence length, mfu without a
-// model, ...), then the three columns of the sweep's own (batch/results.h). False when the
-// JSON lacks a column every run has.
+// The point's metrics, from the run's headline (experiments/run_output.h HeadlineOf: what does not
+// apply stays unset, as in the run's JSON), then the sweep's own columns (batch/results.h); the
+// run's whole JSON goes beside them into the JSON lines. False when a metric every run has is
+// not a finite number.
 bool SetMetrics(const RunResult& r, PointOutcome* o) {
   o->result = RunJson(r);
-  for (int c = 0; c < kResultColumnCount; ++c) {
-    if (!IsMetric(c)) continue;
-    const auto field = o->result.find(std::string(kResultColumns[c].name));
-    if (field != o->result.end() && field->is_number()) o->values[c] = field->get<double>();
-  }
+  const RunHeadline h = HeadlineOf(r);
+  auto set = [&](int column, std::optional<double> value) {
+    if (value && std::isfinite(*value)) o->values[column] = *value;
+  };
+  set(kMakespanColumn, h.makespan_s);
+  set(kBubbleColumn, h.bubble_over_makespan);
+  set(kBubbleOverIdealColumn, h.bubble_over_ideal);
+  set(kStageBubbleColumn, h.stage_bubble_rate);
+  set(kSamplesColumn, h.samples_per_s);
+  set(kTokensColumn, h.tokens_per_s);
+  set(kMfuColumn, h.mfu);
+  set(kHfuColumn, h.hfu);
+  set(kPeakMemoryColumn, static_cast<double>(h.peak_memory_bytes));
+  set(kCapacityColumn, static_cast<double>(h.memory_capacity_bytes));
+  set(kTimeToTrainColumn, h.time_to_train_s);
+  set(kGpuHoursColumn, h.gpu_hours);
+  set(kCostColumn, h.cost);
   const RunMetrics& m = r.metrics;
   int64_t static_memory_bytes = 0;
   for (const RankMetrics& k : m.ranks) {
@@ -47,7 +61,7 @@ bool SetMetrics(const RunResult& r, PointOutcome* o) {
   o->values[kStaticMemoryColumn] = static_cast<double>(static_memory_bytes);
   o->values[kThroughputColumn] =
       MicrobatchesPerS(r.num_microbatches, r.spec.training.layout.dp, m.makespan_s);
-  o->oom = m.oom_ranks > 0;
+  o->oom = h.oom;
   for (int c = 0; c < kResultColumnCount; ++c) {
     if (kResultColumns[c].role == ColumnRole::kMetric && !o->values[c]) return false;
   }
@@ -85,18 +99,19 @@ PointOutcome RunPoint(const PointJob& job, const SweepOptions& options) {
     const double wall_s = o.wall_s;
     o = PointOutcome();
     o.status = PointStatus::kFailed;
-    o.error = "internal error: the run's JSON lacks a metric every run has";
+    o.error = "internal error: the run lacks a metric every run has";
     o.wall_s = wall_s;
   }
   return o;
 }
 
 // What a point's process came to: its outcome, or how the process ended.
-PointOutcome OutcomeOf(const ProcessPool::Finished& f, double timeout_s) {
+PointOutcome OutcomeOf(const ProcessPool::Finished& f, const SweepOptions& options) {
   PointOutcome o;
   if (f.timed_out) {
     o.status = PointStatus::kTimeout;
-    o.error = "exceeded --point-timeout " + HumanDuration(timeout_s);
+    o.error = "exceeded " + options.where->Name("point_timeout") + " " +
+              HumanDuration(options.point_timeout_s);
   } else if (WIFSIGNALED(f.wait_status)) {
     o.status = PointStatus::kCrashed;
     o.error = "the point's process died of " + DescribeWaitStatus(f.wait_status);
@@ -140,12 +155,6 @@ Status PlanSweep(const ExperimentPlan& plan, std::vector<PointJob>* jobs) {
     RunRequest request;
     Status status =
         ResolveRun(point.config, std::make_shared<FileLocator>(plan, &point), options, &request);
-    if (status.ok() && (request.outputs.any() || request.fail_on_oom)) {
-      // Not swept (experiment.cc), so written in the base.
-      status = Status::InvalidInput(
-          plan.source + ": base: trace, chrome_trace, timeline and fail_on_oom belong to one run "
-                        "('ppsim run FILE'); a sweep writes timelines with --timelines");
-    }
     if (status.ok()) {
       PreparedRun prepared;
       status = PrepareRun(request.runs[0], &prepared, /*compile=*/false);
@@ -179,10 +188,11 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
   *summary = SweepSummary();
   const Clock::time_point sweep_start = Clock::now();
   const std::string header = ResultsHeader(plan.columns);
-  Journal journal(options.output);
+  Journal journal(options.output, *options.where);
   if (journal.exists() && !options.resume) {
-    return Status::InvalidInput(options.output + ".partial: an interrupted sweep's results; add "
-                                "--resume to continue it, or delete it to start over");
+    return Status::InvalidInput(options.output + ".partial: an interrupted sweep's results; add " +
+                                options.where->Name("resume") +
+                                " to continue it, or delete it to start over");
   }
   JournalRows rows;
   if (options.resume) {
@@ -259,7 +269,7 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
       if (!status.ok()) return Status::Internal("sweep: " + status.message());
     }
     for (const ProcessPool::Finished& f : pool.Wait()) {
-      RETURN_IF_ERROR(record(f.job, OutcomeOf(f, options.point_timeout_s)));
+      RETURN_IF_ERROR(record(f.job, OutcomeOf(f, options)));
     }
   }
   progress.Finish();

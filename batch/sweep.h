@@ -37,6 +37,8 @@ struct PointJob {
 };
 
 struct SweepOptions {
+  // Where the sweep's options were given (resume, point_timeout, timelines), for messages.
+  std::shared_ptr<const Locator> where = std::make_shared<FieldNames>();
   std::string output;        // the results CSV (required)
   int32_t jobs = 1;          // processes at a time
   bool resume = false;       // keep the points the journal (or a finished output) already has
@@ -54,7 +56,8 @@ struct SweepOptions {
 // The timeline picture file of point `index`: DIR/point-0007.html.
 std::string PointTimelinePath(const SweepOptions& options, size_t index);
 
-// Resolves and checks every point of `plan` before any runs (ResolveRun with the point's
+// Resolves and checks every point of `plan` before any runs (a point's trace outputs and
+// fail_on_oom, which belong to one run, are not looked at) (ResolveRun with the point's
 // FileLocator, then PrepareRun without compiling), one job per point in point order. Points a
 // skip rule names, and with skip_invalid the points ppsim rejects, become skipped jobs. Otherwise
 // every rejected point is reported at once, equal messages once with the points they concern:

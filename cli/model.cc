@@ -1,22 +1,23 @@
 // `ppsim model`: the analytic model's per-stage costs without simulating.
+#include <algorithm>
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
-
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "base/json.h"
-#include "base/numbers.h"
 #include "base/names.h"
+#include "base/numbers.h"
 #include "cli/commands.h"
+#include "cli/flag_locator.h"
 #include "cli/options.h"
+#include "config/units.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"
 #include "experiments/run_output.h"
-#include "config/units.h"
+#include "experiments/run_phases.h"
 
 namespace ppsim::cli {
 namespace {

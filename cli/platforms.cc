@@ -1,11 +1,11 @@
 // `ppsim platforms`: the cluster presets, one in full, or the paths --set accepts.
 #include <boost/program_options/options_description.hpp>
-
 #include <string>
 #include <vector>
 
 #include "base/names.h"
 #include "cli/commands.h"
+#include "cli/flag_locator.h"
 #include "cli/options.h"
 #include "experiments/locators.h"
 #include "platforms/cluster.h"

@@ -9,6 +9,7 @@
 #include "base/names.h"
 #include "base/numbers.h"
 #include "cli/commands.h"
+#include "cli/flag_locator.h"
 #include "cli/options.h"
 #include "experiments/experiment.h"
 #include "experiments/locators.h"
@@ -108,11 +109,12 @@ int RunFile(const std::string& path, const ParsedArgs& parsed, const CommandArgs
   }
   config.MergeFrom(given);
   const FileLocator in_file(plan, one_point ? &point : nullptr);
+  const FlagLocator flags;
   RunRequest request;
   ResolveOptions options;
   options.directory = plan.directory;
-  status = ResolveRun(config, std::make_shared<OverrideLocator>(in_file, flag_fields), options,
-                      &request);
+  status = ResolveRun(config, std::make_shared<OverrideLocator>(in_file, flags, flag_fields),
+                      options, &request);
   if (!status.ok()) return Fail(err, status);
   request.sources.push_back(path);
   std::string command = "ppsim run";

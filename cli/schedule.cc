@@ -1,18 +1,19 @@
 // `ppsim schedule` and `ppsim schedules`: orders without simulating.
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
-
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/json.h"
 #include "base/names.h"
 #include "cli/commands.h"
+#include "cli/flag_locator.h"
 #include "cli/options.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"
-#include "schedules/registry.h"
+#include "experiments/run_phases.h"
 #include "interop/torch_schedule_csv.h"
+#include "schedules/registry.h"
 #include "schedules/schedule_text.h"
 
 namespace ppsim::cli {
@@ -48,6 +49,7 @@ std::string ScheduleJson(const Schedule& schedule) {
 
 int ScheduleCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) {
   po::options_description options = RunConfigOptions({proto::Flag::SCHEDULE});
+  options.add(RunConfigOptions({proto::Flag::LIMITS}, {"max_tasks"}));
   po::options_description own("output", 100);
   own.add_options()("format", po::value<std::string>()->value_name("NAME"),
                     "text (default), torch-csv or json");
@@ -62,7 +64,9 @@ int ScheduleCommand(const CommandArgs& args, std::ostream& out, std::ostream& er
   proto::RunConfig config;
   status = FillRunConfig(parsed.values, &config);
   RunSpec spec;
-  if (status.ok()) status = ResolveSchedule(config, FlagLocator(), {}, &spec);
+  spec.where = std::make_shared<FlagLocator>();
+  if (status.ok()) status = ResolveSchedule(config, *spec.where, {}, &spec);
+  if (status.ok()) status = ResolveLimits(config, *spec.where, &spec);
   if (!status.ok()) return Fail(err, status);
   const std::string format =
       parsed.values.count("format") ? OptionText(parsed, "format") : "text";
@@ -70,10 +74,19 @@ int ScheduleCommand(const CommandArgs& args, std::ostream& out, std::ostream& er
     return Fail(err, Status::InvalidInput(
                          "--format: " + UnknownName("format", format, {"text", "torch-csv", "json"})));
   }
-  spec.where = std::make_shared<FlagLocator>();
+  const ScheduleInfo* info = FindSchedule(spec.schedule_name);
+  if (info != nullptr && info->needs_costs) {
+    return Fail(err, spec.where->Invalid("schedule", std::string(info->name) +
+                                                         " is found from the stages' costs and "
+                                                         "memory, which a schedule alone does not "
+                                                         "have; run it with 'ppsim run' (costs "
+                                                         "from --model, a profile, or --f, --i, "
+                                                         "--w with --activation)"));
+  }
   Schedule schedule;
   std::string label;
-  status = BuildSchedule(spec, &schedule, &label);
+  status = CheckScheduleSize(spec);
+  if (status.ok()) status = BuildSchedule(spec, &schedule, &label);
   if (!status.ok()) return Fail(err, status);
   if (format == "torch-csv") {
     out << FormatScheduleTorchCsv(schedule);

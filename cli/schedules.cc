@@ -1,9 +1,9 @@
 // `ppsim schedules`: the schedules, one line each.
 #include <boost/program_options/options_description.hpp>
-
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/flag_locator.h"
 #include "cli/options.h"
 #include "schedules/registry.h"
 
@@ -21,7 +21,7 @@ int SchedulesCommand(const CommandArgs& args, std::ostream& out, std::ostream& e
   }
   for (const ScheduleInfo& info : AllSchedules()) {
     out << info.name << std::string(info.name.size() < 10 ? 10 - info.name.size() : 1, ' ')
-        << info.summary << "\n";
+        << NameFields(info.summary, FlagLocator()) << "\n";
   }
   return kExitOk;
 }

@@ -11,9 +11,10 @@
 
 #include "base/files.h"
 #include "base/names.h"
-#include "cli/commands.h"
-#include "cli/options.h"
 #include "batch/search_output.h"
+#include "cli/commands.h"
+#include "cli/flag_locator.h"
+#include "cli/options.h"
 #include "config/units.h"
 
 namespace ppsim::cli {
@@ -136,6 +137,7 @@ int SearchCommand(const CommandArgs& args, std::ostream& out, std::ostream& err)
     return kExitOk;
   }
   SearchSpace space;
+  space.where = std::make_shared<FlagLocator>();
   SearchOptions search;
   std::string format;
   status = ReadSearch(parsed, &space, &search, &format);

@@ -1,11 +1,12 @@
 // `ppsim sweep FILE -o RESULTS.csv`: every point of an experiment, and `ppsim merge`, which joins
 // the results of shards.
+#include "batch/sweep.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,13 +16,13 @@
 
 #include "base/escape.h"
 #include "base/files.h"
-#include "base/numbers.h"
 #include "base/names.h"
+#include "base/numbers.h"
 #include "cli/commands.h"
+#include "cli/flag_locator.h"
 #include "cli/options.h"
-#include "experiments/experiment.h"
-#include "batch/sweep.h"
 #include "config/units.h"
+#include "experiments/experiment.h"
 
 namespace ppsim::cli {
 namespace {
@@ -112,6 +113,7 @@ int SweepCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
                                           std::string(kSweepSynopsis)));
   }
   SweepOptions sweep;
+  sweep.where = std::make_shared<FlagLocator>();
   status = ReadSweepOptions(parsed, &sweep);
   if (!status.ok()) return Fail(err, status);
   ExperimentPlan plan;
@@ -124,7 +126,16 @@ int SweepCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
                                     "'; expected a whole number >= 1");
     }
   }
-  if (status.ok()) status = ExpandPoints(max_points, &plan);
+  if (status.ok()) status = ExpandPoints(max_points, &plan, FlagLocator());
+  const proto::RunConfig& base = plan.experiment.base();
+  if (status.ok() && (!base.trace().empty() || !base.chrome_trace().empty() ||
+                      !base.timeline().empty() || base.fail_on_oom())) {
+    // Not swept (experiment.cc), so written in the base.
+    status = Status::InvalidInput(
+        plan.source +
+        ": base: trace, chrome_trace, timeline and fail_on_oom belong to one run "
+        "('ppsim run FILE'); a sweep writes timelines with --timelines");
+  }
   if (!status.ok()) return Fail(err, status);
   std::vector<PointJob> jobs;
   status = PlanSweep(plan, &jobs);

@@ -246,15 +246,16 @@ Status MakePoint(const ExperimentPlan& plan, int64_t index, SweepPoint* point) {
   return Status();
 }
 
-Status ExpandPoints(int64_t max_points, ExperimentPlan* plan) {
+Status ExpandPoints(int64_t max_points, ExperimentPlan* plan, const Locator& options) {
   plan->points.clear();
   if (plan->num_points < 0 || plan->num_points > max_points) {
     char count[64];
     std::snprintf(count, sizeof(count), "%.1e", plan->num_points < 0 ? 9.3e18 : static_cast<double>(plan->num_points));
-    return Status::InvalidInput(
-        plan->locations.Where("axes") + ": axes: the axes multiply to " +
-        (plan->num_points < 0 ? "more than " : "") + count + " points; the limit is " +
-        std::to_string(max_points) + " (--max-points); split the sweep or raise the limit");
+    return Status::InvalidInput(plan->locations.Where("axes") + ": axes: the axes multiply to " +
+                                (plan->num_points < 0 ? "more than " : "") + count +
+                                " points; the limit is " + std::to_string(max_points) + " (" +
+                                options.Name("max_points") +
+                                "); split the sweep or raise the limit");
   }
   plan->points.resize(static_cast<size_t>(plan->num_points));
   for (int64_t index = 0; index < plan->num_points; ++index) {

@@ -7,9 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "experiments/experiment.pb.h"
-#include "config/config_file.h"
+#include "base/locator.h"
 #include "base/status.h"
+#include "config/config_file.h"
+#include "experiments/experiment.pb.h"
 
 namespace ppsim {
 
@@ -59,7 +60,9 @@ Status MakePoint(const ExperimentPlan& plan, int64_t index, SweepPoint* point);
 
 // Makes every point of `plan` into plan->points. InvalidInput, located at the axes, when there are
 // more than `max_points` (before any is made).
-Status ExpandPoints(int64_t max_points, ExperimentPlan* plan);
+// `options` names the option that sets max_points in messages.
+Status ExpandPoints(int64_t max_points, ExperimentPlan* plan,
+                    const Locator& options = FieldNames());
 
 // "schedule=1F1B, microbatches=8": the point's values, for messages.
 std::string DescribePoint(const ExperimentPlan& plan, const SweepPoint& point);

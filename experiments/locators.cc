@@ -9,13 +9,6 @@ constexpr std::string_view kSetPrefix = "set.";
 
 }  // namespace
 
-std::string FlagLocator::Name(std::string_view field) const {
-  if (field.starts_with(kSetPrefix)) return "--set " + std::string(field.substr(kSetPrefix.size()));
-  std::string flag = "--" + std::string(field);
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  return flag;
-}
-
 std::string FileLocator::Where(std::string_view field) const {
   if (point_ != nullptr) {
     for (size_t c = 0; c < plan_.columns.size(); ++c) {

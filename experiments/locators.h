@@ -1,4 +1,5 @@
-// Where a run request's fields were written: on the command line, or in an experiment file.
+// Where a run request's fields were written in an experiment file, possibly with some given again
+// elsewhere (the command line's locator is cli/flag_locator.h).
 #ifndef PPSIM_EXPERIMENTS_LOCATORS_H_
 #define PPSIM_EXPERIMENTS_LOCATORS_H_
 
@@ -11,14 +12,6 @@
 #include "experiments/experiment.h"
 
 namespace ppsim {
-
-// The command line: a field is its flag, underscores as dashes ("--layers-per-stage"), and a
-// cluster setting "set.PATH" is "--set PATH".
-class FlagLocator : public Locator {
- public:
-  std::string Where(std::string_view field) const override { return Name(field); }
-  std::string Name(std::string_view field) const override;
-};
 
 // An experiment file. A field of a sweep point is located at the value the point took when it
 // swept the field ("e.yaml:5:39: axes[2].values[0]"), else where the base run sets it
@@ -35,20 +28,20 @@ class FileLocator : public Locator {
   const SweepPoint* point_;
 };
 
-// An experiment file's run with some fields given again on the command line (`ppsim run FILE
-// --pp 8`): those fields are located and named as flags, the others as `file` locates them.
-// REQUIRES: `file` outlives the locator.
+// An experiment file's run with some fields given again elsewhere (`ppsim run FILE --pp 8`): those
+// fields are located and named as `given` does, the others as `file` locates them. REQUIRES: `file`
+// and `given` outlive the locator.
 class OverrideLocator : public Locator {
  public:
-  OverrideLocator(const Locator& file, std::vector<std::string> flag_fields)
-      : file_(file), flag_fields_(std::move(flag_fields)) {}
+  OverrideLocator(const Locator& file, const Locator& given, std::vector<std::string> flag_fields)
+      : file_(file), flags_(given), flag_fields_(std::move(flag_fields)) {}
   std::string Where(std::string_view field) const override;
   std::string Name(std::string_view field) const override;
 
  private:
   bool FromFlag(std::string_view field) const;
   const Locator& file_;
-  FlagLocator flags_;
+  const Locator& flags_;
   std::vector<std::string> flag_fields_;
 };
 

@@ -122,12 +122,11 @@ Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,
                                          ") or " + where.Name("schedule_file"));
   }
   const bool from_file = !c.schedule_file().empty();
-  ScheduleParams& params = spec->params;
-  params.num_ranks = 0;
-  params.num_microbatches = 0;
+  spec->training.layout.pp = 0;
+  spec->microbatches = 0;
   if (c.has_pp()) {
     RETURN_IF_ERROR(AtLeast(where, "pp", c.pp(), 1));
-    params.num_ranks = c.pp();
+    spec->training.layout.pp = c.pp();
   } else if (!from_file) {
     return where.Invalid(
         "pp", "required; give the number of pipeline ranks, e.g. " + where.Name("pp") + " 4");
@@ -141,7 +140,7 @@ Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,
   }
   if (c.has_microbatches()) {
     RETURN_IF_ERROR(AtLeast(where, "microbatches", c.microbatches(), 1));
-    params.num_microbatches = c.microbatches();
+    spec->microbatches = c.microbatches();
   } else if (!from_file && c.global_batch().empty()) {
     return where.Invalid("microbatches", "required; give the microbatches per iteration, e.g. " +
                                              where.Name("microbatches") + " 8, or " +
@@ -153,7 +152,7 @@ Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,
                                                   "; the file's actions give the stages");
     }
     RETURN_IF_ERROR(AtLeast(where, "stages_per_rank", c.stages_per_rank(), 1));
-    params.stages_per_rank = c.stages_per_rank();
+    spec->stages_per_rank = c.stages_per_rank();
   }
   if (!c.stage_to_rank().empty()) {
     if (!from_file) {
@@ -175,14 +174,14 @@ Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,
                            "applies to " + where.Name("schedule") + " Megatron-Interleaved only");
     }
     RETURN_IF_ERROR(AtLeast(where, "microbatch_group_size", c.microbatch_group_size(), 1));
-    params.microbatch_group_size = c.microbatch_group_size();
+    spec->microbatch_group_size = c.microbatch_group_size();
   }
   return Status();
 }
 
 Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const ResolveOptions& options,
                     RunSpec* spec) {
-  CostInputs& costs = spec->costs;
+  CostValues& costs = spec->costs;
   auto times = [&](std::string_view field, const std::string& text, std::vector<double>* out) {
     if (text.empty()) return Status();
     RETURN_IF_ERROR(ParseDurationList(where.Where(field), text, out));
@@ -421,6 +420,13 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
   return Status();
 }
 
+Status ResolveLimits(const proto::RunConfig& c, const Locator& where, RunSpec* spec) {
+  if (!c.has_max_tasks()) return Status();
+  RETURN_IF_ERROR(AtLeast(where, "max_tasks", c.max_tasks(), 1));
+  spec->max_tasks = c.max_tasks();
+  return Status();
+}
+
 Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator> where,
                   const ResolveOptions& options, RunRequest* request) {
   *request = RunRequest();
@@ -431,10 +437,7 @@ Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator>
   RETURN_IF_ERROR(ResolveCosts(config, at, options, &base));
   RETURN_IF_ERROR(ResolveModel(config, at, options, &base));
   RETURN_IF_ERROR(ResolvePlatform(config, at, options, &base));
-  if (config.has_max_tasks()) {
-    RETURN_IF_ERROR(AtLeast(at, "max_tasks", config.max_tasks(), 1));
-    base.max_tasks = config.max_tasks();
-  }
+  RETURN_IF_ERROR(ResolveLimits(config, at, &base));
   if (!config.engine().empty()) {
     RETURN_IF_ERROR(ParseEngineKind(at.Where("engine"), config.engine(), &base.engine));
   }

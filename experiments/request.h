@@ -56,6 +56,7 @@ Status ResolveModel(const proto::RunConfig& config, const Locator& where,
                     const ResolveOptions& options, RunSpec* spec);
 Status ResolvePlatform(const proto::RunConfig& config, const Locator& where,
                        const ResolveOptions& options, RunSpec* spec);
+Status ResolveLimits(const proto::RunConfig& config, const Locator& where, RunSpec* spec);
 
 // Prepares every run of the request (all are checked before any executes), then executes them in
 // turn, writing each one's trace outputs (with several runs, one set of files per run, named by

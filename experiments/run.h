@@ -1,4 +1,9 @@
 // One simulation run, end to end: describe -> compile -> execute -> metrics.
+//
+// The request (experiments/request.h) resolves every field into a RunSpec; PrepareRun turns it
+// into a PreparedRun in named phases (experiments/run_phases.h): the workload, the schedule, the
+// model, the platform, the costs, the parallel plans and the compiled task graph; ExecuteRun runs
+// it on its engine and measures it (RunResult).
 #ifndef PPSIM_EXPERIMENTS_RUN_H_
 #define PPSIM_EXPERIMENTS_RUN_H_
 
@@ -7,15 +12,17 @@
 #include <string>
 
 #include "base/locator.h"
-#include "sim/collective_plans.h"
+#include "base/parallel_layout.h"
+#include "base/status.h"
 #include "models/op_costs.h"
 #include "models/stage_costs.h"
 #include "models/transformer.h"
 #include "platforms/cluster.h"
 #include "platforms/platform.h"
 #include "schedules/generator.h"
+#include "schedules/registry.h"
 #include "schedules/schedule.h"
-#include "base/status.h"
+#include "sim/collective_plans.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "sim/task_graph.h"
@@ -33,12 +40,16 @@ struct RunSpec {
   // the name ends in .csv) is set.
   std::string schedule_name;
   std::string schedule_file;
-  // With schedule_file, num_ranks and num_microbatches are 0 unless the request gave them; then
-  // they must match the file.
-  ScheduleParams params;
+  // Microbatches per iteration, virtual stages per rank (0: the schedule's default) and
+  // Megatron-Interleaved's group size (0: pp). The ranks are training.layout.pp. With
+  // schedule_file, pp and microbatches are 0 unless the request gave them; then they must match
+  // the file. With a global batch, microbatches may be 0 until PrepareRun sets it.
+  int32_t microbatches = 0;
+  int32_t stages_per_rank = 0;
+  int32_t microbatch_group_size = 0;
   // With schedule_file: the rank of every stage; empty to infer it from the file.
   std::vector<RankIndex> stage_to_rank;
-  CostInputs costs;  // Each overrides the same field from the profile or model.
+  CostValues costs;  // Each overrides the same field of the profile or the model.
   CostsPer costs_per = CostsPer::kRank;  // for `costs` and the profile's rows
   // Durations given without a unit, read as seconds, as written ("--f 1.2"): the output says so.
   std::vector<std::string> unitless_durations;
@@ -47,7 +58,9 @@ struct RunSpec {
   // costs come from the per-op cost model on the platform's GPU (models/op_costs.h), or with
   // `efficiency` > 0 from the model FLOPs at the GPU's peak FLOP/s times `efficiency`.
   std::string model;
-  TrainingSetup training;  // seq_len 0: the model's own
+  // The setup, with the parallel layout (training.layout: pp, dp, tp, cp, ep); seq_len 0: the
+  // model's own.
+  TrainingSetup training;
   LayerSplit layer_split;
   double efficiency = 0;  // 0: the per-op model
   PlatformChoice platform;  // preset or file, nodes, set, placement, hosts
@@ -98,21 +111,30 @@ struct RunSpec {
 inline constexpr int64_t kDefaultMemoryReserveBytes = int64_t{3} << 30;
 inline constexpr double kDefaultActivationOverhead = 0.1;
 
-// A run described, validated and compiled: ready to execute.
+// A run described, validated and compiled: ready to execute. PrepareRun fills it phase by phase.
 struct PreparedRun {
-  RunSpec spec;
-  std::string label;  // The schedule's name or file.
-  std::string model;  // The model's name, with --model.
+  RunSpec spec;       // as requested, with the global batch's microbatches
+  std::string label;  // the schedule's name or file
+  // A schedule found from the costs (ZB-1p, ZB-2p, ZB-auto): until the costs phase generates it,
+  // `schedule` has its shape (one stage per rank) but no orders. Null: any other schedule.
+  const ScheduleInfo* from_costs = nullptr;
+  Schedule schedule;
+  // With a model: its name, the model itself, its setup (the model's sequence length unless the
+  // request gives one) and each virtual stage's share of it.
+  std::string model;
+  TransformerSpec transformer;
+  TrainingSetup setup;
+  std::vector<StageModel> stages;
   double model_flops = 0;  // see RunResult
   double hardware_flops = 0;
-  int64_t seq_len = 0;  // the model's or --seq-len; 0: unknown
-  GpuModel gpu;         // with --model: the GPU as the op cost model times it
+  int64_t seq_len = 0;  // the model's or the request's; 0: unknown
+  GpuModel gpu;         // with a model: the GPU as the op cost model times it
   std::vector<int32_t> layers_per_stage;
-  Schedule schedule;
+  PlatformSpec platform;  // the cluster with the run placed on it
   StageCosts costs;
-  PlatformSpec platform;
-  TaskGraph graph;
+  Parallelism parallelism;                 // how the compiler lays out the run's communication
   std::vector<CollectiveRow> collectives;  // the data-parallel collectives as planned
+  TaskGraph graph;
 };
 
 struct RunResult {
@@ -169,45 +191,14 @@ RunMemory RunMemoryOf(const RunSpec& spec, const PlatformSpec& platform, const S
 // The files a run reads: its schedule file, profile, model file and cluster or XML file.
 std::vector<std::string> InputFiles(const RunSpec& spec);
 
-// Generates (or reads) and checks the schedule alone; `label` is its name or file.
-Status BuildSchedule(const RunSpec& spec, Schedule* schedule, std::string* label);
-
-// The analytic model's stages for `schedule` (one set per pipeline, each split over its stages)
-// on `platform`, the model and the setup it used (the model's sequence length unless given). For
-// `ppsim model` and PrepareRun.
-Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
-                        std::vector<StageModel>* stages, TransformerSpec* model,
-                        TrainingSetup* setup);
-
-// The platform's GPU as the op cost model times it, for `dtype`.
-GpuModel GpuModelOf(const PlatformSpec& platform, Dtype dtype);
-// F, I and W of every stage on the platform's GPU: the op cost model, or the model FLOPs at the
-// peak x spec.efficiency when the request gives one (models/op_costs.h StagePassSeconds).
-std::vector<PassSeconds> ModelStageSeconds(const RunSpec& spec, const TransformerSpec& model,
-                                           const TrainingSetup& setup,
-                                           const PlatformSpec& platform,
-                                           const std::vector<StageModel>& stages);
-
-// The platform GPU's peak dense FLOP/s for `dtype` (fp8, or bf16/fp16).
-double PeakFlopsPerS(const PlatformSpec& platform, Dtype dtype);
-// InvalidInput where the dtype was written when the GPU has no peak for `dtype` (fp8 on an A100).
-Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype, const Locator& where);
-
-// Model FLOPs of one iteration of `schedule` with `stages` (from BuildModelStages): forward and
-// backward without recompute, 3 x the forward, for every microbatch on every stage of its
-// pipeline, on all `tp` GPUs of a rank, in each of `dp` replicas. MFU divides it by makespan x
-// GPUs x PeakFlopsPerS. With `hardware`, the FLOPs the GPUs execute: F + I + W of each stage,
-// recomputation included (HFU).
-double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Schedule& schedule,
-                              int32_t tp, int32_t dp, bool hardware = false);
-
-// The request's model: a preset or a model file. InvalidInput, located, for an unknown name or a
-// bad file.
-Status LoadModel(const RunSpec& spec, TransformerSpec* model);
+// Whether replica 0 stands for all (RunSpec::fold_replicas): by default on a cluster, not on a
+// SimGrid XML platform (whose routes ppsim cannot splice).
+bool FoldsReplicas(const RunSpec& spec);
 
 // Builds the schedule, costs and platform, checks them and (with `compile`) compiles the task
-// graph. Returns InvalidInput for bad input and Deadlock for an order that cannot execute; never
-// touches SimGrid. Without `compile` it only validates (a sweep checks every point first).
+// graph, in the phases of experiments/run_phases.h. Returns InvalidInput for bad input and
+// Deadlock for an order that cannot execute; never touches SimGrid. Without `compile` it only
+// validates (a sweep checks every point first).
 Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile = true);
 
 // Executes a prepared run with its engine and computes its metrics; the executed timeline goes

@@ -4,7 +4,6 @@
 #include <google/protobuf/reflection.h>
 
 #include "base/numbers.h"
-#include "experiments/locators.h"
 
 namespace ppsim {
 namespace {
@@ -42,8 +41,7 @@ std::string ValueText(const pb::Message& message, const pb::FieldDescriptor* fie
 
 }  // namespace
 
-std::vector<std::string> RunFlags(const proto::RunConfig& config) {
-  const FlagLocator flags;
+std::vector<std::string> RunFlags(const proto::RunConfig& config, const Locator& flags) {
   const pb::Descriptor* descriptor = config.GetDescriptor();
   const pb::Reflection* r = config.GetReflection();
   std::vector<std::string> words;
@@ -68,9 +66,9 @@ std::vector<std::string> RunFlags(const proto::RunConfig& config) {
   return words;
 }
 
-std::string RunCommandLine(const proto::RunConfig& config) {
+std::string RunCommandLine(const proto::RunConfig& config, const Locator& flags) {
   std::string line = "ppsim run";
-  for (const std::string& word : RunFlags(config)) line += " " + ShellWord(word);
+  for (const std::string& word : RunFlags(config, flags)) line += " " + ShellWord(word);
   return line;
 }
 

@@ -142,8 +142,31 @@ std::string Rate(double per_s, const char* unit) { return HumanCount(per_s) + " 
 
 }  // namespace
 
+RunHeadline HeadlineOf(const RunResult& r) {
+  const RunMetrics& m = r.metrics;
+  RunHeadline h;
+  h.makespan_s = m.makespan_s;
+  h.bubble_over_makespan = m.bubble_over_makespan;
+  h.bubble_over_ideal = m.bubble_over_ideal;
+  h.stage_bubble_rate = m.stage_bubble_rate;
+  h.samples_per_s = r.samples_per_s;
+  if (r.seq_len > 0) h.tokens_per_s = r.tokens_per_s;
+  if (!r.model.empty()) h.mfu = r.mfu;
+  if (!r.model.empty() && r.hardware_flops > 0) h.hfu = r.hfu;
+  if (r.spec.train_tokens > 0) {
+    h.time_to_train_s = r.time_to_train_s;
+    h.gpu_hours = r.gpu_hours;
+    if (r.spec.gpu_hour_cost >= 0) h.cost = r.cost;
+  }
+  h.peak_memory_bytes = MaxPeakMemory(m);
+  h.memory_capacity_bytes = Capacity(m);
+  h.oom = m.oom_ranks > 0;
+  return h;
+}
+
 nlohmann::ordered_json RunJson(const RunResult& r) {
   const RunMetrics& m = r.metrics;
+  const RunHeadline h = HeadlineOf(r);
   nlohmann::ordered_json o;
   o["schedule"] = r.label;
   o["pp"] = r.num_ranks;
@@ -154,10 +177,10 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   o["dp"] = r.spec.training.layout.dp;
   o["tp"] = r.spec.training.layout.tp;
   o["cp"] = r.spec.training.layout.cp;
-  o["makespan_s"] = JsonNumber(m.makespan_s);
-  o["bubble_over_makespan"] = JsonNumber(m.bubble_over_makespan);
-  o["bubble_over_ideal"] = JsonNumber(m.bubble_over_ideal);
-  o["stage_bubble_rate"] = JsonNumber(m.stage_bubble_rate);
+  o["makespan_s"] = JsonNumber(h.makespan_s);
+  o["bubble_over_makespan"] = JsonNumber(h.bubble_over_makespan);
+  o["bubble_over_ideal"] = JsonNumber(h.bubble_over_ideal);
+  o["stage_bubble_rate"] = JsonNumber(h.stage_bubble_rate);
   o["peak_activation_bytes"] = MaxPeak(m);
   o["compute_tasks"] = m.num_compute_tasks;
   o["transfer_tasks"] = m.num_transfer_tasks;
@@ -184,9 +207,9 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   };
   o["traffic"]["intra_node"] = traffic(m.intra_node);
   o["traffic"]["inter_node"] = traffic(m.inter_node);
-  o["peak_memory_bytes"] = MaxPeakMemory(m);
-  o["memory_capacity_bytes"] = Capacity(m);
-  o["oom"] = m.oom_ranks > 0;
+  o["peak_memory_bytes"] = h.peak_memory_bytes;
+  o["memory_capacity_bytes"] = h.memory_capacity_bytes;
+  o["oom"] = h.oom;
   o["oom_ranks"] = m.oom_ranks;
   o["iteration_time_s"] = JsonNumber(m.makespan_s);
   o["gpus"] = r.gpus;
@@ -208,24 +231,24 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   }
   o["collectives"] = std::move(collectives);
   o["sequences_per_iteration"] = r.sequences_per_iteration;
-  o["samples_per_s"] = JsonNumber(r.samples_per_s);
-  if (r.seq_len > 0) o["tokens_per_s"] = JsonNumber(r.tokens_per_s);
-  if (!r.model.empty()) {
+  o["samples_per_s"] = JsonNumber(h.samples_per_s);
+  if (h.tokens_per_s) o["tokens_per_s"] = JsonNumber(*h.tokens_per_s);
+  if (h.mfu) {
     o["model"] = r.model;
     o["model_flops"] = JsonNumber(r.model_flops);
-    o["mfu"] = JsonNumber(r.mfu);
-    if (r.hardware_flops > 0) {
+    o["mfu"] = JsonNumber(*h.mfu);
+    if (h.hfu) {
       o["hardware_flops"] = JsonNumber(r.hardware_flops);
-      o["hfu"] = JsonNumber(r.hfu);
+      o["hfu"] = JsonNumber(*h.hfu);
     }
   }
-  if (r.spec.train_tokens > 0) {
+  if (h.time_to_train_s) {
     o["train_tokens"] = r.spec.train_tokens;
-    o["time_to_train_s"] = JsonNumber(r.time_to_train_s);
-    o["gpu_hours"] = JsonNumber(r.gpu_hours);
-    if (r.spec.gpu_hour_cost >= 0) {
+    o["time_to_train_s"] = JsonNumber(*h.time_to_train_s);
+    o["gpu_hours"] = JsonNumber(*h.gpu_hours);
+    if (h.cost) {
       o["gpu_hour_cost"] = JsonNumber(r.spec.gpu_hour_cost);
-      o["cost"] = JsonNumber(r.cost);
+      o["cost"] = JsonNumber(*h.cost);
     }
   }
   o["assumptions"] = Assumptions(r);
@@ -335,9 +358,9 @@ std::string SingleTable(const RunResult& r) {
                     HumanBytes(static_cast<double>(m.transfer_bytes)) + ")"},
   };
   if (r.replicas_simulated < r.spec.training.layout.dp) {
-    summary.back()[1] += "; replica 0 simulated for all " +
-                         std::to_string(r.spec.training.layout.dp) +
-                         " (its tasks and traffic here; --replicas all simulates each)";
+    summary.back()[1] +=
+        "; replica 0 simulated for all " + std::to_string(r.spec.training.layout.dp) +
+        " (its tasks and traffic here; " + r.spec.where->Name("replicas") + " all simulates each)";
   }
   std::string throughput = Rate(r.samples_per_s, "samples");
   if (r.seq_len > 0) throughput += ", " + Rate(r.tokens_per_s, "tokens");
@@ -462,7 +485,8 @@ std::string SingleTable(const RunResult& r) {
     }
     out += "\n" + FormatColumns(link_rows);
     if (links.size() > kShown) {
-      out += "(" + std::to_string(links.size() - kShown) + " more links in --format json)\n";
+      out += "(" + std::to_string(links.size() - kShown) + " more links in " +
+             r.spec.where->Name("format") + " json)\n";
     }
   }
   return out;

@@ -3,17 +3,17 @@
 #ifndef PPSIM_EXPERIMENTS_RUN_OUTPUT_H_
 #define PPSIM_EXPERIMENTS_RUN_OUTPUT_H_
 
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "experiments/run.h"
-#include "base/status.h"
 #include "base/csv.h"
 #include "base/escape.h"
 #include "base/numbers.h"
+#include "base/status.h"
+#include "experiments/run.h"
 
 namespace ppsim {
 
@@ -33,6 +33,23 @@ std::string FormatColumns(const std::vector<std::vector<std::string>>& rows);
 // "out of memory: 1F1B rank 0 needs 95.3 GiB of 80 GiB; ..." naming every rank of `results` that
 // does not fit, or "" when all fit.
 std::string OutOfMemoryReport(const std::vector<RunResult>& results);
+
+// A run's headline figures, as its outputs show them and a sweep records them: each optional one
+// is set only when the run has it (tokens/s with a sequence length, MFU with a model, HFU with
+// recomputation, the time to train and GPU-hours with train tokens, the cost with a price too).
+// Memory: the largest rank's peak and capacity (0: unlimited).
+struct RunHeadline {
+  double makespan_s = 0;
+  double bubble_over_makespan = 0;
+  double bubble_over_ideal = 0;
+  double stage_bubble_rate = 0;
+  double samples_per_s = 0;
+  std::optional<double> tokens_per_s, mfu, hfu, time_to_train_s, gpu_hours, cost;
+  int64_t peak_memory_bytes = 0;
+  int64_t memory_capacity_bytes = 0;
+  bool oom = false;
+};
+RunHeadline HeadlineOf(const RunResult& result);
 
 // One run as a JSON object: what --format json prints (pretty, base/json.h) and sweeps keep in
 // their JSON lines (compact).

@@ -21,23 +21,23 @@ enum class Quantity { kTime, kSize };
 struct Field {
   std::string_view csv_name;
   Quantity quantity;
-  std::vector<double> Profile::*seconds;
-  std::vector<int64_t> Profile::*bytes;
+  std::vector<double> CostValues::*seconds;
+  std::vector<int64_t> CostValues::*bytes;
 };
 
 const std::vector<Field>& Fields() {
   static const std::vector<Field> kFields = {
-      {"f", Quantity::kTime, &Profile::f_s, nullptr},
-      {"i", Quantity::kTime, &Profile::i_s, nullptr},
-      {"w", Quantity::kTime, &Profile::w_s, nullptr},
-      {"b", Quantity::kTime, &Profile::b_s, nullptr},
-      {"overlap", Quantity::kTime, &Profile::overlap_s, nullptr},
-      {"activation", Quantity::kSize, nullptr, &Profile::activation_bytes},
-      {"activation_w", Quantity::kSize, nullptr, &Profile::activation_w_bytes},
-      {"message", Quantity::kSize, nullptr, &Profile::message_bytes},
-      {"params", Quantity::kSize, nullptr, &Profile::param_bytes},
-      {"grads", Quantity::kSize, nullptr, &Profile::grad_bytes},
-      {"optimizer", Quantity::kSize, nullptr, &Profile::optimizer_state_bytes},
+      {"f", Quantity::kTime, &CostValues::forward_s, nullptr},
+      {"i", Quantity::kTime, &CostValues::backward_input_s, nullptr},
+      {"w", Quantity::kTime, &CostValues::backward_weight_s, nullptr},
+      {"b", Quantity::kTime, &CostValues::backward_s, nullptr},
+      {"overlap", Quantity::kTime, &CostValues::overlap_s, nullptr},
+      {"activation", Quantity::kSize, nullptr, &CostValues::activation_bytes},
+      {"activation_w", Quantity::kSize, nullptr, &CostValues::activation_w_bytes},
+      {"message", Quantity::kSize, nullptr, &CostValues::message_bytes},
+      {"params", Quantity::kSize, nullptr, &CostValues::param_bytes},
+      {"grads", Quantity::kSize, nullptr, &CostValues::gradient_bytes},
+      {"optimizer", Quantity::kSize, nullptr, &CostValues::optimizer_state_bytes},
   };
   return kFields;
 }
@@ -191,11 +191,11 @@ Status ParseProfileCsv(std::string_view text, const std::string& source, Profile
       if (f.quantity == Quantity::kTime) {
         double seconds = 0;
         status = ParseDuration(what, value_with_unit, &seconds);
-        if (status.ok()) (profile->*f.seconds).push_back(seconds);
+        if (status.ok()) (profile->values.*f.seconds).push_back(seconds);
       } else {
         int64_t bytes = 0;
         status = ParseSize(what, value_with_unit, &bytes);
-        if (status.ok()) (profile->*f.bytes).push_back(bytes);
+        if (status.ok()) (profile->values.*f.bytes).push_back(bytes);
       }
       if (!status.ok()) errors += (errors.empty() ? "" : "\n") + status.message();
     }
@@ -223,27 +223,28 @@ Status ProfileFromProto(const proto::Profile& message, const ConfigLocations& lo
     bool (proto::StageProfile::*has)() const;
     double (proto::StageProfile::*seconds)() const;
     int64_t (proto::StageProfile::*bytes)() const;
-    std::vector<double> Profile::*seconds_out;
-    std::vector<int64_t> Profile::*bytes_out;
+    std::vector<double> CostValues::*seconds_out;
+    std::vector<int64_t> CostValues::*bytes_out;
   };
   using SP = proto::StageProfile;
   const ProtoField fields[] = {
-      {"f_s", &SP::has_f_s, &SP::f_s, nullptr, &Profile::f_s, nullptr},
-      {"i_s", &SP::has_i_s, &SP::i_s, nullptr, &Profile::i_s, nullptr},
-      {"w_s", &SP::has_w_s, &SP::w_s, nullptr, &Profile::w_s, nullptr},
-      {"b_s", &SP::has_b_s, &SP::b_s, nullptr, &Profile::b_s, nullptr},
-      {"overlap_s", &SP::has_overlap_s, &SP::overlap_s, nullptr, &Profile::overlap_s, nullptr},
+      {"f_s", &SP::has_f_s, &SP::f_s, nullptr, &CostValues::forward_s, nullptr},
+      {"i_s", &SP::has_i_s, &SP::i_s, nullptr, &CostValues::backward_input_s, nullptr},
+      {"w_s", &SP::has_w_s, &SP::w_s, nullptr, &CostValues::backward_weight_s, nullptr},
+      {"b_s", &SP::has_b_s, &SP::b_s, nullptr, &CostValues::backward_s, nullptr},
+      {"overlap_s", &SP::has_overlap_s, &SP::overlap_s, nullptr, &CostValues::overlap_s, nullptr},
       {"activation_bytes", &SP::has_activation_bytes, nullptr, &SP::activation_bytes, nullptr,
-       &Profile::activation_bytes},
+       &CostValues::activation_bytes},
       {"activation_w_bytes", &SP::has_activation_w_bytes, nullptr, &SP::activation_w_bytes, nullptr,
-       &Profile::activation_w_bytes},
+       &CostValues::activation_w_bytes},
       {"message_bytes", &SP::has_message_bytes, nullptr, &SP::message_bytes, nullptr,
-       &Profile::message_bytes},
+       &CostValues::message_bytes},
       {"param_bytes", &SP::has_param_bytes, nullptr, &SP::param_bytes, nullptr,
-       &Profile::param_bytes},
-      {"grad_bytes", &SP::has_grad_bytes, nullptr, &SP::grad_bytes, nullptr, &Profile::grad_bytes},
+       &CostValues::param_bytes},
+      {"grad_bytes", &SP::has_grad_bytes, nullptr, &SP::grad_bytes, nullptr,
+       &CostValues::gradient_bytes},
       {"optimizer_bytes", &SP::has_optimizer_bytes, nullptr, &SP::optimizer_bytes, nullptr,
-       &Profile::optimizer_state_bytes},
+       &CostValues::optimizer_state_bytes},
   };
   std::string errors;
   auto error = [&](const std::string& path, const std::string& what) {
@@ -269,38 +270,16 @@ Status ProfileFromProto(const proto::Profile& message, const ConfigLocations& lo
           std::snprintf(text, sizeof(text), "%g", v);
           error(path, std::string(text) + " is negative or not finite; times are >= 0 seconds");
         }
-        (profile->*f.seconds_out).push_back(v);
+        (profile->values.*f.seconds_out).push_back(v);
       } else {
         const int64_t v = (stage.*f.bytes)();
         if (v < 0) error(path, std::to_string(v) + " is negative; sizes are >= 0 bytes");
-        (profile->*f.bytes_out).push_back(v);
+        (profile->values.*f.bytes_out).push_back(v);
       }
     }
   }
   if (!errors.empty()) return Status::InvalidInput(errors);
   return Status();
-}
-
-Profile ProfileFromCosts(const StageCosts& costs, const std::string& source) {
-  Profile p;
-  p.source = source;
-  p.num_rows = costs.num_stages();
-  p.f_s = costs.forward_s;
-  p.i_s = costs.backward_input_s;
-  p.w_s = costs.backward_weight_s;
-  p.b_s = costs.backward_s;
-  p.overlap_s = costs.overlap_s;
-  p.activation_bytes = costs.activation_bytes;
-  p.activation_w_bytes = costs.activation_w_bytes;
-  p.message_bytes = costs.message_bytes;
-  // Gradients are their own field (the data-parallel all-reduce moves them); the rest of the
-  // static memory stays one number.
-  p.grad_bytes = costs.gradient_bytes;
-  p.static_bytes = costs.static_bytes;
-  for (size_t s = 0; s < p.grad_bytes.size() && s < p.static_bytes.size(); ++s) {
-    p.static_bytes[s] -= p.grad_bytes[s];
-  }
-  return p;
 }
 
 Status ReadProfile(const std::string& path, Profile* profile) {

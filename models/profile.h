@@ -26,19 +26,14 @@
 
 namespace ppsim {
 
-// A profile as read. Each field has one entry per row, or none when the profile does not give it.
+// A profile as read: its values (models/stage_costs.h), each field with one entry per row, or none
+// when the profile does not give it. The file's optimizer column (CSV `optimizer`, proto
+// optimizer_bytes) is the optimizer state kept on each GPU.
 struct Profile {
   std::string source;    // the file, for messages
   int32_t num_rows = 0;  // 1: the row applies to every virtual stage
-  std::vector<double> f_s, i_s, w_s, b_s, overlap_s;
-  std::vector<int64_t> activation_bytes, activation_w_bytes, message_bytes;
-  std::vector<int64_t> param_bytes, grad_bytes, optimizer_state_bytes;
-  std::vector<int64_t> static_bytes;  // not a file column: static memory from a model
+  CostValues values;
 };
-
-// A profile holding `costs` (one row per stage), so that flags can override single fields of
-// costs that came from elsewhere (the analytic model). `source` names it in messages.
-Profile ProfileFromCosts(const StageCosts& costs, const std::string& source);
 
 // Reads a profile by the file's extension (.csv, or a configuration format of config_file.h).
 Status ReadProfile(const std::string& path, Profile* profile);

@@ -1,8 +1,11 @@
 #include "models/stage_costs.h"
 
-#include "models/profile.h"
-#include "config/units.h"
+#include <type_traits>
+#include <utility>
+
 #include "base/names.h"
+#include "config/units.h"
+#include "models/profile.h"
 
 namespace ppsim {
 
@@ -56,30 +59,23 @@ int64_t ShareOf(int64_t value, int32_t split, int32_t index) {
   return value / split + (index < value % split ? 1 : 0);
 }
 
-// How the values of one field are laid out.
-struct Layout {
-  const RankShares* shares = nullptr;  // per rank share, split; null: per virtual stage
-  bool split = true;                   // false: each stage gets its rank's whole value
-};
-
 // One field: the request's list when given, else the profile's column, else unset. A list holds
-// one value for all, or one per rank (with shares) or per virtual stage.
+// one value for all, or one per rank (with `shares`) or per virtual stage. With `shares` each
+// stage gets its share of its rank's value, or with `split` false the rank's whole value.
 template <class T>
 Status Resolve(std::string_view field, const std::vector<T>& given, const Profile* profile,
-               std::vector<T> Profile::*column, int32_t num_stages, const Locator& where,
-               Layout given_layout, Layout profile_layout, std::vector<T>* out) {
+               std::vector<T> CostValues::*column, int32_t num_stages, const Locator& where,
+               const RankShares* shares, bool split, std::vector<T>* out) {
   out->clear();
   const std::vector<T>* values = &given;
-  Layout layout = given_layout;
   if (given.empty()) {
-    if (profile == nullptr || (profile->*column).empty()) return Status();
-    values = &(profile->*column);
-    layout = profile_layout;
+    if (profile == nullptr || (profile->values.*column).empty()) return Status();
+    values = &(profile->values.*column);
   }
-  const int32_t units = layout.shares == nullptr ? num_stages : layout.shares->num_ranks;
+  const int32_t units = shares == nullptr ? num_stages : shares->num_ranks;
   if (values->size() != 1 && static_cast<int32_t>(values->size()) != units) {
     // A profile's rows are checked before this.
-    if (layout.shares == nullptr) {
+    if (shares == nullptr) {
       return where.Invalid(field, std::to_string(values->size()) + " values for " +
                                       std::to_string(num_stages) +
                                       " virtual stages; give one value for all stages or exactly " +
@@ -93,18 +89,67 @@ Status Resolve(std::string_view field, const std::vector<T>& given, const Profil
                                     " virtual-stage and one per virtual stage)");
   }
   for (int32_t s = 0; s < num_stages; ++s) {
-    if (layout.shares == nullptr) {
+    if (shares == nullptr) {
       out->push_back((*values)[values->size() == 1 ? 0 : s]);
       continue;
     }
-    const RankShares& shares = *layout.shares;
-    const T value = (*values)[values->size() == 1 ? 0 : shares.share[s]];
-    out->push_back(layout.split ? ShareOf(value, shares.split[s], shares.index[s]) : value);
+    const T value = (*values)[values->size() == 1 ? 0 : shares->share[s]];
+    out->push_back(split ? ShareOf(value, shares->split[s], shares->index[s]) : value);
+  }
+  return Status();
+}
+
+// InvalidInput when the profile has neither one row nor one per stage (or rank share).
+Status CheckProfileRows(const Profile& profile, int32_t num_stages, const RankShares* shares,
+                        const Locator& where) {
+  const int32_t units = shares == nullptr ? num_stages : shares->num_ranks;
+  if (profile.num_rows == 1 || profile.num_rows == units) return Status();
+  return Status::InvalidInput(
+      profile.source + ": " + std::to_string(profile.num_rows) + " stages in the profile " +
+      (shares == nullptr
+           ? "for " + std::to_string(num_stages) +
+                 " virtual stages; give one per virtual stage or one for all"
+           : "for " + std::to_string(units) + " ranks; give one per rank or one for all (or " +
+                 where.Name("costs_per") + " virtual-stage and one per virtual stage)"));
+}
+
+// F is there, and B or both I and W (B defaults to I + W); M_W <= M_B.
+Status CompleteDurations(const Profile* profile, bool per_share, const Locator& where,
+                         StageCosts* costs) {
+  const std::string from_profile = profile == nullptr ? "" : " (or in " + profile->source + ")";
+  if (costs->forward_s.empty()) {
+    return where.Invalid(
+        "f", std::string("required; give the forward time of ") +
+                 (per_share ? "one rank's share of the model" : "each virtual stage") + ", e.g. " +
+                 where.Name("f") + " 1.2ms" + from_profile);
+  }
+  const bool has_i = !costs->backward_input_s.empty();
+  const bool has_w = !costs->backward_weight_s.empty();
+  if (has_i != has_w) {
+    return where.Invalid(has_i ? "i" : "w", "given without " + where.Name(has_i ? "w" : "i") +
+                                                "; a split backward needs both " + where.Name("i") +
+                                                " and " + where.Name("w") + from_profile);
+  }
+  if (!costs->backward_s.empty()) return Status();
+  if (!has_i) {
+    return where.Invalid("b", "required; give the full backward time (" + where.Name("b") +
+                                  ") or its two parts (" + where.Name("i") + " and " +
+                                  where.Name("w") + ")" + from_profile);
+  }
+  for (int32_t s = 0; s < costs->num_stages(); ++s) {
+    costs->backward_s.push_back(costs->backward_input_s[s] + costs->backward_weight_s[s]);
   }
   return Status();
 }
 
 }  // namespace
+
+bool CostValues::any() const {
+  return !forward_s.empty() || !backward_input_s.empty() || !backward_weight_s.empty() ||
+         !backward_s.empty() || !overlap_s.empty() || !activation_bytes.empty() ||
+         !activation_w_bytes.empty() || !message_bytes.empty() || !gradient_bytes.empty() ||
+         !param_bytes.empty() || !optimizer_state_bytes.empty();
+}
 
 Status ParseCostsPer(std::string_view what, std::string_view text, CostsPer* costs_per) {
   return ParseNamed(kCostsPer, "value", what, text, costs_per);
@@ -140,90 +185,51 @@ Status RankSharesOf(const Schedule& schedule, const Locator& where, RankShares* 
   return Status();
 }
 
-Status BuildStageCosts(const CostInputs& inputs, const Profile* profile, int32_t num_stages,
-                       const Locator& where, StageCosts* costs, const RankShares* shares,
-                       bool profile_per_stage) {
-  *costs = StageCosts();
-  const Layout given_layout{shares, true};
-  const Layout profile_layout{profile_per_stage ? nullptr : shares, true};
-  if (profile != nullptr && profile->num_rows != 1) {
-    const int32_t units =
-        profile_layout.shares == nullptr ? num_stages : profile_layout.shares->num_ranks;
-    if (profile->num_rows != units) {
-      return Status::InvalidInput(
-          profile->source + ": " + std::to_string(profile->num_rows) + " stages in the profile " +
-          (profile_layout.shares == nullptr
-               ? "for " + std::to_string(num_stages) +
-                     " virtual stages; give one per virtual stage or one for all"
-               : "for " + std::to_string(units) + " ranks; give one per rank or one for all (or " +
-                     where.Name("costs_per") + " virtual-stage and one per virtual stage)"));
-    }
-  }
-  Status status;
-  auto times = [&](std::string_view field, const std::vector<double>& given,
-                   std::vector<double> Profile::*column, std::vector<double>* out) {
-    if (status.ok()) {
-      status = Resolve(field, given, profile, column, num_stages, where, given_layout,
-                       profile_layout, out);
-    }
+Status OverrideStageCosts(const CostValues& given, const Profile* profile, int32_t num_stages,
+                          const Locator& where, StageCosts* costs, const RankShares* shares) {
+  if (profile != nullptr) RETURN_IF_ERROR(CheckProfileRows(*profile, num_stages, shares, where));
+  // Each field given or profiled replaces the model's (or nothing).
+  auto override_field = [&](std::string_view field, auto column, auto* out, bool split = true) {
+    std::remove_reference_t<decltype(*out)> values;
+    RETURN_IF_ERROR(
+        Resolve(field, given.*column, profile, column, num_stages, where, shares, split, &values));
+    if (!values.empty()) *out = std::move(values);
+    return Status();
   };
-  auto sizes = [&](std::string_view field, const std::vector<int64_t>& given,
-                   std::vector<int64_t> Profile::*column, std::vector<int64_t>* out,
-                   bool split = true) {
-    if (status.ok()) {
-      status = Resolve(field, given, profile, column, num_stages, where,
-                       Layout{given_layout.shares, split}, Layout{profile_layout.shares, split},
-                       out);
-    }
-    if (status.ok() && out->empty()) out->assign(num_stages, 0);
-  };
-  const std::vector<int64_t> none;
-  times("f", inputs.forward_s, &Profile::f_s, &costs->forward_s);
-  times("i", inputs.backward_input_s, &Profile::i_s, &costs->backward_input_s);
-  times("w", inputs.backward_weight_s, &Profile::w_s, &costs->backward_weight_s);
-  times("b", inputs.backward_s, &Profile::b_s, &costs->backward_s);
-  times("overlap", inputs.overlap_s, &Profile::overlap_s, &costs->overlap_s);
-  sizes("activation", inputs.activation_bytes, &Profile::activation_bytes,
-        &costs->activation_bytes);
-  sizes("activation_w", inputs.activation_w_bytes, &Profile::activation_w_bytes,
-        &costs->activation_w_bytes);
-  sizes("message_bytes", inputs.message_bytes, &Profile::message_bytes, &costs->message_bytes,
-        /*split=*/false);
-  std::vector<int64_t> params, grads, optimizer, other_static;
-  sizes("params", none, &Profile::param_bytes, &params);
-  sizes("grad_bytes", inputs.gradient_bytes, &Profile::grad_bytes, &grads);
-  sizes("optimizer", none, &Profile::optimizer_state_bytes, &optimizer);
-  sizes("static", none, &Profile::static_bytes, &other_static);
-  if (!status.ok()) return status;
-
-  const std::string from_profile = profile == nullptr ? "" : " (or in " + profile->source + ")";
-  if (costs->forward_s.empty()) {
-    return where.Invalid("f", std::string("required; give the forward time of ") +
-                                  (shares != nullptr ? "one rank's share of the model"
-                                                     : "each virtual stage") +
-                                  ", e.g. " + where.Name("f") + " 1.2ms" + from_profile);
+  // What the model's static memory holds besides its gradients.
+  std::vector<int64_t> other_static(num_stages, 0);
+  for (size_t s = 0; s < costs->static_bytes.size(); ++s) {
+    other_static[s] = costs->static_bytes[s] - costs->gradient_bytes[s];
   }
-  const bool has_i = !costs->backward_input_s.empty();
-  const bool has_w = !costs->backward_weight_s.empty();
-  if (has_i != has_w) {
-    return where.Invalid(has_i ? "i" : "w",
-                         "given without " + where.Name(has_i ? "w" : "i") +
-                             "; a split backward needs both " + where.Name("i") + " and " +
-                             where.Name("w") + from_profile);
+  std::vector<int64_t> params, optimizer_state;
+  RETURN_IF_ERROR(override_field("f", &CostValues::forward_s, &costs->forward_s));
+  RETURN_IF_ERROR(override_field("i", &CostValues::backward_input_s, &costs->backward_input_s));
+  RETURN_IF_ERROR(override_field("w", &CostValues::backward_weight_s, &costs->backward_weight_s));
+  RETURN_IF_ERROR(override_field("b", &CostValues::backward_s, &costs->backward_s));
+  RETURN_IF_ERROR(override_field("overlap", &CostValues::overlap_s, &costs->overlap_s));
+  RETURN_IF_ERROR(
+      override_field("activation", &CostValues::activation_bytes, &costs->activation_bytes));
+  RETURN_IF_ERROR(
+      override_field("activation_w", &CostValues::activation_w_bytes, &costs->activation_w_bytes));
+  RETURN_IF_ERROR(override_field("message_bytes", &CostValues::message_bytes, &costs->message_bytes,
+                                 /*split=*/false));
+  RETURN_IF_ERROR(override_field("params", &CostValues::param_bytes, &params));
+  RETURN_IF_ERROR(
+      override_field("grad_bytes", &CostValues::gradient_bytes, &costs->gradient_bytes));
+  RETURN_IF_ERROR(
+      override_field("optimizer", &CostValues::optimizer_state_bytes, &optimizer_state));
+  for (std::vector<int64_t>* sizes :
+       {&costs->activation_bytes, &costs->activation_w_bytes, &costs->message_bytes,
+        &costs->gradient_bytes, &params, &optimizer_state}) {
+    if (sizes->empty()) sizes->assign(num_stages, 0);
   }
-  if (costs->backward_s.empty()) {
-    if (!has_i) {
-      return where.Invalid("b", "required; give the full backward time (" + where.Name("b") +
-                                    ") or its two parts (" + where.Name("i") + " and " +
-                                    where.Name("w") + ")" + from_profile);
-    }
-    for (int32_t s = 0; s < num_stages; ++s) {
-      costs->backward_s.push_back(costs->backward_input_s[s] + costs->backward_weight_s[s]);
-    }
-  }
-  costs->gradient_bytes = grads;
+  costs->static_bytes.resize(num_stages);
   for (int32_t s = 0; s < num_stages; ++s) {
-    costs->static_bytes.push_back(params[s] + grads[s] + optimizer[s] + other_static[s]);
+    costs->static_bytes[s] =
+        params[s] + costs->gradient_bytes[s] + optimizer_state[s] + other_static[s];
+  }
+  RETURN_IF_ERROR(CompleteDurations(profile, shares != nullptr, where, costs));
+  for (int32_t s = 0; s < num_stages; ++s) {
     if (costs->activation_w_bytes[s] > costs->activation_bytes[s]) {
       return where.Invalid("activation_w",
                            std::to_string(costs->activation_w_bytes[s]) + " bytes at stage " +

@@ -24,7 +24,7 @@ namespace ppsim {
 // are sums of the layer's ops by models/op_costs.h's LayerPart: the attention part ends with the
 // norm before the router and the router (its softmax and top-k too); the MLP part holds the token
 // permutation, the routed experts' grouped GEMMs, the shared experts and, after the combine, the
-// unpermutation and the residual add. Filled by StageModelsToCosts (models/transformer.h) from a
+// unpermutation and the residual add. Filled by ModelStageCosts (models/transformer.h) from a
 // model with --ep > 1, with balanced routing (each GPU's experts receive its T_g k tokens).
 // One MoE layer's seconds by part and pass, per microbatch on one GPU: forward, backward for
 // inputs (I, without a full recompute's forward; selective recompute's attention is in I's
@@ -125,10 +125,11 @@ struct StageCosts {
   Collectives ActionCollectives(const Action& action) const;
 };
 
-// Costs as the request gives them, parsed: each list holds one value for every virtual stage or
-// one value per virtual stage; an empty list means "not given". Seconds and bytes.
-struct CostInputs {
-  std::vector<double> forward_s;            // f (required, here or in the profile)
+// Per-stage values as the request's flags or a profile's rows give them: each list holds one value
+// for every stage (or rank share), or one each; an empty list means "not given". Seconds and bytes.
+// The comments name the request's fields; params and optimizer state come from profiles only.
+struct CostValues {
+  std::vector<double> forward_s;            // f (required, here, in a profile or from a model)
   std::vector<double> backward_input_s;     // i (with w)
   std::vector<double> backward_weight_s;    // w (with i)
   std::vector<double> backward_s;           // b (or i and w)
@@ -137,15 +138,13 @@ struct CostInputs {
   std::vector<int64_t> activation_w_bytes;  // activation_w. Default: 0.
   std::vector<int64_t> message_bytes;       // message_bytes. Default: 0.
   std::vector<int64_t> gradient_bytes;      // grad_bytes. Default: 0.
+  std::vector<int64_t> param_bytes;         // a profile's params. Default: 0.
+  std::vector<int64_t> optimizer_state_bytes;  // a profile's optimizer state. Default: 0.
 
-  bool any() const {
-    return !forward_s.empty() || !backward_input_s.empty() || !backward_weight_s.empty() ||
-           !backward_s.empty() || !overlap_s.empty() || !activation_bytes.empty() ||
-           !activation_w_bytes.empty() || !message_bytes.empty() || !gradient_bytes.empty();
-  }
+  bool any() const;
 };
 
-struct Profile;
+struct Profile;  // models/profile.h: CostValues read from a file
 
 // What a given cost value describes (README, Costs). kRank: one rank's share of a model copy
 // (1/pp of the model, see RankShares) for one microbatch, split evenly over the virtual stages
@@ -170,19 +169,25 @@ struct RankShares {
 // InvalidInput (at costs_per) when a pipeline's stages are not a multiple of the ranks.
 Status RankSharesOf(const Schedule& schedule, const Locator& where, RankShares* shares);
 
-// The costs of `num_stages` virtual stages. Each field comes from `inputs` when given, else from
-// `profile` (may be null), else its default. With `shares` (CostsPer::kRank) the given values and
-// the profile's rows are per rank: one for all ranks or one per rank, each split evenly over the
-// rank's stages of a pipeline (durations exactly; bytes in whole bytes, the first stages one byte
-// more; the boundary message is the same tensor however the rank's share is cut, so it is not
-// split), unless `profile_per_stage` (a model's costs, already per stage). Without `shares`,
+// The one place where costs are overridden. `costs` holds the analytic model's costs of
+// `num_stages` virtual stages (models/transformer.h ModelStageCosts: every field, one entry per
+// stage), or nothing. Each field the overrides hold replaces the model's: the request's value
+// (`given`) when it gives one, else the profile's column (`profile`, may be null); a field none of
+// them has keeps the model's value, or takes its default (B = I + W; overlap F + B; sizes 0). The
+// fields only the model fills (MoE parts, tensor- and context-parallel collectives, the optimizer
+// step, ZeRO-1's gather, the experts' gradients) stay as they are. Static memory is the profile's
+// params, the gradients and the profile's optimizer state, plus what the model holds besides its
+// gradients. With `shares` (CostsPer::kRank) the given values and the profile's rows are per rank:
+// one for all ranks or one per rank, each split evenly over the rank's stages of a pipeline
+// (durations exactly; bytes in whole bytes, the first stages one byte more; the boundary message
+// is the same tensor however the rank's share is cut, so it is not split). Without `shares`,
 // values and rows are per virtual stage: one for all or one per stage. Messages about a given
 // field start where it was written (`where`, with the request's field names: f, i, w, b, overlap,
 // activation, activation_w, message_bytes, grad_bytes, costs_per); about the profile, with its
-// file.
-Status BuildStageCosts(const CostInputs& inputs, const Profile* profile, int32_t num_stages,
-                       const Locator& where, StageCosts* costs,
-                       const RankShares* shares = nullptr, bool profile_per_stage = false);
+// file. Then checks that F and B (or I and W) are there and M_W <= M_B.
+Status OverrideStageCosts(const CostValues& given, const Profile* profile, int32_t num_stages,
+                          const Locator& where, StageCosts* costs,
+                          const RankShares* shares = nullptr);
 
 // Checks that `costs` has a duration for every kind of op `schedule` uses (I and W need i and w)
 // and one entry per virtual stage of the schedule.

@@ -635,8 +635,10 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
                                    "sequence length " + std::to_string(setup.seq_len));
   }
   if (setup.layout.cp > 1 && !setup.flash_attention) {
-    return where.Invalid("cp", "context parallelism runs ring attention on flash attention "
-                               "(Transformer Engine); drop --flash-attention off");
+    return where.Invalid("cp",
+                         "context parallelism runs ring attention on flash attention "
+                         "(Transformer Engine); drop " +
+                             where.Name("flash_attention") + " off");
   }
   if (setup.zero_stage != 0 && setup.zero_stage != 1) {
     return where.Invalid("zero", std::to_string(setup.zero_stage) +
@@ -953,10 +955,12 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
   return stages;
 }
 
-StageCosts StageModelsToCosts(const std::vector<StageModel>& stages,
-                              const std::vector<PassSeconds>& seconds,
-                              const TrainingSetup& setup) {
+StageCosts ModelStageCosts(const std::vector<StageModel>& stages,
+                           const std::vector<PassSeconds>& seconds, const TrainingSetup& setup) {
   StageCosts costs;
+  const ParallelLayout& layout = setup.layout;
+  bool experts = false;
+  for (const StageModel& stage : stages) experts = experts || stage.expert_gradient_bytes > 0;
   for (size_t k = 0; k < stages.size(); ++k) {
     const StageModel& stage = stages[k];
     costs.forward_s.push_back(seconds[k].forward_s);
@@ -969,7 +973,21 @@ StageCosts StageModelsToCosts(const std::vector<StageModel>& stages,
     costs.static_bytes.push_back(stage.static_bytes);
     costs.gradient_bytes.push_back(stage.gradient_bytes);
     costs.optimizer_step_bytes.push_back(stage.optimizer_step_bytes);
-    if (setup.layout.ep > 1) {
+    if (experts) costs.expert_gradient_bytes.push_back(stage.expert_gradient_bytes);
+    if (setup.zero_stage == 1 && layout.dp * layout.cp > 1) {
+      // The dense parameters: the experts' are reduced over their own groups (sim/task_graph.h).
+      costs.param_gather_bytes.push_back(2 * (stage.parameters - stage.expert_parameters));
+    }
+    if (layout.tp > 1) {
+      costs.tp_forward_steps.push_back(stage.tp_forward_steps);
+      costs.tp_backward_steps.push_back(stage.tp_backward_steps);
+      costs.tp_step_bytes.push_back(stage.tp_step_bytes);
+    }
+    if (layout.cp > 1) {
+      costs.cp_forward_bytes.push_back(stage.cp_forward_bytes);
+      costs.cp_backward_bytes.push_back(stage.cp_backward_bytes);
+    }
+    if (layout.ep > 1) {
       const MoeLayerSeconds& parts = seconds[k].moe_layer;
       MoeStage moe;
       moe.layers = stage.moe_layers;

@@ -377,16 +377,19 @@ struct StageModel {
 std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const TrainingSetup& setup,
                                          const std::vector<int32_t>& layers_per_stage);
 
-// Durations (F, I, W and B = I + W, one entry of `seconds` per stage: models/op_costs.h),
-// activations, messages and static memory, one entry per stage; overlap_s is left empty. With
-// setup.layout.ep > 1, moe has one entry per stage: its MoE layers, one such layer's parts (from
-// seconds' moe_layer), whether full recompute reruns the forward, and the all-to-all bytes; with
-// ep 1 the experts are all local, there is no all-to-all, and moe stays empty (F, I and W hold the
-// experts' work). REQUIRES: seconds.size() == stages.size().
+// The model's costs of every stage, every field of StageCosts the model knows (flags and
+// profiles override single fields: models/stage_costs.h OverrideStageCosts): durations (F, I, W and
+// B = I + W, one entry of `seconds` per stage: models/op_costs.h); activations, messages, static
+// memory and gradients (the routed experts' apart when the model has any); the optimizer step's
+// HBM bytes (its seconds come with the platform); with ZeRO-1 over more than one GPU (dp x cp > 1)
+// the dense parameters' gather; with tp > 1 the tensor-parallel collectives, with cp > 1 ring
+// attention's bytes; with ep > 1 each stage's MoE layers: their number, one layer's parts (from
+// seconds' moe_layer), whether full recompute reruns the forward, and the all-to-all bytes (with
+// ep 1 the experts are all local, there is no all-to-all, and moe stays empty: F, I and W hold
+// the experts' work). overlap_s stays empty. REQUIRES: seconds.size() == stages.size().
 struct PassSeconds;
-StageCosts StageModelsToCosts(const std::vector<StageModel>& stages,
-                              const std::vector<PassSeconds>& seconds,
-                              const TrainingSetup& setup);
+StageCosts ModelStageCosts(const std::vector<StageModel>& stages,
+                           const std::vector<PassSeconds>& seconds, const TrainingSetup& setup);
 
 }  // namespace ppsim
 

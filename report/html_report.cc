@@ -356,8 +356,8 @@ Status ReadReportInput(std::string_view text, const std::string& source, Results
     if (first != "point") {
       return Status::InvalidInput(
           source + ":1: first column is " + Quoted(first) +
-          "; ppsim report reads a sweep's results CSV (first column 'point') or a run's CSV "
-          "(ppsim run --format csv, first column 'schedule')");
+          "; a report reads a sweep's results CSV (first column 'point') or a run's CSV output "
+          "(first column 'schedule')");
     }
   }
   return ReadResultsCsv(text, source, results);

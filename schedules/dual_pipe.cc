@@ -77,17 +77,19 @@ Status GenerateDualPipe(const ScheduleParams& params, Schedule* schedule) {
   const int32_t p = params.num_ranks;
   const int32_t m = params.num_microbatches;
   if (p < 2 || p % 2 != 0) {
-    return Status::InvalidInput("DualPipe needs an even number of ranks (at least 2); got " +
-                                std::to_string(p));
+    return ScheduleParamError(
+        params, "pp",
+        "DualPipe needs an even number of ranks (at least 2); got " + std::to_string(p));
   }
   if (params.stages_per_rank != 0 && params.stages_per_rank != 2) {
-    return Status::InvalidInput(
-        "DualPipe holds 2 stages per rank, one of each model copy (stages-per-rank = 2); got " +
-        std::to_string(params.stages_per_rank));
+    return ScheduleParamError(params, "stages_per_rank",
+                              "DualPipe holds 2 stages per rank, one of each model copy; got " +
+                                  std::to_string(params.stages_per_rank));
   }
   if (m < 2 * p || m % 2 != 0) {
-    return Status::InvalidInput("DualPipe needs an even number of microbatches, at least 2 x pp = " +
-                                std::to_string(2 * p) + "; got " + std::to_string(m));
+    return ScheduleParamError(params, "microbatches",
+                              "DualPipe needs an even number of microbatches, at least 2 x pp = " +
+                                  std::to_string(2 * p) + "; got " + std::to_string(m));
   }
   *schedule = Schedule();
   schedule->num_ranks = p;

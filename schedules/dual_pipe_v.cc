@@ -75,9 +75,9 @@ Status GenerateDualPipeV(const ScheduleParams& params, Schedule* schedule) {
   const int32_t p = params.num_ranks;
   const int32_t m = params.num_microbatches;
   if (m < 2 * p) {
-    return Status::InvalidInput(
-        "DualPipeV needs at least as many microbatches as stages (2 x pp = " +
-        std::to_string(2 * p) + "); got " + std::to_string(m));
+    return ScheduleParamError(params, "microbatches",
+                              "DualPipeV needs at least as many microbatches as stages (2 x pp = " +
+                                  std::to_string(2 * p) + "); got " + std::to_string(m));
   }
   StartVShapeSchedule(params, schedule);
 

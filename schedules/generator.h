@@ -5,8 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "schedules/schedule.h"
+#include "base/locator.h"
 #include "base/status.h"
+#include "schedules/schedule.h"
 
 namespace ppsim {
 
@@ -20,12 +21,20 @@ struct ScheduleParams {
   // What the schedules found from costs (ZB-1p, ZB-2p, ZB-auto; ScheduleInfo::needs_costs) know
   // of each stage; the others ignore it. Not owned; null: not known (those schedules refuse).
   const std::vector<ZeroBubbleStage>* stage_costs = nullptr;
+  // Where the request wrote the parameters, for messages (base/locator.h): generators name a
+  // parameter as the request does (pp, microbatches, stages_per_rank, microbatch_group_size,
+  // schedule). Not owned; null: messages name no place.
+  const Locator* where = nullptr;
 
   friend bool operator==(const ScheduleParams&, const ScheduleParams&) = default;
 };
 
 // Generators check their own rules (ranks, microbatches, stages per rank) and return InvalidInput
-// naming the rule, e.g. "Interleaved1F1B needs microbatches to be a multiple of rounds = ...".
+// where the parameter was written, naming the rule: "--microbatches: Interleaved1F1B needs
+// microbatches to be a multiple of rounds = ...". This builds that message: "WHERE: what" at
+// `field` of params.where, or "what" without a Locator.
+Status ScheduleParamError(const ScheduleParams& params, std::string_view field,
+                          const std::string& what);
 
 // GPipe (Huang et al., 2019; torch.distributed.pipelining.ScheduleGPipe): every rank runs all
 // forwards, then all backwards, both in microbatch order. One stage per rank.

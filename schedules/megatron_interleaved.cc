@@ -23,27 +23,33 @@ Status GenerateMegatronInterleaved(const ScheduleParams& params, Schedule* sched
   const int32_t v = params.stages_per_rank == 0 ? 2 : params.stages_per_rank;
   const int32_t g = params.microbatch_group_size == 0 ? p : params.microbatch_group_size;
   if (p < 2) {
-    return Status::InvalidInput(
+    return ScheduleParamError(
+        params, "pp",
         "Megatron-Interleaved needs at least 2 ranks (Megatron runs pp = 1 without pipelining); "
-        "got " + std::to_string(p));
+        "got " +
+            std::to_string(p));
   }
   if (v < 1) {
-    return Status::InvalidInput("Megatron-Interleaved needs at least 1 stage per rank; got " +
-                                std::to_string(v));
+    return ScheduleParamError(
+        params, "stages_per_rank",
+        "Megatron-Interleaved needs at least 1 stage per rank; got " + std::to_string(v));
   }
   if (m < 1) {
-    return Status::InvalidInput("Megatron-Interleaved needs at least 1 microbatch; got " +
-                                std::to_string(m));
+    return ScheduleParamError(
+        params, "microbatches",
+        "Megatron-Interleaved needs at least 1 microbatch; got " + std::to_string(m));
   }
   if (g < p || g > m) {
-    return Status::InvalidInput("Megatron-Interleaved needs the microbatch group size in [pp, m] = [" +
-                                std::to_string(p) + ", " + std::to_string(m) + "]; got " +
-                                std::to_string(g));
+    return ScheduleParamError(
+        params, "microbatch_group_size",
+        "Megatron-Interleaved needs the microbatch group size in [pp, m] = [" + std::to_string(p) +
+            ", " + std::to_string(m) + "]; got " + std::to_string(g));
   }
   if (m % g != 0 && m % g < p) {
-    return Status::InvalidInput(
+    return ScheduleParamError(
+        params, "microbatch_group_size",
         "Megatron-Interleaved needs the last microbatch group (m % g = " + std::to_string(m % g) +
-        ") to be empty or at least pp = " + std::to_string(p) + " microbatches");
+            ") to be empty or at least pp = " + std::to_string(p) + " microbatches");
   }
 
   // The (microbatch, chunk) table every rank walks.

@@ -8,16 +8,18 @@ Status StartOneStagePerRank(std::string_view name, const ScheduleParams& params,
                             Schedule* schedule) {
   const std::string who(name);
   if (params.num_ranks < 1) {
-    return Status::InvalidInput(who + " needs at least 1 rank; got " +
-                                std::to_string(params.num_ranks));
+    return ScheduleParamError(
+        params, "pp", who + " needs at least 1 rank; got " + std::to_string(params.num_ranks));
   }
   if (params.num_microbatches < 1) {
-    return Status::InvalidInput(who + " needs at least 1 microbatch; got " +
-                                std::to_string(params.num_microbatches));
+    return ScheduleParamError(
+        params, "microbatches",
+        who + " needs at least 1 microbatch; got " + std::to_string(params.num_microbatches));
   }
   if (params.stages_per_rank != 1 && params.stages_per_rank != 0) {
-    return Status::InvalidInput(who + " has one stage per rank (stages-per-rank = 1); got " +
-                                std::to_string(params.stages_per_rank));
+    return ScheduleParamError(
+        params, "stages_per_rank",
+        who + " has one stage per rank; got " + std::to_string(params.stages_per_rank));
   }
   *schedule = Schedule();
   schedule->num_ranks = params.num_ranks;

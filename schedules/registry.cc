@@ -5,6 +5,11 @@
 
 namespace ppsim {
 
+Status ScheduleParamError(const ScheduleParams& params, std::string_view field,
+                          const std::string& what) {
+  return params.where != nullptr ? params.where->Invalid(field, what) : Status::InvalidInput(what);
+}
+
 const std::vector<ScheduleInfo>& AllSchedules() {
   static const std::vector<ScheduleInfo> kSchedules = {
       {"GPipe", "all forwards, then all backwards (Huang et al. 2019; torch ScheduleGPipe)",
@@ -20,10 +25,11 @@ const std::vector<ScheduleInfo>& AllSchedules() {
        &GenerateInterleavedZeroBubble, /*needs_costs=*/false, /*alias_of=*/{}},
       {"ZBVZeroBubble", "zero-bubble V, 2 chunks per rank (torch ScheduleZBVZeroBubble)",
        &GenerateZBVZeroBubble, /*needs_costs=*/false, /*alias_of=*/{}},
-      {"DualPipeV", "DualPipe cut in half: V placement with overlapped F&B (torch ScheduleDualPipeV)",
+      {"DualPipeV",
+       "DualPipe cut in half: V placement with overlapped F&B (torch ScheduleDualPipeV)",
        &GenerateDualPipeV, /*needs_costs=*/false, /*alias_of=*/{}},
       {"Megatron-Interleaved",
-       "Megatron-LM interleaved 1F1B with microbatch groups (--microbatch-group-size)",
+       "Megatron-LM interleaved 1F1B with microbatch groups ({microbatch_group_size})",
        &GenerateMegatronInterleaved, /*needs_costs=*/false, /*alias_of=*/{}},
       {"ZB-H1", "zero bubble, handcrafted H1: 1F1B memory, W delayed (Qi et al. 2024)",
        &GenerateZBH1, /*needs_costs=*/false, /*alias_of=*/{}},
@@ -34,7 +40,7 @@ const std::vector<ScheduleInfo>& AllSchedules() {
       {"ZB-2p", "zero bubble, found by the paper's heuristic within 2p x M_B of activations",
        &GenerateZB2p, /*needs_costs=*/true, /*alias_of=*/{}},
       {"ZB-auto",
-       "zero bubble, found by the paper's heuristic within --memory-limit (default: what fits)",
+       "zero bubble, found by the paper's heuristic within {memory_limit} (default: what fits)",
        &GenerateZBAuto, /*needs_costs=*/true, /*alias_of=*/{}},
       {"ZB-V", "zero bubble, handcrafted V (Qi et al. 2024); alias of ZBVZeroBubble, same order",
        &GenerateZBV, /*needs_costs=*/false, /*alias_of=*/"ZBVZeroBubble"},

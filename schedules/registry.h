@@ -14,7 +14,9 @@ namespace ppsim {
 
 struct ScheduleInfo {
   std::string_view name;     // As users write it; matched case-insensitively.
-  std::string_view summary;  // One line for `ppsim schedules`.
+  // One line for `ppsim schedules`; request fields in braces ("{memory_limit}": base/locator.h
+  // NameFields).
+  std::string_view summary;
   Status (*generate)(const ScheduleParams& params, Schedule* schedule);
   // Found from the stages' costs and memory (ScheduleParams::stage_costs): one stage per rank.
   bool needs_costs = false;

@@ -31,16 +31,18 @@ inline Status StartTorchMultiStage(std::string_view name, const ScheduleParams& 
                                    Schedule* schedule, int32_t* stages_per_rank) {
   const std::string who(name);
   if (params.num_ranks < 1) {
-    return Status::InvalidInput(who + " needs at least 1 rank; got " +
-                                std::to_string(params.num_ranks));
+    return ScheduleParamError(
+        params, "pp", who + " needs at least 1 rank; got " + std::to_string(params.num_ranks));
   }
   if (params.num_microbatches < 1) {
-    return Status::InvalidInput(who + " needs at least 1 microbatch; got " +
-                                std::to_string(params.num_microbatches));
+    return ScheduleParamError(
+        params, "microbatches",
+        who + " needs at least 1 microbatch; got " + std::to_string(params.num_microbatches));
   }
   if (params.stages_per_rank < 0) {
-    return Status::InvalidInput(who + " needs at least 1 stage per rank; got " +
-                                std::to_string(params.stages_per_rank));
+    return ScheduleParamError(
+        params, "stages_per_rank",
+        who + " needs at least 1 stage per rank; got " + std::to_string(params.stages_per_rank));
   }
   const int32_t v =
       params.stages_per_rank == 0 ? kTorchDefaultStagesPerRank : params.stages_per_rank;
@@ -64,12 +66,13 @@ inline int32_t TorchRounds(int32_t num_ranks, int32_t num_microbatches) {
 }
 
 // InvalidInput naming the rounds rule when m is not a multiple of TorchRounds(p, m).
-inline Status CheckTorchRounds(std::string_view name, int32_t num_ranks, int32_t num_microbatches) {
-  const int32_t rounds = TorchRounds(num_ranks, num_microbatches);
-  if (num_microbatches % rounds == 0) return Status();
-  return Status::InvalidInput(
+inline Status CheckTorchRounds(std::string_view name, const ScheduleParams& params) {
+  const int32_t rounds = TorchRounds(params.num_ranks, params.num_microbatches);
+  if (params.num_microbatches % rounds == 0) return Status();
+  return ScheduleParamError(
+      params, "microbatches",
       std::string(name) + " needs microbatches to be a multiple of rounds = max(1, m // pp) = " +
-      std::to_string(rounds) + "; got " + std::to_string(num_microbatches));
+          std::to_string(rounds) + "; got " + std::to_string(params.num_microbatches));
 }
 
 // The compute order torch's _get_1f1b_rank_ops gives rank `rank` of an interleaved schedule with
@@ -132,7 +135,7 @@ inline Status GenerateTorchInterleaved(std::string_view name, bool zero_bubble,
                                        const ScheduleParams& params, Schedule* schedule) {
   int32_t v = 0;
   RETURN_IF_ERROR(StartTorchMultiStage(name, params, schedule, &v));
-  RETURN_IF_ERROR(CheckTorchRounds(name, params.num_ranks, params.num_microbatches));
+  RETURN_IF_ERROR(CheckTorchRounds(name, params));
   for (int32_t rank = 0; rank < params.num_ranks; ++rank) {
     AppendTorchInterleavedOrder(params.num_ranks, v, params.num_microbatches, rank, zero_bubble,
                                 &schedule->orders[rank]);

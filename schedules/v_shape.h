@@ -26,16 +26,18 @@ inline StageIndex VShapeSecondStage(int32_t num_ranks, RankIndex rank) {
 inline Status CheckVShapeParams(std::string_view name, const ScheduleParams& params) {
   const std::string who(name);
   if (params.num_ranks < 1) {
-    return Status::InvalidInput(who + " needs at least 1 rank; got " +
-                                std::to_string(params.num_ranks));
+    return ScheduleParamError(
+        params, "pp", who + " needs at least 1 rank; got " + std::to_string(params.num_ranks));
   }
   if (params.stages_per_rank != 2 && params.stages_per_rank != 0) {
-    return Status::InvalidInput(who + " needs exactly 2 stages per rank; got " +
-                                std::to_string(params.stages_per_rank));
+    return ScheduleParamError(
+        params, "stages_per_rank",
+        who + " needs exactly 2 stages per rank; got " + std::to_string(params.stages_per_rank));
   }
   if (params.num_microbatches < 1) {
-    return Status::InvalidInput(who + " needs at least 1 microbatch; got " +
-                                std::to_string(params.num_microbatches));
+    return ScheduleParamError(
+        params, "microbatches",
+        who + " needs at least 1 microbatch; got " + std::to_string(params.num_microbatches));
   }
   return Status();
 }

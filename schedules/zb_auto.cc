@@ -254,9 +254,10 @@ Status GenerateZeroBubbleAuto(std::string_view name, const ScheduleParams& param
   RETURN_IF_ERROR(StartOneStagePerRank(name, params, schedule));
   const std::string who(name);
   if (static_cast<int32_t>(stages.size()) != params.num_ranks) {
-    return Status::InvalidInput(who + " needs the costs of each of the " +
-                                std::to_string(params.num_ranks) + " stages; got " +
-                                std::to_string(stages.size()));
+    return ScheduleParamError(params, "schedule",
+                              who + " needs the costs of each of the " +
+                                  std::to_string(params.num_ranks) + " stages; got " +
+                                  std::to_string(stages.size()));
   }
   constexpr int64_t kMaxTicks = int64_t{1} << 40;
   for (size_t s = 0; s < stages.size(); ++s) {
@@ -264,8 +265,9 @@ Status GenerateZeroBubbleAuto(std::string_view name, const ScheduleParams& param
     for (int64_t ticks : {stage.forward_ticks, stage.backward_input_ticks,
                           stage.backward_weight_ticks, stage.transfer_ticks}) {
       if (ticks < 0 || ticks > kMaxTicks) {
-        return Status::InvalidInput(who + ": stage " + std::to_string(s) + " has a time of " +
-                                    std::to_string(ticks) + " ticks; valid: 0 to 2^40");
+        return ScheduleParamError(params, "schedule",
+                                  who + ": stage " + std::to_string(s) + " has a time of " +
+                                      std::to_string(ticks) + " ticks; valid: 0 to 2^40");
       }
     }
     // The live bytes of m microbatches, and limits of up to 2p of them, must not overflow.
@@ -273,16 +275,18 @@ Status GenerateZeroBubbleAuto(std::string_view name, const ScheduleParams& param
         std::numeric_limits<int64_t>::max() /
         (2 * static_cast<int64_t>(std::max(params.num_microbatches, params.num_ranks)) + 2);
     if (stage.activation_bytes > most) {
-      return Status::InvalidInput(who + ": stage " + std::to_string(s) +
-                                  " has M_B = " + std::to_string(stage.activation_bytes) +
-                                  " bytes; valid: at most " + std::to_string(most) +
-                                  " for this many microbatches and ranks");
+      return ScheduleParamError(params, "schedule",
+                                who + ": stage " + std::to_string(s) +
+                                    " has M_B = " + std::to_string(stage.activation_bytes) +
+                                    " bytes; valid: at most " + std::to_string(most) +
+                                    " for this many microbatches and ranks");
     }
     if (stage.activation_w_bytes < 0 || stage.activation_w_bytes > stage.activation_bytes) {
-      return Status::InvalidInput(who + ": stage " + std::to_string(s) +
-                                  " has M_W = " + std::to_string(stage.activation_w_bytes) +
-                                  " bytes of M_B = " + std::to_string(stage.activation_bytes) +
-                                  "; valid: 0 <= M_W <= M_B");
+      return ScheduleParamError(params, "schedule",
+                                who + ": stage " + std::to_string(s) +
+                                    " has M_W = " + std::to_string(stage.activation_w_bytes) +
+                                    " bytes of M_B = " + std::to_string(stage.activation_bytes) +
+                                    "; valid: 0 <= M_W <= M_B");
     }
   }
   // Completion times are sums of ops and transfers along the stages' orders: at most 3m ops and
@@ -295,10 +299,12 @@ Status GenerateZeroBubbleAuto(std::string_view name, const ScheduleParams& param
   const double total = static_cast<double>(most_ticks) *
                        (3.0 * params.num_microbatches + 2.0 * params.num_ranks) * params.num_ranks;
   if (total > static_cast<double>(int64_t{1} << 61)) {
-    return Status::InvalidInput(who + ": " + std::to_string(params.num_microbatches) +
-                                " microbatches of ops up to " + std::to_string(most_ticks) +
-                                " ticks make times beyond 2^61 ticks; valid: shorter ops or fewer "
-                                "microbatches");
+    return ScheduleParamError(
+        params, "schedule",
+        who + ": " + std::to_string(params.num_microbatches) + " microbatches of ops up to " +
+            std::to_string(most_ticks) +
+            " ticks make times beyond 2^61 ticks; valid: shorter ops or fewer "
+            "microbatches");
   }
   bool found = false;
   ZeroBubbleAutoResult best;
@@ -323,12 +329,13 @@ Status GenerateZeroBubbleAuto(std::string_view name, const ScheduleParams& param
         stage = static_cast<int32_t>(s);
       }
     }
-    return Status::InvalidInput(
+    return ScheduleParamError(
+        params, "schedule",
         who + " cannot fit the microbatches' activations: stage " + std::to_string(stage) +
-        " may hold " + std::to_string(stages[stage].limit_bytes) + " bytes, M_B is " +
-        std::to_string(stages[stage].activation_bytes) +
-        "; the heuristic needs room for at least one microbatch's M_B on every stage, and for "
-        "the warmup it plans");
+            " may hold " + std::to_string(stages[stage].limit_bytes) + " bytes, M_B is " +
+            std::to_string(stages[stage].activation_bytes) +
+            "; the heuristic needs room for at least one microbatch's M_B on every stage, and for "
+            "the warmup it plans");
   }
   if (result != nullptr) *result = best;
   return Status();
@@ -341,11 +348,10 @@ namespace {
 Status GenerateFromCosts(std::string_view name, int32_t pending, const ScheduleParams& params,
                          Schedule* schedule) {
   if (params.stage_costs == nullptr) {
-    return Status::InvalidInput(
-        std::string(name) +
-        " is found from the stages' costs and memory, which a schedule "
-        "alone does not have; run it with 'ppsim run' (costs from --model, a profile, or --f, "
-        "--i, --w with --activation)");
+    return ScheduleParamError(params, "schedule",
+                              std::string(name) +
+                                  " is found from the stages' costs and memory, which a schedule "
+                                  "alone does not have");
   }
   std::vector<ZeroBubbleStage> stages = *params.stage_costs;
   if (pending > 0) {

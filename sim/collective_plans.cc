@@ -64,13 +64,14 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
   const bool rings_only = cp > 1 || !platform.xml_file.empty();
   const bool forced_other = forced != nullptr && *forced != CollectiveAlgorithm::kRing;
   if (rings_only && forced_other) {
-    return where.Invalid("collective_algorithm",
-                         std::string(CollectiveAlgorithmName(*forced)) + " needs " +
-                             (cp > 1 ? "--cp 1 (with context parallelism ppsim runs the "
-                                       "gradients' collectives as rings over dp x cp GPUs)"
-                                     : "a cluster (the XML platform " + platform.xml_file +
-                                           " has no nodes ppsim knows)") +
-                             "; use ring");
+    return where.Invalid(
+        "collective_algorithm",
+        std::string(CollectiveAlgorithmName(*forced)) + " needs " +
+            (cp > 1 ? where.Name("cp") + " 1 (with context parallelism ppsim runs the "
+                                         "gradients' collectives as rings over dp x cp GPUs)"
+                    : "a cluster (the XML platform " + platform.xml_file +
+                          " has no nodes ppsim knows)") +
+            "; use ring");
   }
   const bool zero = !costs.param_gather_bytes.empty();
   NcclCommunicator comm;

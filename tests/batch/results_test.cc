@@ -232,7 +232,7 @@ TEST(Results, ARunCsvNamesWhatIsMissingOrWrong) {
   std::string header = kRunCsvHeader;
   header.replace(header.find("mfu,"), 4, "");
   EXPECT_EQ(ReadRunCsv(header, "run.csv", &table).message(),
-            "run.csv:1: missing column 'mfu'; a run CSV (ppsim run --format csv) has schedule, "
+            "run.csv:1: missing column 'mfu'; a run CSV (a run's CSV output) has schedule, "
             "microbatches, dp, oom_ranks, makespan_s, bubble_over_makespan, bubble_over_ideal, "
             "stage_bubble_rate, samples_per_s, tokens_per_s, mfu, hfu, peak_memory_bytes, "
             "memory_capacity_bytes, time_to_train_s, gpu_hours, cost");

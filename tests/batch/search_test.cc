@@ -4,15 +4,15 @@
 
 #include <algorithm>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cli/commands.h"
+#include "cli/flag_locator.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"
 #include "experiments/run.h"
@@ -279,7 +279,7 @@ TEST(RunCommandLine, EverySetFieldAsItsFlag) {
   c.set_efficiency(0.5);
   c.add_set("nic.bandwidth=200Gbps");
   c.set_model("my model.yaml");
-  EXPECT_EQ(RunCommandLine(c),
+  EXPECT_EQ(RunCommandLine(c, FlagLocator()),
             "ppsim run --schedule ZB-H1 --pp 4 --global-batch 4Mitok --model 'my model.yaml' "
             "--sequence-parallel --efficiency 0.5 --set nic.bandwidth=200Gbps");
 }

@@ -29,10 +29,10 @@ inline void Check(const Status& status) {
 inline BenchInputs MakeBenchInputs(int32_t p, int32_t m) {
   BenchInputs in;
   Check(GenerateSchedule("1F1B", ScheduleParams{p, 1, m}, &in.schedule));
-  CostInputs inputs;
+  CostValues inputs;
   inputs.forward_s = {1e-3};
   inputs.backward_s = {2e-3};
-  Check(BuildStageCosts(inputs, nullptr, p, FieldNames(), &in.costs));
+  Check(OverrideStageCosts(inputs, nullptr, p, FieldNames(), &in.costs));
   in.platform = IdealPlatform(p, 5e-6);
   return in;
 }

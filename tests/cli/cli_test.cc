@@ -295,10 +295,10 @@ TEST(Cli, MicrobatchGroupSizeIsMegatrons) {
 }
 
 TEST(Cli, TorchRejectionsNameTheRule) {
-  ExpectInvalid(Cli({"schedule", "--schedule", "Interleaved1F1B", "--pp", "2", "--microbatches",
-                     "5"}),
-                "Interleaved1F1B needs microbatches to be a multiple of rounds = max(1, m // pp) "
-                "= 2; got 5");
+  ExpectInvalid(
+      Cli({"schedule", "--schedule", "Interleaved1F1B", "--pp", "2", "--microbatches", "5"}),
+      "--microbatches: Interleaved1F1B needs microbatches to be a multiple of rounds = "
+      "max(1, m // pp) = 2; got 5");
 }
 
 TEST(Cli, MemoryLimitFlagsOomAndFailOnOomExitsOne) {
@@ -386,10 +386,11 @@ TEST(Cli, ZB1pThatDoesNotFitTheGpuRunsAndReportsOutOfMemory) {
 }
 
 TEST(Cli, SchedulesFoundFromCostsSayWhatTheyNeed) {
-  ExpectInvalid(Cli({"schedule", "--schedule", "ZB-1p", "--pp", "4", "--microbatches", "8"}),
-                "ZB-1p is found from the stages' costs and memory, which a schedule alone does "
-                "not have; run it with 'ppsim run' (costs from --model, a profile, or --f, --i, "
-                "--w with --activation)");
+  ExpectInvalid(
+      Cli({"schedule", "--schedule", "ZB-1p", "--pp", "4", "--microbatches", "8"}),
+      "--schedule: ZB-1p is found from the stages' costs and memory, which a schedule alone does "
+      "not have; run it with 'ppsim run' (costs from --model, a profile, or --f, --i, "
+      "--w with --activation)");
   ExpectInvalid(Cli({"run", "--schedule", "ZB-2p", "--pp", "4", "--microbatches", "8", "--f", "1",
                      "--i", "1", "--w", "1", "--platform", "ideal"}),
                 "--activation: ZB-2p places forwards as memory allows and needs each stage's "

@@ -7,9 +7,10 @@
 #include <memory>
 #include <sstream>
 
+#include "batch/sweep.h"
+#include "cli/flag_locator.h"
 #include "experiments/experiment.h"
 #include "experiments/locators.h"
-#include "batch/sweep.h"
 #include "tests/support/cli.h"
 #include "tests/support/runs.h"
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/flag_locator.h"
 #include "experiments/locators.h"
 #include "platforms/cluster.h"
 #include "tests/fuzz/fuzz.h"

@@ -1,6 +1,7 @@
 // Model files (model.proto) in the three formats, checked, then costed for a small pipeline.
-#include "experiments/locators.h"
+#include "cli/flag_locator.h"
 #include "config/config_file.h"
+#include "experiments/locators.h"
 #include "models/model.pb.h"
 #include "models/transformer.h"
 #include "tests/fuzz/fuzz.h"

@@ -96,7 +96,7 @@ case("zb-1p-no-activation", ["run", "--schedule", "ZB-1p", "--pp", "4", "--micro
                              "--f", "1ms", "--i", "1ms", "--w", "1ms", "--platform", "ideal"],
      "--activation")
 case("zb-2p-schedule-only", ["schedule", "--schedule", "ZB-2p", "--pp", "4", "--microbatches",
-                             "8"], "ZB-2p")
+                             "8"], "--schedule")
 for i, value in enumerate(["0", "-1GB/s", "1e-300B/s", "1e30GB/s", "fast", ARG, "nan"]):
     case(f"bandwidth-{i}", run_with("--p2p-bandwidth", value), "--p2p-bandwidth")
 for i, value in enumerate(["0", "1e-320", "-0.5", "1.5", "nan", "inf", "x"]):
@@ -427,7 +427,17 @@ case("merge-overwrites-input", ["merge", "a.csv", "-o", "a.csv"], "-o", files={"
 
 # --- Other commands.
 case("schedule-bad", ["schedule", "--schedule", "Interleaved1F1B", "--pp", "2", "--microbatches", "5"],
-     "Interleaved1F1B")
+     "--microbatches")
+# Every command holds the run's size budget, and a generator's rule names the flag it concerns.
+case("schedule-huge", ["schedule", "--schedule", "1F1B", "--pp", "2", "--microbatches",
+                       "2147483647"], "--pp",
+     message="--pp 2, --microbatches 2147483647: 1.3e+10 tasks (about 1.641 TiB); the limit is "
+             "5.0e+07 tasks (--max-tasks)")
+case("schedule-max-tasks", ["schedule", "--schedule", "1F1B", "--pp", "2", "--microbatches", "8",
+                            "--max-tasks", "0"], "--max-tasks",
+     message="--max-tasks: must be at least 1; got 0")
+case("dual-pipe-odd", run_with("--schedule", "DualPipe", pp="3"), "--pp",
+     message="--pp: DualPipe needs an even number of ranks (at least 2); got 3")
 case("model-pp", ["model", "--model", "llama3-8b", "--pp", "100"], "--pp")
 case("platforms-unknown", ["platforms", ARG], "ppsim platforms")
 case("help-unknown", ["help", ARG], "ppsim help")

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "cli/flag_locator.h"
 #include "experiments/locators.h"
 #include "models/op_costs.h"
 #include "models/transformer.h"
@@ -604,12 +605,12 @@ TEST(MoeStageCosts, FilledOnlyWithExpertParallelism) {
   gpu.memory_bytes_per_s = 3e12;
   std::vector<StageModel> stages = BuildStageModels(m, setup, {2, 59});
   std::vector<PassSeconds> seconds = StagePassSeconds(m, setup, stages, gpu, 0);
-  EXPECT_TRUE(StageModelsToCosts(stages, seconds, setup).moe.empty());  // ep 1: all local
+  EXPECT_TRUE(ModelStageCosts(stages, seconds, setup).moe.empty());  // ep 1: all local
 
   setup.layout.ep = 8;
   stages = BuildStageModels(m, setup, {2, 59});
   seconds = StagePassSeconds(m, setup, stages, gpu, 0);
-  const StageCosts costs = StageModelsToCosts(stages, seconds, setup);
+  const StageCosts costs = ModelStageCosts(stages, seconds, setup);
   ASSERT_EQ(costs.moe.size(), 2u);
   EXPECT_EQ(costs.moe[0].layers, 0);
   EXPECT_EQ(costs.moe[1].layers, 58);

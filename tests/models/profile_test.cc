@@ -1,12 +1,12 @@
 #include "models/profile.h"
 
-#include "experiments/locators.h"
-
 #include <gtest/gtest.h>
 
-#include "models/stage_costs.h"
-
 #include <cstdio>
+
+#include "cli/flag_locator.h"
+#include "experiments/locators.h"
+#include "models/stage_costs.h"
 
 namespace ppsim {
 namespace {
@@ -29,14 +29,14 @@ TEST(ParseProfileCsv, ReadsColumnsWithTheirUnits) {
       "0,1.2,1100,0.0009,1536,1000,32,1\n"
       "1,2.5,2000,0.001,1024,500,32,2\n");
   EXPECT_EQ(p.num_rows, 2);
-  EXPECT_EQ(p.f_s, (std::vector<double>{0.0012, 0.0025}));
-  EXPECT_EQ(p.i_s, (std::vector<double>{0.0011, 0.002}));
-  EXPECT_EQ(p.w_s, (std::vector<double>{0.0009, 0.001}));
-  EXPECT_EQ(p.activation_bytes, (std::vector<int64_t>{1536LL << 20, 1024LL << 20}));
-  EXPECT_EQ(p.activation_w_bytes, (std::vector<int64_t>{1000, 500}));
-  EXPECT_EQ(p.message_bytes, (std::vector<int64_t>{32000, 32000}));
-  EXPECT_EQ(p.param_bytes, (std::vector<int64_t>{1LL << 30, 2LL << 30}));
-  EXPECT_TRUE(p.b_s.empty());
+  EXPECT_EQ(p.values.forward_s, (std::vector<double>{0.0012, 0.0025}));
+  EXPECT_EQ(p.values.backward_input_s, (std::vector<double>{0.0011, 0.002}));
+  EXPECT_EQ(p.values.backward_weight_s, (std::vector<double>{0.0009, 0.001}));
+  EXPECT_EQ(p.values.activation_bytes, (std::vector<int64_t>{1536LL << 20, 1024LL << 20}));
+  EXPECT_EQ(p.values.activation_w_bytes, (std::vector<int64_t>{1000, 500}));
+  EXPECT_EQ(p.values.message_bytes, (std::vector<int64_t>{32000, 32000}));
+  EXPECT_EQ(p.values.param_bytes, (std::vector<int64_t>{1LL << 30, 2LL << 30}));
+  EXPECT_TRUE(p.values.backward_s.empty());
 }
 
 TEST(ParseProfileCsv, ReportsEveryProblemWhereItIs) {
@@ -58,14 +58,14 @@ TEST(ParseProfileCsv, ReportsEveryProblemWhereItIs) {
   EXPECT_EQ(CsvError(""), "p.csv: empty profile; expected a header row and stage rows");
 }
 
-TEST(BuildStageCosts, FlagsOverrideSingleFieldsOfTheProfile) {
+TEST(OverrideStageCosts, FlagsOverrideSingleFieldsOfTheProfile) {
   const Profile p = Csv("f_ms,i_ms,w_ms,activation_B,activation_w_B,params_B,grads_B\n"
                         "1,2,3,100,40,7,9\n");
-  CostInputs flags;
+  CostValues flags;
   flags.backward_weight_s = {0.005};
   flags.activation_bytes = {200};
   StageCosts c;
-  ASSERT_TRUE(BuildStageCosts(flags, &p, 3, FlagLocator(), &c).ok());
+  ASSERT_TRUE(OverrideStageCosts(flags, &p, 3, FlagLocator(), &c).ok());
   EXPECT_EQ(c.forward_s, (std::vector<double>{0.001, 0.001, 0.001}));  // one row for all
   EXPECT_EQ(c.backward_weight_s, (std::vector<double>{0.005, 0.005, 0.005}));  // the flag
   EXPECT_EQ(c.backward_s, (std::vector<double>{0.002 + 0.005, 0.002 + 0.005, 0.002 + 0.005}));
@@ -74,14 +74,14 @@ TEST(BuildStageCosts, FlagsOverrideSingleFieldsOfTheProfile) {
   EXPECT_EQ(c.static_bytes, (std::vector<int64_t>{16, 16, 16}));
 }
 
-TEST(BuildStageCosts, ProfileRowsMustMatchTheStages) {
+TEST(OverrideStageCosts, ProfileRowsMustMatchTheStages) {
   const Profile p = Csv("f_ms,b_ms\n1,2\n1,2\n1,2\n");
   StageCosts c;
-  EXPECT_EQ(BuildStageCosts(CostInputs(), &p, 4, FlagLocator(), &c).message(),
+  EXPECT_EQ(OverrideStageCosts(CostValues(), &p, 4, FlagLocator(), &c).message(),
             "p.csv: 3 stages in the profile for 4 virtual stages; give one per virtual stage or "
             "one for all");
   const Profile no_backward = Csv("f_ms\n1\n");
-  EXPECT_EQ(BuildStageCosts(CostInputs(), &no_backward, 4, FlagLocator(), &c).message(),
+  EXPECT_EQ(OverrideStageCosts(CostValues(), &no_backward, 4, FlagLocator(), &c).message(),
             "--b: required; give the full backward time (--b) or its two parts (--i and --w) (or "
             "in p.csv)");
 }
@@ -109,9 +109,9 @@ TEST(ReadProfile, YamlGivesTheSameProfileAsCsv) {
   ASSERT_TRUE(ReadProfile(yaml, &from_yaml).ok());
   const Profile from_csv = Csv("f_ms,b_ms,activation_B\n1,2,100\n2,4,200\n");
   EXPECT_EQ(from_yaml.num_rows, 2);
-  EXPECT_EQ(from_yaml.f_s, from_csv.f_s);
-  EXPECT_EQ(from_yaml.b_s, from_csv.b_s);
-  EXPECT_EQ(from_yaml.activation_bytes, from_csv.activation_bytes);
+  EXPECT_EQ(from_yaml.values.forward_s, from_csv.values.forward_s);
+  EXPECT_EQ(from_yaml.values.backward_s, from_csv.values.backward_s);
+  EXPECT_EQ(from_yaml.values.activation_bytes, from_csv.values.activation_bytes);
 }
 
 TEST(ReadProfile, ProtoValuesAreCheckedWhereTheyStand) {

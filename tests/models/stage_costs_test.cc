@@ -9,7 +9,7 @@
 namespace ppsim {
 namespace {
 
-TEST(BuildStageCosts, FullBackwardDefaultsToIPlusW) {
+TEST(OverrideStageCosts, FullBackwardDefaultsToIPlusW) {
   StageCosts c;
   ASSERT_TRUE(BuildCosts({{"f", "1,1,2,1"}, {"i", "1,1,2,1"}, {"w", "0.5"}}, 4, &c).ok());
   EXPECT_EQ(c.backward_s, (std::vector<double>{1.5, 1.5, 2.5, 1.5}));
@@ -23,7 +23,7 @@ TEST(BuildStageCosts, FullBackwardDefaultsToIPlusW) {
   EXPECT_EQ(c.ActionDuration(overlap), 2 + 1.5);
 }
 
-TEST(BuildStageCosts, GivenBOverridesIPlusWAndOverlapIsByForwardStage) {
+TEST(OverrideStageCosts, GivenBOverridesIPlusWAndOverlapIsByForwardStage) {
   StageCosts c;
   ASSERT_TRUE(BuildCosts({{"f", "1"}, {"b", "2"}, {"i", "1.5"}, {"w", "1.5"}, {"overlap", "2.5,3.5"}},
                          2, &c)
@@ -84,13 +84,13 @@ TEST(RankShares, StagesMustCutTheSharesEvenly) {
 TEST(RankShares, SplitDurationsExactlyBytesWholeAndMessagesNot) {
   const RankShares shares = SharesOf(Generated("Interleaved1F1B", 2, 4, 2));
   StageCosts c;
-  ASSERT_TRUE(BuildStageCosts(CostInputsOf({{"f", "1,3"},
-                                            {"b", "2"},
-                                            {"activation", "7,8"},
-                                            {"activation_w", "5"},
-                                            {"message_bytes", "64"},
-                                            {"overlap", "5"}}),
-                              nullptr, 4, FlagLocator(), &c, &shares)
+  ASSERT_TRUE(OverrideStageCosts(CostValuesOf({{"f", "1,3"},
+                                               {"b", "2"},
+                                               {"activation", "7,8"},
+                                               {"activation_w", "5"},
+                                               {"message_bytes", "64"},
+                                               {"overlap", "5"}}),
+                                 nullptr, 4, FlagLocator(), &c, &shares)
                   .ok());
   EXPECT_EQ(c.forward_s, (std::vector<double>{0.5, 0.5, 1.5, 1.5}));
   EXPECT_EQ(c.backward_s, (std::vector<double>{1, 1, 1, 1}));
@@ -100,8 +100,8 @@ TEST(RankShares, SplitDurationsExactlyBytesWholeAndMessagesNot) {
   EXPECT_EQ(c.activation_w_bytes, (std::vector<int64_t>{3, 2, 3, 2}));
   // The boundary tensor is the same whatever the cut.
   EXPECT_EQ(c.message_bytes, (std::vector<int64_t>{64, 64, 64, 64}));
-  EXPECT_EQ(BuildStageCosts(CostInputsOf({{"f", "1,2,3"}, {"b", "2"}}), nullptr, 4, FlagLocator(),
-                            &c, &shares)
+  EXPECT_EQ(OverrideStageCosts(CostValuesOf({{"f", "1,2,3"}, {"b", "2"}}), nullptr, 4,
+                               FlagLocator(), &c, &shares)
                 .message(),
             "--f: 3 values for 2 ranks; give one value for all ranks or exactly 2, "
             "comma-separated (or --costs-per virtual-stage and one per virtual stage)");
@@ -112,13 +112,13 @@ TEST(RankShares, DualPipeCopiesHoldTheSameSharesInOppositeDirections) {
   // (copy A's stage 2 on rank 2, copy B's stage 6 on rank 1) the slow one.
   const RankShares shares = SharesOf(Generated("DualPipe", 4, 8, 2));
   StageCosts c;
-  ASSERT_TRUE(BuildStageCosts(CostInputsOf({{"f", "1,1,2,1"}, {"b", "2"}}), nullptr, 8,
-                              FlagLocator(), &c, &shares)
+  ASSERT_TRUE(OverrideStageCosts(CostValuesOf({{"f", "1,1,2,1"}, {"b", "2"}}), nullptr, 8,
+                                 FlagLocator(), &c, &shares)
                   .ok());
   EXPECT_EQ(c.forward_s, (std::vector<double>{1, 1, 2, 1, 1, 1, 2, 1}));
 }
 
-TEST(BuildStageCosts, ReportsMissingAndInconsistentFlags) {
+TEST(OverrideStageCosts, ReportsMissingAndInconsistentFlags) {
   StageCosts c;
   EXPECT_EQ(BuildCosts({}, 4, &c).message(),
             "--f: required; give the forward time of each virtual stage, e.g. --f 1.2ms");

@@ -2,10 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "cli/flag_locator.h"
 #include "experiments/locators.h"
 #include "models/op_costs.h"
-
-#include <cmath>
 
 // Expected values are closed forms written out from the matmul shapes and the cited formulas
 // (Narayanan et al. 2021; Korthikanti et al. 2022; Qi et al. 2024, Table 1; ZeRO's 16 bytes per
@@ -382,7 +383,7 @@ TEST(TransformerStageCosts, EfficiencyDividesFlopsByThePeakTimesIt) {
   b.forward_flops = 8e12;
   GpuModel gpu;
   gpu.matmul_flops_per_s = 4e12;
-  const StageCosts costs = StageModelsToCosts(
+  const StageCosts costs = ModelStageCosts(
       {a, b}, StagePassSeconds(Preset("gpt3-1.5b"), Training(1024, 1), {a, b}, gpu, 0.5),
       Training(1024, 1));
   EXPECT_EQ(costs.forward_s, (std::vector<double>{2, 4}));

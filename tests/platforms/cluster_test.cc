@@ -3,10 +3,10 @@
 
 #include <gtest/gtest.h>
 
-#include "experiments/locators.h"
-
 #include <fstream>
 
+#include "cli/flag_locator.h"
+#include "experiments/locators.h"
 #include "tests/support/cli.h"
 #include "tests/support/platforms.h"
 

@@ -4,10 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include "experiments/locators.h"
-
 #include <cmath>
 
+#include "cli/flag_locator.h"
+#include "experiments/locators.h"
 #include "platforms/cluster.h"
 #include "tests/support/platforms.h"
 

@@ -167,8 +167,8 @@ TEST(HtmlReport, ColumnAfterWallIsAnError) {
 
 TEST(HtmlReport, FirstColumnMustBePointOrSchedule) {
   EXPECT_EQ(RenderError("index,pp," + std::string(kMetricHeader) + "\n"),
-            "r.csv:1: first column is 'index'; ppsim report reads a sweep's results CSV (first "
-            "column 'point') or a run's CSV (ppsim run --format csv, first column 'schedule')");
+            "r.csv:1: first column is 'index'; a report reads a sweep's results CSV (first "
+            "column 'point') or a run's CSV output (first column 'schedule')");
 }
 
 TEST(HtmlReport, RepeatedAxisIsAnError) {

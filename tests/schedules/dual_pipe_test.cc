@@ -43,8 +43,7 @@ TEST(DualPipe, RejectsWhatTheReferenceAsserts) {
             "DualPipe needs an even number of microbatches, at least 2 x pp = 8; got 6");
   EXPECT_EQ(Rejection(4, 9, 0),
             "DualPipe needs an even number of microbatches, at least 2 x pp = 8; got 9");
-  EXPECT_EQ(Rejection(4, 8, 1),
-            "DualPipe holds 2 stages per rank, one of each model copy (stages-per-rank = 2); got 1");
+  EXPECT_EQ(Rejection(4, 8, 1), "DualPipe holds 2 stages per rank, one of each model copy; got 1");
 }
 
 class DualPipeCheckCase : public ::testing::TestWithParam<EngineKind> {};

@@ -52,7 +52,7 @@ TEST(Registry, NamesAreCaseInsensitiveAndUnknownNamesListTheValidOnes) {
 TEST(Registry, OneStagePerRankSchedulesRejectVirtualStages) {
   Schedule s;
   EXPECT_EQ(GenerateSchedule("1F1B", ScheduleParams{4, 2, 8}, &s).message(),
-            "1F1B has one stage per rank (stages-per-rank = 1); got 2");
+            "1F1B has one stage per rank; got 2");
   EXPECT_EQ(GenerateSchedule("GPipe", ScheduleParams{0, 1, 8}, &s).message(),
             "GPipe needs at least 1 rank; got 0");
 }

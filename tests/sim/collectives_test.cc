@@ -10,6 +10,7 @@
 #include <cmath>
 #include <string>
 
+#include "cli/flag_locator.h"
 #include "experiments/locators.h"
 #include "platforms/cluster.h"
 #include "sim/engine.h"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/flag_locator.h"
 #include "experiments/locators.h"
 #include "platforms/cluster.h"
 #include "schedules/registry.h"

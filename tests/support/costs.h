@@ -9,9 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "cli/flag_locator.h"
+#include "config/config_file.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"
-#include "config/config_file.h"
 #include "models/stage_costs.h"
 
 namespace ppsim {
@@ -19,7 +20,7 @@ namespace ppsim {
 using CostFields = std::vector<std::pair<std::string, std::string>>;
 
 // The costs the fields give ({"f", "1"}, {"activation", "10,20"}); empty when they do not parse.
-inline CostInputs CostInputsOf(const CostFields& fields) {
+inline CostValues CostValuesOf(const CostFields& fields) {
   proto::RunConfig config;
   for (const auto& [field, value] : fields) {
     const Status set = SetFieldFromText(field, value, field, &config);
@@ -31,9 +32,11 @@ inline CostInputs CostInputsOf(const CostFields& fields) {
   return spec.costs;
 }
 
-// BuildStageCosts of the fields for `num_stages` stages, messages as `ppsim run` flags name them.
+// OverrideStageCosts of the fields for `num_stages` stages, messages as `ppsim run` flags name
+// them.
 inline Status BuildCosts(const CostFields& fields, int32_t num_stages, StageCosts* costs) {
-  return BuildStageCosts(CostInputsOf(fields), nullptr, num_stages, FlagLocator(), costs);
+  *costs = StageCosts();  // no model's costs to override
+  return OverrideStageCosts(CostValuesOf(fields), nullptr, num_stages, FlagLocator(), costs);
 }
 
 }  // namespace ppsim
