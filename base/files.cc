@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -39,8 +40,85 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
+namespace {
+
+// Appends code point `c` as UTF-8.
+void AppendUtf8(uint32_t c, std::string* out) {
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
+// UTF-16 after its byte-order mark as UTF-8; false when it does not decode.
+bool Utf16ToUtf8(std::string_view bytes, bool big_endian, std::string* out) {
+  if (bytes.size() % 2 != 0) return false;
+  out->clear();
+  out->reserve(bytes.size());
+  auto unit = [&](size_t i) {
+    const auto hi = static_cast<uint8_t>(bytes[big_endian ? i : i + 1]);
+    const auto lo = static_cast<uint8_t>(bytes[big_endian ? i + 1 : i]);
+    return static_cast<uint32_t>(hi << 8 | lo);
+  };
+  for (size_t i = 0; i < bytes.size(); i += 2) {
+    uint32_t c = unit(i);
+    if (c >= 0xDC00 && c <= 0xDFFF) return false;  // a low surrogate first
+    if (c >= 0xD800 && c <= 0xDBFF) {
+      if (i + 2 >= bytes.size()) return false;
+      const uint32_t low = unit(i + 2);
+      if (low < 0xDC00 || low > 0xDFFF) return false;
+      c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+      i += 2;
+    }
+    AppendUtf8(c, out);
+  }
+  return true;
+}
+
+}  // namespace
+
+Status DecodeText(const std::string& source, std::string* text) {
+  const std::string_view t = *text;
+  const std::string save = "; save it as UTF-8";
+  if (t.starts_with("\xEF\xBB\xBF")) {
+    text->erase(0, 3);
+    return Status();
+  }
+  if (t.starts_with(std::string_view("\xFF\xFE\0\0", 4)) ||
+      t.starts_with(std::string_view("\0\0\xFE\xFF", 4))) {
+    return Status::InvalidInput(source + ": the file is UTF-32" + save);
+  }
+  const bool little = t.starts_with("\xFF\xFE");
+  if (little || t.starts_with("\xFE\xFF")) {
+    std::string decoded;
+    if (!Utf16ToUtf8(t.substr(2), !little, &decoded)) {
+      return Status::InvalidInput(source + ": the file is UTF-16 that does not decode" + save);
+    }
+    *text = std::move(decoded);
+    return Status();
+  }
+  if (t.substr(0, 4).find('\0') != std::string_view::npos) {
+    return Status::InvalidInput(source +
+                                ": the file has NUL bytes where text starts; it looks "
+                                "like UTF-16 without a byte-order mark" +
+                                save);
+  }
+  return Status();
+}
+
 Status ReadFile(const std::string& path, std::string* text, int64_t max_bytes,
-                std::string_view what) {
+                std::string_view what, bool raw) {
   text->clear();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::InvalidInput(path + ": cannot read: " + std::strerror(errno));
@@ -76,7 +154,7 @@ Status ReadFile(const std::string& path, std::string* text, int64_t max_bytes,
     text->append(buffer, static_cast<size_t>(n));
   }
   ::close(fd);
-  return Status();
+  return raw ? Status() : DecodeText(path, text);
 }
 
 OutputFile::~OutputFile() {

@@ -33,9 +33,17 @@ bool WriteAll(int fd, std::string_view data);
 // Reads the whole file at `path` into *text. InvalidInput "PATH: cannot read: REASON" when it
 // cannot be opened or read (a folder, a missing file, no permission), and "PATH: N bytes; WHAT
 // files are read up to M bytes" when it is larger than `max_bytes` (checked before reading).
+// The text is UTF-8 (DecodeText) unless `raw` (a format that declares its own encoding: XML).
 Status ReadFile(const std::string& path, std::string* text,
-                int64_t max_bytes = std::numeric_limits<int64_t>::max(),
-                std::string_view what = "");
+                int64_t max_bytes = std::numeric_limits<int64_t>::max(), std::string_view what = "",
+                bool raw = false);
+
+// Text files are read as UTF-8, as editors on other systems save them too: a UTF-8 byte-order
+// mark is dropped, and UTF-16 with a byte-order mark (little or big endian) becomes UTF-8.
+// InvalidInput "SOURCE: ..." for UTF-32, for UTF-16 without a byte-order mark (a NUL byte among
+// the first bytes) and for UTF-16 that does not decode (a lone surrogate, an odd length), saying
+// to save the file as UTF-8.
+Status DecodeText(const std::string& source, std::string* text);
 
 class OutputFile {
  public:

@@ -302,7 +302,17 @@ Status CheckBase(SearchSpace* space, SpaceShape* shape) {
   }
   shape->gpus_per_node = cluster.gpus_per_node;
   shape->platform_name = cluster.name;
-  if (space->gpus > 0) {
+  if (cluster.gpus_per_node == 0) {
+    // A cluster sized to the run (`ideal`): the GPUs given make its one node.
+    if (space->gpus == 0) {
+      return where.Invalid("gpus", "required with " + cluster.name +
+                                       ", which has as many GPUs "
+                                       "as a run needs; give the GPUs to search over, e.g. " +
+                                       where.Name("gpus") + " 64");
+    }
+    shape->gpus_per_node = space->gpus;
+    shape->gpus = space->gpus;
+  } else if (space->gpus > 0) {
     if (space->gpus % cluster.gpus_per_node != 0) {
       return where.Invalid(
           "gpus", std::to_string(space->gpus) + " is not a multiple of the " +
@@ -314,7 +324,7 @@ Status CheckBase(SearchSpace* space, SpaceShape* shape) {
     spec.platform.nodes = base.nodes();
     RETURN_IF_ERROR(LoadCluster(spec.platform, where, &cluster));
   }
-  shape->gpus = cluster.gpus_per_node * cluster.num_nodes;
+  if (cluster.gpus_per_node > 0) shape->gpus = cluster.gpus_per_node * cluster.num_nodes;
   TransformerSpec model;
   RETURN_IF_ERROR(LoadModel(spec, &model));
   shape->layers = model.layers;

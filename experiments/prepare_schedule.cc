@@ -205,8 +205,8 @@ Status CheckScheduleSize(const RunSpec& spec) {
   // Before the schedule is generated (its actions take memory too), with what the request says:
   // a stage per rank unless given, a forward and a backward per stage and microbatch. The
   // schedule's own count is checked once it exists.
-  const double stages =
-      double{spec.training.layout.pp} * (spec.stages_per_rank > 0 ? spec.stages_per_rank : 1);
+  const double stages = static_cast<double>(spec.training.layout.pp) *
+                        (spec.stages_per_rank > 0 ? spec.stages_per_rank : 1);
   const double microbatches = spec.microbatches;
   return CheckRunSize(spec, stages, microbatches, 2 * stages * microbatches);
 }

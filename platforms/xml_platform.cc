@@ -459,7 +459,7 @@ struct DocFree {
 Status ReadSimGridXml(const std::string& path, XmlPlatform* platform) {
   *platform = XmlPlatform();
   std::string text;
-  RETURN_IF_ERROR(ReadFile(path, &text, kMaxXmlBytes, "XML platform"));
+  RETURN_IF_ERROR(ReadFile(path, &text, kMaxXmlBytes, "XML platform", /*raw=*/true));
   return CheckSimGridXml(text, path, platform);
 }
 

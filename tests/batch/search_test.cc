@@ -198,6 +198,20 @@ TEST(Search, TopCommandReproducesItsRun) {
             best.at("peak_memory_bytes").get<int64_t>());
 }
 
+// The ideal cluster is sized to each run: the GPUs searched over are --gpus, as one node.
+TEST(Search, OnTheIdealClusterEveryCandidateUsesTheGpusGiven) {
+  const CliResult r = Search({"--model", "gpt3-1.5b", "--platform", "ideal", "--gpus", "8",
+                              "--global-batch", "32", "--schedules", "1F1B", "--recompute", "none",
+                              "--microbatch-size", "1", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  ASSERT_FALSE(j.at("candidates").empty());
+  for (const Json& c : j.at("candidates")) {
+    EXPECT_EQ(c.at("tp").get<int>() * c.at("pp").get<int>() * c.at("dp").get<int>(), 8)
+        << c.at("command");
+  }
+}
+
 TEST(Search, BoundsHoldOnEverySimulatedCandidate) {
   // Two nodes: data-parallel all-reduces and pipeline transfers share links, so SimGrid's
   // contention can make it slower than the critical path.
@@ -294,11 +308,31 @@ TEST(Search, BadInputIsExitTwoWithTheFlag) {
       {{"--model", "gpt3-1.5b", "--platform", "dgx-h100", "--gpus", "12", "--global-batch", "32"},
        "--gpus: 12 is not a multiple of the 8 GPUs per node of dgx-h100; give a multiple of 8, "
        "or --nodes\n"},
+      {{"--model", "gpt3-1.5b", "--platform", "ideal", "--global-batch", "32"},
+       "--gpus: required with ideal, which has as many GPUs as a run needs; give the GPUs to "
+       "search over, e.g. --gpus 64\n"},
       {{"--model", "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "1"},
        "--global-batch: required; give sequences per iteration (1024) or tokens (4Mitok)\n"},
-      {{"--model", "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "1", "--global-batch", "7",
-        "--tp", "1", "--pp", "1", "--microbatch-size", "2", "--schedules", "1F1B",
-        "--stages-per-rank", "1", "--recompute", "none"},
+      {{"--model",
+        "gpt3-1.5b",
+        "--platform",
+        "dgx-h100",
+        "--nodes",
+        "1",
+        "--global-batch",
+        "7",
+        "--tp",
+        "1",
+        "--pp",
+        "1",
+        "--microbatch-size",
+        "2",
+        "--schedules",
+        "1F1B",
+        "--stages-per-rank",
+        "1",
+        "--recompute",
+        "none"},
        "ppsim search: no valid configuration among 2 candidates: --global-batch: 7 sequences are "
        "not a multiple of --dp 8 x --microbatch-size 2 = 16 (2 candidates)\n"},
       {{"--model", "gpt3-1.5b", "--nodes", "1", "--global-batch", "32", "--schedules", "1F1C"},

@@ -551,6 +551,21 @@ TEST(RunFile, RunsTheBaseRunWithMessagesAtTheFile) {
             missing + ": base.pp: required; give the number of pipeline ranks, e.g. pp 4\n");
 }
 
+TEST(RunFile, ReadsUtf16AndUtf8WithAByteOrderMarkAsUtf8) {
+  const std::string text =
+      "base: {schedule: GPipe, pp: 2, microbatches: 1, f: 1ms, b: 2ms, platform: ideal}\n";
+  const CliResult plain = Cli({"run", WriteFile("plain.yaml", text)});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  std::string utf16 = "\xFF\xFE";
+  for (char c : text) utf16 += std::string{c, '\0'};
+  for (const auto& [name, bytes] :
+       {std::pair{"utf16.yaml", utf16}, std::pair{"bom.yaml", "\xEF\xBB\xBF" + text}}) {
+    const CliResult r = Cli({"run", WriteFile(name, bytes)});
+    EXPECT_EQ(r.code, 0) << name << ": " << r.err;
+    EXPECT_EQ(r.out, plain.out) << name;
+  }
+}
+
 TEST(RunFile, RunsOnePointAndTakesOverrides) {
   const std::string path = WriteFile("points.yaml", R"(base:
   schedule: 1F1B

@@ -322,6 +322,17 @@ for name, text in EXPERIMENTS.items():
         # `ppsim run FILE` runs the base run: it does not make a sweep's points at all.
         code = 0 if command[0] == "run" and name == "axes-1e12.yaml" else 2
         case(f"experiment-{command[0]}-{name}", command, name, files={name: text}, code=code)
+# Text in other encodings than UTF-8: UTF-16 and UTF-8 with a byte-order mark are read (tests/cli),
+# these are refused with the file named.
+BASE_TEXT = "base: {schedule: 1F1B, pp: 4, microbatches: 8, f: 1ms, b: 2ms, platform: ideal}\n"
+for name, data, what in [
+        ("utf16-no-bom.yaml", BASE_TEXT.encode("utf-16-le"),
+         "the file has NUL bytes where text starts; it looks like UTF-16 without a byte-order mark"),
+        ("utf32.yaml", BASE_TEXT.encode("utf-32"), "the file is UTF-32"),
+        ("utf16-broken.textproto", b"\xff\xfe" + "base {}".encode("utf-16-le") + b"\x00\xd8",
+         "the file is UTF-16 that does not decode")]:
+    case(f"encoding-{name}", ["run", name], name, files={name: data},
+         message=f"{name}: {what}; save it as UTF-8")
 case("platform-missing-file", run_with("--platform", "no/such/file.yaml"), "no/such/file.yaml")
 case("issue-sweep-overwrites-input", ["sweep", "e.yaml", "-o", "e.yaml"], "-o",
      files={"e.yaml": "base: {schedule: 1F1B, pp: 4, microbatches: 8, f: 1, b: 2, platform: ideal}\n"},
@@ -439,6 +450,9 @@ case("schedule-max-tasks", ["schedule", "--schedule", "1F1B", "--pp", "2", "--mi
 case("dual-pipe-odd", run_with("--schedule", "DualPipe", pp="3"), "--pp",
      message="--pp: DualPipe needs an even number of ranks (at least 2); got 3")
 case("model-pp", ["model", "--model", "llama3-8b", "--pp", "100"], "--pp")
+# The ideal cluster is sized to the run: a search over it needs --gpus (it divided by 0 once).
+case("search-ideal-no-gpus", ["search", "--model", "gpt3-1.5b", "--platform", "ideal",
+                              "--global-batch", "32"], "--gpus")
 case("platforms-unknown", ["platforms", ARG], "ppsim platforms")
 case("help-unknown", ["help", ARG], "ppsim help")
 case("command-unknown", [ARG], "ppsim:")
@@ -454,7 +468,7 @@ def run_case(ppsim, workdir, c):
     os.makedirs(folder)
     for name, text in c["files"].items():
         with open(os.path.join(folder, name), "wb") as f:
-            f.write(text.encode("utf-8", "surrogateescape"))
+            f.write(text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape"))
     def limit():
         if not SANITIZED:
             resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
