@@ -470,63 +470,64 @@ class Incumbents {
   std::set<Key> keys_;
 };
 
-}  // namespace
-
-Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::ostream& progress,
-                 SearchResult* result) {
-  const Clock::time_point start = Clock::now();
-  *result = SearchResult();
-  SearchSpace space = given;
+// What one search holds as it goes from tier to tier.
+struct SearchRun {
+  SearchSpace space;
   SpaceShape shape;
-  RETURN_IF_ERROR(CheckBase(&space, &shape));
-  const std::vector<Enumerated> all = Enumerate(space, shape);
-  SearchCounts& counts = result->counts;
-  std::map<std::string, int64_t> reasons;
-  // This shard's candidates, by index.
-  std::vector<int64_t> mine;
-  for (size_t k = 0; k < all.size(); ++k) {
-    if (static_cast<int32_t>(all[k].group % options.shard_count) != options.shard_index) continue;
-    ++counts.enumerated;
-    if (!all[k].invalid.empty()) {
-      ++counts.invalid;
-      ++reasons[all[k].invalid];
+  std::vector<Enumerated> all;              // every candidate of the space
+  std::vector<int64_t> mine;                // this shard's valid candidates, by index in all
+  std::vector<SearchCandidate> candidates;  // the valid, distinct candidates that fit
+  std::map<std::string, int64_t> reasons;   // why candidates were invalid or failed
+  SearchCounts counts;
+};
+
+// This shard's candidates: the invalid ones are counted with their reasons, the others kept.
+void SelectShard(const SearchOptions& options, SearchRun* run) {
+  for (size_t k = 0; k < run->all.size(); ++k) {
+    const Enumerated& e = run->all[k];
+    if (static_cast<int32_t>(e.group % options.shard_count) != options.shard_index) continue;
+    ++run->counts.enumerated;
+    if (!e.invalid.empty()) {
+      ++run->counts.invalid;
+      ++run->reasons[e.invalid];
       continue;
     }
-    mine.push_back(static_cast<int64_t>(k));
+    run->mine.push_back(static_cast<int64_t>(k));
   }
+}
 
-  // Tier 1: resolve, prepare, memory and work, in chunks of candidates per process.
+// Tier 1: resolve, prepare, memory and work, in chunks of candidates per process; then the valid,
+// distinct candidates that fit become run->candidates.
+Status PrepareTier(const SearchOptions& options, SearchRun* run) {
+  const std::vector<int64_t>& mine = run->mine;
   std::vector<Prepared> prepared(mine.size());
   const size_t chunks = (mine.size() + kPrepareChunk - 1) / kPrepareChunk;
-  Status status = RunInProcesses(
+  auto chunk_end = [&](size_t chunk) { return std::min(mine.size(), (chunk + 1) * kPrepareChunk); };
+  RETURN_IF_ERROR(RunInProcesses(
       options.jobs, chunks,
       [&](size_t chunk) {
         Json out = Json::array();
-        for (size_t k = chunk * kPrepareChunk;
-             k < std::min(mine.size(), (chunk + 1) * kPrepareChunk); ++k) {
-          out.push_back(PreparedJson(PrepareCandidate(all[mine[k]].config, space.where)));
+        for (size_t k = chunk * kPrepareChunk; k < chunk_end(chunk); ++k) {
+          out.push_back(PreparedJson(PrepareCandidate(run->all[mine[k]].config, run->space.where)));
         }
         return out;
       },
       [&](size_t chunk, const Json* out) {
-        for (size_t k = chunk * kPrepareChunk, i = 0;
-             k < std::min(mine.size(), (chunk + 1) * kPrepareChunk); ++k, ++i) {
+        for (size_t k = chunk * kPrepareChunk, i = 0; k < chunk_end(chunk); ++k, ++i) {
           if (out != nullptr && i < out->size()) {
             prepared[k] = PreparedOf((*out)[i]);
           } else {
             prepared[k].reason = "internal error: the process preparing it failed";
           }
         }
-      });
-  if (!status.ok()) return status;
-
-  std::vector<SearchCandidate> candidates;  // the valid, distinct candidates that fit
+      }));
+  SearchCounts& counts = run->counts;
   std::set<std::string> signatures;
   for (size_t k = 0; k < mine.size(); ++k) {
     const Prepared& p = prepared[k];
     if (!p.ok) {
       ++counts.invalid;
-      ++reasons[p.reason];
+      ++run->reasons[p.reason];
       continue;
     }
     if (!signatures.insert(p.signature).second) {
@@ -536,8 +537,8 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
     ++counts.evaluated;
     SearchCandidate c;
     c.index = mine[k];
-    c.config = all[mine[k]].config;
-    c.command = RunCommandLine(c.config, *space.where);
+    c.config = run->all[mine[k]].config;
+    c.command = RunCommandLine(c.config, *run->space.where);
     c.peak_memory_bytes = p.peak_memory_bytes;
     c.memory_capacity_bytes = p.capacity_bytes;
     c.work_bound_s = p.work_s;
@@ -546,56 +547,54 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
       ++counts.oom;
       continue;
     }
-    candidates.push_back(std::move(c));
+    run->candidates.push_back(std::move(c));
   }
-  if (counts.evaluated == 0) {
-    std::vector<std::pair<std::string, int64_t>> sorted(reasons.begin(), reasons.end());
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    std::string why;
-    for (size_t k = 0; k < sorted.size() && k < kReasonsShown; ++k) {
-      why += (k ? "; " : "") + sorted[k].first + " (" + Plural(sorted[k].second, "candidate") + ")";
-    }
-    return Status::InvalidInput("ppsim search: no valid configuration among " +
-                                Plural(counts.enumerated, "candidate") + ": " + why);
-  }
+  return Status();
+}
 
-  const auto elapsed = [&] {
-    return HumanDuration(std::chrono::duration<double>(Clock::now() - start).count());
-  };
-  progress << "search: " << elapsed() << ": " << counts.enumerated << " candidates, "
-           << counts.invalid << " invalid, " << counts.duplicates << " duplicates, " << counts.oom
-           << " out of memory, " << candidates.size() << " to bound\n";
+// The most frequent reasons, most first, at most kReasonsShown.
+std::vector<std::pair<std::string, int64_t>> TopReasons(
+    const std::map<std::string, int64_t>& reasons) {
+  std::vector<std::pair<std::string, int64_t>> sorted(reasons.begin(), reasons.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (sorted.size() > kReasonsShown) sorted.resize(kReasonsShown);
+  return sorted;
+}
 
-  // Tiers 2-4: best first by the current bound, in rounds.
+// Tiers 2-4: the candidates best first by their current bound (the work, then the critical
+// path), in rounds, each refined one tier or pruned; returns the simulated ones.
+Status BoundAndSimulate(const SearchOptions& options, SearchRun* run,
+                        std::vector<size_t>* simulated) {
   enum class Level { kWork, kCriticalPath };
-  std::set<std::tuple<double, int64_t, int64_t, Level, size_t>> open;
+  using Open = std::tuple<double, int64_t, int64_t, Level, size_t>;
+  SearchCounts& counts = run->counts;
+  std::vector<SearchCandidate>& candidates = run->candidates;
+  std::set<Open> open;
   for (size_t k = 0; k < candidates.size(); ++k) {
     const SearchCandidate& c = candidates[k];
     open.insert({c.work_bound_s, c.peak_memory_bytes, c.index, Level::kWork, k});
   }
   Incumbents incumbents(static_cast<size_t>(options.top));
-  std::vector<size_t> simulated;
   while (!open.empty()) {
-    std::vector<std::tuple<double, int64_t, int64_t, Level, size_t>> round;
+    std::vector<Open> round;
     for (auto it = open.begin(); it != open.end() && round.size() < kRoundSize;) {
       const auto& [bound, memory, index, level, k] = *it;
       if (incumbents.Prunes(bound, memory, index)) {
         ++(level == Level::kWork ? counts.bounded_out_work : counts.bounded_out_critical_path);
-        it = open.erase(it);
-        continue;
+      } else {
+        round.push_back(*it);
       }
-      round.push_back(*it);
       it = open.erase(it);
     }
     std::vector<Executed> executed(round.size());
-    status = RunInProcesses(
+    RETURN_IF_ERROR(RunInProcesses(
         options.jobs, round.size(),
         [&](size_t r) {
           const auto& [bound, memory, index, level, k] = round[r];
           const EngineKind engine =
               level == Level::kWork ? EngineKind::kCriticalPath : EngineKind::kSimGrid;
-          return ExecutedJson(ExecuteCandidate(candidates[k].config, engine, space.where));
+          return ExecutedJson(ExecuteCandidate(candidates[k].config, engine, run->space.where));
         },
         [&](size_t r, const Json* out) {
           if (out != nullptr) {
@@ -603,17 +602,15 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
           } else {
             executed[r].reason = "internal error: the process evaluating it failed";
           }
-        });
-    if (!status.ok()) return status;
+        }));
     for (size_t r = 0; r < round.size(); ++r) {
       const auto& [bound, memory, index, level, k] = round[r];
       SearchCandidate& c = candidates[k];
       const Executed& e = executed[r];
-      if (level == Level::kWork) ++counts.critical_path_evaluated;
-      if (level == Level::kCriticalPath) ++counts.simulated;
+      ++(level == Level::kWork ? counts.critical_path_evaluated : counts.simulated);
       if (!e.ok) {
         ++counts.failed;
-        ++reasons[e.reason];
+        ++run->reasons[e.reason];
         continue;
       }
       if (level == Level::kWork) {
@@ -628,13 +625,16 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
       c.microbatches = e.microbatches;
       c.stages_per_rank = e.stages_per_rank;
       incumbents.Add(c.iteration_s, c.peak_memory_bytes, c.index);
-      simulated.push_back(k);
+      simulated->push_back(k);
     }
   }
-  progress << "search: " << elapsed() << ": " << counts.critical_path_evaluated
-           << " critical-path evaluations, " << counts.simulated << " SimGrid simulations\n";
+  return Status();
+}
 
-  // The ranking and the front, from the simulated candidates.
+// The ranking (the top K) and the front, from the simulated candidates.
+void RankSimulated(const SearchOptions& options, const SearchRun& run,
+                   std::vector<size_t> simulated, SearchResult* result) {
+  const std::vector<SearchCandidate>& candidates = run.candidates;
   auto key = [&](size_t k) {
     const SearchCandidate& c = candidates[k];
     return Key{c.iteration_s, c.peak_memory_bytes, c.index};
@@ -653,11 +653,42 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
       result->pareto.push_back(candidates[k]);
     }
   }
-  std::vector<std::pair<std::string, int64_t>> sorted(reasons.begin(), reasons.end());
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
-  if (sorted.size() > kReasonsShown) sorted.resize(kReasonsShown);
-  result->reasons = sorted;
+}
+
+}  // namespace
+
+Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::ostream& progress,
+                 SearchResult* result) {
+  const Clock::time_point start = Clock::now();
+  *result = SearchResult();
+  SearchRun run;
+  run.space = given;
+  RETURN_IF_ERROR(CheckBase(&run.space, &run.shape));
+  run.all = Enumerate(run.space, run.shape);
+  SelectShard(options, &run);
+  RETURN_IF_ERROR(PrepareTier(options, &run));
+  const SearchCounts& counts = run.counts;
+  if (counts.evaluated == 0) {
+    std::string why;
+    for (const auto& [reason, count] : TopReasons(run.reasons)) {
+      why += (why.empty() ? "" : "; ") + reason + " (" + Plural(count, "candidate") + ")";
+    }
+    return Status::InvalidInput("ppsim search: no valid configuration among " +
+                                Plural(counts.enumerated, "candidate") + ": " + why);
+  }
+  const auto elapsed = [&] {
+    return HumanDuration(std::chrono::duration<double>(Clock::now() - start).count());
+  };
+  progress << "search: " << elapsed() << ": " << counts.enumerated << " candidates, "
+           << counts.invalid << " invalid, " << counts.duplicates << " duplicates, " << counts.oom
+           << " out of memory, " << run.candidates.size() << " to bound\n";
+  std::vector<size_t> simulated;
+  RETURN_IF_ERROR(BoundAndSimulate(options, &run, &simulated));
+  progress << "search: " << elapsed() << ": " << counts.critical_path_evaluated
+           << " critical-path evaluations, " << counts.simulated << " SimGrid simulations\n";
+  RankSimulated(options, run, std::move(simulated), result);
+  result->counts = counts;
+  result->reasons = TopReasons(run.reasons);
   result->wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return Status();
 }
