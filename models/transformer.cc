@@ -1,10 +1,12 @@
 #include "models/transformer.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <array>
+#include <cstdio>
 #include <utility>
 
+#include "base/embedded.h"
+#include "base/escape.h"
 #include "base/names.h"
 #include "models/op_costs.h"
 
@@ -51,131 +53,31 @@ int64_t MlpParameters(const TransformerSpec& spec, int64_t f) {
 // The two norms of a layer (before the attention and before the MLP).
 int64_t LayerNormParameters(const TransformerSpec& spec) { return 2 * FinalNormParameters(spec); }
 
-// Sources of the numbers, per preset:
-// - gpt3-1.5b .. gpt3-28.3b: the zero-bubble paper's experiment models (Qi et al. 2024, arXiv
-//   2401.10241, Table 3: layers, heads, hidden, sequence length 1024), "analogous to GPT-3"
-//   (Sec. 5.1). The paper gives no vocabulary; GPT-3's (GPT-2 BPE, 50257, tied) is assumed, with
-//   f = 4h as in its Sec. 2.3. These give 1.52B, 6.25B, 14.74B and 28.41B: the paper's labels are
-//   0.4-1.4% lower, and no single vocabulary matches all four.
-// - gpt3-175b: Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1 (96 layers,
-//   d_model 12288, 96 heads, n_ctx 2048); vocabulary 50257 (GPT-2's, Radford et al. 2019), tied.
-// - llama3-*: Dubey et al. 2024, "The Llama 3 Herd of Models", Table 3 (layers, model dimension,
-//   FFN dimension, attention heads, 8 KV heads, vocabulary 128K), and the config.json of
-//   meta-llama/Meta-Llama-3-8B, Meta-Llama-3-70B and Llama-3.1-405B on Hugging Face
-//   (vocab_size 128256, tie_word_embeddings false, max_position_embeddings 8192; 405B's
-//   pre-training sequence length 8192, Sec. 3.4.1).
-// - llama3-8b-128k: meta-llama/Llama-3.1-8B config.json (the same shapes, max_position_embeddings
-//   131072), the long-context model of Sec. 3.4.2.
-// - mixtral-8x7b, mixtral-8x22b: the config.json of mistralai/Mixtral-8x7B-v0.1 and
-//   Mixtral-8x22B-v0.1 on Hugging Face (num_hidden_layers 32 / 56, hidden_size 4096 / 6144,
-//   intermediate_size 14336 / 16384 (each expert's), num_attention_heads 32 / 48,
-//   num_key_value_heads 8, vocab_size 32000 / 32768, num_local_experts 8, num_experts_per_tok 2,
-//   tie_word_embeddings false, max_position_embeddings 32768 / 65536); every layer is MoE, the
-//   router has no bias. Cards: 8x7B 46.7B total and 12.9B active (Jiang et al. 2024, "Mixtral of
-//   Experts", arXiv 2401.04088: "47B", "13B"), 8x22B 141B and 39B (Mistral's announcement); the
-//   counts here match them with the embedding counted.
-// - dbrx: databricks/dbrx-base config.json (d_model 6144, n_heads 48, n_layers 40, max_seq_len
-//   32768, vocab_size 100352, attn_config.kv_n_heads 8, ffn_config: ffn_hidden_size 10752,
-//   moe_num_experts 16, moe_top_k 4, ffn_act_fn silu (a GLU), tie_word_embeddings false); its
-//   LayerNorms have no bias, so they count as RMSNorm weights. Card: 132B total, 36B active; the
-//   active count here matches it without the input embedding (with it: 36.5B).
-// - deepseek-v3: deepseek-ai/DeepSeek-V3 config.json (num_hidden_layers 61, first_k_dense_replace
-//   3, hidden_size 7168, intermediate_size 18432, moe_intermediate_size 2048, n_routed_experts
-//   256, num_experts_per_tok 8, n_shared_experts 1, topk_method noaux_tc (the router's score
-//   correction bias), num_attention_heads 128, q_lora_rank 1536, kv_lora_rank 512,
-//   qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128, vocab_size 129280,
-//   tie_word_embeddings false); pre-trained on 4K sequences (DeepSeek-AI 2024, "DeepSeek-V3
-//   Technical Report", arXiv 2412.19437, Sec. 4.2). Card: 671B total, 37B activated; its
-//   README_WEIGHTS.md gives 36.6B activated "including 0.9B for the output head", i.e. without
-//   the input embedding. The multi-token-prediction module (num_nextn_predict_layers 1) is not
-//   modelled.
-std::vector<TransformerSpec> MakePresets() {
-  auto gpt = [](std::string name, int32_t layers, int64_t hidden, int32_t heads, int64_t seq) {
-    TransformerSpec s;
-    s.name = std::move(name);
-    s.layers = layers;
-    s.hidden = hidden;
-    s.ffn_hidden = 4 * hidden;
-    s.heads = heads;
-    s.kv_heads = heads;
-    s.vocab = 50257;
-    s.tied_embeddings = true;
-    s.swiglu = false;
-    s.seq_len = seq;
-    return s;
-  };
-  auto llama = [](std::string name, int32_t layers, int64_t hidden, int64_t ffn, int32_t heads,
-                  int64_t seq) {
-    TransformerSpec s;
-    s.name = std::move(name);
-    s.layers = layers;
-    s.hidden = hidden;
-    s.ffn_hidden = ffn;
-    s.heads = heads;
-    s.kv_heads = 8;
-    s.vocab = 128256;
-    s.tied_embeddings = false;
-    s.swiglu = true;
-    s.seq_len = seq;
-    return s;
-  };
-  // Every layer MoE, SwiGLU experts, untied, no router bias.
-  auto moe = [](std::string name, int32_t layers, int64_t hidden, int64_t ffn, int32_t heads,
-                int32_t kv_heads, int64_t vocab, int32_t experts, int32_t top_k, int64_t seq) {
-    TransformerSpec s;
-    s.name = std::move(name);
-    s.layers = layers;
-    s.hidden = hidden;
-    s.ffn_hidden = ffn;
-    s.heads = heads;
-    s.kv_heads = kv_heads;
-    s.vocab = vocab;
-    s.tied_embeddings = false;
-    s.swiglu = true;
-    s.seq_len = seq;
-    s.experts = experts;
-    s.experts_per_token = top_k;
-    s.expert_ffn_hidden = ffn;
-    return s;
-  };
-  TransformerSpec deepseek_v3;
-  deepseek_v3.name = "deepseek-v3";
-  deepseek_v3.layers = 61;
-  deepseek_v3.hidden = 7168;
-  deepseek_v3.ffn_hidden = 18432;
-  deepseek_v3.heads = 128;
-  deepseek_v3.kv_heads = 128;
-  deepseek_v3.vocab = 129280;
-  deepseek_v3.tied_embeddings = false;
-  deepseek_v3.swiglu = true;
-  deepseek_v3.seq_len = 4096;
-  deepseek_v3.mla = true;
-  deepseek_v3.q_lora_rank = 1536;
-  deepseek_v3.kv_lora_rank = 512;
-  deepseek_v3.qk_nope_head_dim = 128;
-  deepseek_v3.qk_rope_head_dim = 64;
-  deepseek_v3.v_head_dim = 128;
-  deepseek_v3.experts = 256;
-  deepseek_v3.experts_per_token = 8;
-  deepseek_v3.shared_experts = 1;
-  deepseek_v3.expert_ffn_hidden = 2048;
-  deepseek_v3.first_dense_layers = 3;
-  deepseek_v3.router_bias = true;
-  return {
-      gpt("gpt3-1.5b", 22, 2304, 24, 1024),
-      gpt("gpt3-6.2b", 30, 4096, 32, 1024),
-      gpt("gpt3-14.6b", 46, 5120, 40, 1024),
-      gpt("gpt3-28.3b", 62, 6144, 48, 1024),
-      gpt("gpt3-175b", 96, 12288, 96, 2048),
-      llama("llama3-8b", 32, 4096, 14336, 32, 8192),
-      llama("llama3-8b-128k", 32, 4096, 14336, 32, 131072),
-      llama("llama3-70b", 80, 8192, 28672, 64, 8192),
-      llama("llama3-405b", 126, 16384, 53248, 128, 8192),
-      moe("mixtral-8x7b", 32, 4096, 14336, 32, 8, 32000, 8, 2, 32768),
-      moe("mixtral-8x22b", 56, 6144, 16384, 48, 8, 32768, 8, 2, 65536),
-      moe("dbrx", 40, 6144, 10752, 48, 8, 100352, 16, 4, 32768),
-      deepseek_v3,
-  };
+// The presets: models/presets/NAME.textproto (each citing its sources), embedded at build time,
+// read as a user's model file is (ParseConfig, then TransformerFromProto), all at once on first
+// use. A file that does not load is a bug in this build: it is left out of the lists and
+// TransformerPresetsStatus reports it.
+struct PresetTable {
+  std::vector<TransformerSpec> presets;
+  Status status;
+};
+
+const PresetTable& Presets() {
+  static const PresetTable* const kTable = [] {
+    auto* table = new PresetTable;
+    std::string errors;
+    for (const EmbeddedFile& file : TransformerPresetFiles()) {
+      TransformerSpec spec;
+      if (const Status status = ReadTransformerPresetFile(file, &spec); !status.ok()) {
+        errors += (errors.empty() ? "" : "\n") + status.message();
+      } else {
+        table->presets.push_back(std::move(spec));
+      }
+    }
+    if (!errors.empty()) table->status = Status::Internal(std::move(errors));
+    return table;
+  }();
+  return *kTable;
 }
 
 constexpr NamedValue<Dtype> kDtypes[] = {
@@ -406,11 +308,30 @@ AttentionWidths AttentionWidthsOf(const TransformerSpec& spec) {
   return w;
 }
 
-const std::vector<TransformerSpec>& TransformerPresets() {
-  static const std::vector<TransformerSpec>* presets =
-      new std::vector<TransformerSpec>(MakePresets());
-  return *presets;
+Status ReadTransformerPresetFile(const EmbeddedFile& file, TransformerSpec* spec) {
+  const std::string name(EmbeddedFileStem(file));
+  const std::string path = "models/" + std::string(file.name);
+  proto::TransformerModel model;
+  ConfigLocations locations;
+  Status status = ParseConfig(file.bytes, ConfigFormat::kTextProto, path, &model, &locations);
+  std::string errors;
+  if (status.ok()) {
+    if (model.name() != name) {
+      errors = locations.Where("name") + ": name: " + Quoted(model.name()) +
+               " differs from the file's name, " + name + "\n";
+    }
+    status = TransformerFromProto(model, locations, spec);
+  }
+  if (!status.ok()) errors += status.message() + "\n";
+  if (errors.empty()) return Status();
+  errors.pop_back();
+  return Status::Internal("the model preset " + name +
+                          " does not load (a bug in this build of ppsim):\n" + errors);
 }
+
+const std::vector<TransformerSpec>& TransformerPresets() { return Presets().presets; }
+
+Status TransformerPresetsStatus() { return Presets().status; }
 
 const TransformerSpec* FindTransformerPreset(std::string_view name) {
   for (const TransformerSpec& spec : TransformerPresets()) {

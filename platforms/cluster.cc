@@ -13,231 +13,33 @@
 #include <set>
 #include <tuple>
 
-#include "config/config_file.h"
-#include "platforms/xml_platform.h"
-#include "config/units.h"
+#include "base/embedded.h"
 #include "base/escape.h"
 #include "base/names.h"
 #include "base/numbers.h"
+#include "config/config_file.h"
+#include "config/units.h"
+#include "platforms/xml_platform.h"
 
 namespace ppsim {
 namespace {
 
 namespace pb = google::protobuf;
 
-// The presets. Every constant cites where it comes from; "assumption" marks the ones that are
-// ours. Latencies are per link crossed: a GPU-to-GPU route through a switch crosses two ports, a
-// route between nodes two NICs (and two leaf uplinks between leaves).
-//
-// The op cost model's constants (models/op_costs.h), per GPU:
-// - sms: streaming multiprocessors, from NVIDIA's architecture whitepapers: A100 108 ("NVIDIA A100
-//   Tensor Core GPU Architecture", 2020), H100 SXM5 132 ("NVIDIA H100 Tensor Core GPU
-//   Architecture", 2022; H200 is the same die); L40S 142 (Ada whitepaper: one RT core per SM,
-//   142 RT cores in the L40S datasheet); B200 148 (Blackwell: assumption, as publicly reported).
-// - matmul_efficiency: the fraction of the dense peak a large GEMM with full waves reaches. A100
-//   0.8: the zero-bubble paper's profiled W times (arXiv 2401.10241v1, Table 9: W is only the
-//   weight-gradient GEMMs) of its 1.5B, 6.2B and 14.6B models on A100 are 80.5%, 81% and 76% of
-//   the peak for the FLOPs counted here, with 94-98% of the tiles useful (so 0.78-0.85 before
-//   quantization). Other GPUs 0.75: assumption (cuBLAS BF16 GEMMs on H100 are commonly reported
-//   at 700-750 of 989 TFLOP/s); users calibrate it per GPU with --set gpu.matmul_efficiency=X.
-// - attention_efficiency 0.6: FlashAttention-2 reaches 50-73% of A100's peak in the forward and
-//   less in the backward (Dao 2023, arXiv 2307.08691, Sec. 4.1); FlashAttention-3 75% on H100
-//   (Shah et al. 2024, arXiv 2407.08608). Assumption for the others.
-// - memory_efficiency 0.85: streaming kernels reach about this share of the HBM bandwidth.
-//   Assumption.
-// These are also the defaults of a cluster file's gpu block (the A100's).
+// The defaults of a cluster file's gpu block, the A100's: the fractions of peak that the op cost
+// model (models/op_costs.h) gives a large GEMM with full waves, flash attention and a streaming
+// kernel. The presets cite their own (platforms/presets/).
+// - matmul 0.8: the zero-bubble paper's profiled W times (arXiv 2401.10241v1, Table 9: W is only
+//   the weight-gradient GEMMs) of its 1.5B, 6.2B and 14.6B models on A100 are 80.5%, 81% and 76%
+//   of the peak for the FLOPs counted here, with 94-98% of the tiles useful (so 0.78-0.85 before
+//   quantization). Users calibrate it per GPU with --set gpu.matmul_efficiency=X.
+// - attention 0.6: FlashAttention-2 reaches 50-73% of A100's peak in the forward and less in the
+//   backward (Dao 2023, arXiv 2307.08691, Sec. 4.1); FlashAttention-3 75% on H100 (Shah et al.
+//   2024, arXiv 2407.08608). An assumption for the other GPUs.
+// - memory 0.85: streaming kernels reach about this share of the HBM bandwidth. An assumption.
 constexpr double kDefaultMatmulEfficiency = 0.8;
 constexpr double kDefaultAttentionEfficiency = 0.6;
 constexpr double kDefaultMemoryEfficiency = 0.85;
-
-// H100 SXM5 (NVIDIA H100 Tensor Core GPU datasheet): 989 TFLOP/s dense BF16, 1,979 dense FP8
-// (3,958 with sparsity), 80 GB HBM3 = 5 stacks of 16 GiB (nvidia-smi: 81,559 MiB), 3.35 TB/s;
-// NVLink 4: 18 links x 25 GB/s per direction = 450 GB/s per direction (the "900 GB/s").
-constexpr char kH100Gpu[] = R"(
-gpu {
-  name: "H100 SXM"
-  dense_bf16: "989TFLOP/s"
-  dense_fp8: "1979TFLOP/s"
-  memory: "80GiB"
-  memory_bandwidth: "3.35TB/s"
-  sms: 132
-  matmul_efficiency: 0.75
-}
-)";
-
-// NVSwitch port latency: a few microseconds GPU to GPU for small NCCL point-to-point messages
-// (nccl-tests sendrecv on DGX-class nodes): 1.5 us per port, 3 us per route. Assumption.
-// InfiniBand: ~5 us GPU to GPU through one switch for small NCCL messages, split as 2.5 us per
-// NIC crossed; 0.5 us per leaf-spine uplink crossed (switch port-to-port plus cable). Assumption.
-const std::vector<ClusterPreset>& Presets() {
-  static const std::vector<ClusterPreset> kPresets = [] {
-    std::vector<ClusterPreset> presets;
-    static const std::string kIdeal = std::string(R"(name: "ideal"
-description: "one H100 SXM per GPU the run needs on one idealised fabric: latency --p2p-latency (default 0), bandwidth --p2p-bandwidth (default inf), nothing contends"
-)") + kH100Gpu + R"(gpus_per_node: 0  # as many as the run needs
-nodes: 1
-intra_node { kind: UNLIMITED bandwidth: "inf" latency: "0s" }
-)";
-    // One HGX H100 8-GPU server; its NICs and switch as in dgx-h100, so --nodes scales it.
-    static const std::string kH100Node = std::string(R"(name: "h100-node"
-description: "one 8 x H100 SXM server on NVSwitch; 400 Gb/s NIC per GPU on one InfiniBand switch when scaled with --nodes"
-)") + kH100Gpu + R"(gpus_per_node: 8
-nodes: 1
-intra_node { kind: NVSWITCH bandwidth: "450GB/s" latency: "1.5us" }
-# ConnectX-7 NDR InfiniBand, 400 Gb/s per GPU (HGX H100 reference configuration).
-nic { attachment: PER_GPU bandwidth: "400Gbps" latency: "2.5us" }
-network { topology: SINGLE_SWITCH }
-)";
-    // DGX H100 (DGX H100 user guide; DGX SuperPOD H100 reference architecture): 8 x H100 SXM,
-    // 4 NVSwitch chips, 8 single-port ConnectX-7 400 Gb/s NDR for the compute fabric, which is
-    // rail-optimized and non-blocking with 32 nodes per scalable unit (one leaf per rail per SU).
-    static const std::string kDgxH100 = std::string(R"(name: "dgx-h100"
-description: "DGX H100 SuperPOD: 8 x H100 SXM per node on NVSwitch, 8 x 400 Gb/s NDR, rail-optimized leaves of 32 nodes, non-blocking"
-)") + kH100Gpu + R"(gpus_per_node: 8
-nodes: 1
-intra_node { kind: NVSWITCH bandwidth: "450GB/s" latency: "1.5us" }
-nic { attachment: PER_GPU bandwidth: "400Gbps" latency: "2.5us" }
-network { topology: RAIL_OPTIMIZED nodes_per_leaf: 32 oversubscription: 1 uplink_latency: "0.5us" }
-)";
-    // DeepSeek-V3's training cluster (DeepSeek-V3 technical report, arXiv 2412.19437): 2048
-    // H800 GPUs, 8 per node on NVLink and NVSwitch, InfiniBand across nodes (Sec. 3.1); "NVLink
-    // offers a bandwidth of 160 GB/s, roughly 3.2 times that of IB (50 GB/s)" (Sec. 3.2.2), the
-    // figures used here per direction. The H800 is the H100 SXM with reduced NVLink: the same
-    // tensor cores (989 / 1979 TFLOP/s dense BF16 / FP8), 132 SMs, 80 GB HBM3. The IB fabric as
-    // dgx-h100's (a 400 Gb/s NIC per GPU, rail-optimized): an assumption, as the report gives only
-    // the bandwidth.
-    static const std::string kH800 = R"(name: "h800-cluster"
-description: "DeepSeek-V3's cluster: 8 x H800 per node, NVLink 160 GB/s and 400 Gb/s (50 GB/s) InfiniBand per GPU (arXiv 2412.19437), rail-optimized leaves of 32 nodes"
-gpu {
-  name: "H800 SXM"
-  dense_bf16: "989TFLOP/s"
-  dense_fp8: "1979TFLOP/s"
-  memory: "80GiB"
-  memory_bandwidth: "3.35TB/s"
-  sms: 132
-  matmul_efficiency: 0.75
-}
-gpus_per_node: 8
-nodes: 1
-intra_node { kind: NVSWITCH bandwidth: "160GB/s" latency: "1.5us" }
-nic { attachment: PER_GPU bandwidth: "400Gbps" latency: "2.5us" }
-network { topology: RAIL_OPTIMIZED nodes_per_leaf: 32 oversubscription: 1 uplink_latency: "0.5us" }
-)";
-    // DGX A100 (DGX A100 user guide; DGX SuperPOD A100 reference architecture): A100 SXM4 80GB at
-    // 312 TFLOP/s dense BF16, no FP8, 80 GB HBM2e at 2,039 GB/s; NVLink 3: 12 links x 25 GB/s =
-    // 300 GB/s per direction through 6 NVSwitches; 8 x ConnectX-6 HDR 200 Gb/s, rail-optimized
-    // with 20 nodes per scalable unit.
-    static const std::string kDgxA100 = R"(name: "dgx-a100"
-description: "DGX A100 SuperPOD: 8 x A100 SXM4 80GB per node on NVSwitch, 8 x 200 Gb/s HDR, rail-optimized leaves of 20 nodes, non-blocking"
-gpu {
-  name: "A100 SXM4 80GB"
-  dense_bf16: "312TFLOP/s"
-  memory: "80GiB"
-  memory_bandwidth: "2039GB/s"
-  sms: 108
-}
-gpus_per_node: 8
-nodes: 1
-intra_node { kind: NVSWITCH bandwidth: "300GB/s" latency: "1.5us" }
-nic { attachment: PER_GPU bandwidth: "200Gbps" latency: "2.5us" }
-network { topology: RAIL_OPTIMIZED nodes_per_leaf: 20 oversubscription: 1 uplink_latency: "0.5us" }
-)";
-    // HGX H200 (H200 datasheet): H100's compute, 141 GB HBM3e at 4.8 TB/s, NVLink 900 GB/s
-    // bidirectional = 450 GB/s per direction; 8 x 400 Gb/s NICs. The fabric is a generic
-    // non-blocking two-level fat-tree, 4 nodes (32 NICs) per leaf. Assumption.
-    static const std::string kHgxH200 = R"(name: "hgx-h200"
-description: "HGX H200: 8 x H200 (141 GB) per node on NVSwitch, 8 x 400 Gb/s, fat-tree with 4 nodes per leaf, non-blocking"
-gpu {
-  name: "H200 SXM"
-  dense_bf16: "989TFLOP/s"
-  dense_fp8: "1979TFLOP/s"
-  memory: "141GB"
-  memory_bandwidth: "4.8TB/s"
-  sms: 132
-  matmul_efficiency: 0.75
-}
-gpus_per_node: 8
-nodes: 1
-intra_node { kind: NVSWITCH bandwidth: "450GB/s" latency: "1.5us" }
-nic { attachment: PER_GPU bandwidth: "400Gbps" latency: "2.5us" }
-network { topology: FAT_TREE nodes_per_leaf: 4 oversubscription: 1 uplink_latency: "0.5us" }
-)";
-    // DGX B200 (DGX B200 datasheet): 8 x B200, 72 PFLOP/s FP8 training with sparsity = 4.5 PFLOP/s
-    // dense FP8 and 2.25 PFLOP/s dense BF16 per GPU; 1,440 GB HBM3e = 180 GB per GPU, 64 TB/s =
-    // 8 TB/s per GPU; NVLink 5: 1.8 TB/s bidirectional = 900 GB/s per direction; 8 x ConnectX-7
-    // 400 Gb/s; DGX SuperPOD B200: rail-optimized, 32 nodes per scalable unit.
-    static const std::string kDgxB200 = R"(name: "dgx-b200"
-description: "DGX B200 SuperPOD: 8 x B200 (180 GB) per node on NVSwitch 5, 8 x 400 Gb/s, rail-optimized leaves of 32 nodes, non-blocking"
-gpu {
-  name: "B200"
-  dense_bf16: "2.25PFLOP/s"
-  dense_fp8: "4.5PFLOP/s"
-  memory: "180GB"
-  memory_bandwidth: "8TB/s"
-  sms: 148
-  matmul_efficiency: 0.75
-}
-gpus_per_node: 8
-nodes: 1
-intra_node { kind: NVSWITCH bandwidth: "900GB/s" latency: "1.5us" }
-nic { attachment: PER_GPU bandwidth: "400Gbps" latency: "2.5us" }
-network { topology: RAIL_OPTIMIZED nodes_per_leaf: 32 oversubscription: 1 uplink_latency: "0.5us" }
-)";
-    // GB200 NVL72 (GB200 NVL72 datasheet): one NVLink domain of 72 Blackwell GPUs, modelled as one
-    // 72-GPU node; 360 PFLOP/s BF16 and 720 PFLOP/s FP8 with sparsity = 2.5 and 5 PFLOP/s dense
-    // per GPU; 13.4 TB HBM3e = 186 GB per GPU, 576 TB/s = 8 TB/s per GPU; NVLink 5: 900 GB/s per
-    // direction per GPU into the NVLink switch trays; a ConnectX-7 400 Gb/s per GPU. Racks joined
-    // by one non-blocking switch. Assumption.
-    static const std::string kGb200 = R"(name: "gb200-nvl72"
-description: "GB200 NVL72: 72 Blackwell GPUs (186 GB) in one NVLink domain per rack, 400 Gb/s NIC per GPU, racks on one non-blocking switch"
-gpu {
-  name: "GB200"
-  dense_bf16: "2.5PFLOP/s"
-  dense_fp8: "5PFLOP/s"
-  memory: "186GB"
-  memory_bandwidth: "8TB/s"
-  sms: 148
-  matmul_efficiency: 0.75
-}
-gpus_per_node: 72
-nodes: 1
-intra_node { kind: NVSWITCH bandwidth: "900GB/s" latency: "1.5us" }
-nic { attachment: PER_GPU bandwidth: "400Gbps" latency: "2.5us" }
-network { topology: SINGLE_SWITCH }
-)";
-    // A PCIe server (L40S datasheet): 362 TFLOP/s dense BF16, 733 dense FP8, 48 GB GDDR6 at
-    // 864 GB/s, PCIe Gen4 x16 = 16 GT/s x 16 lanes x 128/130 / 8 = 31.5 GB/s per direction into
-    // the PCIe switches; one 200 Gb/s NIC for the node on one switch. Latencies: assumption.
-    static const std::string kPcie = R"(name: "pcie-l40s"
-description: "PCIe server: 8 x L40S (48 GB) behind PCIe Gen4 x16 ports, one shared 200 Gb/s NIC per node on one switch"
-gpu {
-  name: "L40S"
-  dense_bf16: "362TFLOP/s"
-  dense_fp8: "733TFLOP/s"
-  memory: "48GB"
-  memory_bandwidth: "864GB/s"
-  sms: 142
-  matmul_efficiency: 0.75
-}
-gpus_per_node: 8
-nodes: 1
-intra_node { kind: PCIE bandwidth: "31.5GB/s" latency: "1us" }
-nic { attachment: PER_NODE bandwidth: "200Gbps" latency: "2.5us" }
-network { topology: SINGLE_SWITCH }
-)";
-    presets.push_back({"ideal", kIdeal});
-    presets.push_back({"h100-node", kH100Node});
-    presets.push_back({"dgx-a100", kDgxA100});
-    presets.push_back({"dgx-h100", kDgxH100});
-    presets.push_back({"h800-cluster", kH800});
-    presets.push_back({"hgx-h200", kHgxH200});
-    presets.push_back({"dgx-b200", kDgxB200});
-    presets.push_back({"gb200-nvl72", kGb200});
-    presets.push_back({"pcie-l40s", kPcie});
-    return presets;
-  }();
-  return kPresets;
-}
 
 const std::vector<std::string>& SettingPaths() {
   static const std::vector<std::string> kPaths = ScalarFieldPaths(proto::Cluster::descriptor());
@@ -452,6 +254,38 @@ Status ConvertCluster(const proto::Cluster& c, const FieldSource& source, Platfo
   return Status::InvalidInput(message);
 }
 
+// The file without its leading comment and blank lines.
+std::string_view WithoutLeadingComments(std::string_view text) {
+  while (!text.empty() && (text[0] == '#' || text[0] == '\n')) {
+    const size_t end = text.find('\n');
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+  }
+  return text;
+}
+
+// The presets: platforms/presets/NAME.textproto, embedded at build time. Each file is a block of
+// comment lines citing the sources of its numbers, then the cluster as `ppsim platforms NAME`
+// prints it. A file is read as a user's cluster file is (ParseConfig, then ConvertCluster), once,
+// when a preset is first needed; one that fails is a bug in this build, reported as Internal with
+// the messages located in the file.
+struct PresetTable {
+  std::vector<ClusterPreset> presets;
+  std::vector<proto::Cluster> clusters;  // presets[i] as read
+  std::vector<Status> statuses;          // OK, or why presets[i] does not load
+};
+
+const PresetTable& Presets() {
+  static const PresetTable kTable = [] {
+    PresetTable table;
+    for (const EmbeddedFile& file : ClusterPresetFiles()) {
+      table.statuses.push_back(ReadClusterPresetFile(file, &table.presets.emplace_back(),
+                                                     &table.clusters.emplace_back()));
+    }
+    return table;
+  }();
+  return kTable;
+}
+
 std::string Rate(double bytes_per_s) {
   if (std::isinf(bytes_per_s)) return "inf";
   char buffer[64];
@@ -461,19 +295,51 @@ std::string Rate(double bytes_per_s) {
 
 }  // namespace
 
-const std::vector<ClusterPreset>& AllClusterPresets() { return Presets(); }
+Status ReadClusterPresetFile(const EmbeddedFile& file, ClusterPreset* preset,
+                             proto::Cluster* cluster) {
+  preset->name = EmbeddedFileStem(file);
+  preset->file = "platforms/" + std::string(file.name);
+  preset->text = WithoutLeadingComments(file.bytes);
+  ConfigLocations locations;
+  Status status =
+      ParseConfig(file.bytes, ConfigFormat::kTextProto, preset->file, cluster, &locations);
+  std::string errors;
+  if (status.ok()) {
+    if (cluster->name() != preset->name) {
+      errors = locations.Where("name") + ": name: " + Quoted(cluster->name()) +
+               " differs from the file's name, " + preset->name + "\n";
+    }
+    const FieldNames names;
+    PlatformSpec platform;
+    status = ConvertCluster(*cluster, FieldSource(names, preset->name, &locations), &platform);
+  }
+  if (!status.ok()) errors += status.message() + "\n";
+  if (errors.empty()) return Status();
+  errors.pop_back();
+  return Status::Internal("the cluster preset " + preset->name +
+                          " does not load (a bug in this build of ppsim):\n" + errors);
+}
+
+const std::vector<ClusterPreset>& AllClusterPresets() { return Presets().presets; }
 
 std::string ClusterPresetNames() {
   std::vector<std::string> names;
-  for (const ClusterPreset& preset : Presets()) names.emplace_back(preset.name);
+  for (const ClusterPreset& preset : AllClusterPresets()) names.push_back(preset.name);
   return JoinNames(names);
 }
 
 const ClusterPreset* FindClusterPreset(std::string_view name) {
-  for (const ClusterPreset& preset : Presets()) {
+  for (const ClusterPreset& preset : AllClusterPresets()) {
     if (preset.name == name) return &preset;
   }
   return nullptr;
+}
+
+Status ReadClusterPreset(const ClusterPreset& preset, proto::Cluster* cluster) {
+  const PresetTable& table = Presets();
+  const size_t i = &preset - table.presets.data();
+  *cluster = table.clusters[i];
+  return table.statuses[i];
 }
 
 std::string ClusterSettingPaths() { return JoinNames(SettingPaths()); }
@@ -537,22 +403,18 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
       }
       return where.Invalid("hosts", missing + " not in " + name + "; its hosts: " + valid);
     }
-    Status status = ParseConfig(FindClusterPreset("ideal")->text, ConfigFormat::kTextProto,
-                                "ideal", &cluster, nullptr);
-    if (!status.ok()) return Status::Internal(status.message());
+    RETURN_IF_ERROR(ReadClusterPreset(*FindClusterPreset("ideal"), &cluster));
     cluster.set_name(name);
     cluster.set_description("SimGrid XML platform " + name);
   } else if (const ClusterPreset* preset = FindClusterPreset(name)) {
-    Status status = ParseConfig(preset->text, ConfigFormat::kTextProto, std::string(preset->name),
-                                &cluster, nullptr);
-    if (!status.ok()) return Status::Internal("preset " + name + ": " + status.message());
+    RETURN_IF_ERROR(ReadClusterPreset(*preset, &cluster));
   } else if (name.find('.') != std::string::npos || name.find('/') != std::string::npos) {
     RETURN_IF_ERROR(ReadConfigFile(name, &cluster, &locations));
     from_file = true;
     if (cluster.name().empty()) cluster.set_name(name);
   } else {
     std::vector<std::string> names;
-    for (const ClusterPreset& p : Presets()) names.emplace_back(p.name);
+    for (const ClusterPreset& p : AllClusterPresets()) names.push_back(p.name);
     return where.Invalid("platform",
                          UnknownName("platform", name, names,
                                      "a cluster file (.textproto, .json, .yaml) or a SimGrid .xml"));

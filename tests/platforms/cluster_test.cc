@@ -22,7 +22,7 @@ std::string LoadError(const PlatformChoice& choice) {
   return Load(choice, &platform).message();
 }
 
-// Datasheet numbers (sources in platforms/cluster.cc).
+// Datasheet numbers (sources in platforms/presets/).
 TEST(ClusterPresets, CarryTheDatasheetNumbers) {
   struct Expected {
     const char* name;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -648,6 +650,23 @@ TEST(TimelinePicture, HtmlHasNoExternalReferences) {
   EXPECT_NE(html.find("id=\"reset\""), std::string::npos);
   // Every box carries its microbatch number, shown by the script when the box has room.
   EXPECT_EQ(Find(html, "text", "mb").size(), Find(html, "rect", "box").size());
+}
+
+// The page's style and script are traces/timeline.css and traces/timeline.js, inlined whole.
+TEST(TimelinePicture, HtmlInlinesTheStyleAndScriptFiles) {
+  const std::string html = TimelineHtml(OneFOneB(2, 2, kMs));
+  for (const char* name : {"timeline.css", "timeline.js"}) {
+    SCOPED_TRACE(name);
+    const EmbeddedFile* file = FindEmbeddedFile(TimelinePageFiles(), name);
+    ASSERT_NE(file, nullptr);
+    std::ifstream in(std::string(PPSIM_SOURCE_DIR) + "/traces/" + name, std::ios::binary);
+    ASSERT_TRUE(in) << "cannot read the source file";
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), file->bytes);
+  }
+  const std::string css(FindEmbeddedFile(TimelinePageFiles(), "timeline.css")->bytes);
+  const std::string js(FindEmbeddedFile(TimelinePageFiles(), "timeline.js")->bytes);
+  EXPECT_NE(html.find("\n<style>\n" + css + "</style>\n</head>\n"), std::string::npos);
+  EXPECT_TRUE(html.ends_with("\n<script>\n" + js + "</script>\n</body>\n</html>\n"));
 }
 
 TEST(TimelinePicture, SixteenRanksOfSixtyFourMicrobatchesAreReadable) {
