@@ -6,7 +6,6 @@
 #include "base/names.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "models/transformer.h"
 
 namespace ppsim {
 namespace {
@@ -106,10 +105,6 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     err << "ppsim: " << UnknownName("command", args[0], names) << "\n";
     return cli::kExitInvalidInput;
   }
-  // A model preset that does not load (a broken file in this build) would otherwise look like an
-  // unknown model to whatever asks for it, deep in a run or a sweep; every command stops here
-  // instead. Reading the presets takes well under a millisecond.
-  if (const Status status = TransformerPresetsStatus(); !status.ok()) return cli::Fail(err, status);
   return command->run(CommandArgs(args.begin() + 1, args.end()), out, err);
 }
 

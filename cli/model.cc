@@ -339,6 +339,7 @@ int ModelCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
     return kExitOk;
   }
   if (parsed.values.count("list")) {
+    if (status = TransformerPresetsStatus(); !status.ok()) return Fail(err, status);
     ListPresets(out);
     return kExitOk;
   }

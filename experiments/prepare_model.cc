@@ -6,6 +6,8 @@
 namespace ppsim {
 
 Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
+  // A preset that does not load (a broken file in this build) must not pass for an unknown name.
+  RETURN_IF_ERROR(TransformerPresetsStatus());
   if (const TransformerSpec* preset = FindTransformerPreset(spec.model)) {
     *model = *preset;
     return Status();
