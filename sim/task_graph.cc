@@ -140,8 +140,8 @@ Producers AddComputeTasks(const Schedule& schedule, const StageCosts& costs,
                           const Parallelism& parallelism, TaskGraphBuilder* builder) {
   const ParallelLayout& layout = parallelism.layout;
   TaskGraph& graph = builder->graph();
-  // Only runs with MoE layers over several GPUs have programs.
-  const bool programs = !costs.moe.empty() && layout.ep > 1;
+  // Only runs with MoE layers over several GPUs, tensor or context parallelism have programs.
+  const bool programs = (!costs.moe.empty() && layout.ep > 1) || layout.tp > 1 || layout.cp > 1;
   ProgramTable table(costs, layout.ep, parallelism.overlap_compute_slowdown);
   Producers producers(schedule);
   graph.compute_begin.reserve(schedule.num_ranks + 1);
@@ -152,12 +152,11 @@ Producers AddComputeTasks(const Schedule& schedule, const StageCosts& costs,
       const Action& action = order[position];
       const ComputeLoad load =
           ComputeLoadOf(costs, action, layout.tp, parallelism.tp_step_latency_s);
-      Task task = ComputeTaskOf(rank, position, load.duration_s);
-      task.bytes = load.ring_bytes;
-      const TaskId id = builder->Add(task);
+      const TaskId id = builder->Add(ComputeTaskOf(rank, position, load.duration_s));
       for (int k = 0; k < action.num_ops(); ++k) producers.Add(action.op(k), id);
-      if (layout.cp > 1) graph.cp_bytes.push_back(costs.ActionCollectives(action).cp_bytes);
-      if (programs) graph.program_of.push_back(table.Of(action));
+      if (!programs) continue;
+      const int64_t cp_bytes = layout.cp > 1 ? costs.ActionCollectives(action).cp_bytes : 0;
+      graph.program_of.push_back(table.Of(action, load.ring_bytes, cp_bytes));
     }
   }
   graph.compute_begin.push_back(builder->next_id());
@@ -166,16 +165,10 @@ Producers AddComputeTasks(const Schedule& schedule, const StageCosts& costs,
   return producers;
 }
 
-// Replicas 1 .. num_replicas - 1: copies of replica 0's compute tasks, ring attention bytes and
-// programs. Numbers the part records of every compute task's program.
+// Replicas 1 .. num_replicas - 1: copies of replica 0's compute tasks and programs. Numbers the
+// part records of every compute task's program.
 void ReplicateComputeTasks(TaskGraphBuilder* builder) {
   TaskGraph& graph = builder->graph();
-  if (!graph.cp_bytes.empty()) {
-    const std::vector<int64_t> first(graph.cp_bytes);
-    for (int32_t replica = 1; replica < graph.num_replicas; ++replica) {
-      graph.cp_bytes.insert(graph.cp_bytes.end(), first.begin(), first.end());
-    }
-  }
   if (graph.programs.empty()) {
     graph.program_of.clear();
   } else {
@@ -270,6 +263,22 @@ std::string_view P2pModeName(P2pMode mode) { return NameOf(kP2pModes, mode); }
 
 Status ParseP2pMode(std::string_view what, std::string_view text, P2pMode* mode) {
   return ParseNamed(kP2pModes, "p2p mode", what, text, mode);
+}
+
+bool TaskGraph::HasParts(PartKind kind) const {
+  for (const TaskProgram& program : programs) {
+    for (const TaskPart& part : program) {
+      if (part.kind == kind) return true;
+    }
+  }
+  return false;
+}
+
+bool TaskGraph::HasMoeParts() const {
+  for (const TaskProgram& program : programs) {
+    if (ppsim::HasMoeParts(program)) return true;
+  }
+  return false;
 }
 
 ComputeLoad ComputeLoadOf(const StageCosts& costs, const Action& action, int32_t tp,

@@ -8,10 +8,9 @@
 //
 // With tensor parallelism (tp > 1) a rank is a group of tp GPUs: a boundary message is split into
 // tp transfers (GPU k of the group to GPU k of the next, bytes divided as evenly as whole bytes
-// allow, the first ones one byte larger), all of which the consumer waits for, and each compute
-// task's tensor-parallel collectives run as a ring over the group (Task::bytes). With context
-// parallelism a compute task's ring attention runs beside it (TaskGraph::cp_bytes); with expert
-// parallelism its MoE layers are a program of parts (sim/task_program.h).
+// allow, the first ones one byte larger), all of which the consumer waits for. A compute task's
+// tensor-parallel collectives, its ring attention (context parallelism) and its expert-parallel
+// all-to-alls are parts of its program (sim/task_program.h).
 //
 // With data parallelism (dp > 1) the pipeline is replicated dp times and the replicas synchronise
 // their gradients after each stage's last backward, then take their optimizer steps
@@ -114,8 +113,7 @@ struct Task {
   // the call. kOptimizer: the number of the rank's actions.
   uint32_t position = 0;
   double duration_s = 0;  // Compute, optimizer: its duration. Transfers: 0 (the platform decides).
-  // Transfers: bytes moved. Compute: the bytes each GPU of the rank's tensor-parallel group sends
-  // to the next GPU of the group (a ring) for the action's collectives; 0: none.
+  // Transfers: bytes moved. Compute: 0 (its rings' bytes are in its program, TaskGraph::programs).
   int64_t bytes = 0;
 };
 
@@ -175,17 +173,15 @@ struct TaskGraph {
   ParallelLayout layout;
   int32_t num_replicas = 1;  // replicas compiled: layout.dp, or 1 when folded
   bool folded() const { return num_replicas < layout.dp; }
-  // Whether a compute task's tensor-parallel rings (Task::bytes) run alongside its compute (else
-  // after it: the task ends when both are done).
+  // Whether a compute task's tensor-parallel rings (PartKind::kTpRing) start with the task,
+  // alongside its compute (else after it: sim/task_program.h).
   bool tp_comm_overlap = false;
-  // Context parallelism: per compute task, the bytes each GPU of the rank sends to its peer in
-  // the next slice for ring attention, alongside the compute. Empty when cp == 1.
-  std::vector<int64_t> cp_bytes;
-  // Expert parallelism: the distinct programs of the compute tasks with all-to-alls, and per
-  // compute task the index of its program (kNoProgram: none); program_of is empty when no task
-  // has one. part_begin[t]: the first of task t's parts in the timeline's part records
-  // (num_compute_tasks() + 1 entries, with program_of).
   bool node_limited_routing = false;  // Parallelism::node_limited_routing
+  // Programs (sim/task_program.h): the distinct programs of the compute tasks that have one
+  // (MoE parts, tensor-parallel rings, ring attention), and per compute task the index of its
+  // program (kNoProgram: none); program_of is empty when no task has one. part_begin[t]: the
+  // first of task t's parts in the timeline's part records (num_compute_tasks() + 1 entries, with
+  // program_of): part i of task t is record part_begin[t] + i.
   std::vector<TaskProgram> programs;
   std::vector<uint32_t> program_of;
   std::vector<size_t> part_begin;
@@ -193,6 +189,18 @@ struct TaskGraph {
   const TaskProgram* ProgramOfTask(size_t t) const {
     return t < program_of.size() && program_of[t] != kNoProgram ? &programs[program_of[t]]
                                                                 : nullptr;
+  }
+  // Whether some task's program has a part of `kind`.
+  bool HasParts(PartKind kind) const;
+  // Whether some task's program has MoE parts (computation and all-to-alls).
+  bool HasMoeParts() const;
+  // The record of compute task t's ring of kind `ring` (kTpRing or kCpRing) in the timeline's
+  // part records, or kNoRecord when it has none.
+  static constexpr size_t kNoRecord = ~size_t{0};
+  size_t RingRecord(size_t t, PartKind ring) const {
+    const TaskProgram* program = ProgramOfTask(t);
+    const int32_t i = program == nullptr ? -1 : RingPartOf(*program, ring);
+    return i < 0 ? kNoRecord : part_begin[t] + static_cast<size_t>(i);
   }
   TaskDag dag;
   std::vector<TaskId> num_predecessors;    // In-degree of every task (parallel edges counted).
@@ -224,8 +232,7 @@ struct TaskGraph {
 
 // The compute task CompileTaskGraph makes of `action` with `tp` GPUs per rank: its duration (the
 // action's, plus the tensor-parallel ring steps' latencies but one) and the bytes each GPU moves
-// in its tensor-parallel ring, after the compute (or alongside it with tp_comm_overlap), on the
-// group's ring links (sim/engine.h).
+// in its tensor-parallel ring (its program's kTpRing part, sim/task_program.h).
 struct ComputeLoad {
   double duration_s = 0;
   int64_t ring_bytes = 0;

@@ -102,21 +102,30 @@ std::vector<int32_t> ChunkPredecessors(const TaskProgram& program) {
   int32_t last[256];
   std::fill(std::begin(last), std::end(last), -1);
   for (size_t i = 0; i < program.size(); ++i) {
+    if (IsRing(program[i].kind)) continue;
     before[i] = last[program[i].chunk];
     last[program[i].chunk] = static_cast<int32_t>(i);
   }
   return before;
 }
 
-uint32_t ProgramTable::Of(const Action& action) {
-  // Programs depend on the ops' kinds and stages, not their microbatches.
+uint32_t ProgramTable::Of(const Action& action, int64_t tp_ring_bytes, int64_t cp_ring_bytes) {
+  // The MoE parts depend on the ops' kinds and stages, not their microbatches.
   const Op& first = action.op(0);
   const Op& second = action.is_overlap() ? action.op(1) : first;
   const Key key(action.num_ops(), static_cast<int>(first.kind), first.stage.value(),
-                second.stage.value());
+                second.stage.value(), tp_ring_bytes, cp_ring_bytes);
   auto [it, added] = index_.emplace(key, kNoProgram);
   if (!added) return it->second;
   TaskProgram program = ProgramOf(costs_, action, ep_, compute_slowdown_);
+  for (const auto& [kind, bytes] :
+       {std::pair(PartKind::kTpRing, tp_ring_bytes), std::pair(PartKind::kCpRing, cp_ring_bytes)}) {
+    if (bytes <= 0) continue;
+    TaskPart ring;
+    ring.kind = kind;
+    ring.bytes = bytes;
+    program.push_back(ring);
+  }
   if (!program.empty()) {
     it->second = static_cast<uint32_t>(programs_.size());
     programs_.push_back(std::move(program));
