@@ -134,6 +134,18 @@ std::string DescribeDeadlock(const Schedule& schedule, const TaskGraph& graph,
   return message;
 }
 
+// What the engines read of the run besides its tasks: its layout, the replicas compiled and how
+// its communication runs.
+void SetRunLayout(const Parallelism& parallelism, int32_t replicas, TaskGraph* graph) {
+  graph->num_replicas = replicas;
+  graph->layout.dp = parallelism.layout.dp;
+  graph->layout.tp = parallelism.layout.tp;
+  graph->layout.cp = parallelism.layout.cp;
+  graph->layout.ep = parallelism.layout.ep;
+  graph->tp_comm_overlap = parallelism.tp_comm_overlap;
+  graph->node_limited_routing = parallelism.node_limited_routing;
+}
+
 // Replica 0's compute tasks, rank by rank in schedule order, with their programs; returns which
 // task produces each output.
 Producers AddComputeTasks(const Schedule& schedule, const StageCosts& costs,
@@ -285,8 +297,8 @@ ComputeLoad ComputeLoadOf(const StageCosts& costs, const Action& action, int32_t
                           double tp_step_latency_s) {
   ComputeLoad load{costs.ActionDuration(action), 0};
   if (tp > 1) {
-    // The rings' bytes go to the engine; the tensor-parallel steps' latencies but one (the
-    // transfers' own) to the compute stream.
+    // The rings' bytes go to the task's program (its kTpRing part); the tensor-parallel steps'
+    // latencies but one (the transfers' own) to the compute stream.
     const StageCosts::Collectives ring = costs.ActionCollectives(action);
     load.ring_bytes = ring.bytes;
     if (ring.steps > 1) load.duration_s += static_cast<double>(ring.steps - 1) * tp_step_latency_s;
@@ -303,14 +315,7 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   const size_t actions = schedule.NumActions() * replicas;
   TaskGraphBuilder builder(2 * actions, 3 * actions);
   TaskGraph& built = builder.graph();
-  built.num_replicas = replicas;
-  built.layout.dp = parallelism.layout.dp;
-  built.layout.tp = parallelism.layout.tp;
-  built.layout.cp = parallelism.layout.cp;
-  built.layout.ep = parallelism.layout.ep;
-  built.tp_comm_overlap = parallelism.tp_comm_overlap;
-  built.node_limited_routing = parallelism.node_limited_routing;
-
+  SetRunLayout(parallelism, replicas, &built);
   const Producers producers = AddComputeTasks(schedule, costs, parallelism, &builder);
   ReplicateComputeTasks(&builder);
   const BoundaryTransfers transfers =
