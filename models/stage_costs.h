@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "schedules/action.h"
-#include "schedules/schedule.h"
 #include "base/locator.h"
 #include "base/status.h"
+#include "schedules/action.h"
+#include "schedules/schedule.h"
 
 namespace ppsim {
 
@@ -50,9 +50,10 @@ struct MoeStage {
   int64_t combine_bytes = 0;
   // Node-limited routing (--moe-node-limit; 0: not limited): the nodes N its expert-parallel group
   // spans, and the bytes one GPU sends over the network to the GPU of its own index on each other
-  // node of its group in the dispatch, and in the combine and the backward's two (sim/task_graph.h
-  // TaskPart::node_bytes). Each GPU of a node then delivers over NVLink its node's share of the
-  // tokens of all N nodes: N times dispatch (combine) bytes / e to each other GPU of its node.
+  // node of its group in the dispatch, and in the combine and the backward's two
+  // (sim/task_program.h TaskPart::node_bytes). Each GPU of a node then delivers over NVLink its
+  // node's share of the tokens of all N nodes: N times dispatch (combine) bytes / e to each other
+  // GPU of its node.
   int32_t group_nodes = 0;
   int64_t node_dispatch_bytes = 0;
   int64_t node_combine_bytes = 0;
@@ -76,13 +77,14 @@ struct StageCosts {
   // over the data-parallel replicas after the stage's last backward. Zeros when not given.
   std::vector<int64_t> gradient_bytes;
   // Of gradient_bytes, the routed experts' (a model with experts): reduced over each GPU's
-  // expert-data-parallel group (sim/task_graph.h) instead of the data-parallel replicas. Empty:
+  // expert-data-parallel group (sim/gradient_sync.h) instead of the data-parallel replicas. Empty:
   // none.
   std::vector<int64_t> expert_gradient_bytes;
   // The gradients the data-parallel collectives reduce: gradient_bytes less the experts'.
   int64_t DenseGradientBytes(int32_t stage) const {
     if (gradient_bytes.empty()) return 0;
-    return gradient_bytes[stage] - (expert_gradient_bytes.empty() ? 0 : expert_gradient_bytes[stage]);
+    return gradient_bytes[stage] -
+           (expert_gradient_bytes.empty() ? 0 : expert_gradient_bytes[stage]);
   }
   // The stage's optimizer step on each GPU, after its gradients are synchronised: the HBM bytes it
   // reads and writes (its traffic, not the optimizer state it keeps, which is in static_bytes),
@@ -129,16 +131,16 @@ struct StageCosts {
 // for every stage (or rank share), or one each; an empty list means "not given". Seconds and bytes.
 // The comments name the request's fields; params and optimizer state come from profiles only.
 struct CostValues {
-  std::vector<double> forward_s;            // f (required, here, in a profile or from a model)
-  std::vector<double> backward_input_s;     // i (with w)
-  std::vector<double> backward_weight_s;    // w (with i)
-  std::vector<double> backward_s;           // b (or i and w)
-  std::vector<double> overlap_s;            // overlap. Default: F + B.
-  std::vector<int64_t> activation_bytes;    // activation. Default: 0.
-  std::vector<int64_t> activation_w_bytes;  // activation_w. Default: 0.
-  std::vector<int64_t> message_bytes;       // message_bytes. Default: 0.
-  std::vector<int64_t> gradient_bytes;      // grad_bytes. Default: 0.
-  std::vector<int64_t> param_bytes;         // a profile's params. Default: 0.
+  std::vector<double> forward_s;               // f (required, here, in a profile or from a model)
+  std::vector<double> backward_input_s;        // i (with w)
+  std::vector<double> backward_weight_s;       // w (with i)
+  std::vector<double> backward_s;              // b (or i and w)
+  std::vector<double> overlap_s;               // overlap. Default: F + B.
+  std::vector<int64_t> activation_bytes;       // activation. Default: 0.
+  std::vector<int64_t> activation_w_bytes;     // activation_w. Default: 0.
+  std::vector<int64_t> message_bytes;          // message_bytes. Default: 0.
+  std::vector<int64_t> gradient_bytes;         // grad_bytes. Default: 0.
+  std::vector<int64_t> param_bytes;            // a profile's params. Default: 0.
   std::vector<int64_t> optimizer_state_bytes;  // a profile's optimizer state. Default: 0.
 
   bool any() const;

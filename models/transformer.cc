@@ -896,7 +896,7 @@ StageCosts ModelStageCosts(const std::vector<StageModel>& stages,
     costs.optimizer_step_bytes.push_back(stage.optimizer_step_bytes);
     if (experts) costs.expert_gradient_bytes.push_back(stage.expert_gradient_bytes);
     if (setup.zero_stage == 1 && layout.dp * layout.cp > 1) {
-      // The dense parameters: the experts' are reduced over their own groups (sim/task_graph.h).
+      // The dense parameters: the experts' are reduced over their own groups (sim/gradient_sync.h).
       costs.param_gather_bytes.push_back(2 * (stage.parameters - stage.expert_parameters));
     }
     if (layout.tp > 1) {

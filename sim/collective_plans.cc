@@ -27,9 +27,12 @@ int32_t MembersPerNode(const PlatformSpec& platform, int32_t rank) {
 // 8 bytes of data in 16, LL128 120 in 128, Simple all of them.
 double WireFactor(NcclProtocol protocol) {
   switch (protocol) {
-    case NcclProtocol::kLl: return 2.0;
-    case NcclProtocol::kLl128: return 128.0 / 120.0;
-    case NcclProtocol::kSimple: return 1.0;
+    case NcclProtocol::kLl:
+      return 2.0;
+    case NcclProtocol::kLl128:
+      return 128.0 / 120.0;
+    case NcclProtocol::kSimple:
+      return 1.0;
   }
   return 1.0;
 }
@@ -44,10 +47,93 @@ double FixedLatency(CollectiveAlgorithm algorithm, NcclProtocol protocol) {
     case CollectiveAlgorithm::kNvlsTree:
       return 25e-6;
     case CollectiveAlgorithm::kTree:
-      return protocol == NcclProtocol::kLl ? 6.8e-6 : protocol == NcclProtocol::kLl128 ? 14e-6 : 8.4e-6;
+      return protocol == NcclProtocol::kLl      ? 6.8e-6
+             : protocol == NcclProtocol::kLl128 ? 14e-6
+                                                : 8.4e-6;
     default:
-      return protocol == NcclProtocol::kLl ? 6.6e-6 : protocol == NcclProtocol::kLl128 ? 14e-6 : 8.4e-6;
+      return protocol == NcclProtocol::kLl      ? 6.6e-6
+             : protocol == NcclProtocol::kLl128 ? 14e-6
+                                                : 8.4e-6;
   }
+}
+
+// NCCL's view of the platform's GPUs (the ranks and nodes of each collective are set per call).
+NcclCommunicator CommunicatorOf(const PlatformSpec& platform) {
+  NcclCommunicator comm;
+  comm.nvswitch = platform.intra_node == IntraNodeKind::kNvswitch;
+  comm.nvlink = comm.nvswitch || platform.intra_node == IntraNodeKind::kNvlink;
+  // NVLink SHARP needs Hopper or later on NVSwitch; FP8 support marks those GPUs here.
+  comm.compute_capability = platform.gpu.dense_fp8_flops_per_s > 0 ? 90 : 80;
+  comm.nvls = comm.nvswitch && comm.compute_capability >= 90;
+  comm.nvlink_bandwidth_bytes_per_s = std::isinf(platform.intra_bandwidth_bytes_per_s)
+                                          ? 1e15
+                                          : platform.intra_bandwidth_bytes_per_s;
+  comm.nic_bandwidth_bytes_per_s =
+      std::isinf(platform.nic_bandwidth_bytes_per_s) ? 1e15 : platform.nic_bandwidth_bytes_per_s;
+  comm.nics_per_node =
+      platform.nic_attachment == NicAttachment::kPerGpu ? platform.gpus_per_node : 1;
+  return comm;
+}
+
+// How the run's collectives may be planned.
+struct PlanningRules {
+  int32_t dp = 1;
+  int32_t cp = 1;
+  bool rings_only = false;    // context parallelism or an XML platform
+  bool forced_other = false;  // the user forced an algorithm other than ring
+  const CollectiveAlgorithm* forced = nullptr;
+};
+
+// Plans the collective of `row` (its stage, kind and bytes of one bucket set) over dp x cp GPUs,
+// ppn to a node (0: not the same number on every node); `what` names it in messages. Sets the
+// rest of `row` and `plan`.
+Status PlanCollective(const PlanningRules& rules, int32_t ppn, const std::string& what,
+                      NcclCommunicator comm, CollectiveRow* row, CollectivePlan* plan) {
+  row->members = rules.dp * rules.cp;
+  row->members_per_node = ppn;
+  plan->members_per_node = std::max(ppn, 1);
+  if (rules.rings_only || ppn == 0 || rules.dp < 2 || row->bytes == 0) {
+    if (rules.forced_other && row->bytes > 0) {
+      return Status::InvalidInput(
+          what + ": its " + std::to_string(rules.dp) +
+          " GPUs are not the same number on every node in runs of "
+          "consecutive replicas; use ring (or a placement that groups them)");
+    }
+    if (rules.rings_only) {
+      row->why = rules.cp > 1 ? "context parallelism" : "XML platform";
+    } else if (ppn == 0) {
+      row->why = "uneven GPUs per node";
+    }
+    return Status();
+  }
+  comm.ranks = rules.dp;
+  comm.nodes = rules.dp / ppn;
+  if (rules.forced != nullptr && *rules.forced == CollectiveAlgorithm::kHierarchical) {
+    plan->algorithm = CollectiveAlgorithm::kHierarchical;
+    row->algorithm = plan->algorithm;
+    row->why = "forced; not an NCCL algorithm";
+    return Status();
+  }
+  NcclChoice choice;
+  const Status chosen = ChooseNcclAlgorithm(row->kind, row->bytes, comm, rules.forced, &choice);
+  if (!chosen.ok()) return Status::InvalidInput(what + ": " + chosen.message());
+  plan->algorithm = choice.algorithm;
+  plan->wire_factor = WireFactor(choice.protocol);
+  plan->fixed_latency_s = FixedLatency(choice.algorithm, choice.protocol);
+  if (choice.algorithm == CollectiveAlgorithm::kTree ||
+      choice.algorithm == CollectiveAlgorithm::kNvlsTree) {
+    const double tree_bytes = static_cast<double>(row->bytes) /
+                              (choice.algorithm == CollectiveAlgorithm::kNvlsTree ? ppn : 1);
+    const double per_step = static_cast<double>(choice.channels) *
+                            static_cast<double>(std::max<int64_t>(choice.chunk_bytes, 1));
+    plan->pipeline_chunks = static_cast<int32_t>(
+        std::clamp(std::ceil(tree_bytes / per_step), 1.0, double{kMaxPipelineChunks}));
+  }
+  row->algorithm = choice.algorithm;
+  row->protocol = std::string(NcclProtocolName(choice.protocol));
+  row->channels = choice.channels;
+  row->model_time_s = choice.time_s;
+  return Status();
 }
 
 }  // namespace
@@ -59,11 +145,14 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
   rows->clear();
   parallelism->reduce_plans.clear();
   parallelism->gather_plans.clear();
-  const int32_t dp = parallelism->layout.dp;
-  if (dp * cp == 1 || costs.gradient_bytes.empty()) return Status();
-  const bool rings_only = cp > 1 || !platform.xml_file.empty();
-  const bool forced_other = forced != nullptr && *forced != CollectiveAlgorithm::kRing;
-  if (rings_only && forced_other) {
+  PlanningRules rules;
+  rules.dp = parallelism->layout.dp;
+  rules.cp = cp;
+  if (rules.dp * cp == 1 || costs.gradient_bytes.empty()) return Status();
+  rules.rings_only = cp > 1 || !platform.xml_file.empty();
+  rules.forced_other = forced != nullptr && *forced != CollectiveAlgorithm::kRing;
+  rules.forced = forced;
+  if (rules.rings_only && rules.forced_other) {
     return where.Invalid(
         "collective_algorithm",
         std::string(CollectiveAlgorithmName(*forced)) + " needs " +
@@ -74,81 +163,29 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
             "; use ring");
   }
   const bool zero = !costs.param_gather_bytes.empty();
-  NcclCommunicator comm;
-  comm.nvswitch = platform.intra_node == IntraNodeKind::kNvswitch;
-  comm.nvlink = comm.nvswitch || platform.intra_node == IntraNodeKind::kNvlink;
-  // NVLink SHARP needs Hopper or later on NVSwitch; FP8 support marks those GPUs here.
-  comm.compute_capability = platform.gpu.dense_fp8_flops_per_s > 0 ? 90 : 80;
-  comm.nvls = comm.nvswitch && comm.compute_capability >= 90;
-  comm.nvlink_bandwidth_bytes_per_s =
-      std::isinf(platform.intra_bandwidth_bytes_per_s) ? 1e15 : platform.intra_bandwidth_bytes_per_s;
-  comm.nic_bandwidth_bytes_per_s =
-      std::isinf(platform.nic_bandwidth_bytes_per_s) ? 1e15 : platform.nic_bandwidth_bytes_per_s;
-  comm.nics_per_node =
-      platform.nic_attachment == NicAttachment::kPerGpu ? platform.gpus_per_node : 1;
+  const NcclCommunicator comm = CommunicatorOf(platform);
   for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
     const int32_t rank = schedule.stage_to_rank[stage].value();
     const int64_t gradient = costs.DenseGradientBytes(stage);
     const int64_t buckets =
-        grad_bucket_bytes > 0 ? std::max<int64_t>(1, (gradient + grad_bucket_bytes - 1) /
-                                                         grad_bucket_bytes)
-                              : 1;
-    const int32_t ppn = rings_only || platform.gpus_per_node == 0 ? 0 : MembersPerNode(platform, rank);
+        grad_bucket_bytes > 0
+            ? std::max<int64_t>(1, (gradient + grad_bucket_bytes - 1) / grad_bucket_bytes)
+            : 1;
+    const int32_t ppn =
+        rules.rings_only || platform.gpus_per_node == 0 ? 0 : MembersPerNode(platform, rank);
     CollectivePlan plans[2];
     for (int k = 0; k < (zero ? 2 : 1); ++k) {
       CollectiveRow row;
       row.stage = stage;
       row.kind = k == 1 ? CollectiveKind::kAllGather
-                        : zero ? CollectiveKind::kReduceScatter
-                               : CollectiveKind::kAllReduce;
+                 : zero ? CollectiveKind::kReduceScatter
+                        : CollectiveKind::kAllReduce;
       const int64_t total = k == 1 ? costs.param_gather_bytes[stage] : gradient;
       row.bytes = total / buckets + (total % buckets > 0 ? 1 : 0);
-      row.members = dp * cp;
-      row.members_per_node = ppn;
-      CollectivePlan& plan = plans[k];
-      plan.members_per_node = std::max(ppn, 1);
       const std::string what = where.Where("collective_algorithm") + ": stage " +
                                std::to_string(stage) + "'s " +
                                std::string(CollectiveKindName(row.kind));
-      if (rings_only || ppn == 0 || dp < 2 || row.bytes == 0) {
-        if (forced_other && row.bytes > 0) {
-          return Status::InvalidInput(
-              what + ": its " + std::to_string(dp) + " GPUs are not the same number on every "
-              "node in runs of consecutive replicas; use ring (or a placement that groups them)");
-        }
-        row.why = rings_only ? (cp > 1 ? "context parallelism" : "XML platform")
-                             : ppn == 0 ? "uneven GPUs per node" : "";
-        rows->push_back(row);
-        continue;
-      }
-      comm.ranks = dp;
-      comm.nodes = dp / ppn;
-      if (forced != nullptr && *forced == CollectiveAlgorithm::kHierarchical) {
-        plan.algorithm = CollectiveAlgorithm::kHierarchical;
-        row.algorithm = plan.algorithm;
-        row.why = "forced; not an NCCL algorithm";
-        rows->push_back(row);
-        continue;
-      }
-      NcclChoice choice;
-      const Status chosen = ChooseNcclAlgorithm(row.kind, row.bytes, comm, forced, &choice);
-      if (!chosen.ok()) return Status::InvalidInput(what + ": " + chosen.message());
-      plan.algorithm = choice.algorithm;
-      plan.wire_factor = WireFactor(choice.protocol);
-      plan.fixed_latency_s = FixedLatency(choice.algorithm, choice.protocol);
-      if (choice.algorithm == CollectiveAlgorithm::kTree ||
-          choice.algorithm == CollectiveAlgorithm::kNvlsTree) {
-        const double tree_bytes = static_cast<double>(row.bytes) /
-                                  (choice.algorithm == CollectiveAlgorithm::kNvlsTree ? ppn : 1);
-        const double per_step = static_cast<double>(choice.channels) *
-                                static_cast<double>(std::max<int64_t>(choice.chunk_bytes, 1));
-        plan.pipeline_chunks = static_cast<int32_t>(
-            std::clamp(std::ceil(tree_bytes / per_step), 1.0, double{kMaxPipelineChunks}));
-      }
-      row.algorithm = choice.algorithm;
-      row.protocol = std::string(NcclProtocolName(choice.protocol));
-      row.channels = choice.channels;
-      row.model_time_s = choice.time_s;
+      RETURN_IF_ERROR(PlanCollective(rules, ppn, what, comm, &row, &plans[k]));
       rows->push_back(row);
     }
     parallelism->reduce_plans.push_back(plans[0]);

@@ -1,6 +1,6 @@
 // How a run's data-parallel collectives run: NCCL's choice of algorithm and protocol for each
 // stage's gradients (sim/nccl_tuning.h), or the algorithm the user forced, turned into the plans
-// the task graph compiles (sim/task_graph.h CollectivePlan).
+// the task graph compiles (sim/collective_plan.h).
 #ifndef PPSIM_SIM_COLLECTIVE_PLANS_H_
 #define PPSIM_SIM_COLLECTIVE_PLANS_H_
 

@@ -1,109 +1,132 @@
 // The critical-path engine: one pass over the DAG in topological order. With no contention a
 // task starts exactly when its last predecessor ends, so the longest path is the schedule.
-#include "sim/engine.h"
-
 #include <algorithm>
 #include <map>
 #include <tuple>
 #include <utility>
 
-namespace ppsim {
+#include "sim/engine.h"
 
-Status RunCriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Timeline* timeline) {
-  const size_t n = graph.num_tasks();
-  timeline->start_s.assign(n, 0.0);
-  timeline->end_s.assign(n, 0.0);
-  std::vector<double>& start = timeline->start_s;
-  const bool rings = HasRings(graph);
-  const bool cp_rings = HasCpRings(graph);
-  if (rings) {
-    timeline->ring_start_s.assign(graph.num_compute_tasks(), 0.0);
-    timeline->ring_end_s.assign(graph.num_compute_tasks(), 0.0);
-  }
-  if (cp_rings) {
-    timeline->cp_ring_start_s.assign(graph.num_compute_tasks(), 0.0);
-    timeline->cp_ring_end_s.assign(graph.num_compute_tasks(), 0.0);
-  }
-  const int32_t gpus = graph.layout.tp * graph.layout.cp;
-  // The longest of a ring's links, all moving `bytes` at once.
-  auto ring_time = [&](const Task& task, int64_t bytes, bool attention) {
-    double longest = 0;
-    for (int32_t i = 0; i < gpus; ++i) {
-      const TaskGpus link = attention
-                                ? CpRingLink(task, platform, graph.layout.tp, graph.layout.cp, i)
-                                : RingLink(task, platform, graph.layout.tp, i);
-      longest = std::max(longest, platform.UncontendedTransferTime(link.src, link.dst, bytes));
+namespace ppsim {
+namespace {
+
+class CriticalPath {
+ public:
+  CriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Timeline* timeline)
+      : graph_(graph),
+        platform_(platform),
+        timeline_(timeline),
+        start_(timeline->start_s),
+        gpus_(graph.layout.tp * graph.layout.cp) {
+    timeline_->start_s.assign(graph.num_tasks(), 0.0);
+    timeline_->end_s.assign(graph.num_tasks(), 0.0);
+    if (!graph.part_begin.empty()) {
+      timeline_->part_start_s.assign(graph.part_begin.back(), 0.0);
+      timeline_->part_end_s.assign(graph.part_begin.back(), 0.0);
     }
-    return longest;
-  };
-  if (!graph.part_begin.empty()) {
-    timeline->part_start_s.assign(graph.part_begin.back(), 0.0);
-    timeline->part_end_s.assign(graph.part_begin.back(), 0.0);
   }
-  // All-to-alls: per replica and rank its flows, per rank each link's load (the same for every
-  // part), per replica, rank and sizes the time.
-  AllToAllFlowCache flows;
-  std::map<int32_t, std::map<int32_t, int64_t>> loads;
-  std::map<std::tuple<int32_t, int32_t, int64_t, int64_t>, double> seconds;
-  auto all_to_all_time = [&](const Task& task, const TaskPart& part) {
-    auto [time, fresh] =
-        seconds.try_emplace({task.replica, task.rank, part.bytes, part.node_bytes}, 0.0);
-    if (!fresh) return time->second;
-    auto [load, added] = loads.try_emplace(task.rank);
-    if (added) load->second = AllToAllLinkLoads(graph, platform, task.rank);
-    time->second =
-        AllToAllTime(graph, platform, flows.Of(graph, platform, task), load->second, part);
-    return time->second;
-  };
-  // A program's parts in order: each after its stream's part before and its chunk's part before.
-  // Returns the compute's end.
-  auto run_program = [&](TaskId t, const TaskProgram& program) {
+
+  void Run() {
+    for (TaskId t : graph_.topological_order) {
+      const Task& task = graph_.tasks[t];
+      double duration = task.duration_s;  // compute; 0 for a wait
+      if (task.kind == TaskKind::kTransfer || task.kind == TaskKind::kAllReduce) {
+        duration = platform_.UncontendedTransferTime(RouteOf(task, platform_), task.bytes);
+      } else if (task.kind == TaskKind::kCompute) {
+        if (const TaskProgram* program = graph_.ProgramOfTask(t)) {
+          duration = RunProgram(t, *program);
+        }
+      }
+      const double end = start_[t] + duration;
+      timeline_->end_s[t] = end;
+      for (TaskId next : boost::make_iterator_range(boost::adjacent_vertices(t, graph_.dag))) {
+        start_[next] = std::max(start_[next], end);
+      }
+    }
+  }
+
+ private:
+  // Runs compute task t's program; returns the task's duration: its compute (its MoE parts, or
+  // its own duration) and its rings, tensor-parallel ones after the compute (or alongside it),
+  // ring attention alongside it.
+  double RunProgram(TaskId t, const TaskProgram& program) {
+    const double start = start_[t];
+    double duration = graph_.tasks[t].duration_s;
+    if (HasMoeParts(program)) duration = RunMoeParts(t, program) - start;
+    const double compute_s = duration;
+    for (size_t i = MoePartCount(program); i < program.size(); ++i) {
+      const TaskPart& ring = program[i];
+      const bool attention = ring.kind == PartKind::kCpRing;
+      const double ring_start = attention || graph_.tp_comm_overlap ? start : start + compute_s;
+      const double ring_end = ring_start + RingTime(graph_.tasks[t], ring.bytes, attention);
+      timeline_->part_start_s[graph_.part_begin[t] + i] = ring_start;
+      timeline_->part_end_s[graph_.part_begin[t] + i] = ring_end;
+      duration = std::max(duration, ring_end - start);
+    }
+    return duration;
+  }
+
+  // A program's MoE parts in order: each after its stream's part before and its chunk's part
+  // before. Returns the compute's end.
+  double RunMoeParts(TaskId t, const TaskProgram& program) {
     const std::vector<int32_t> chunk_before = ChunkPredecessors(program);
-    const size_t begin = graph.part_begin[t];
-    double stream_free[2] = {start[t], start[t]};  // compute, communication
-    double end = start[t];
-    for (size_t i = 0; i < program.size(); ++i) {
+    const size_t begin = graph_.part_begin[t];
+    double stream_free[2] = {start_[t], start_[t]};  // compute, communication
+    double end = start_[t];
+    for (size_t i = 0; i < MoePartCount(program); ++i) {
       const TaskPart& part = program[i];
       const int s = part.kind == PartKind::kCompute ? 0 : 1;
       double at = stream_free[s];
-      if (chunk_before[i] >= 0) at = std::max(at, timeline->part_end_s[begin + chunk_before[i]]);
-      const double took = s == 0 ? part.duration_s : all_to_all_time(graph.tasks[t], part);
-      timeline->part_start_s[begin + i] = at;
-      timeline->part_end_s[begin + i] = at + took;
+      if (chunk_before[i] >= 0) at = std::max(at, timeline_->part_end_s[begin + chunk_before[i]]);
+      const double took = s == 0 ? part.duration_s : AllToAllSeconds(graph_.tasks[t], part);
+      timeline_->part_start_s[begin + i] = at;
+      timeline_->part_end_s[begin + i] = at + took;
       stream_free[s] = at + took;
       end = std::max(end, at + took);
     }
     return end;
-  };
-  for (TaskId t : graph.topological_order) {
-    const Task& task = graph.tasks[t];
-    double duration = task.duration_s;  // compute; 0 for a wait
-    if (task.kind == TaskKind::kTransfer || task.kind == TaskKind::kAllReduce) {
-      duration = platform.UncontendedTransferTime(RouteOf(task, platform), task.bytes);
-    } else if (task.kind == TaskKind::kCompute) {
-      if (const TaskProgram* program = graph.ProgramOfTask(t)) {
-        duration = run_program(t, *program) - start[t];
-      }
-      const double compute_s = duration;
-      // Tensor-parallel rings after the compute (or alongside it), ring attention alongside it.
-      if (rings && HasRing(graph, t)) {
-        const double ring_start = graph.tp_comm_overlap ? start[t] : start[t] + compute_s;
-        timeline->ring_start_s[t] = ring_start;
-        timeline->ring_end_s[t] = ring_start + ring_time(task, task.bytes, false);
-        duration = std::max(duration, timeline->ring_end_s[t] - start[t]);
-      }
-      if (cp_rings && HasCpRing(graph, t)) {
-        timeline->cp_ring_start_s[t] = start[t];
-        timeline->cp_ring_end_s[t] = start[t] + ring_time(task, graph.cp_bytes[t], true);
-        duration = std::max(duration, timeline->cp_ring_end_s[t] - start[t]);
-      }
-    }
-    const double end = start[t] + duration;
-    timeline->end_s[t] = end;
-    for (TaskId next : boost::make_iterator_range(boost::adjacent_vertices(t, graph.dag))) {
-      start[next] = std::max(start[next], end);
-    }
   }
+
+  // The longest of a ring's links, all moving `bytes` at once.
+  double RingTime(const Task& task, int64_t bytes, bool attention) const {
+    double longest = 0;
+    for (int32_t i = 0; i < gpus_; ++i) {
+      const TaskGpus link = attention
+                                ? CpRingLink(task, platform_, graph_.layout.tp, graph_.layout.cp, i)
+                                : RingLink(task, platform_, graph_.layout.tp, i);
+      longest = std::max(longest, platform_.UncontendedTransferTime(link.src, link.dst, bytes));
+    }
+    return longest;
+  }
+
+  // An all-to-all part's time, per replica, rank and sizes computed once.
+  double AllToAllSeconds(const Task& task, const TaskPart& part) {
+    auto [time, fresh] =
+        seconds_.try_emplace({task.replica, task.rank, part.bytes, part.node_bytes}, 0.0);
+    if (!fresh) return time->second;
+    auto [load, added] = loads_.try_emplace(task.rank);
+    if (added) load->second = AllToAllLinkLoads(graph_, platform_, task.rank);
+    time->second =
+        AllToAllTime(graph_, platform_, flows_.Of(graph_, platform_, task), load->second, part);
+    return time->second;
+  }
+
+  const TaskGraph& graph_;
+  const PlatformSpec& platform_;
+  Timeline* timeline_;
+  std::vector<double>& start_;
+  int32_t gpus_;  // of a rank
+  // All-to-alls: per replica and rank its flows, per rank each link's load (the same for every
+  // part), per replica, rank and sizes the time.
+  AllToAllFlowCache flows_;
+  std::map<int32_t, std::map<int32_t, int64_t>> loads_;
+  std::map<std::tuple<int32_t, int32_t, int64_t, int64_t>, double> seconds_;
+};
+
+}  // namespace
+
+Status RunCriticalPath(const TaskGraph& graph, const PlatformSpec& platform, Timeline* timeline) {
+  CriticalPath(graph, platform, timeline).Run();
   return Status();
 }
 

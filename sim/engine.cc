@@ -20,20 +20,6 @@ Status ParseEngineKind(std::string_view what, std::string_view text, EngineKind*
   return ParseNamed(kEngineNames, "engine", what, text, kind);
 }
 
-bool HasRings(const TaskGraph& graph) {
-  for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
-    if (HasRing(graph, t)) return true;
-  }
-  return false;
-}
-
-bool HasCpRings(const TaskGraph& graph) {
-  for (size_t t = 0; t < graph.cp_bytes.size(); ++t) {
-    if (HasCpRing(graph, t)) return true;
-  }
-  return false;
-}
-
 namespace {
 
 // Whether GPU src sends to GPU dst (both of one group) in an all-to-all: always, or with
@@ -96,14 +82,15 @@ std::map<int32_t, int64_t> AllToAllLinkLoads(const TaskGraph& graph, const Platf
 
 std::map<int32_t, double> AllToAllShares(const TaskGraph& graph, const PlatformSpec& platform) {
   std::map<int32_t, double> shares;
-  if (!graph.folded() || graph.programs.empty()) return shares;
+  if (!graph.folded() || !graph.HasMoeParts()) return shares;
   std::map<int32_t, int64_t> total;
   std::map<int32_t, int64_t> compiled;
   int32_t last_rank = -1;
   for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
     const Task& task = graph.tasks[t];
-    // Tasks are in rank order; one task with a program stands for its rank's flows.
-    if (graph.ProgramOfTask(t) == nullptr || task.rank == last_rank) continue;
+    // Tasks are in rank order; one task with all-to-alls stands for its rank's flows.
+    const TaskProgram* program = graph.ProgramOfTask(t);
+    if (program == nullptr || !HasMoeParts(*program) || task.rank == last_rank) continue;
     last_rank = task.rank;
     for (const auto& [link, count] : AllToAllLinkLoads(graph, platform, task.rank)) {
       total[link] += count;

@@ -20,32 +20,16 @@ namespace ppsim {
 // When each task ran, in seconds from the start of the iteration. Indexed by TaskId. A wait task
 // "runs" from the end of the task before it on its rank's stream (the rank reached the call) to
 // the end of the call.
-// A compute task with tensor-parallel rings (Task::bytes, TaskGraph::tp > 1) also records when its
-// rings' transfers ran: ring_start_s/ring_end_s, indexed by TaskId over the compute tasks; empty
-// when the graph has no rings. cp_ring_start_s/cp_ring_end_s: the same for ring attention.
 struct Timeline {
   std::vector<double> start_s;
   std::vector<double> end_s;
-  std::vector<double> ring_start_s;
-  std::vector<double> ring_end_s;
-  // The same for ring attention's transfers (context parallelism).
-  std::vector<double> cp_ring_start_s;
-  std::vector<double> cp_ring_end_s;
-  // The parts of compute tasks with programs (TaskGraph::ProgramOfTask; expert parallelism): part
-  // i of task t at part_begin[t] + i. Empty when no task has a program.
+  // When each part of the compute tasks' programs ran (TaskGraph::ProgramOfTask,
+  // sim/task_program.h: MoE parts, tensor-parallel rings, ring attention): part i of task t is
+  // record TaskGraph::part_begin[t] + i. A ring runs from when its transfers start to when the
+  // last of them ends. Empty when no task has a program.
   std::vector<double> part_start_s;
   std::vector<double> part_end_s;
 };
-
-// Whether compute task `t` runs tensor-parallel rings, or ring attention's (context parallelism).
-inline bool HasRing(const TaskGraph& graph, size_t t) {
-  return graph.layout.tp > 1 && t < graph.num_compute_tasks() && graph.tasks[t].bytes > 0;
-}
-inline bool HasCpRing(const TaskGraph& graph, size_t t) {
-  return t < graph.cp_bytes.size() && graph.cp_bytes[t] > 0;
-}
-bool HasRings(const TaskGraph& graph);
-bool HasCpRings(const TaskGraph& graph);
 
 enum class EngineKind {
   // SimGrid executes the DAG: transfers share links as the platform's network model says.
@@ -88,14 +72,15 @@ inline Route RouteOf(const Task& task, const PlatformSpec& platform) {
                                platform.GpuOf(0, task.peer, task.peer_shard));
 }
 
-// Link i (0 .. tp x cp - 1) of a compute task's tensor-parallel rings: GPU k of slice j
-// (i = j tp + k) to GPU k + 1 (mod tp) of the same slice.
+// Link i (0 .. tp x cp - 1) of a compute task's tensor-parallel rings (PartKind::kTpRing): GPU k of
+// slice j (i = j tp + k) to GPU k + 1 (mod tp) of the same slice.
 inline TaskGpus RingLink(const Task& task, const PlatformSpec& platform, int32_t tp, int32_t i) {
   const int32_t slice = i / tp * tp;
   return {platform.GpuOf(task.replica, task.rank, i),
           platform.GpuOf(task.replica, task.rank, slice + (i % tp + 1) % tp)};
 }
-// Link i of its ring attention: GPU k of slice j to GPU k of slice j + 1 (mod cp).
+// Link i of its ring attention (PartKind::kCpRing): GPU k of slice j to GPU k of slice j + 1
+// (mod cp).
 inline TaskGpus CpRingLink(const Task& task, const PlatformSpec& platform, int32_t tp, int32_t cp,
                            int32_t i) {
   return {platform.GpuOf(task.replica, task.rank, i),

@@ -107,16 +107,17 @@ std::vector<int64_t> PeakMemoryBytes(const Schedule& schedule, const StageCosts&
   return peaks;
 }
 
-RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
-                          const TaskGraph& graph, const Timeline& timeline,
-                          int64_t memory_capacity_bytes, MemoryReserve reserve) {
-  RunMetrics m;
-  m.reserve = reserve;
-  m.num_compute_tasks = graph.num_compute_tasks();
+namespace {
+
+// The task counts and bytes of `m`, its makespan and the all-reduces' tail.
+void CountTasks(const TaskGraph& graph, const Timeline& timeline, RunMetrics* m) {
+  m->num_compute_tasks = graph.num_compute_tasks();
   double earliest = std::numeric_limits<double>::infinity();
   double latest = 0;
   double latest_compute = 0;
   double latest_allreduce = 0;
+  // Each GPU of the rank makes every all-to-all call (its bytes: ComputeLinkMetrics).
+  const int64_t gpus = int64_t{graph.layout.tp} * graph.layout.cp;
   for (size_t t = 0; t < graph.num_tasks(); ++t) {
     earliest = std::min(earliest, timeline.start_s[t]);
     latest = std::max(latest, timeline.end_s[t]);
@@ -125,81 +126,107 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
       case TaskKind::kCompute:
         latest_compute = std::max(latest_compute, timeline.end_s[t]);
         if (const TaskProgram* program = graph.ProgramOfTask(t)) {
-          // Each GPU of the rank makes every all-to-all call (its bytes: ComputeLinkMetrics).
-          const int64_t gpus = int64_t{graph.layout.tp} * graph.layout.cp;
           for (const TaskPart& part : *program) {
-            if (part.kind == PartKind::kAllToAll) m.num_alltoall_tasks += gpus;
+            if (part.kind == PartKind::kAllToAll) m->num_alltoall_tasks += gpus;
           }
         }
         break;
       case TaskKind::kTransfer:
-        ++m.num_transfer_tasks;
-        m.transfer_bytes += task.bytes;
+        ++m->num_transfer_tasks;
+        m->transfer_bytes += task.bytes;
         break;
       case TaskKind::kAllReduce:
-        ++m.num_allreduce_tasks;
-        m.allreduce_bytes += task.bytes;
+        ++m->num_allreduce_tasks;
+        m->allreduce_bytes += task.bytes;
         latest_allreduce = std::max(latest_allreduce, timeline.end_s[t]);
         break;
       case TaskKind::kWait:
-        ++m.num_wait_tasks;
+        ++m->num_wait_tasks;
         break;
       case TaskKind::kOptimizer:
-        ++m.num_optimizer_tasks;
+        ++m->num_optimizer_tasks;
         break;
       case TaskKind::kDelay:
         break;
     }
   }
-  m.makespan_s = graph.num_tasks() == 0 ? 0 : latest - earliest;
-  m.allreduce_tail_s = std::max(0.0, latest_allreduce - latest_compute);
+  m->makespan_s = graph.num_tasks() == 0 ? 0 : latest - earliest;
+  m->allreduce_tail_s = std::max(0.0, latest_allreduce - latest_compute);
+}
 
-  const std::vector<int64_t> static_bytes = StaticBytesPerRank(schedule, costs);
-  m.memory_timeline.resize(schedule.num_ranks);
-  double total_busy = 0;
-  std::vector<double> wait_of_rank(schedule.num_ranks, 0.0);  // replica 0's, as the ranks below
+// Per rank, replica 0's time blocked in p2p calls and its optimizer step's.
+struct StreamSeconds {
+  std::vector<double> wait;
+  std::vector<double> optimizer;
+};
+
+StreamSeconds StreamSecondsOf(const Schedule& schedule, const TaskGraph& graph,
+                              const Timeline& timeline) {
+  StreamSeconds seconds{std::vector<double>(schedule.num_ranks, 0.0),
+                        std::vector<double>(schedule.num_ranks, 0.0)};
   for (size_t t = graph.communication_end(); t < graph.optimizers_begin(); ++t) {
     const Task& wait = graph.tasks[t];
-    if (wait.replica == 0) wait_of_rank[wait.rank] += timeline.end_s[t] - timeline.start_s[t];
+    if (wait.replica == 0) seconds.wait[wait.rank] += timeline.end_s[t] - timeline.start_s[t];
   }
-  std::vector<double> optimizer_of_rank(schedule.num_ranks, 0.0);
   for (size_t t = graph.optimizers_begin(); t < graph.num_tasks(); ++t) {
     const Task& step = graph.tasks[t];
-    if (step.replica == 0) optimizer_of_rank[step.rank] = timeline.end_s[t] - timeline.start_s[t];
+    if (step.replica == 0) seconds.optimizer[step.rank] = timeline.end_s[t] - timeline.start_s[t];
   }
+  return seconds;
+}
+
+// Replica 0's `rank`: its span, busy and idle time and its memory over time (into `samples`).
+RankMetrics RankMetricsOf(const Schedule& schedule, const StageCosts& costs, const TaskGraph& graph,
+                          const Timeline& timeline, int32_t rank,
+                          std::vector<MemorySample>* samples) {
+  RankMetrics r;
+  r.rank = rank;
+  const TaskId begin = graph.compute_begin[rank];
+  const TaskId end = graph.compute_begin[rank + 1];
+  if (begin < end) {
+    r.first_start_s = timeline.start_s[begin];
+    r.last_end_s = timeline.end_s[end - 1];
+  }
+  for (TaskId t = begin; t < end; ++t) r.busy_s += timeline.end_s[t] - timeline.start_s[t];
+  r.span_s = r.last_end_s - r.first_start_s;
+  r.idle_in_span_s = r.span_s - r.busy_s;
+  // busy_s sums end - start over the rank's tasks, so each of them can leave a rounding error
+  // of about span x epsilon: a difference within that is 0, not idle time.
+  const double noise =
+      4 * std::numeric_limits<double>::epsilon() * r.span_s * static_cast<double>(end - begin + 1);
+  if (std::fabs(r.idle_in_span_s) <= noise) r.idle_in_span_s = 0;
+  WalkActivations(
+      schedule.orders[rank], costs,
+      [&](size_t index, int64_t live) {
+        const double t = timeline.start_s[graph.ComputeTask(rank, index)];
+        samples->push_back({t, live});
+        if (live > r.peak_activation_bytes) {
+          r.peak_activation_bytes = live;
+          r.peak_activation_time_s = t;
+        }
+      },
+      [&](size_t index, int64_t live) {
+        samples->push_back({timeline.end_s[graph.ComputeTask(rank, index)], live});
+      });
+  return r;
+}
+
+}  // namespace
+
+RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs, const TaskGraph& graph,
+                          const Timeline& timeline, int64_t memory_capacity_bytes,
+                          MemoryReserve reserve) {
+  RunMetrics m;
+  m.reserve = reserve;
+  CountTasks(graph, timeline, &m);
+  const std::vector<int64_t> static_bytes = StaticBytesPerRank(schedule, costs);
+  const StreamSeconds seconds = StreamSecondsOf(schedule, graph, timeline);
+  m.memory_timeline.resize(schedule.num_ranks);
+  double total_busy = 0;
   for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
-    RankMetrics r;
-    r.rank = rank;
-    const TaskId begin = graph.compute_begin[rank];
-    const TaskId end = graph.compute_begin[rank + 1];
-    if (begin < end) {
-      r.first_start_s = timeline.start_s[begin];
-      r.last_end_s = timeline.end_s[end - 1];
-    }
-    for (TaskId t = begin; t < end; ++t) r.busy_s += timeline.end_s[t] - timeline.start_s[t];
-    r.span_s = r.last_end_s - r.first_start_s;
-    r.idle_in_span_s = r.span_s - r.busy_s;
-    // busy_s sums end - start over the rank's tasks, so each of them can leave a rounding error
-    // of about span x epsilon: a difference within that is 0, not idle time.
-    const double noise = 4 * std::numeric_limits<double>::epsilon() * r.span_s *
-                         static_cast<double>(end - begin + 1);
-    if (std::fabs(r.idle_in_span_s) <= noise) r.idle_in_span_s = 0;
-    auto& samples = m.memory_timeline[rank];
-    WalkActivations(
-        schedule.orders[rank], costs,
-        [&](size_t index, int64_t live) {
-          const double t = timeline.start_s[graph.ComputeTask(rank, index)];
-          samples.push_back({t, live});
-          if (live > r.peak_activation_bytes) {
-            r.peak_activation_bytes = live;
-            r.peak_activation_time_s = t;
-          }
-        },
-        [&](size_t index, int64_t live) {
-          samples.push_back({timeline.end_s[graph.ComputeTask(rank, index)], live});
-        });
-    r.p2p_wait_s = wait_of_rank[rank];
-    r.optimizer_s = optimizer_of_rank[rank];
+    RankMetrics r = RankMetricsOf(schedule, costs, graph, timeline, rank, &m.memory_timeline[rank]);
+    r.p2p_wait_s = seconds.wait[rank];
+    r.optimizer_s = seconds.optimizer[rank];
     m.p2p_wait_s += r.p2p_wait_s;
     r.static_memory_bytes = static_bytes[rank];
     r.reserve_bytes = reserve.BytesAt(r.peak_activation_bytes);
@@ -224,6 +251,144 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs,
   return m;
 }
 
+namespace {
+
+// The transfers a run made, link by link, and the traffic they add up to.
+class LinkUses {
+ public:
+  LinkUses(const TaskGraph& graph, const PlatformSpec& platform, const Timeline& timeline,
+           RunMetrics* metrics)
+      : graph_(graph), platform_(platform), timeline_(timeline), metrics_(metrics) {}
+
+  // Transfers and all-reduce steps.
+  void AddTransfers() {
+    for (size_t t = graph_.num_compute_tasks(); t < graph_.communication_end(); ++t) {
+      if (graph_.tasks[t].kind == TaskKind::kDelay) continue;
+      const Task& task = graph_.tasks[t];
+      Add(GpusOf(task, platform_), RouteOf(task, platform_), timeline_.start_s[t],
+          timeline_.end_s[t], task.bytes);
+    }
+  }
+
+  // All-to-alls: every flow the engine ran loads its links; the traffic counts the sends of the
+  // compiled GPUs (folded, the flows into them stand for their peers' sends).
+  void AddAllToAlls() {
+    AllToAllFlowCache flows_of;
+    const int32_t gpus = graph_.layout.tp * graph_.layout.cp;
+    for (size_t t = 0; t < graph_.program_of.size(); ++t) {
+      const TaskProgram* program = graph_.ProgramOfTask(t);
+      if (program == nullptr || !HasMoeParts(*program)) continue;
+      const Task& task = graph_.tasks[t];
+      const std::vector<TaskGpus>& flows = flows_of.Of(graph_, platform_, task);
+      const int32_t first_gpu = platform_.GpuOf(task.replica, task.rank, 0);
+      for (size_t i = 0; i < program->size(); ++i) {
+        const TaskPart& part = (*program)[i];
+        if (part.kind != PartKind::kAllToAll) continue;
+        const size_t record = graph_.part_begin[t] + i;
+        for (const TaskGpus& flow : flows) {
+          // The rank's group of GPUs is consecutive (platforms/platform.h).
+          const bool send = flow.src >= first_gpu && flow.src < first_gpu + gpus;
+          const int64_t bytes = FlowBytes(graph_, platform_, flow, part);
+          Add(flow, platform_.RouteBetween(flow.src, flow.dst), timeline_.part_start_s[record],
+              timeline_.part_end_s[record], bytes, send);
+          if (send) {
+            (platform_.NodeOf(flow.src) == platform_.NodeOf(flow.dst) ? metrics_->intra_node
+                                                                      : metrics_->inter_node)
+                .alltoall_bytes += bytes;
+            metrics_->alltoall_bytes += bytes;
+          }
+        }
+      }
+    }
+  }
+
+  // Tensor-parallel rings or ring attention: one transfer from every GPU of the rank's group.
+  void AddRings(PartKind kind) {
+    const int32_t gpus = graph_.layout.tp * graph_.layout.cp;
+    for (size_t t = 0; t < graph_.program_of.size(); ++t) {
+      const TaskProgram* program = graph_.ProgramOfTask(t);
+      const int32_t ring = program == nullptr ? -1 : RingPartOf(*program, kind);
+      if (ring < 0) continue;
+      const Task& task = graph_.tasks[t];
+      const size_t record = graph_.part_begin[t] + static_cast<size_t>(ring);
+      const int64_t bytes = (*program)[ring].bytes;
+      for (int32_t i = 0; i < gpus; ++i) {
+        const TaskGpus link =
+            kind == PartKind::kTpRing
+                ? RingLink(task, platform_, graph_.layout.tp, i)
+                : CpRingLink(task, platform_, graph_.layout.tp, graph_.layout.cp, i);
+        Add(link, platform_.RouteBetween(link.src, link.dst), timeline_.part_start_s[record],
+            timeline_.part_end_s[record], bytes);
+      }
+    }
+  }
+
+  // Each link's transfers, bytes, busy time (the union of its transfers' intervals) and
+  // utilization, in link order.
+  std::vector<LinkMetrics> Links() {
+    std::sort(uses_.begin(), uses_.end(), [](const Use& a, const Use& b) {
+      return a.link != b.link ? a.link < b.link : a.start_s < b.start_s;
+    });
+    std::vector<LinkMetrics> links;
+    for (size_t i = 0; i < uses_.size();) {
+      const LinkSpec spec = platform_.Link(uses_[i].link);
+      LinkMetrics link;
+      link.name = spec.name;
+      link.inter_node = spec.inter_node;
+      link.bandwidth_bytes_per_s = spec.bandwidth_bytes_per_s;
+      // Union of the intervals: they come sorted by start.
+      double open_start = uses_[i].start_s;
+      double open_end = uses_[i].end_s;
+      size_t j = i;
+      for (; j < uses_.size() && uses_[j].link == uses_[i].link; ++j) {
+        ++link.transfers;
+        link.bytes += uses_[j].bytes;
+        if (uses_[j].start_s > open_end) {
+          link.busy_s += open_end - open_start;
+          open_start = uses_[j].start_s;
+        }
+        open_end = std::max(open_end, uses_[j].end_s);
+      }
+      link.busy_s += open_end - open_start;
+      const double capacity = spec.bandwidth_bytes_per_s * metrics_->makespan_s;
+      link.utilization =
+          capacity > 0 && std::isfinite(capacity) ? static_cast<double>(link.bytes) / capacity : 0;
+      links.push_back(std::move(link));
+      i = j;
+    }
+    return links;
+  }
+
+ private:
+  struct Use {
+    int32_t link;
+    double start_s;
+    double end_s;
+    int64_t bytes;
+  };
+
+  void Add(const TaskGpus& gpus, const Route& route, double start, double end, int64_t bytes,
+           bool traffic_too = true) {
+    TrafficMetrics& traffic = platform_.NodeOf(gpus.src) == platform_.NodeOf(gpus.dst)
+                                  ? metrics_->intra_node
+                                  : metrics_->inter_node;
+    if (traffic_too) {
+      ++traffic.transfers;
+      traffic.bytes += bytes;
+      traffic.time_s += end - start;
+    }
+    for (int i = 0; i < route.num_links; ++i) uses_.push_back({route.links[i], start, end, bytes});
+  }
+
+  const TaskGraph& graph_;
+  const PlatformSpec& platform_;
+  const Timeline& timeline_;
+  RunMetrics* metrics_;
+  std::vector<Use> uses_;
+};
+
+}  // namespace
+
 void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
                         const Timeline& timeline, RunMetrics* metrics) {
   metrics->links.clear();
@@ -231,109 +396,12 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
   metrics->inter_node = TrafficMetrics();
   metrics->alltoall_bytes = 0;
   if (!platform.xml_file.empty()) return;
-  struct Use {
-    int32_t link;
-    double start_s;
-    double end_s;
-    int64_t bytes;
-  };
-  std::vector<Use> uses;
-  auto add = [&](const TaskGpus& gpus, const Route& route, double start, double end,
-                 int64_t bytes, bool traffic_too = true) {
-    TrafficMetrics& traffic = platform.NodeOf(gpus.src) == platform.NodeOf(gpus.dst)
-                                  ? metrics->intra_node
-                                  : metrics->inter_node;
-    if (traffic_too) {
-      ++traffic.transfers;
-      traffic.bytes += bytes;
-      traffic.time_s += end - start;
-    }
-    for (int i = 0; i < route.num_links; ++i) uses.push_back({route.links[i], start, end, bytes});
-  };
-  for (size_t t = graph.num_compute_tasks(); t < graph.communication_end(); ++t) {
-    if (graph.tasks[t].kind == TaskKind::kDelay) continue;
-    const Task& task = graph.tasks[t];
-    add(GpusOf(task, platform), RouteOf(task, platform), timeline.start_s[t], timeline.end_s[t],
-        task.bytes);
-  }
-  // All-to-alls: every flow the engine ran loads its links; the traffic counts the sends of the
-  // compiled GPUs (folded, the flows into them stand for their peers' sends).
-  AllToAllFlowCache flows_of;
-  for (size_t t = 0; t < graph.program_of.size(); ++t) {
-    const TaskProgram* program = graph.ProgramOfTask(t);
-    if (program == nullptr) continue;
-    const Task& task = graph.tasks[t];
-    const std::vector<TaskGpus>& flows = flows_of.Of(graph, platform, task);
-    const int32_t first_gpu = platform.GpuOf(task.replica, task.rank, 0);
-    for (size_t i = 0; i < program->size(); ++i) {
-      const TaskPart& part = (*program)[i];
-      if (part.kind != PartKind::kAllToAll) continue;
-      const size_t record = graph.part_begin[t] + i;
-      for (const TaskGpus& flow : flows) {
-        // The rank's group of GPUs is consecutive (platforms/platform.h).
-        const bool send =
-            flow.src >= first_gpu && flow.src < first_gpu + graph.layout.tp * graph.layout.cp;
-        const int64_t bytes = FlowBytes(graph, platform, flow, part);
-        add(flow, platform.RouteBetween(flow.src, flow.dst), timeline.part_start_s[record],
-            timeline.part_end_s[record], bytes, send);
-        if (send) {
-          (platform.NodeOf(flow.src) == platform.NodeOf(flow.dst) ? metrics->intra_node
-                                                                  : metrics->inter_node)
-              .alltoall_bytes += bytes;
-          metrics->alltoall_bytes += bytes;
-        }
-      }
-    }
-  }
-  // Tensor-parallel rings and ring attention: one transfer from every GPU of the rank's group.
-  const int32_t gpus = graph.layout.tp * graph.layout.cp;
-  for (size_t t = 0; t < timeline.ring_start_s.size(); ++t) {
-    if (!HasRing(graph, t)) continue;
-    for (int32_t i = 0; i < gpus; ++i) {
-      const TaskGpus link = RingLink(graph.tasks[t], platform, graph.layout.tp, i);
-      add(link, platform.RouteBetween(link.src, link.dst), timeline.ring_start_s[t],
-          timeline.ring_end_s[t], graph.tasks[t].bytes);
-    }
-  }
-  for (size_t t = 0; t < timeline.cp_ring_start_s.size(); ++t) {
-    if (!HasCpRing(graph, t)) continue;
-    for (int32_t i = 0; i < gpus; ++i) {
-      const TaskGpus link =
-          CpRingLink(graph.tasks[t], platform, graph.layout.tp, graph.layout.cp, i);
-      add(link, platform.RouteBetween(link.src, link.dst), timeline.cp_ring_start_s[t],
-          timeline.cp_ring_end_s[t], graph.cp_bytes[t]);
-    }
-  }
-  std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {
-    return a.link != b.link ? a.link < b.link : a.start_s < b.start_s;
-  });
-  for (size_t i = 0; i < uses.size();) {
-    const LinkSpec spec = platform.Link(uses[i].link);
-    LinkMetrics link;
-    link.name = spec.name;
-    link.inter_node = spec.inter_node;
-    link.bandwidth_bytes_per_s = spec.bandwidth_bytes_per_s;
-    // Union of the intervals: they come sorted by start.
-    double open_start = uses[i].start_s;
-    double open_end = uses[i].end_s;
-    size_t j = i;
-    for (; j < uses.size() && uses[j].link == uses[i].link; ++j) {
-      ++link.transfers;
-      link.bytes += uses[j].bytes;
-      if (uses[j].start_s > open_end) {
-        link.busy_s += open_end - open_start;
-        open_start = uses[j].start_s;
-      }
-      open_end = std::max(open_end, uses[j].end_s);
-    }
-    link.busy_s += open_end - open_start;
-    const double capacity = spec.bandwidth_bytes_per_s * metrics->makespan_s;
-    link.utilization = capacity > 0 && std::isfinite(capacity)
-                           ? static_cast<double>(link.bytes) / capacity
-                           : 0;
-    metrics->links.push_back(std::move(link));
-    i = j;
-  }
+  LinkUses uses(graph, platform, timeline, metrics);
+  uses.AddTransfers();
+  uses.AddAllToAlls();
+  uses.AddRings(PartKind::kTpRing);
+  uses.AddRings(PartKind::kCpRing);
+  metrics->links = uses.Links();
 }
 
 }  // namespace ppsim

@@ -34,7 +34,7 @@ namespace {
 
 namespace s4u = simgrid::s4u;
 
-constexpr uint64_t kMagic = 0x7070'7369'6d54'4c31ULL;       // "ppsimTL1": a timeline follows
+constexpr uint64_t kMagic = 0x7070'7369'6d54'4c32ULL;       // "ppsimTL2": a timeline follows
 constexpr uint64_t kInputError = 0x7070'7369'6d45'5231ULL;  // "ppsimER1": a message follows
 constexpr uint64_t kInternalError = 0x7070'7369'6d45'5232ULL;  // "ppsimER2": a message follows
 
@@ -61,32 +61,37 @@ TaskGpus EndpointsOf(const Task& task, const PlatformSpec& platform) {
   return gpus;
 }
 
-// Calls visit(task, src, dst) for every transfer the graph's tasks and rings make: its
-// endpoints, as the task would be in `replica` (a copy of replica 0's when folded).
+// Calls visit(task, ring_link) for every transfer the graph's tasks and rings make: each
+// transfer task (ring_link -1), and each link of each compute task's rings (ring_link as
+// TransferOf takes it).
 template <typename Visit>
 void ForEachTransfer(const TaskGraph& graph, const PlatformSpec& platform, Visit visit) {
   for (size_t t = graph.num_compute_tasks(); t < graph.communication_end(); ++t) {
     if (graph.tasks[t].kind != TaskKind::kDelay) visit(graph.tasks[t], -1);
   }
-  if (!HasRings(graph) && !HasCpRings(graph)) return;
+  if (!graph.HasParts(PartKind::kTpRing) && !graph.HasParts(PartKind::kCpRing)) return;
   const int32_t gpus = graph.layout.tp * graph.layout.cp;
   for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
+    const TaskProgram* program = graph.ProgramOfTask(t);
+    if (program == nullptr) continue;
+    const bool tp_ring = RingPartOf(*program, PartKind::kTpRing) >= 0;
+    const bool cp_ring = RingPartOf(*program, PartKind::kCpRing) >= 0;
     for (int32_t i = 0; i < gpus; ++i) {
-      if (HasRing(graph, t)) visit(graph.tasks[t], i);
-      if (HasCpRing(graph, t)) visit(graph.tasks[t], gpus + i);
+      if (tp_ring) visit(graph.tasks[t], i);
+      if (cp_ring) visit(graph.tasks[t], gpus + i);
     }
   }
 }
 
-// The GPUs and route of transfer `part` of `task` (-1: the task itself; i < tp x cp: link i of its
-// tensor-parallel rings; else link i - tp x cp of its ring attention).
+// The GPUs and route of a transfer of `task`: `ring_link` -1, the task itself; i < tp x cp, link
+// i of its tensor-parallel rings; else link i - tp x cp of its ring attention.
 std::pair<TaskGpus, Route> TransferOf(const TaskGraph& graph, const PlatformSpec& platform,
-                                      const Task& task, int32_t part) {
+                                      const Task& task, int32_t ring_link) {
   const int32_t gpus = graph.layout.tp * graph.layout.cp;
-  if (part < 0) return {EndpointsOf(task, platform), RouteOf(task, platform)};
-  const TaskGpus link =
-      part < gpus ? RingLink(task, platform, graph.layout.tp, part)
-                  : CpRingLink(task, platform, graph.layout.tp, graph.layout.cp, part - gpus);
+  if (ring_link < 0) return {EndpointsOf(task, platform), RouteOf(task, platform)};
+  const TaskGpus link = ring_link < gpus ? RingLink(task, platform, graph.layout.tp, ring_link)
+                                         : CpRingLink(task, platform, graph.layout.tp,
+                                                      graph.layout.cp, ring_link - gpus);
   return {link, platform.RouteBetween(link.src, link.dst)};
 }
 
@@ -101,15 +106,15 @@ std::map<int32_t, double> LinkSharers(const TaskGraph& graph, const PlatformSpec
   // Transfers with the same endpoints in every replica are counted once.
   std::set<std::tuple<bool, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>> seen;
   const int32_t dp = graph.layout.dp;
-  ForEachTransfer(graph, platform, [&](const Task& task, int32_t part) {
-    const bool ring = part >= 0;
+  ForEachTransfer(graph, platform, [&](const Task& task, int32_t ring_link) {
+    const bool ring = ring_link >= 0;
     if (!seen.insert({task.mirrored, task.rank, ring ? 0 : task.peer, ring ? 0 : task.shard,
                       ring ? 0 : task.peer_shard,
-                      ring ? 0 : task.peer_replica * 65536 + task.source_replica, part})
+                      ring ? 0 : task.peer_replica * 65536 + task.source_replica, ring_link})
              .second) {
       return;
     }
-    const Route route = TransferOf(graph, platform, task, part).second;
+    const Route route = TransferOf(graph, platform, task, ring_link).second;
     std::vector<int32_t> count(route.num_links, 1);
     // A step in a node's group moves within each group; other transfers are the same shifted by
     // r replicas.
@@ -129,7 +134,7 @@ std::map<int32_t, double> LinkSharers(const TaskGraph& graph, const PlatformSpec
             gpus.src, gpus.dst, platform.GpuOf(shifted(task.source_replica), task.rank, task.shard),
             platform.GpuOf(r, task.peer, task.peer_shard));
       } else {
-        copied = TransferOf(graph, platform, copy, part).second;
+        copied = TransferOf(graph, platform, copy, ring_link).second;
       }
       for (int i = 0; i < route.num_links; ++i) {
         count[i] += std::count(copied.links, copied.links + copied.num_links, route.links[i]) > 0;
@@ -151,23 +156,25 @@ std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(
     const std::map<int32_t, double>& a2a_shares, bool* clash) {
   std::map<std::pair<int32_t, int32_t>, Route> routes;
   *clash = false;
-  ForEachTransfer(graph, platform, [&](const Task& task, int32_t part) {
-    const TaskGpus gpus = part < 0 ? EndpointsOf(task, platform)
-                                   : TransferOf(graph, platform, task, part).first;
-    const Route route = TransferOf(graph, platform, task, part).second;
+  ForEachTransfer(graph, platform, [&](const Task& task, int32_t ring_link) {
+    const TaskGpus gpus = ring_link < 0 ? EndpointsOf(task, platform)
+                                        : TransferOf(graph, platform, task, ring_link).first;
+    const Route route = TransferOf(graph, platform, task, ring_link).second;
     auto [it, added] = routes.try_emplace({gpus.src, gpus.dst}, route);
     if (!added && !std::equal(route.links, route.links + route.num_links, it->second.links,
                               it->second.links + it->second.num_links)) {
       *clash = true;
     }
   });
-  // All-to-all flows, one set per replica and rank with a program: to the receiver's all-to-all
-  // host, over the links' all-to-all shadows where the compiled flows stand for more
+  // All-to-all flows, one set per replica and rank with all-to-alls: to the receiver's
+  // all-to-all host, over the links' all-to-all shadows where the compiled flows stand for more
   // (AllToAllShadowOf).
   std::set<std::pair<int32_t, int32_t>> seen;
   for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
     const Task& task = graph.tasks[t];
-    if (graph.ProgramOfTask(t) == nullptr || !seen.insert({task.replica, task.rank}).second) {
+    const TaskProgram* program = graph.ProgramOfTask(t);
+    if (program == nullptr || !HasMoeParts(*program) ||
+        !seen.insert({task.replica, task.rank}).second) {
       continue;
     }
     for (const TaskGpus& flow : AllToAllFlows(graph, platform, task)) {
@@ -216,14 +223,6 @@ class JustInTimeRunner {
         running_(graph.num_tasks()) {
     timeline_->start_s.assign(graph.num_tasks(), 0.0);
     timeline_->end_s.assign(graph.num_tasks(), 0.0);
-    if (HasRings(graph)) {
-      timeline_->ring_start_s.assign(graph.num_compute_tasks(), 0.0);
-      timeline_->ring_end_s.assign(graph.num_compute_tasks(), 0.0);
-    }
-    if (HasCpRings(graph)) {
-      timeline_->cp_ring_start_s.assign(graph.num_compute_tasks(), 0.0);
-      timeline_->cp_ring_end_s.assign(graph.num_compute_tasks(), 0.0);
-    }
     if (!graph.part_begin.empty()) {
       timeline_->part_start_s.assign(graph.part_begin.back(), 0.0);
       timeline_->part_end_s.assign(graph.part_begin.back(), 0.0);
@@ -240,10 +239,11 @@ class JustInTimeRunner {
   size_t completed() const { return completed_; }
 
  private:
-  // Compute tasks whose program is under way: the next part of each stream, the part each runs
+  // Compute tasks whose MoE parts are under way: the next part of each stream, the part each runs
   // (-1: none), the parts ended, the running all-to-all's flows still moving.
   struct Program {
     const TaskProgram* program = nullptr;
+    size_t num_parts = 0;  // its MoE parts
     std::vector<int32_t> chunk_before;
     std::vector<bool> done;
     size_t next_compute = 0;
@@ -257,7 +257,7 @@ class JustInTimeRunner {
     std::vector<s4u::CommPtr> flows;
   };
   // An activity's data: its task, and what it is: the task itself, one of its tensor-parallel
-  // ring transfers or one of its ring attention transfers.
+  // ring transfers, one of its ring attention transfers or one of its MoE parts' activities.
   enum Part : uintptr_t { kItself = 0, kTpRing = 1, kCpRing = 2, kProgramPart = 3 };
   static void* DataOf(TaskId t, Part part) {
     return reinterpret_cast<void*>((static_cast<uintptr_t>(t) << 2) | part);
@@ -287,22 +287,26 @@ class JustInTimeRunner {
       exec->set_host(host);
       exec->set_data(DataOf(t, kItself));
       running_[t] = exec;
-      const bool tp_ring = HasRing(graph_, t);
-      const bool cp_ring = HasCpRing(graph_, t);
-      if (tp_ring || cp_ring) {
+      const TaskProgram* program = graph_.ProgramOfTask(t);
+      if (program == nullptr) {
+        exec->start();
+        return;
+      }
+      if (MoePartCount(*program) < program->size()) {
         // The compute and the rings' transfers end the task: ring attention alongside the
         // compute, the tensor-parallel rings after it (or alongside it).
         Ring& ring = rings_[t];
         ring.start_s = s4u::Engine::get_clock();
         ring.pending = 1;
-        if (cp_ring) LaunchRing(t, kCpRing);
-        if (tp_ring && graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
+        LaunchRing(t, kCpRing);
+        if (graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
       }
-      if (const TaskProgram* program = graph_.ProgramOfTask(t)) {
+      if (HasMoeParts(*program)) {
         // Its parts stand for the compute (the Exec above is not started).
         running_[t].reset();
         Program& state = programs_[t];
         state.program = program;
+        state.num_parts = MoePartCount(*program);
         state.chunk_before = ChunkPredecessors(*program);
         state.done.assign(program->size(), false);
         state.start_s = s4u::Engine::get_clock();
@@ -319,15 +323,22 @@ class JustInTimeRunner {
     }
   }
 
-  // Starts the transfers of one of task t's rings, one from every GPU of its rank's group.
+  static PartKind RingKind(Part part) {
+    return part == kTpRing ? PartKind::kTpRing : PartKind::kCpRing;
+  }
+
+  // Starts the transfers of task t's ring of kind `part` (kTpRing or kCpRing), if its program has
+  // one: one from every GPU of its rank's group.
   void LaunchRing(TaskId t, Part part) {
+    const TaskProgram& program = *graph_.ProgramOfTask(t);
+    const int32_t index = RingPartOf(program, RingKind(part));
+    if (index < 0) return;
     const Task& task = graph_.tasks[t];
     Ring& ring = rings_[t];
     const int32_t gpus = graph_.layout.tp * graph_.layout.cp;
     ring.pending += gpus;
-    (part == kTpRing ? timeline_->ring_start_s : timeline_->cp_ring_start_s)[t] =
-        s4u::Engine::get_clock();
-    const int64_t bytes = part == kTpRing ? task.bytes : graph_.cp_bytes[t];
+    timeline_->part_start_s[graph_.part_begin[t] + index] = s4u::Engine::get_clock();
+    const int64_t bytes = program[index].bytes;
     for (int32_t i = 0; i < gpus; ++i) {
       const TaskGpus link =
           part == kTpRing ? RingLink(task, platform_, graph_.layout.tp, i)
@@ -396,7 +407,7 @@ class JustInTimeRunner {
     } else {
       state.comm_running = -1;
     }
-    if (++state.finished < state.program->size()) {
+    if (++state.finished < state.num_parts) {
       StartParts(t, state);
       return;
     }
@@ -409,14 +420,16 @@ class JustInTimeRunner {
     return flows_.Of(graph_, platform_, graph_.tasks[t]);
   }
 
-  // Task t's compute (its Exec or its program) has ended.
+  // Task t's compute (its Exec or its MoE parts) has ended.
   void ComputeDone(TaskId t, double start_s, double end_s) {
-    auto ring = HasRing(graph_, t) || HasCpRing(graph_, t) ? rings_.find(t) : rings_.end();
+    const TaskProgram* program = graph_.ProgramOfTask(t);
+    auto ring = program != nullptr && MoePartCount(*program) < program->size() ? rings_.find(t)
+                                                                               : rings_.end();
     if (ring == rings_.end()) {
       Finished(t, start_s, end_s);
       return;
     }
-    if (HasRing(graph_, t) && !graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
+    if (!graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
     if (--ring->second.pending == 0) {
       rings_done_.push_back(t);
       Finished(t, ring->second.start_s, s4u::Engine::get_clock());
@@ -451,7 +464,7 @@ class JustInTimeRunner {
       ComputeDone(t, activity.get_start_time(), activity.get_finish_time());
     } else {
       auto ring = rings_.find(t);
-      double& end = (part == kTpRing ? timeline_->ring_end_s : timeline_->cp_ring_end_s)[t];
+      double& end = timeline_->part_end_s[graph_.RingRecord(t, RingKind(part))];
       end = std::max(end, activity.get_finish_time());
       if (--ring->second.pending == 0) {
         rings_done_.push_back(t);
@@ -495,18 +508,14 @@ class JustInTimeRunner {
   size_t completed_ = 0;
 };
 
-// The bytes a simulation sends back: kMagic, the task count, the two ring counts and the part
-// count, then every start and every end, every ring start and end, every ring attention start and
-// end, every program part's start and end; or
-// kInputError, the message's length and the message.
+// The bytes a simulation sends back: kMagic, the task count and the part count, then every
+// task's start and end, every program part's start and end; or
+// kInputError (or kInternalError), the message's length and the message.
 std::string TimelineBytes(const Timeline& timeline) {
-  const uint64_t header[5] = {kMagic, timeline.start_s.size(), timeline.ring_start_s.size(),
-                              timeline.cp_ring_start_s.size(), timeline.part_start_s.size()};
+  const uint64_t header[3] = {kMagic, timeline.start_s.size(), timeline.part_start_s.size()};
   std::string out(reinterpret_cast<const char*>(header), sizeof(header));
   for (const std::vector<double>* v :
-       {&timeline.start_s, &timeline.end_s, &timeline.ring_start_s, &timeline.ring_end_s,
-        &timeline.cp_ring_start_s, &timeline.cp_ring_end_s, &timeline.part_start_s,
-        &timeline.part_end_s}) {
+       {&timeline.start_s, &timeline.end_s, &timeline.part_start_s, &timeline.part_end_s}) {
     if (!v->empty()) {
       out.append(reinterpret_cast<const char*>(v->data()), v->size() * sizeof(double));
     }
@@ -573,7 +582,7 @@ Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline
     return TimelineBytes(own);
   }, &bytes);
   if (!status.ok()) return status;
-  uint64_t header[5] = {0, 0, 0, 0, 0};
+  uint64_t header[3] = {0, 0, 0};
   std::memcpy(header, bytes.data(), std::min(bytes.size(), sizeof(header)));
   if ((header[0] == kInputError || header[0] == kInternalError) &&
       bytes.size() >= 2 * sizeof(uint64_t)) {
@@ -586,20 +595,17 @@ Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline
   const std::string_view body =
       std::string_view(bytes).substr(std::min(bytes.size(), sizeof(header)));
   const size_t n = graph.num_tasks();
-  const size_t rings = HasRings(graph) ? graph.num_compute_tasks() : 0;
-  const size_t cp_rings = HasCpRings(graph) ? graph.num_compute_tasks() : 0;
   const size_t parts = graph.part_begin.empty() ? 0 : graph.part_begin.back();
-  if (header[0] != kMagic || header[1] != n || header[2] != rings || header[3] != cp_rings ||
-      header[4] != parts || body.size() != 2 * (n + rings + cp_rings + parts) * sizeof(double)) {
+  if (header[0] != kMagic || header[1] != n || header[2] != parts ||
+      body.size() != 2 * (n + parts) * sizeof(double)) {
     return Status::Internal("simgrid: the simulation process sent an incomplete timeline (" +
                             std::to_string(bytes.size()) + " bytes)");
   }
   const char* at = body.data();
-  for (auto [v, size] : {std::pair{&timeline->start_s, n}, {&timeline->end_s, n},
-                         {&timeline->ring_start_s, rings}, {&timeline->ring_end_s, rings},
-                         {&timeline->cp_ring_start_s, cp_rings},
-                         {&timeline->cp_ring_end_s, cp_rings},
-                         {&timeline->part_start_s, parts}, {&timeline->part_end_s, parts}}) {
+  for (auto [v, size] : {std::pair{&timeline->start_s, n},
+                         {&timeline->end_s, n},
+                         {&timeline->part_start_s, parts},
+                         {&timeline->part_end_s, parts}}) {
     v->resize(size);
     if (size == 0) continue;  // an empty vector's data() may be null: no memcpy
     std::memcpy(v->data(), at, size * sizeof(double));

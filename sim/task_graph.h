@@ -2,41 +2,22 @@
 //
 // One compute task per action (an OVERLAP_F_B pair is one task) and one transfer task per
 // cross-rank dependency: F(s)->F(s+1) carries an activation, I/B(s+1)->I/B(s) a gradient. Edges:
-// a rank's actions in schedule order (its compute stream runs one task at a time), data
-// dependencies (through the transfer task when the producer is on another rank), and W after its
-// I. Transfers overlap compute.
+// a rank's actions in schedule order (its compute stream runs one task at a time, or its p2p
+// calls order it: sim/p2p_calls.h), data dependencies (through the transfer task when the
+// producer is on another rank), and W after its I. Transfers overlap compute.
 //
-// With data parallelism (dp > 1) the pipeline is replicated dp times, and after the last backward
-// of each stage every replica joins a ring all-reduce of the stage's gradients: 2(dp - 1) steps,
-// in each of which every replica sends one of dp chunks to the next replica, once it has received
-// the previous step's chunk (with context parallelism the ring runs over the dp x cp GPUs holding
-// the same parameters: see Parallelism::cp). With gradient buckets (Parallelism::grad_bucket_bytes) the stage's
-// gradients are k = ceil(bytes / bucket) buckets, the backward produces them in order, bucket j
-// (j = 0 .. k - 1) ready (j + 1)/k of the way through it (a kDelay task, the last one at its end),
-// and each bucket's ring starts once its bucket is ready and the previous bucket's ring has ended
-// (one NCCL stream). With ZeRO-1 (StageCosts::param_gather_bytes) each ring of n GPUs is a
-// reduce-scatter (the first n - 1 steps) before the optimizer step and an all-gather of the 16-bit
-// parameters (n - 1 steps of param_gather_bytes / n) after it.
-// The routed experts' gradients (StageCosts::expert_gradient_bytes) are not in those rings: each
-// GPU holds the experts of its place in its expert-parallel group (Parallelism::ep), the same as
-// every GPU of its expert-data-parallel group, the dp x tp x cp / e GPUs m' = m mod e (m =
-// replica x tp x cp + GPU of the rank's group), and after its data-parallel collectives it joins
-// a ring all-reduce over them in order of m' (also with ZeRO-1: the experts' reduce-scatter and
-// all-gather move what one all-reduce does, and are not told apart).
-// Replica folding (Parallelism::fold_replicas): data-parallel replicas run the same tasks at the
-// same times when nothing tells them apart, so only replica 0 is compiled: its compute, pipeline
-// transfers, tensor- and context-parallel rings and optimizer steps, and its own GPUs' part of
-// every gradient ring, whose n members' steps it stands for. Each member's step k then waits for
-// its own step k - 1 and its ring predecessor's, the predecessor in another replica being
-// replica 0's member of the same place (so with cp = 1 a member's 2(n - 1) steps form one chain),
-// and a step to another replica is a mirrored transfer (Task::mirrored) that moves over the sending
-// half of the route to its successor and the receiving half of the route from its predecessor, the
-// links that member's own send and receive use. The engines give every link the share of it that
-// one replica has (sim/engine.h). Exact when replicas are symmetric; see README for the bounds.
 // With tensor parallelism (tp > 1) a rank is a group of tp GPUs: a boundary message is split into
 // tp transfers (GPU k of the group to GPU k of the next, bytes divided as evenly as whole bytes
-// allow, the first ones one byte larger), all of which the consumer waits for, and each of the tp
-// GPUs runs its own all-reduce ring of its gradients.
+// allow, the first ones one byte larger), all of which the consumer waits for. A compute task's
+// tensor-parallel collectives, its ring attention (context parallelism) and its expert-parallel
+// all-to-alls are parts of its program (sim/task_program.h).
+//
+// With data parallelism (dp > 1) the pipeline is replicated dp times and the replicas synchronise
+// their gradients after each stage's last backward, then take their optimizer steps
+// (sim/gradient_sync.h). Replica folding (Parallelism::fold_replicas): data-parallel replicas
+// run the same tasks at the same times when nothing tells them apart, so only replica 0 is
+// compiled: its compute, pipeline transfers, programs and optimizer steps, and its own GPUs' part
+// of every gradient collective, which stands for the other replicas' (sim/gradient_sync.h).
 #ifndef PPSIM_SIM_TASK_GRAPH_H_
 #define PPSIM_SIM_TASK_GRAPH_H_
 
@@ -51,7 +32,9 @@
 #include "base/status.h"
 #include "models/stage_costs.h"
 #include "schedules/schedule.h"
+#include "sim/collective_plan.h"
 #include "sim/nccl_tuning.h"
+#include "sim/task_program.h"
 
 namespace ppsim {
 
@@ -83,7 +66,7 @@ enum class P2pMode : uint8_t {
   // As Megatron-LM's schedules (megatron/core/pipeline_parallel/schedules.py with the training
   // defaults: batched p2p groups, each waited on and followed by a device synchronize): a rank
   // issues blocking calls between its actions, each sending the outputs of the action before and
-  // receiving the inputs of the action after (see CompileTaskGraph), and does nothing else until
+  // receiving the inputs of the action after (sim/p2p_calls.h), and does nothing else until
   // every transfer of the call has ended. A transfer starts once both ranks have reached the calls
   // that hold it (NCCL's send/recv rendezvous).
   kMegatron,
@@ -95,7 +78,7 @@ enum class P2pMode : uint8_t {
   // As torch.distributed.pipelining's _PipelineScheduleRuntime (the runtime of its multi-stage
   // schedules and of orders loaded from CSV): sends posted right after their producer and waited
   // on at the end of the step; each receive posted where the runtime's lowering puts it and
-  // waited on just before its consumer (see CompileTaskGraph).
+  // waited on just before its consumer (sim/p2p_calls.h).
   kTorch,
 };
 
@@ -130,89 +113,8 @@ struct Task {
   // the call. kOptimizer: the number of the rank's actions.
   uint32_t position = 0;
   double duration_s = 0;  // Compute, optimizer: its duration. Transfers: 0 (the platform decides).
-  // Transfers: bytes moved. Compute: the bytes each GPU of the rank's tensor-parallel group sends
-  // to the next GPU of the group (a ring) for the action's collectives; 0: none.
+  // Transfers: bytes moved. Compute: 0 (its rings' bytes are in its program, TaskGraph::programs).
   int64_t bytes = 0;
-};
-
-// The parts of a compute task whose stage has mixture-of-experts layers run with expert
-// parallelism (StageCosts::moe, ep > 1): computation, and all-to-alls in which each GPU of the
-// rank sends `bytes` to every other member of its expert-parallel group (node-limited: of its node,
-// and `node_bytes` to its peer of the same index on each other node), and, folded, receives as
-// much from each (see AllToAllFlows in sim/engine.h). Compute parts run one at a time in their
-// order on the GPU; all-to-alls one at a time in their order on its communication stream; and
-// each part starts only after the part before it of its chunk (a single action is chunk 0; an
-// OVERLAP_F_B pair's forward is chunk 0, its backward chunk 1). So a single action's parts run in
-// sequence, and a pair's all-to-alls run while the other chunk computes.
-enum class PartKind : uint8_t { kCompute, kAllToAll };
-// What a part is, for traces: the layer's attention part, its dispatch all-to-all, its MLP part,
-// its combine all-to-all, or the rest of the op (dense layers, embedding, head, what the per-op
-// model does not split); backward parts name what they are the backward of.
-enum class PartName : uint8_t { kRest, kAttention, kDispatch, kMlp, kCombine };
-struct TaskPart {
-  PartKind kind = PartKind::kCompute;
-  PartName name = PartName::kRest;
-  uint8_t chunk = 0;
-  bool backward = false;  // part of a backward (I or B), recomputed forwards excluded
-  int32_t layer = 0;      // the stage's MoE layer (0-based) the part belongs to
-  double duration_s = 0;  // compute parts
-  int64_t bytes = 0;      // all-to-alls: to each other member of the group (node-limited: of its node)
-  int64_t node_bytes = 0;  // node-limited all-to-alls: to the same GPU of each other node
-  friend bool operator==(const TaskPart&, const TaskPart&) = default;
-};
-using TaskProgram = std::vector<TaskPart>;
-
-// The parts of `action` (empty when it has no all-to-all: no MoE layer, a W, ep 1, or a pair
-// whose duration --overlap gives). A layer's parts as StageCosts::MoeStage describes; the rest
-// of the op's duration (its total minus its MoE layers' parts) runs first in a forward and last
-// in a backward. An OVERLAP_F_B pair interleaves its chunks as DeepSeek-V3's Figure 4 (arXiv
-// 2412.19437, Sec. 3.2.1): layer i of the forward beside layer i of the backward, computing
-// F attention, B MLP, F MLP, B attention while the communication stream runs B combine, F
-// dispatch, B dispatch, F combine; a chunk's layers beyond the other's follow in order. The
-// pair's compute parts take `compute_slowdown` times their duration (SMs left to the
-// all-to-alls).
-TaskProgram ProgramOf(const StageCosts& costs, const Action& action, int32_t ep,
-                      double compute_slowdown);
-// For each part of `program`, the index of the part before it in its chunk (-1: the first).
-std::vector<int32_t> ChunkPredecessors(const TaskProgram& program);
-
-// How one data-parallel collective of a stage runs (sim/nccl_tuning.h chooses the algorithm as
-// NCCL does, or the user forces it). Its n = dp members (one per replica, with the same
-// tensor-parallel index) sit members_per_node to a node, replicas r .. r + ppn - 1 together
-// (r a multiple of ppn), on N = n / ppn nodes. Each member's steps, one transfer each, all of one
-// member's in order, each also after its group predecessor's step before (NCCL's steps wait for
-// the peer's data):
-//   ring: 2(n - 1) steps of S/n to the next replica (reduce-scatter: the first n - 1,
-//     all-gather: the last n - 1), as without a plan; over several nodes of ppn > 1 GPUs,
-//     NCCL's channels (one per NIC) leave each node through a different GPU: each step sends
-//     (ppn - 1)/ppn of its chunk to the next GPU in the node and 1/ppn to the same GPU of the
-//     next node, side by side.
-//   hierarchical: ring reduce-scatter in the node (ppn - 1 steps of S/ppn to the next member of
-//     the node), ring all-reduce across nodes (2(N - 1) steps of S/(ppn N) to the member of the
-//     same place on the next node), ring all-gather in the node (ppn - 1 steps of S/ppn); a
-//     reduce-scatter is the first two parts (N - 1 steps across), an all-gather the last two.
-//   tree (all-reduce): the double binary tree's fill and drain, 2(ppn - 1) empty steps in the
-//     node (its chain) and 2 ceil(log2 N) across, then `pipeline_chunks` = c steps, each 2S/c
-//     along the chain beside 2S/(ppn c) to the next node (every node sends and receives 2S in
-//     the two trees, over its ppn GPUs' NICs); on one node c steps of 2S/c.
-//   nvls (one node): NVLink SHARP, a step of S (every GPU's chunks to the switch's reductions)
-//     and one of S/ppn (the multicast of the reduced chunk it heads), S(1 + 1/ppn) each way as
-//     NCCL's NVLS graph loads a GPU's links (sim/nccl-collectives.md §1.4, §2.5), both x 6/5:
-//     NCCL's model gives NVLS 5/6 of that bus bandwidth (§2.3); reduce-scatter and all-gather
-//     one step of 6/5 S(ppn - 1)/ppn.
-//   nvls-tree (all-reduce, several nodes): the tree's fill across nodes, then c steps, each
-//     nvls's 6/5 S(1 + 1/ppn)/c through the switch beside the heads' 2S/(ppn c) to the next node.
-//     Steps sent side by side end together (a timer of no time after both ends the collective).
-// Every step's bytes are multiplied by wire_factor (NCCL's protocol: LL moves 16 bytes per 8,
-// LL128 128 per 120) and rounded up.
-// A collective starts `fixed_latency_s` after its data is ready (NCCL's fixed cost: kernel launch
-// and set-up, before its first step; a timer per member).
-struct CollectivePlan {
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
-  double fixed_latency_s = 0;
-  int32_t members_per_node = 1;
-  int32_t pipeline_chunks = 1;
-  double wire_factor = 1;
 };
 
 // How the run is laid out and how its communication runs.
@@ -271,24 +173,34 @@ struct TaskGraph {
   ParallelLayout layout;
   int32_t num_replicas = 1;  // replicas compiled: layout.dp, or 1 when folded
   bool folded() const { return num_replicas < layout.dp; }
-  // Whether a compute task's tensor-parallel rings (Task::bytes) run alongside its compute (else
-  // after it: the task ends when both are done).
+  // Whether a compute task's tensor-parallel rings (PartKind::kTpRing) start with the task,
+  // alongside its compute (else after it: sim/task_program.h).
   bool tp_comm_overlap = false;
-  // Context parallelism: per compute task, the bytes each GPU of the rank sends to its peer in
-  // the next slice for ring attention, alongside the compute. Empty when cp == 1.
-  std::vector<int64_t> cp_bytes;
-  // Expert parallelism: the distinct programs of the compute tasks with all-to-alls, and per
-  // compute task the index of its program (kNoProgram: none); program_of is empty when no task
-  // has one. part_begin[t]: the first of task t's parts in the timeline's part records
-  // (num_compute_tasks() + 1 entries, with program_of).
   bool node_limited_routing = false;  // Parallelism::node_limited_routing
+  // Programs (sim/task_program.h): the distinct programs of the compute tasks that have one
+  // (MoE parts, tensor-parallel rings, ring attention), and per compute task the index of its
+  // program (kNoProgram: none); program_of is empty when no task has one. part_begin[t]: the
+  // first of task t's parts in the timeline's part records (num_compute_tasks() + 1 entries, with
+  // program_of): part i of task t is record part_begin[t] + i.
   std::vector<TaskProgram> programs;
   std::vector<uint32_t> program_of;
   std::vector<size_t> part_begin;
-  static constexpr uint32_t kNoProgram = ~uint32_t{0};
+  static constexpr uint32_t kNoProgram = ppsim::kNoProgram;
   const TaskProgram* ProgramOfTask(size_t t) const {
     return t < program_of.size() && program_of[t] != kNoProgram ? &programs[program_of[t]]
                                                                 : nullptr;
+  }
+  // Whether some task's program has a part of `kind`.
+  bool HasParts(PartKind kind) const;
+  // Whether some task's program has MoE parts (computation and all-to-alls).
+  bool HasMoeParts() const;
+  // The record of compute task t's ring of kind `ring` (kTpRing or kCpRing) in the timeline's
+  // part records, or kNoRecord when it has none.
+  static constexpr size_t kNoRecord = ~size_t{0};
+  size_t RingRecord(size_t t, PartKind ring) const {
+    const TaskProgram* program = ProgramOfTask(t);
+    const int32_t i = program == nullptr ? -1 : RingPartOf(*program, ring);
+    return i < 0 ? kNoRecord : part_begin[t] + static_cast<size_t>(i);
   }
   TaskDag dag;
   std::vector<TaskId> num_predecessors;    // In-degree of every task (parallel edges counted).
@@ -320,8 +232,7 @@ struct TaskGraph {
 
 // The compute task CompileTaskGraph makes of `action` with `tp` GPUs per rank: its duration (the
 // action's, plus the tensor-parallel ring steps' latencies but one) and the bytes each GPU moves
-// in its tensor-parallel ring, after the compute (or alongside it with tp_comm_overlap), on the
-// group's ring links (sim/engine.h).
+// in its tensor-parallel ring (its program's kTpRing part, sim/task_program.h).
 struct ComputeLoad {
   double duration_s = 0;
   int64_t ring_bytes = 0;
@@ -330,33 +241,8 @@ ComputeLoad ComputeLoadOf(const StageCosts& costs, const Action& action, int32_t
                           double tp_step_latency_s);
 
 // Compiles a schedule that CheckSchedule() accepted, with costs that CheckCostsCoverSchedule()
-// accepted, into `graph`.
-//
-// With P2pMode::kMegatron (and kMegatronNoOverlap) every rank's order must have Megatron-LM's
-// shape: single F and B actions, W forwards, then R forward-backward pairs, then W backwards
-// (1F1B, Interleaved1F1B, GPipe); else InvalidInput "megatron: ...". The ranks issue p2p ops as Megatron's schedules do
-// with its training defaults (sim/p2p-semantics.md); a transfer starts once both its send and its
-// receive are posted, and a rank waits where Megatron waits:
-//   one virtual stage per rank (forward_backward_pipelining_without_interleaving, batched groups
-//     each waited on): warmup F: recv_forward before, send_forward after (two calls); before the
-//     first pair: recv_forward; pair: send_forward_recv_backward between F and B,
-//     send_backward_recv_forward after B (send_backward alone after the last pair); cooldown B:
-//     recv_backward before, send_backward after;
-//   several (forward_backward_pipelining_with_interleaving with overlap_p2p_comm): recv_forward
-//     before the first action; after each warmup F a blocking send_forward_recv_forward (the last
-//     also posts the first B's receive); in each pair, the F's input is waited on before it, after
-//     it its output is sent (and waited on: deallocate_pipeline_outputs) and the next F's input
-//     posted, the B's input is waited on before it, after it its output is sent and the next B's
-//     input posted, and the previous B's send waited on; the first cooldown B waits for its queued
-//     input, each cooldown B is followed by a blocking send_backward_recv_backward; the last
-//     pair's send is waited on at the end.
-// A call that waits on nothing that moves is not made.
-//
-// With P2pMode::kTorch the orders are lowered as _PipelineScheduleRuntime's _add_send_recv does:
-// round-robin over the ranks, one action per rank and round, an action once its inputs are there;
-// its sends follow it, and each receive is placed at the receiving rank's current end. PyTorch's
-// single-stage ScheduleGPipe and Schedule1F1B classes run their own loops (fused pairs), which
-// this mode does not follow.
+// accepted, into `graph`. Errors: those of the p2p calls (sim/p2p_calls.h), and Deadlock naming
+// where each blocked rank waits when the orders cannot all run.
 Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
                         const Parallelism& parallelism, TaskGraph* graph);
 inline Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,

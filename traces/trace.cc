@@ -197,8 +197,9 @@ class TraceStreamer {
     }
     // Every track is created here, before the sink sees any, so the pointers stay valid.
     const size_t lanes = AssignLanes();
-    const bool tp_rings = HasRings(graph_);
-    const bool cp_rings = HasCpRings(graph_);
+    const bool tp_rings = graph_.HasParts(PartKind::kTpRing);
+    const bool cp_rings = graph_.HasParts(PartKind::kCpRing);
+    const bool moe_parts = graph_.HasMoeParts();
     tracks_.reserve(2 + first_stream_of_process.size() + 6 * num_streams_ + lanes);
     TraceTrack& all = NewTrack(TraceTrackKind::kProcess, 0, "all GPUs");
     all.pid = 1;
@@ -264,7 +265,7 @@ class TraceStreamer {
         }
         // Expert parallelism: the parts of its actions and its all-to-alls, a track each (the
         // last sort slots of its stream).
-        if (!graph_.programs.empty()) {
+        if (moe_parts) {
           for (int32_t index : {0, 1}) {
             TraceTrack& parts = NewTrack(TraceTrackKind::kTransfers, process_uuid_[key],
                                          StreamPrefix(replica) + "rank " + std::to_string(rank) +
@@ -380,6 +381,7 @@ class TraceStreamer {
     std::vector<uint64_t> flows_in, flows_out;
     std::vector<TraceArg> args;
     std::string op_text;
+    size_t moe_parts_before = 0;  // over every compute task before this one, shown or not
     for (int32_t replica = 0; replica < graph_.num_replicas; ++replica) {
       for (int32_t rank = 0; rank < schedule_.num_ranks; ++rank) {
         const TraceTrack& track = tracks_[compute_track_[StreamOf(replica, rank)]];
@@ -393,6 +395,9 @@ class TraceStreamer {
             if (shown && ShownCommunication(cursor)) flows_in.push_back(FlowOutOfTransfer(cursor));
           }
           EmitWaitsBefore(replica, rank, position, shown, track, &wait_cursor);
+          const TaskProgram* program = graph_.ProgramOfTask(c);
+          const size_t flow_base = moe_parts_before;
+          if (program != nullptr) moe_parts_before += MoePartCount(*program);
           if (!shown) continue;
           flows_out.clear();
           for (TaskId v : boost::make_iterator_range(boost::adjacent_vertices(c, graph_.dag))) {
@@ -431,17 +436,8 @@ class TraceStreamer {
           slice.chunk = chunk_of_stage_[first.stage.value()];
           slice.num_chunks = chunks_of_rank_[rank];
           sink_->Slice(slice);
-          const int32_t stream = StreamOf(replica, rank);
-          if (HasRing(graph_, c)) {
-            EmitRing(tracks_[ring_track_[2 * stream]], c, kRingName, timeline_.ring_start_s,
-                     timeline_.ring_end_s, graph_.tasks[c].bytes);
-          }
-          if (HasCpRing(graph_, c)) {
-            EmitRing(tracks_[ring_track_[2 * stream + 1]], c, kCpRingName,
-                     timeline_.cp_ring_start_s, timeline_.cp_ring_end_s, graph_.cp_bytes[c]);
-          }
-          if (const TaskProgram* program = graph_.ProgramOfTask(c)) {
-            EmitParts(stream, c, action, *program);
+          if (program != nullptr) {
+            EmitProgram(StreamOf(replica, rank), c, action, *program, flow_base);
           }
         }
         EmitWaitsBefore(replica, rank, order.size(), !order.empty() && Shown(order.back()), track,
@@ -479,13 +475,26 @@ class TraceStreamer {
     if (shown) EmitStreamSlice(track, t, kOptimizerName);
   }
 
+  // The parts of compute task t's program: its rings on their tracks, then its MoE parts.
+  // `flow_base`: how many MoE parts the compute tasks before it have (their flows' ids).
+  void EmitProgram(int32_t stream, TaskId t, const Action& action, const TaskProgram& program,
+                   size_t flow_base) {
+    for (const auto& [kind, name, index] : {std::tuple{PartKind::kTpRing, kRingName, 0},
+                                            std::tuple{PartKind::kCpRing, kCpRingName, 1}}) {
+      const int32_t ring = RingPartOf(program, kind);
+      if (ring < 0) continue;
+      EmitRing(tracks_[ring_track_[2 * stream + index]], t, name,
+               graph_.part_begin[t] + static_cast<size_t>(ring), program[ring].bytes);
+    }
+    if (HasMoeParts(program)) EmitParts(stream, t, action, program, flow_base);
+  }
+
   // A ring of compute task t on its rank's ring track: "tp ring" (tensor-parallel collectives) or
-  // "cp ring" (ring attention) with the bytes each GPU of the group sent.
-  void EmitRing(const TraceTrack& track, TaskId t, std::string_view name,
-                const std::vector<double>& starts, const std::vector<double>& ends,
+  // "cp ring" (ring attention), from its part record, with the bytes each GPU of the group sent.
+  void EmitRing(const TraceTrack& track, TaskId t, std::string_view name, size_t record,
                 int64_t bytes) {
-    const int64_t start = TraceNs(starts[t]);
-    const int64_t end = TraceNs(ends[t]);
+    const int64_t start = TraceNs(timeline_.part_start_s[record]);
+    const int64_t end = TraceNs(timeline_.part_end_s[record]);
     const TraceArg args[] = {Int("bytes", bytes), Int("duration_ns", end - start)};
     TraceSlice slice;
     slice.track = &track;
@@ -498,17 +507,19 @@ class TraceStreamer {
     sink_->Slice(slice);
   }
 
-  // The parts of compute task t (expert parallelism) on its stream's two part tracks: compute
+  // The MoE parts of compute task t (expert parallelism) on its stream's two part tracks: compute
   // parts ("F3 attention 0": op, microbatch, part, MoE layer; a full recomputation's forward
   // parts in a backward are named F) and all-to-alls ("F3 dispatch 0"), each all-to-all with a
   // flow from the compute part before it in its chunk and one to the compute part after it.
   // Compute parts that take no time are not drawn.
-  void EmitParts(int32_t stream, TaskId t, const Action& action, const TaskProgram& program) {
+  void EmitParts(int32_t stream, TaskId t, const Action& action, const TaskProgram& program,
+                 size_t flow_base) {
     static constexpr std::string_view kPartNames[] = {"rest", "attention", "dispatch", "mlp",
                                                       "combine"};
+    const size_t parts = MoePartCount(program);
     const std::vector<int32_t> before = ChunkPredecessors(program);
-    std::vector<int32_t> after(program.size(), -1);
-    for (size_t i = 0; i < program.size(); ++i) {
+    std::vector<int32_t> after(parts, -1);
+    for (size_t i = 0; i < parts; ++i) {
       if (before[i] >= 0) after[before[i]] = static_cast<int32_t>(i);
     }
     const size_t begin = graph_.part_begin[t];
@@ -517,14 +528,14 @@ class TraceStreamer {
                         TraceNs(timeline_.part_end_s[begin + i]) >
                             TraceNs(timeline_.part_start_s[begin + i]));
     };
-    // Flow ids apart from the tasks' (4 x task + kind < 2^62): bit 62, the part's record, and
-    // whether the flow goes into (0) or out of (1) the all-to-all.
+    // Flow ids apart from the tasks' (4 x task + kind < 2^62): bit 62, the part's number among
+    // all MoE parts, and whether the flow goes into (0) or out of (1) the all-to-all.
     auto flow = [&](size_t all_to_all, int out) {
-      return (uint64_t{1} << 62) | (static_cast<uint64_t>(begin + all_to_all) << 1) |
+      return (uint64_t{1} << 62) | (static_cast<uint64_t>(flow_base + all_to_all) << 1) |
              static_cast<uint64_t>(out);
     };
     std::string name;
-    for (size_t i = 0; i < program.size(); ++i) {
+    for (size_t i = 0; i < parts; ++i) {
       const TaskPart& part = program[i];
       if (!drawn(static_cast<int32_t>(i))) continue;
       const Op& op = action.op(part.chunk);

@@ -14,7 +14,8 @@
 //     boundary transfer ("activation" or "gradient") or all-reduce step ("all-reduce");
 //   - a counter track per compute stream with its live activation bytes, and one with the total
 //     memory of every GPU (static + live activations, times the tensor-parallel degree);
-//   - with expert parallelism (TaskGraph::programs), two tracks per compute stream: "MoE parts"
+//   - with expert parallelism (MoE parts in the tasks' programs, sim/task_program.h), two tracks
+//     per compute stream: "MoE parts"
 //     (a slice per compute part of its actions, "F3 attention 0") and "all-to-all" (a slice per
 //     all-to-all, "F3 dispatch 0", with args layer, bytes to each peer (node-limited: to each
 //     peer in its node; TaskPart::node_bytes go to each other node) and duration_ns);

@@ -1,4 +1,4 @@
-// The data-parallel collectives' algorithms (sim/task_graph.h CollectivePlan) on idle fabrics,
+// The data-parallel collectives' algorithms (sim/collective_plan.h CollectivePlan) on idle fabrics,
 // against their closed forms written out by hand: one rank, one microbatch (F 1 ms, B 2 ms), dp
 // replicas, the collective of S = 1.6 GB after the backward. H100 node: a port of 450 GB/s and
 // 1.5 us per GPU, so a step inside a node costs 3 us + bytes / 450e9; across nodes a NIC of

@@ -43,6 +43,9 @@ TEST(TpRing, AnAllReduceTakesTheRingFormulaOnAnIdleNvswitch) {
   const PlatformSpec platform = PlatformOrDie(PresetChoice("h100-node"), 1, 1, kTp);
   ASSERT_DOUBLE_EQ(platform.UncontendedTransferTime(0, 1, 0), kRoute);
   const TaskGraph graph = Compile(/*overlap=*/false, platform);
+  // F's rings: a part of its program.
+  const size_t ring = graph.RingRecord(0, PartKind::kTpRing);
+  ASSERT_NE(ring, TaskGraph::kNoRecord);
   for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
     SCOPED_TRACE(EngineName(engine));
     Timeline timeline;
@@ -50,8 +53,8 @@ TEST(TpRing, AnAllReduceTakesTheRingFormulaOnAnIdleNvswitch) {
     // F: its compute, then one all-reduce; B: its compute, then two.
     EXPECT_NEAR(timeline.end_s[0], 1e-3 + AllReduce(), 1e-12);
     EXPECT_NEAR(timeline.end_s[1], timeline.end_s[0] + 2e-3 + 2 * AllReduce(), 1e-12);
-    EXPECT_NEAR(timeline.ring_start_s[0], 1e-3 + (2 * (kTp - 1) - 1) * kRoute, 1e-12);
-    EXPECT_NEAR(timeline.ring_end_s[0], timeline.end_s[0], 1e-12);
+    EXPECT_NEAR(timeline.part_start_s[ring], 1e-3 + (2 * (kTp - 1) - 1) * kRoute, 1e-12);
+    EXPECT_NEAR(timeline.part_end_s[ring], timeline.end_s[0], 1e-12);
     RunMetrics metrics;
     metrics.makespan_s = timeline.end_s[1];
     ComputeLinkMetrics(graph, platform, timeline, &metrics);
@@ -66,6 +69,8 @@ TEST(TpRing, AnAllReduceTakesTheRingFormulaOnAnIdleNvswitch) {
 TEST(TpRing, OverlapHidesTheRingBehindLongerCompute) {
   const PlatformSpec platform = PlatformOrDie(PresetChoice("h100-node"), 1, 1, kTp);
   const TaskGraph graph = Compile(/*overlap=*/true, platform);
+  const size_t ring = graph.RingRecord(0, PartKind::kTpRing);
+  ASSERT_NE(ring, TaskGraph::kNoRecord);
   for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
     SCOPED_TRACE(EngineName(engine));
     Timeline timeline;
@@ -75,9 +80,9 @@ TEST(TpRing, OverlapHidesTheRingBehindLongerCompute) {
     const double f = 1e-3 + (2 * (kTp - 1) - 1) * kRoute;
     ASSERT_LT(2 * (kTp - 1) * kActivation / kTp / kBandwidth + kRoute, f);
     EXPECT_NEAR(timeline.end_s[0], f, 1e-12);
-    EXPECT_NEAR(timeline.ring_start_s[0], 0, 1e-12);
-    EXPECT_NEAR(timeline.ring_end_s[0],
-                2 * (kTp - 1) * kActivation / kTp / kBandwidth + kRoute, 1e-12);
+    EXPECT_NEAR(timeline.part_start_s[ring], 0, 1e-12);
+    EXPECT_NEAR(timeline.part_end_s[ring], 2 * (kTp - 1) * kActivation / kTp / kBandwidth + kRoute,
+                1e-12);
   }
 }
 

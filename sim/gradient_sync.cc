@@ -1,0 +1,248 @@
+#include "sim/gradient_sync.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "sim/collective_steps.h"
+
+namespace ppsim {
+namespace {
+
+// The position of each stage's last backward (B or W; a W always follows its I) on its rank;
+// -1: none.
+std::vector<int64_t> LastBackwards(const Schedule& schedule) {
+  std::vector<int64_t> last_backward(schedule.num_stages, -1);
+  for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+    const auto& order = schedule.orders[rank];
+    for (size_t position = 0; position < order.size(); ++position) {
+      for (int k = 0; k < order[position].num_ops(); ++k) {
+        const Op& op = order[position].op(k);
+        if (op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardWeight) {
+          last_backward[op.stage.value()] = static_cast<int64_t>(position);
+        }
+      }
+    }
+  }
+  return last_backward;
+}
+
+// One stage's gradients to synchronise.
+struct StageGradients {
+  int32_t rank = 0;
+  int32_t stage = 0;
+  int64_t dense_bytes = 0;   // the data-parallel collectives' (StageCosts::DenseGradientBytes)
+  int64_t expert_bytes = 0;  // the experts' ring's
+  int64_t buckets = 1;
+  // Per bucket and compiled ring member (replica x cp + slice): the task after which its bucket
+  // is ready.
+  std::vector<std::vector<TaskId>> ready;
+};
+
+// When each bucket is ready, per member: a delay beside its replica's backward at `position`
+// (the last bucket at the backward's end).
+void AddBucketTimers(size_t position, int32_t cp, StageGradients* stage, GradientSync* sync,
+                     TaskGraphBuilder* builder) {
+  const int32_t replicas = builder->graph().num_replicas;
+  const int64_t buckets = stage->buckets;
+  stage->ready.assign(buckets, std::vector<TaskId>(static_cast<size_t>(replicas) * cp));
+  for (int32_t replica = 0; replica < replicas; ++replica) {
+    const TaskId backward = builder->graph().ComputeTask(stage->rank, position, replica);
+    const double duration = builder->task(backward).duration_s;
+    for (int64_t j = 0; j < buckets; ++j) {
+      TaskId at = backward;
+      if (j + 1 < buckets) {
+        at = builder->Add(
+            DelayTaskOf(stage->rank, static_cast<size_t>(stage->stage), replica,
+                        duration * static_cast<double>(j + 1) / static_cast<double>(buckets)));
+        sync->delays.emplace_back(backward, at);
+      }
+      for (int32_t slice = 0; slice < cp; ++slice) stage->ready[j][replica * cp + slice] = at;
+    }
+  }
+}
+
+// The data-parallel collectives of `stage` over the GPUs of tensor-parallel index `index`, one
+// per bucket (each after its bucket is ready and the bucket before's), with ZeRO-1 each followed
+// by its parameters' all-gather (whose first tasks go to sync->gather_starts). Returns each
+// compiled member's last reduce task.
+std::vector<TaskId> AddShardCollectives(const StageGradients& stage, int32_t index,
+                                        const StageCosts& costs, const Parallelism& par,
+                                        GradientSync* sync, TaskGraphBuilder* builder) {
+  const int32_t tp = par.layout.tp;
+  const int32_t cp = par.layout.cp;
+  const int32_t m = builder->graph().num_replicas * cp;  // compiled ring members
+  const int32_t n = par.layout.dp * cp;                  // ring members
+  const bool zero = !costs.param_gather_bytes.empty();
+  CollectiveGroup group;
+  group.ring.rank = stage.rank;
+  group.ring.stage = stage.stage;
+  group.ring.size = n;
+  group.shard = index;
+  group.replicas = par.layout.dp;
+  for (int32_t i = 0; i < m; ++i) group.ring.members.push_back({i / cp, (i % cp) * tp + index});
+  // Folded, the last compiled member sends to the first member of replica 1.
+  group.ring.wrap_to = m < n ? RingMember{1, index} : group.ring.members[0];
+  const CollectivePlan reduce_plan =
+      par.reduce_plans.empty() ? CollectivePlan() : par.reduce_plans[stage.stage];
+  const CollectivePlan gather_plan =
+      par.gather_plans.empty() ? CollectivePlan() : par.gather_plans[stage.stage];
+  const std::vector<TaskId> none(m, TaskGraph::kNoTask);
+  std::vector<TaskId> chain = none, gather_chain = none;
+  for (int64_t j = 0; j < stage.buckets; ++j) {
+    const int32_t bucket = static_cast<int32_t>(j);
+    const int32_t buckets = static_cast<int32_t>(stage.buckets);
+    chain = AddCollective(group, reduce_plan,
+                          zero ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                          SplitBytes(stage.dense_bytes, buckets, bucket), {stage.ready[j], chain},
+                          builder)
+                .last;
+    if (!zero) continue;
+    const int64_t params = SplitBytes(costs.param_gather_bytes[stage.stage], buckets, bucket);
+    MemberSpan gather = AddCollective(group, gather_plan, CollectiveKind::kAllGather, params,
+                                      {none, gather_chain}, builder);
+    gather_chain = std::move(gather.last);
+    auto& gathers = sync->gather_starts[stage.stage];
+    gathers.insert(gathers.end(), gather.first.begin(), gather.first.end());
+  }
+  return chain;
+}
+
+// The experts' gradients of `stage`: a ring all-reduce over each expert-data-parallel group
+// (see Parallelism::layout.ep) that has a compiled member, each member's steps after its
+// replica's last bucket being ready and its data-parallel collectives' last task (`dense_end`,
+// by compiled GPU). The rings' last steps go to sync->last_steps.
+void AddExpertSync(const StageGradients& stage, const Parallelism& par,
+                   const std::vector<TaskId>& dense_end, GradientSync* sync,
+                   TaskGraphBuilder* builder) {
+  const int32_t gpus = par.layout.tp * par.layout.cp;  // of a rank
+  const int32_t total = par.layout.dp * gpus;          // the rank's GPUs over all replicas
+  const int32_t compiled = builder->graph().num_replicas * gpus;
+  const int32_t ep = par.layout.ep;
+  const int32_t n = total / ep;  // members of a group
+  if (n < 2) return;             // every GPU holds experts of its own
+  const std::vector<TaskId>& ready = stage.ready.back();
+  for (int32_t group = 0; group < std::min(ep, compiled); ++group) {
+    // Members group, group + e, group + 2e, ...: the compiled ones come first.
+    RingCollective ring;
+    ring.rank = stage.rank;
+    ring.stage = stage.stage;
+    ring.size = n;
+    MemberWaits waits;
+    for (int32_t g = group; g < compiled; g += ep) {
+      ring.members.push_back({g / gpus, g % gpus});
+      waits.ready.push_back(ready[g / gpus * par.layout.cp]);
+      waits.previous.push_back(dense_end[g]);
+    }
+    const int32_t c = static_cast<int32_t>(ring.members.size());
+    const int32_t next = group + c * ep;  // the first member not compiled (folded)
+    ring.wrap_to = c < n ? RingMember{next / gpus, next % gpus} : ring.members[0];
+    ring.mirror_kind = Task::kExpertMirror;
+    ring.source_replica = (group + (n - 1) * ep) / gpus;  // the group's last member's
+    RingSteps steps;
+    steps.count = 2 * (n - 1);
+    steps.bytes = stage.expert_bytes;
+    const MemberSpan span = builder->AddRing(ring, steps, waits);
+    auto& last = sync->last_steps[stage.stage];
+    last.insert(last.end(), span.last.begin(), span.last.end());
+  }
+}
+
+// The collectives of one stage's gradients whose last backward is at `position` on its rank.
+void AddStageSync(StageGradients stage, size_t position, const StageCosts& costs,
+                  const Parallelism& par, GradientSync* sync, TaskGraphBuilder* builder) {
+  const int32_t tp = par.layout.tp;
+  const int32_t cp = par.layout.cp;
+  AddBucketTimers(position, cp, &stage, sync, builder);
+  // Per compiled GPU (replica x tp x cp + GPU of the rank's group): its last task of the
+  // data-parallel collectives, which its expert ring follows (one NCCL stream).
+  const int32_t replicas = builder->graph().num_replicas;
+  std::vector<TaskId> dense_end(static_cast<size_t>(replicas) * tp * cp, TaskGraph::kNoTask);
+  const bool shared = par.layout.dp * cp > 1;
+  for (int32_t index = 0; index < tp && stage.dense_bytes > 0 && shared; ++index) {
+    const std::vector<TaskId> last = AddShardCollectives(stage, index, costs, par, sync, builder);
+    auto& last_steps = sync->last_steps[stage.stage];
+    last_steps.insert(last_steps.end(), last.begin(), last.end());
+    // Member i is GPU (i % cp) x tp + index of replica i / cp.
+    for (size_t i = 0; i < last.size(); ++i) {
+      dense_end[i / cp * tp * cp + (i % cp) * tp + index] = last[i];
+    }
+  }
+  if (stage.expert_bytes > 0) AddExpertSync(stage, par, dense_end, sync, builder);
+}
+
+}  // namespace
+
+GradientSync AddGradientSync(const Schedule& schedule, const StageCosts& costs,
+                             const Parallelism& par, TaskGraphBuilder* builder) {
+  GradientSync sync;
+  sync.last_steps.assign(schedule.num_stages, {});
+  sync.gather_starts.assign(schedule.num_stages, {});
+  // The experts' gradients are reduced over dp x tp x cp / e GPUs (with ep 1 and tp > 1 too:
+  // every GPU of a tensor-parallel group holds the experts whole).
+  const ParallelLayout& layout = par.layout;
+  if (layout.dp * layout.cp == 1 &&
+      (costs.expert_gradient_bytes.empty() || layout.dp * layout.tp * layout.cp <= layout.ep)) {
+    return sync;
+  }
+  const std::vector<int64_t> last_backward = LastBackwards(schedule);
+  for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
+    StageGradients gradients;
+    gradients.rank = schedule.stage_to_rank[stage].value();
+    gradients.stage = stage;
+    gradients.dense_bytes = costs.DenseGradientBytes(stage);
+    gradients.expert_bytes =
+        costs.expert_gradient_bytes.empty() ? 0 : costs.expert_gradient_bytes[stage];
+    if ((gradients.dense_bytes == 0 && gradients.expert_bytes == 0) || last_backward[stage] < 0) {
+      continue;
+    }
+    const int64_t bucket = par.grad_bucket_bytes;
+    gradients.buckets = bucket > 0 ? (gradients.dense_bytes + bucket - 1) / bucket : 1;
+    AddStageSync(std::move(gradients), static_cast<size_t>(last_backward[stage]), costs, par, &sync,
+                 builder);
+  }
+  return sync;
+}
+
+void AddOptimizerSteps(const Schedule& schedule, const StageCosts& costs, const GradientSync& sync,
+                       const std::vector<std::vector<TaskId>>& stream_end,
+                       TaskGraphBuilder* builder) {
+  builder->graph().optimizer_begin = builder->next_id();
+  std::vector<double> duration(schedule.num_ranks, 0.0);
+  for (int32_t stage = 0; stage < static_cast<int32_t>(costs.optimizer_step_s.size()); ++stage) {
+    duration[schedule.stage_to_rank[stage].value()] += costs.optimizer_step_s[stage];
+  }
+  for (int32_t replica = 0; replica < builder->graph().num_replicas; ++replica) {
+    for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+      TaskId step = TaskGraph::kNoTask;
+      if (duration[rank] > 0) {
+        Task task = ComputeTaskOf(rank, schedule.orders[rank].size(), duration[rank]);
+        task.kind = TaskKind::kOptimizer;
+        task.replica = task.peer_replica = static_cast<uint16_t>(replica);
+        step = builder->Add(task);
+        builder->AddEdgeFrom(stream_end[replica][rank], step);
+      }
+      for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
+        if (schedule.stage_to_rank[stage].value() != rank) continue;
+        // After the step (or without one, after the stage's reduce steps), the all-gathers.
+        auto gathers_after = [&](TaskId before) {
+          for (TaskId gather : sync.gather_starts[stage]) {
+            if (builder->task(gather).replica == replica) builder->AddEdge(before, gather);
+          }
+        };
+        for (TaskId last : sync.last_steps[stage]) {
+          // The replica's GPUs have their shards once they have sent and received the last step.
+          const Task& step_task = builder->task(last);
+          if (step_task.replica != replica && step_task.peer_replica != replica) continue;
+          if (step != TaskGraph::kNoTask) {
+            builder->AddEdge(last, step);
+          } else {
+            gathers_after(last);
+          }
+        }
+        if (step != TaskGraph::kNoTask) gathers_after(step);
+      }
+    }
+  }
+}
+
+}  // namespace ppsim
