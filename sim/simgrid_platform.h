@@ -45,7 +45,7 @@ inline constexpr double kTimerSpeed = 1e12;
 // replicas); a shadow link (AllToAllShadowOf) gets 1/k of the link's bandwidth, k its share in
 // `a2a_shares`. An XML platform
 // is loaded from its file and its hosts looked up by name (InvalidInput where the hosts were given
-// when one is missing). With `timer_cores` > 0 a cluster also gets a timer host (kTimerHost) of
+// when one is missing, or when a pair of hosts in `routes` has no route in the file). With `timer_cores` > 0 a cluster also gets a timer host (kTimerHost) of
 // that many cores at kTimerSpeed each: up to that many delays run on it at once without sharing
 // (an Exec uses one core).
 // REQUIRES: the engine exists, its network model is configured, and no zone was created yet.

@@ -684,6 +684,25 @@ TEST(CliPlatforms, SimGridXmlPlatformsRunWithAHostPerGpu) {
                                " has 1 (the hosts of --hosts)");
 }
 
+TEST(CliPlatforms, AnXmlPlatformWithoutARouteTheRunNeedsIsRefusedNamingThePair) {
+  // Host c has no route to a: SimGrid would abort when the first transfer starts.
+  std::string text = kTwoHostXml;
+  text.insert(text.find("    <link"), "    <host id=\"c\" speed=\"1Gf\"/>\n");
+  const std::string xml = WriteFile("island.xml", text);
+  const std::vector<std::string> run = {"run", "--schedule", "GPipe", "--pp", "2",
+                                        "--microbatches", "1", "--f", "1ms", "--b", "2ms",
+                                        "--platform", xml};
+  std::vector<std::string> args = run;
+  args.insert(args.end(), {"--hosts", "a,c"});
+  ExpectInvalid(Cli(args), "--hosts: no route from 'a' to 'c' in " + xml +
+                               ", and the run sends from GPU 0 to GPU 1; order the hosts so that "
+                               "GPUs that communicate have a route, or add the route to the file");
+  // The route is symmetric: b sends to a over it.
+  args = run;
+  args.insert(args.end(), {"--hosts", "b,a", "--format", "json"});
+  EXPECT_NEAR(Makespan(Cli(args)), 2 * 1e-3 + 2 * 2e-3 + 2 * 5e-6, 1e-12);
+}
+
 }  // namespace
 }  // namespace ppsim
 
