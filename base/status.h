@@ -8,6 +8,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ppsim {
 
@@ -43,6 +44,27 @@ class [[nodiscard]] Status {
 
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+};
+
+// Every problem of one input, in the order found, so that a user fixes them in one pass: one
+// InvalidInput with a line per problem.
+class ErrorList {
+ public:
+  void Add(std::string message) { messages_.push_back(std::move(message)); }
+  // Adds a failed status's message; an OK status adds nothing.
+  void Check(const Status& status) {
+    if (!status.ok()) messages_.push_back(status.message());
+  }
+  bool empty() const { return messages_.empty(); }
+  // OK without problems.
+  Status ToStatus() const {
+    std::string message;
+    for (const std::string& m : messages_) message += (message.empty() ? "" : "\n") + m;
+    return messages_.empty() ? Status() : Status::InvalidInput(std::move(message));
+  }
+
+ private:
+  std::vector<std::string> messages_;
 };
 
 }  // namespace ppsim

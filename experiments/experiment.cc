@@ -8,9 +8,9 @@
 #include <map>
 #include <set>
 
+#include "base/names.h"
 #include "experiments/request.h"
 #include "platforms/cluster.h"
-#include "base/names.h"
 
 namespace ppsim {
 namespace {
@@ -73,15 +73,19 @@ std::string ValueText(const proto::RunConfig& config, const std::string& field) 
   const pb::Reflection* r = config.GetReflection();
   if (f == nullptr || (f->has_presence() && !r->HasField(config, f))) return "";
   switch (f->cpp_type()) {
-    case pb::FieldDescriptor::CPPTYPE_STRING: return r->GetString(config, f);
-    case pb::FieldDescriptor::CPPTYPE_INT32: return std::to_string(r->GetInt32(config, f));
-    case pb::FieldDescriptor::CPPTYPE_BOOL: return r->GetBool(config, f) ? "true" : "false";
+    case pb::FieldDescriptor::CPPTYPE_STRING:
+      return r->GetString(config, f);
+    case pb::FieldDescriptor::CPPTYPE_INT32:
+      return std::to_string(r->GetInt32(config, f));
+    case pb::FieldDescriptor::CPPTYPE_BOOL:
+      return r->GetBool(config, f) ? "true" : "false";
     case pb::FieldDescriptor::CPPTYPE_DOUBLE: {
       char buffer[32];
       std::snprintf(buffer, sizeof(buffer), "%.17g", r->GetDouble(config, f));
       return buffer;
     }
-    default: return "";
+    default:
+      return "";
   }
 }
 
@@ -112,9 +116,8 @@ Status ParseExperiment(std::string_view text, const std::string& source, Experim
 }
 
 Status CheckExperiment(ExperimentPlan* plan) {
-  Status status;
   const proto::Experiment& e = plan->experiment;
-  std::vector<std::string> errors;
+  ErrorList errors;
   auto where = [&](const std::string& field_path) {
     return plan->locations.Where(field_path) + ": " + field_path;
   };
@@ -126,7 +129,7 @@ Status CheckExperiment(ExperimentPlan* plan) {
     const proto::Axis& axis = e.axes(a);
     const std::string axis_path = "axes[" + std::to_string(a) + "]";
     if (axis.values_size() == 0) {
-      errors.push_back(where(axis_path + ".values") + ": no values; an axis needs at least one");
+      errors.Add(where(axis_path + ".values") + ": no values; an axis needs at least one");
     }
     dimension_sizes.push_back(static_cast<size_t>(axis.values_size()));
     columns.push_back({axis.field(), axis_path, &axis});
@@ -134,15 +137,14 @@ Status CheckExperiment(ExperimentPlan* plan) {
       const proto::Axis& with = axis.with(w);
       const std::string with_path = axis_path + ".with[" + std::to_string(w) + "]";
       if (with.values_size() != axis.values_size()) {
-        errors.push_back(where(with_path + ".values") + ": " +
-                         std::to_string(with.values_size()) + " values zipped with the " +
-                         std::to_string(axis.values_size()) + " of " + axis.field() +
-                         "; give exactly one per value of the axis");
+        errors.Add(where(with_path + ".values") + ": " + std::to_string(with.values_size()) +
+                   " values zipped with the " + std::to_string(axis.values_size()) + " of " +
+                   axis.field() + "; give exactly one per value of the axis");
       }
       if (with.with_size() > 0) {
-        errors.push_back(where(with_path + ".with") +
-                         ": a zipped field has no zipped fields of its own; list them all in the "
-                         "axis's with");
+        errors.Add(where(with_path + ".with") +
+                   ": a zipped field has no zipped fields of its own; list them all in the "
+                   "axis's with");
       }
       columns.push_back({with.field(), with_path, &with});
     }
@@ -151,11 +153,11 @@ Status CheckExperiment(ExperimentPlan* plan) {
   for (const Column& c : columns) {
     const std::string problem = CheckField(c.field);
     if (!problem.empty()) {
-      errors.push_back(where(c.path + ".field") + ": " + problem);
+      errors.Add(where(c.path + ".field") + ": " + problem);
     } else if (!seen.insert(c.field).second) {
-      errors.push_back(where(c.path + ".field") + ": " + c.field +
-                       " is swept twice; sweep a field in one axis (zip fields that vary "
-                       "together with `with`)");
+      errors.Add(where(c.path + ".field") + ": " + c.field +
+                 " is swept twice; sweep a field in one axis (zip fields that vary "
+                 "together with `with`)");
     }
     plan->columns.push_back(c.field);
   }
@@ -163,9 +165,8 @@ Status CheckExperiment(ExperimentPlan* plan) {
     for (int c = 0; c < e.skip(k).when_size(); ++c) {
       const std::string problem = CheckField(e.skip(k).when(c).field());
       if (!problem.empty()) {
-        errors.push_back(where("skip[" + std::to_string(k) + "].when[" + std::to_string(c) +
-                               "].field") +
-                         ": " + problem);
+        errors.Add(where("skip[" + std::to_string(k) + "].when[" + std::to_string(c) + "].field") +
+                   ": " + problem);
       }
     }
   }
@@ -175,15 +176,10 @@ Status CheckExperiment(ExperimentPlan* plan) {
     for (int v = 0; v < c.axis->values_size(); ++v) {
       proto::RunConfig scratch;
       const std::string value_path = c.path + ".values[" + std::to_string(v) + "]";
-      status = ApplyValue(c.field, c.axis->values(v), where(value_path), &scratch);
-      if (!status.ok()) errors.push_back(status.message());
+      errors.Check(ApplyValue(c.field, c.axis->values(v), where(value_path), &scratch));
     }
   }
-  if (!errors.empty()) {
-    std::string message;
-    for (const std::string& error : errors) message += (message.empty() ? "" : "\n") + error;
-    return Status::InvalidInput(message);
-  }
+  RETURN_IF_ERROR(errors.ToStatus());
 
   // The points: a mixed-radix count over the dimensions, the first varying slowest. Counted,
   // not made: a sweep expands them (ExpandPoints), a base run does not need them.
@@ -230,11 +226,10 @@ Status MakePoint(const ExperimentPlan& plan, int64_t index, SweepPoint* point) {
     bool all = true;
     for (const proto::Condition& c : skip.when()) {
       const std::string value = ValueText(point->config, c.field());
-      const bool in_equals = c.equals_size() == 0 ||
-                             std::find(c.equals().begin(), c.equals().end(), value) !=
-                                 c.equals().end();
-      const bool in_not_equals = std::find(c.not_equals().begin(), c.not_equals().end(),
-                                           value) != c.not_equals().end();
+      const bool in_equals = c.equals_size() == 0 || std::find(c.equals().begin(), c.equals().end(),
+                                                               value) != c.equals().end();
+      const bool in_not_equals =
+          std::find(c.not_equals().begin(), c.not_equals().end(), value) != c.not_equals().end();
       all = all && in_equals && !in_not_equals;
     }
     if (all && skip.when_size() > 0) {
@@ -250,7 +245,8 @@ Status ExpandPoints(int64_t max_points, ExperimentPlan* plan, const Locator& opt
   plan->points.clear();
   if (plan->num_points < 0 || plan->num_points > max_points) {
     char count[64];
-    std::snprintf(count, sizeof(count), "%.1e", plan->num_points < 0 ? 9.3e18 : static_cast<double>(plan->num_points));
+    std::snprintf(count, sizeof(count), "%.1e",
+                  plan->num_points < 0 ? 9.3e18 : static_cast<double>(plan->num_points));
     return Status::InvalidInput(plan->locations.Where("axes") + ": axes: the axes multiply to " +
                                 (plan->num_points < 0 ? "more than " : "") + count +
                                 " points; the limit is " + std::to_string(max_points) + " (" +

@@ -122,8 +122,7 @@ LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& se
     const double kv_lora = static_cast<double>(spec.kv_lora_rank);
     const double q = spec.q_lora_rank > 0 ? h * q_lora + q_lora * qk : h * qk;
     const double kv_a = h * (kv_lora + static_cast<double>(spec.qk_rope_head_dim));
-    const double kv_b =
-        kv_lora * a * static_cast<double>(spec.qk_nope_head_dim + spec.v_head_dim);
+    const double kv_b = kv_lora * a * static_cast<double>(spec.qk_nope_head_dim + spec.v_head_dim);
     const double output = a * static_cast<double>(spec.v_head_dim) * h;
     attention_weights = 2 * b * s * (q + kv_a + kv_b + output);
   } else {
@@ -181,8 +180,7 @@ LayerActivations LayerActivationBytes(const TransformerSpec& spec, const Trainin
   // Outside the tensor-parallel region: norm inputs and outputs (16-bit), GPT's dropout masks
   // (1 byte), per element of s x b x h.
   const int64_t replicated_per_sbh = 8 + (gpt ? 2 : 0);
-  int64_t replicated =
-      sb * (setup.sequence_parallel ? h_t : spec.hidden) * replicated_per_sbh;
+  int64_t replicated = sb * (setup.sequence_parallel ? h_t : spec.hidden) * replicated_per_sbh;
   // Inside it, per token: Q, K, V and the attention output; for W, QKV's output gradient and the
   // projection's input.
   int64_t attention = 2 * h_t + 4 * kv_t + 2 * h_t;
@@ -212,10 +210,10 @@ LayerActivations LayerActivationBytes(const TransformerSpec& spec, const Trainin
     const int64_t f_e = spec.expert_ffn_hidden;
     const int64_t f_s = spec.shared_experts * f_e;
     const int64_t activation = gpt ? 4 : 6;
-    const int64_t stored_per_token = 5 * e + 2 * k * h + activation * k * f_e + 2 * k * h +
-                                     activation * f_s;
-    const int64_t w_per_token = 2 * e + 2 * k * h + (gpt ? 2 : 4) * k * f_e + 2 * k * f_e +
-                                2 * k * h + (gpt ? 4 : 6) * f_s;
+    const int64_t stored_per_token =
+        5 * e + 2 * k * h + activation * k * f_e + 2 * k * h + activation * f_s;
+    const int64_t w_per_token =
+        2 * e + 2 * k * h + (gpt ? 2 : 4) * k * f_e + 2 * k * f_e + 2 * k * h + (gpt ? 4 : 6) * f_s;
     sharded = sb * attention + sb * stored_per_token / t;
     mlp_w = sb * w_per_token / t;
   }
@@ -249,8 +247,7 @@ LayerActivations LayerActivationBytes(const TransformerSpec& spec, const Trainin
 }  // namespace
 
 int64_t TransformerSpec::LayerParameters() const {
-  return AttentionParameters(*this) + MlpParameters(*this, ffn_hidden) +
-         LayerNormParameters(*this);
+  return AttentionParameters(*this) + MlpParameters(*this, ffn_hidden) + LayerNormParameters(*this);
 }
 
 int64_t TransformerSpec::EmbeddingParameters() const {
@@ -349,172 +346,211 @@ std::string TransformerPresetNames() {
   return names;
 }
 
-Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLocations& locations,
-                            TransformerSpec* spec) {
-  std::vector<std::string> errors;
-  auto error = [&](const std::string& field, const std::string& what) {
-    errors.push_back(locations.Where(field) + ": " + field + ": " + what);
-  };
+namespace {
+
+// Every error of a model description, each at its field, in the order they were found.
+class ModelErrors {
+ public:
+  explicit ModelErrors(const ConfigLocations& locations) : locations_(locations) {}
+
+  void Add(const std::string& field, const std::string& what) {
+    errors_.Add(locations_.Where(field) + ": " + field + ": " + what);
+  }
   // The largest sizes keep every parameter and FLOP count of the model well inside 64 bits:
   // 2^24 (16.7M) for widths and the vocabulary, 10^5 layers (the largest models have ~10^2).
-  auto at_least = [&](const std::string& field, int64_t value, int64_t minimum,
-                      int64_t maximum = int64_t{1} << 24) {
+  bool InRange(const std::string& field, int64_t value, int64_t minimum,
+               int64_t maximum = int64_t{1} << 24) {
     if (value >= minimum && value <= maximum) return true;
-    error(field, (value < minimum ? "must be at least " + std::to_string(minimum)
-                                  : "must be at most " + std::to_string(maximum)) +
-                     "; got " + std::to_string(value));
+    Add(field, (value < minimum ? "must be at least " + std::to_string(minimum)
+                                : "must be at most " + std::to_string(maximum)) +
+                   "; got " + std::to_string(value));
     return false;
-  };
+  }
+  bool empty() const { return errors_.empty(); }
+  Status ToStatus() const { return errors_.ToStatus(); }
 
-  *spec = TransformerSpec();
-  spec->name = model.name().empty() ? locations.Where("name") : model.name();
-  // In the proto's field order.
-  at_least("layers", model.layers(), 1, 100'000);
-  const bool hidden_ok = at_least("hidden", model.hidden(), 1);
-  at_least("ffn_hidden", model.ffn_hidden(), 0);
+ private:
+  const ConfigLocations& locations_;
+  ErrorList errors_;
+};
+
+struct SizeField {
+  const char* field;
+  int64_t value;
+  int64_t minimum;
+};
+
+bool IsMla(const proto::TransformerModel& model) {
+  return model.attention() == proto::TransformerModel::MLA;
+}
+
+// Layers, widths, heads, vocabulary, MLP and sequence, in the proto's field order.
+void CheckShape(const proto::TransformerModel& model, ModelErrors* errors) {
+  errors->InRange("layers", model.layers(), 1, 100'000);
+  const bool hidden_ok = errors->InRange("hidden", model.hidden(), 1);
+  errors->InRange("ffn_hidden", model.ffn_hidden(), 0);
   // MLA's head sizes are its own: its heads need not divide hidden, and every head has its key
   // and value.
-  const bool mla = model.attention() == proto::TransformerModel::MLA;
-  if (at_least("heads", model.heads(), 1) && hidden_ok && !mla &&
+  const bool mla = IsMla(model);
+  if (errors->InRange("heads", model.heads(), 1) && hidden_ok && !mla &&
       model.hidden() % model.heads() != 0) {
-    error("heads", std::to_string(model.heads()) + " does not divide hidden " +
-                       std::to_string(model.hidden()));
+    errors->Add("heads", std::to_string(model.heads()) + " does not divide hidden " +
+                             std::to_string(model.hidden()));
   }
-  if (at_least("kv_heads", model.kv_heads(), 0) && model.kv_heads() > 0 && model.heads() > 0) {
+  if (errors->InRange("kv_heads", model.kv_heads(), 0) && model.kv_heads() > 0 &&
+      model.heads() > 0) {
     if (mla && model.kv_heads() != model.heads()) {
-      error("kv_heads", std::to_string(model.kv_heads()) + " with attention MLA, whose " +
-                            std::to_string(model.heads()) + " heads each have a key and value; " +
-                            "leave kv_heads unset or give " + std::to_string(model.heads()));
+      errors->Add("kv_heads", std::to_string(model.kv_heads()) + " with attention MLA, whose " +
+                                  std::to_string(model.heads()) +
+                                  " heads each have a key and value; " +
+                                  "leave kv_heads unset or give " + std::to_string(model.heads()));
     } else if (model.heads() % model.kv_heads() != 0) {
-      error("kv_heads", std::to_string(model.kv_heads()) + " does not divide heads " +
-                            std::to_string(model.heads()));
+      errors->Add("kv_heads", std::to_string(model.kv_heads()) + " does not divide heads " +
+                                  std::to_string(model.heads()));
     }
   }
-  at_least("vocab", model.vocab(), 1);
+  errors->InRange("vocab", model.vocab(), 1);
   switch (model.mlp()) {
     case proto::TransformerModel::MLP_UNSPECIFIED:
     case proto::TransformerModel::GELU:
-      spec->swiglu = false;
-      break;
     case proto::TransformerModel::SWIGLU:
-      spec->swiglu = true;
       break;
     default:
-      error("mlp", "unknown value " + std::to_string(model.mlp()) + "; valid: GELU, SWIGLU");
+      errors->Add("mlp", "unknown value " + std::to_string(model.mlp()) + "; valid: GELU, SWIGLU");
   }
-  at_least("seq_len", model.seq_len(), 1, int64_t{1} << 30);
+  errors->InRange("seq_len", model.seq_len(), 1, int64_t{1} << 30);
+}
+
+// The attention kind and MLA's sizes, which apply with MLA only.
+void CheckAttention(const proto::TransformerModel& model, ModelErrors* errors) {
   switch (model.attention()) {
     case proto::TransformerModel::ATTENTION_UNSPECIFIED:
     case proto::TransformerModel::MHA:
       break;
     case proto::TransformerModel::MLA:
       if (model.mlp() != proto::TransformerModel::SWIGLU) {
-        error("attention", "MLA comes with DeepSeek's layer (RMSNorm, no biases); give mlp SWIGLU");
+        errors->Add("attention",
+                    "MLA comes with DeepSeek's layer (RMSNorm, no biases); give mlp SWIGLU");
       }
       break;
     default:
-      error("attention",
-            "unknown value " + std::to_string(model.attention()) + "; valid: MHA, MLA");
+      errors->Add("attention",
+                  "unknown value " + std::to_string(model.attention()) + "; valid: MHA, MLA");
   }
-  struct SizeField {
-    const char* field;
-    int64_t value;
-    int64_t minimum;
-  };
   for (const SizeField& f : {SizeField{"q_lora_rank", model.q_lora_rank(), 0},
                              SizeField{"kv_lora_rank", model.kv_lora_rank(), 1},
                              SizeField{"qk_nope_head_dim", model.qk_nope_head_dim(), 1},
                              SizeField{"qk_rope_head_dim", model.qk_rope_head_dim(), 0},
                              SizeField{"v_head_dim", model.v_head_dim(), 1}}) {
-    if (mla) {
-      at_least(f.field, f.value, f.minimum);
+    if (IsMla(model)) {
+      errors->InRange(f.field, f.value, f.minimum);
     } else if (f.value != 0) {
-      error(f.field, "applies with attention MLA only; got " + std::to_string(f.value));
+      errors->Add(f.field, "applies with attention MLA only; got " + std::to_string(f.value));
     }
   }
+}
+
+// The experts' fields, which apply with experts only.
+void CheckExperts(const proto::TransformerModel& model, ModelErrors* errors) {
   constexpr int64_t kMaxExperts = int64_t{1} << 16;
-  if (at_least("experts", model.experts(), 0, kMaxExperts) && model.experts() > 0) {
-    if (at_least("experts_per_token", model.experts_per_token(), 1) &&
+  if (errors->InRange("experts", model.experts(), 0, kMaxExperts) && model.experts() > 0) {
+    if (errors->InRange("experts_per_token", model.experts_per_token(), 1) &&
         model.experts_per_token() > model.experts()) {
-      error("experts_per_token", std::to_string(model.experts_per_token()) + " exceeds the " +
-                                     std::to_string(model.experts()) + " experts; valid: 1 to " +
-                                     std::to_string(model.experts()));
+      errors->Add("experts_per_token", std::to_string(model.experts_per_token()) + " exceeds the " +
+                                           std::to_string(model.experts()) +
+                                           " experts; valid: 1 to " +
+                                           std::to_string(model.experts()));
     }
-    at_least("shared_experts", model.shared_experts(), 0, kMaxExperts);
-    at_least("expert_ffn_hidden", model.expert_ffn_hidden(), 0);
-    if (at_least("first_dense_layers", model.first_dense_layers(), 0, 100'000) &&
+    errors->InRange("shared_experts", model.shared_experts(), 0, kMaxExperts);
+    errors->InRange("expert_ffn_hidden", model.expert_ffn_hidden(), 0);
+    if (errors->InRange("first_dense_layers", model.first_dense_layers(), 0, 100'000) &&
         model.layers() >= 1 && model.first_dense_layers() >= model.layers()) {
-      error("first_dense_layers", std::to_string(model.first_dense_layers()) +
-                                      " leaves no MoE layer of the " +
-                                      std::to_string(model.layers()) + "; valid: 0 to " +
-                                      std::to_string(model.layers() - 1));
+      errors->Add("first_dense_layers", std::to_string(model.first_dense_layers()) +
+                                            " leaves no MoE layer of the " +
+                                            std::to_string(model.layers()) + "; valid: 0 to " +
+                                            std::to_string(model.layers() - 1));
     }
   } else if (model.experts() == 0) {
-    for (const SizeField& f :
-         {SizeField{"experts_per_token", model.experts_per_token(), 0},
-          SizeField{"shared_experts", model.shared_experts(), 0},
-          SizeField{"expert_ffn_hidden", model.expert_ffn_hidden(), 0},
-          SizeField{"first_dense_layers", model.first_dense_layers(), 0}}) {
+    for (const SizeField& f : {SizeField{"experts_per_token", model.experts_per_token(), 0},
+                               SizeField{"shared_experts", model.shared_experts(), 0},
+                               SizeField{"expert_ffn_hidden", model.expert_ffn_hidden(), 0},
+                               SizeField{"first_dense_layers", model.first_dense_layers(), 0}}) {
       if (f.value != 0) {
-        error(f.field, "applies with experts only (a dense model); got " +
-                           std::to_string(f.value));
+        errors->Add(f.field,
+                    "applies with experts only (a dense model); got " + std::to_string(f.value));
       }
     }
-    if (model.router_bias()) error("router_bias", "applies with experts only (a dense model)");
-  }
-  if (errors.empty()) {
-    // Parameter counts are 64-bit: a bound on them (every matrix at the widest of its sizes)
-    // must stay well inside.
-    const double h = static_cast<double>(model.hidden());
-    const double f = static_cast<double>(std::max(model.ffn_hidden(), model.expert_ffn_hidden()));
-    const double heads = static_cast<double>(model.heads());
-    const double width = std::max(
-        {h, heads * static_cast<double>(model.qk_nope_head_dim() + model.qk_rope_head_dim()),
-         heads * static_cast<double>(model.v_head_dim()),
-         static_cast<double>(model.q_lora_rank() + model.kv_lora_rank())});
-    const double experts = static_cast<double>(model.experts()) + model.shared_experts() + 1;
-    const double bound = static_cast<double>(model.layers()) *
-                             (8 * width * (h + width) + experts * 3 * h * (f > 0 ? f : 4 * h)) +
-                         2 * h * (static_cast<double>(model.vocab()) + model.seq_len());
-    constexpr double kMaxParameters = 1152921504606846976.0;  // 2^60
-    if (bound > kMaxParameters) {
-      char text[160];
-      std::snprintf(text, sizeof(text),
-                    "the model's sizes allow up to %.2g parameters; counts are kept up to 2^60",
-                    bound);
-      error(model.experts() > 0 ? "experts" : "layers", text);
+    if (model.router_bias()) {
+      errors->Add("router_bias", "applies with experts only (a dense model)");
     }
   }
-  if (!errors.empty()) {
-    std::string message;
-    for (const std::string& e : errors) {
-      if (!message.empty()) message += '\n';
-      message += e;
-    }
-    return Status::InvalidInput(std::move(message));
+}
+
+// Parameter counts are 64-bit: a bound on them (every matrix at the widest of its sizes) must
+// stay well inside. REQUIRES: the sizes passed the other checks.
+void CheckParameterBound(const proto::TransformerModel& model, ModelErrors* errors) {
+  const double h = static_cast<double>(model.hidden());
+  const double f = static_cast<double>(std::max(model.ffn_hidden(), model.expert_ffn_hidden()));
+  const double heads = static_cast<double>(model.heads());
+  const double width =
+      std::max({h, heads * static_cast<double>(model.qk_nope_head_dim() + model.qk_rope_head_dim()),
+                heads * static_cast<double>(model.v_head_dim()),
+                static_cast<double>(model.q_lora_rank() + model.kv_lora_rank())});
+  const double experts = static_cast<double>(model.experts()) + model.shared_experts() + 1;
+  const double bound = static_cast<double>(model.layers()) *
+                           (8 * width * (h + width) + experts * 3 * h * (f > 0 ? f : 4 * h)) +
+                       2 * h * (static_cast<double>(model.vocab()) + model.seq_len());
+  constexpr double kMaxParameters = 1152921504606846976.0;  // 2^60
+  if (bound > kMaxParameters) {
+    char text[160];
+    std::snprintf(text, sizeof(text),
+                  "the model's sizes allow up to %.2g parameters; counts are kept up to 2^60",
+                  bound);
+    errors->Add(model.experts() > 0 ? "experts" : "layers", text);
   }
-  spec->layers = model.layers();
-  spec->hidden = model.hidden();
-  spec->ffn_hidden = model.ffn_hidden() > 0 ? model.ffn_hidden() : 4 * model.hidden();
-  spec->heads = model.heads();
-  spec->kv_heads = model.kv_heads() > 0 ? model.kv_heads() : model.heads();
-  spec->vocab = model.vocab();
-  spec->tied_embeddings = model.tied_embeddings();
-  spec->seq_len = model.seq_len();
-  spec->mla = mla;
-  spec->q_lora_rank = model.q_lora_rank();
-  spec->kv_lora_rank = model.kv_lora_rank();
-  spec->qk_nope_head_dim = model.qk_nope_head_dim();
-  spec->qk_rope_head_dim = model.qk_rope_head_dim();
-  spec->v_head_dim = model.v_head_dim();
-  spec->experts = model.experts();
-  spec->experts_per_token = model.experts_per_token();
-  spec->shared_experts = model.shared_experts();
-  spec->expert_ffn_hidden = model.experts() == 0          ? 0
-                            : model.expert_ffn_hidden() > 0 ? model.expert_ffn_hidden()
-                                                            : spec->ffn_hidden;
-  spec->first_dense_layers = model.first_dense_layers();
-  spec->router_bias = model.router_bias();
+}
+
+// The spec of a checked model, with its defaults filled in.
+TransformerSpec SpecOf(const proto::TransformerModel& model, const std::string& name) {
+  TransformerSpec spec;
+  spec.name = name;
+  spec.layers = model.layers();
+  spec.hidden = model.hidden();
+  spec.ffn_hidden = model.ffn_hidden() > 0 ? model.ffn_hidden() : 4 * model.hidden();
+  spec.heads = model.heads();
+  spec.kv_heads = model.kv_heads() > 0 ? model.kv_heads() : model.heads();
+  spec.vocab = model.vocab();
+  spec.tied_embeddings = model.tied_embeddings();
+  spec.seq_len = model.seq_len();
+  spec.swiglu = model.mlp() == proto::TransformerModel::SWIGLU;
+  spec.mla = IsMla(model);
+  spec.q_lora_rank = model.q_lora_rank();
+  spec.kv_lora_rank = model.kv_lora_rank();
+  spec.qk_nope_head_dim = model.qk_nope_head_dim();
+  spec.qk_rope_head_dim = model.qk_rope_head_dim();
+  spec.v_head_dim = model.v_head_dim();
+  spec.experts = model.experts();
+  spec.experts_per_token = model.experts_per_token();
+  spec.shared_experts = model.shared_experts();
+  spec.expert_ffn_hidden = model.experts() == 0            ? 0
+                           : model.expert_ffn_hidden() > 0 ? model.expert_ffn_hidden()
+                                                           : spec.ffn_hidden;
+  spec.first_dense_layers = model.first_dense_layers();
+  spec.router_bias = model.router_bias();
+  return spec;
+}
+
+}  // namespace
+
+Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLocations& locations,
+                            TransformerSpec* spec) {
+  ModelErrors errors(locations);
+  CheckShape(model, &errors);
+  CheckAttention(model, &errors);
+  CheckExperts(model, &errors);
+  if (errors.empty()) CheckParameterBound(model, &errors);
+  RETURN_IF_ERROR(errors.ToStatus());
+  *spec = SpecOf(model, model.name().empty() ? locations.Where("name") : model.name());
   return Status();
 }
 
@@ -562,8 +598,8 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
                              where.Name("flash_attention") + " off");
   }
   if (setup.zero_stage != 0 && setup.zero_stage != 1) {
-    return where.Invalid("zero", std::to_string(setup.zero_stage) +
-                                     " is not supported; valid: 0, 1");
+    return where.Invalid("zero",
+                         std::to_string(setup.zero_stage) + " is not supported; valid: 0, 1");
   }
   auto divides = [&](const char* what, int64_t count) {
     return where.Invalid("tp", std::to_string(setup.layout.tp) + " does not divide the " +
@@ -578,14 +614,14 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
   if (spec.moe()) {
     // A MoE layer's routed copies of the tokens and the experts' intermediates.
     const double k = spec.experts_per_token;
-    layer_bytes += sb * (5.0 * spec.experts + 4.0 * k * static_cast<double>(spec.hidden) +
-                         6.0 * (k + spec.shared_experts) *
-                             static_cast<double>(spec.expert_ffn_hidden));
+    layer_bytes +=
+        sb * (5.0 * spec.experts + 4.0 * k * static_cast<double>(spec.hidden) +
+              6.0 * (k + spec.shared_experts) * static_cast<double>(spec.expert_ffn_hidden));
   }
   if (spec.mla) {
     const AttentionWidths w = AttentionWidthsOf(spec);
-    layer_bytes += sb * 8.0 * static_cast<double>(w.query + w.context + spec.q_lora_rank +
-                                                  spec.kv_lora_rank);
+    layer_bytes +=
+        sb * 8.0 * static_cast<double>(w.query + w.context + spec.q_lora_rank + spec.kv_lora_rank);
   }
   constexpr double kMaxCountedBytes = 1152921504606846976.0;  // 2^60, 1 EiB
   if (layer_bytes * (spec.layers + 2) > kMaxCountedBytes) {
@@ -757,10 +793,10 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
   const int32_t num_stages = static_cast<int32_t>(layers_per_stage.size());
   // A MoE layer's parameters: those shared over t like a dense layer's (attention, norms, shared
   // experts), the router (whole on each GPU) and this GPU's E/e routed experts.
-  const int64_t moe_shared_parameters =
-      spec.moe() ? spec.MoeLayerParameters() - spec.RouterParameters() -
-                       int64_t{spec.experts} * spec.ExpertParameters()
-                 : 0;
+  const int64_t moe_shared_parameters = spec.moe()
+                                            ? spec.MoeLayerParameters() - spec.RouterParameters() -
+                                                  int64_t{spec.experts} * spec.ExpertParameters()
+                                            : 0;
   const int64_t local_experts = spec.experts / setup.layout.ep;
 
   std::vector<StageModel> stages;
@@ -769,8 +805,7 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
     StageModel stage;
     stage.layers = layers_per_stage[s];
     const int32_t dense_end = spec.moe() ? spec.first_dense_layers : spec.layers;
-    stage.moe_layers =
-        stage.layers - std::clamp(dense_end - first_layer, int32_t{0}, stage.layers);
+    stage.moe_layers = stage.layers - std::clamp(dense_end - first_layer, int32_t{0}, stage.layers);
     first_layer += stage.layers;
     stage.embedding = s == 0;
     stage.lm_head = s == num_stages - 1;
@@ -834,8 +869,8 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
       // A layer's collective pairs: its attention's and its MLP's; a MoE layer's routed experts
       // have none (each GPU routes its own sequence-parallel tokens, expert tensor parallelism
       // 1), its shared experts are tensor-parallel like a dense MLP.
-      const int32_t pairs = 2 * static_cast<int32_t>(n) +
-                            (spec.shared_experts > 0 ? 2 : 1) * stage.moe_layers;
+      const int32_t pairs =
+          2 * static_cast<int32_t>(n) + (spec.shared_experts > 0 ? 2 : 1) * stage.moe_layers;
       const int32_t recomputed_pairs = pairs * (setup.recompute == Recompute::kFull ? 2 : 1);
       stage.tp_forward_steps = pairs * all_reduce;
       stage.tp_backward_steps = recomputed_pairs * all_reduce;

@@ -58,9 +58,7 @@ class FieldSource {
       : where_(where), preset_(std::move(preset)), file_(file) {}
 
   // `path` of the cluster was set by the request's `field`.
-  void Override(const std::string& path, std::string field) {
-    overrides_[path] = std::move(field);
-  }
+  void Override(const std::string& path, std::string field) { overrides_[path] = std::move(field); }
 
   // "FILE:LINE:COL: nic.bandwidth", "--set nic.bandwidth", "--nodes", "--platform X: path".
   std::string Where(const std::string& path) const {
@@ -85,45 +83,48 @@ std::string ShortestText(double value) {
   return std::string(buffer, end);
 }
 
-// Checks the cluster and converts it, collecting every problem.
-Status ConvertCluster(const proto::Cluster& c, const FieldSource& source, PlatformSpec* p) {
-  std::vector<std::string> errors;
-  auto check = [&](const Status& status) {
-    if (!status.ok()) errors.push_back(status.message());
-  };
-  auto required = [&](const std::string& path, const std::string& example) {
-    errors.push_back(source.Where(path) + ": required; e.g. " + example);
-  };
+// GPUs are numbered in 32 bits and a cluster costs nothing per GPU it does not use, so the limit
+// is only what the numbering can hold with room for links (two per GPU port).
+constexpr int64_t kMaxGpus = int64_t{1} << 24;
+
+void Required(const FieldSource& source, const std::string& path, const std::string& example,
+              ErrorList* errors) {
+  errors->Add(source.Where(path) + ": required; e.g. " + example);
+}
+
+// The name, description and GPU: its peaks, memory and efficiencies.
+void ConvertGpu(const proto::Cluster& c, const FieldSource& source, PlatformSpec* p,
+                ErrorList* errors) {
   p->name = c.name();
   p->description = c.description();
   const proto::Gpu& gpu = c.gpu();
   p->gpu.name = gpu.name().empty() ? "GPU" : gpu.name();
   if (gpu.dense_bf16().empty()) {
-    required("gpu.dense_bf16", "989TFLOP/s");
+    Required(source, "gpu.dense_bf16", "989TFLOP/s", errors);
   } else {
-    check(ParseFlopRate(source.Where("gpu.dense_bf16"), gpu.dense_bf16(),
-                        &p->gpu.dense_bf16_flops_per_s));
+    errors->Check(ParseFlopRate(source.Where("gpu.dense_bf16"), gpu.dense_bf16(),
+                                &p->gpu.dense_bf16_flops_per_s));
   }
   if (!gpu.dense_fp8().empty()) {
-    check(ParseFlopRate(source.Where("gpu.dense_fp8"), gpu.dense_fp8(),
-                        &p->gpu.dense_fp8_flops_per_s));
+    errors->Check(ParseFlopRate(source.Where("gpu.dense_fp8"), gpu.dense_fp8(),
+                                &p->gpu.dense_fp8_flops_per_s));
   }
   if (gpu.memory().empty()) {
-    required("gpu.memory", "80GiB");
+    Required(source, "gpu.memory", "80GiB", errors);
   } else {
     const Status status = ParseSize(source.Where("gpu.memory"), gpu.memory(), &p->gpu.memory_bytes);
-    check(status);
+    errors->Check(status);
     if (status.ok() && p->gpu.memory_bytes == 0) {
-      errors.push_back(source.Where("gpu.memory") + ": must be more than 0 bytes");
+      errors->Add(source.Where("gpu.memory") + ": must be more than 0 bytes");
     }
   }
   if (!gpu.memory_bandwidth().empty()) {
-    check(ParseBandwidth(source.Where("gpu.memory_bandwidth"), gpu.memory_bandwidth(),
-                         &p->gpu.memory_bandwidth_bytes_per_s));
+    errors->Check(ParseBandwidth(source.Where("gpu.memory_bandwidth"), gpu.memory_bandwidth(),
+                                 &p->gpu.memory_bandwidth_bytes_per_s));
   }
   if (gpu.sms() < 0 || gpu.sms() > 100000) {
-    errors.push_back(source.Where("gpu.sms") + ": " + std::to_string(gpu.sms()) +
-                     " streaming multiprocessors; give 0 (no wave quantization) to 100000");
+    errors->Add(source.Where("gpu.sms") + ": " + std::to_string(gpu.sms()) +
+                " streaming multiprocessors; give 0 (no wave quantization) to 100000");
   }
   p->gpu.sms = gpu.sms();
   for (auto [field, has, value, fallback, out] :
@@ -136,122 +137,156 @@ Status ConvertCluster(const proto::Cluster& c, const FieldSource& source, Platfo
                    kDefaultMemoryEfficiency, &p->gpu.memory_efficiency}}) {
     *out = has ? value : fallback;
     if (!(*out > 0 && *out <= 1)) {
-      errors.push_back(source.Where(field) + ": " + FormatNumber(*out) +
-                       " is not a fraction of peak; give a value in (0, 1]");
+      errors->Add(source.Where(field) + ": " + FormatNumber(*out) +
+                  " is not a fraction of peak; give a value in (0, 1]");
     }
   }
   p->gpu_flops_per_s = p->gpu.dense_bf16_flops_per_s > 0 ? p->gpu.dense_bf16_flops_per_s : 1e15;
+}
 
+// The nodes and the GPUs in each.
+void ConvertNodes(const proto::Cluster& c, const FieldSource& source, PlatformSpec* p,
+                  ErrorList* errors) {
   p->num_nodes = c.has_nodes() ? c.nodes() : 1;
   if (p->num_nodes < 1) {
-    errors.push_back(source.Where("nodes") + ": " + std::to_string(c.nodes()) +
-                     " nodes; give at least 1");
+    errors->Add(source.Where("nodes") + ": " + std::to_string(c.nodes()) +
+                " nodes; give at least 1");
   }
   if (!c.has_gpus_per_node()) {
-    required("gpus_per_node", "8");
+    Required(source, "gpus_per_node", "8", errors);
   } else {
     p->gpus_per_node = c.gpus_per_node();
     if (p->gpus_per_node < 0 || (p->gpus_per_node == 0 && p->num_nodes > 1)) {
-      errors.push_back(source.Where("gpus_per_node") + ": " + std::to_string(c.gpus_per_node()) +
-                       "; give at least 1 (0, as many as the run needs, only with one node)");
+      errors->Add(source.Where("gpus_per_node") + ": " + std::to_string(c.gpus_per_node()) +
+                  "; give at least 1 (0, as many as the run needs, only with one node)");
     }
   }
 
-  // GPUs are numbered in 32 bits and a cluster costs nothing per GPU it does not use, so the
-  // limit is only what the numbering can hold with room for links (two per GPU port).
-  constexpr int64_t kMaxGpus = int64_t{1} << 24;
   if (p->num_nodes >= 1 && p->gpus_per_node >= 1 &&
       int64_t{p->num_nodes} * p->gpus_per_node > kMaxGpus) {
-    errors.push_back(source.Where("nodes") + ": " + std::to_string(p->num_nodes) + " nodes of " +
-                     std::to_string(p->gpus_per_node) + " GPUs are " +
-                     std::to_string(int64_t{p->num_nodes} * p->gpus_per_node) +
-                     " GPUs; a cluster has at most 2^24 = 16777216");
+    errors->Add(source.Where("nodes") + ": " + std::to_string(p->num_nodes) + " nodes of " +
+                std::to_string(p->gpus_per_node) + " GPUs are " +
+                std::to_string(int64_t{p->num_nodes} * p->gpus_per_node) +
+                " GPUs; a cluster has at most 2^24 = 16777216");
   }
+}
 
+// The fabric inside a node.
+void ConvertIntraNode(const proto::Cluster& c, const FieldSource& source, PlatformSpec* p,
+                      ErrorList* errors) {
   const proto::IntraNode& intra = c.intra_node();
   switch (intra.kind()) {
-    case proto::IntraNode::NVSWITCH: p->intra_node = IntraNodeKind::kNvswitch; break;
-    case proto::IntraNode::NVLINK: p->intra_node = IntraNodeKind::kNvlink; break;
-    case proto::IntraNode::PCIE: p->intra_node = IntraNodeKind::kPcie; break;
-    case proto::IntraNode::UNLIMITED: p->intra_node = IntraNodeKind::kUnlimited; break;
+    case proto::IntraNode::NVSWITCH:
+      p->intra_node = IntraNodeKind::kNvswitch;
+      break;
+    case proto::IntraNode::NVLINK:
+      p->intra_node = IntraNodeKind::kNvlink;
+      break;
+    case proto::IntraNode::PCIE:
+      p->intra_node = IntraNodeKind::kPcie;
+      break;
+    case proto::IntraNode::UNLIMITED:
+      p->intra_node = IntraNodeKind::kUnlimited;
+      break;
     default:
-      errors.push_back(source.Where("intra_node.kind") + ": required; valid: " +
-                       KindNames(proto::IntraNode::Kind_descriptor()));
+      errors->Add(source.Where("intra_node.kind") +
+                  ": required; valid: " + KindNames(proto::IntraNode::Kind_descriptor()));
   }
   if (intra.bandwidth().empty()) {
-    required("intra_node.bandwidth", "450GB/s");
+    Required(source, "intra_node.bandwidth", "450GB/s", errors);
   } else {
-    check(ParseBandwidth(source.Where("intra_node.bandwidth"), intra.bandwidth(),
-                         &p->intra_bandwidth_bytes_per_s));
+    errors->Check(ParseBandwidth(source.Where("intra_node.bandwidth"), intra.bandwidth(),
+                                 &p->intra_bandwidth_bytes_per_s));
   }
   if (!intra.latency().empty()) {
-    check(ParseDuration(source.Where("intra_node.latency"), intra.latency(), &p->intra_latency_s));
+    errors->Check(
+        ParseDuration(source.Where("intra_node.latency"), intra.latency(), &p->intra_latency_s));
   }
+}
 
+// The NICs and the network between nodes.
+void ConvertNetwork(const proto::Cluster& c, const FieldSource& source, PlatformSpec* p,
+                    ErrorList* errors) {
   // The NICs and the network matter with more than one node; a one-node preset keeps them so
   // that --nodes scales it, and they are checked whenever given.
   const bool multi_node = p->num_nodes > 1;
   const proto::Nic& nic = c.nic();
   switch (nic.attachment()) {
-    case proto::Nic::PER_GPU: p->nic_attachment = NicAttachment::kPerGpu; break;
-    case proto::Nic::PER_NODE: p->nic_attachment = NicAttachment::kPerNode; break;
+    case proto::Nic::PER_GPU:
+      p->nic_attachment = NicAttachment::kPerGpu;
+      break;
+    case proto::Nic::PER_NODE:
+      p->nic_attachment = NicAttachment::kPerNode;
+      break;
     default:
       if (multi_node) {
-        errors.push_back(source.Where("nic.attachment") + ": required with " +
-                         std::to_string(p->num_nodes) + " nodes; valid: " +
-                         KindNames(proto::Nic::Attachment_descriptor()));
+        errors->Add(source.Where("nic.attachment") + ": required with " +
+                    std::to_string(p->num_nodes) +
+                    " nodes; valid: " + KindNames(proto::Nic::Attachment_descriptor()));
       }
   }
   if (!nic.bandwidth().empty()) {
-    check(ParseBandwidth(source.Where("nic.bandwidth"), nic.bandwidth(),
-                         &p->nic_bandwidth_bytes_per_s));
+    errors->Check(ParseBandwidth(source.Where("nic.bandwidth"), nic.bandwidth(),
+                                 &p->nic_bandwidth_bytes_per_s));
   } else if (multi_node) {
-    errors.push_back(source.Where("nic.bandwidth") + ": required with " +
-                     std::to_string(p->num_nodes) + " nodes; e.g. 400Gbps");
+    errors->Add(source.Where("nic.bandwidth") + ": required with " + std::to_string(p->num_nodes) +
+                " nodes; e.g. 400Gbps");
   }
   if (!nic.latency().empty()) {
-    check(ParseDuration(source.Where("nic.latency"), nic.latency(), &p->nic_latency_s));
+    errors->Check(ParseDuration(source.Where("nic.latency"), nic.latency(), &p->nic_latency_s));
   }
   const proto::Network& network = c.network();
   switch (network.topology()) {
-    case proto::Network::SINGLE_SWITCH: p->topology = Topology::kSingleSwitch; break;
-    case proto::Network::FAT_TREE: p->topology = Topology::kFatTree; break;
-    case proto::Network::RAIL_OPTIMIZED: p->topology = Topology::kRailOptimized; break;
+    case proto::Network::SINGLE_SWITCH:
+      p->topology = Topology::kSingleSwitch;
+      break;
+    case proto::Network::FAT_TREE:
+      p->topology = Topology::kFatTree;
+      break;
+    case proto::Network::RAIL_OPTIMIZED:
+      p->topology = Topology::kRailOptimized;
+      break;
     default:
       if (multi_node) {
-        errors.push_back(source.Where("network.topology") + ": required with " +
-                         std::to_string(p->num_nodes) + " nodes; valid: " +
-                         KindNames(proto::Network::Topology_descriptor()));
+        errors->Add(source.Where("network.topology") + ": required with " +
+                    std::to_string(p->num_nodes) +
+                    " nodes; valid: " + KindNames(proto::Network::Topology_descriptor()));
       }
   }
   const bool has_leaves = network.topology() == proto::Network::FAT_TREE ||
                           network.topology() == proto::Network::RAIL_OPTIMIZED;
   p->nodes_per_leaf = network.nodes_per_leaf();
   if (has_leaves && (p->nodes_per_leaf < 1 || p->nodes_per_leaf > kMaxGpus)) {
-    errors.push_back(source.Where("network.nodes_per_leaf") + ": " +
-                     std::to_string(network.nodes_per_leaf()) + "; " +
-                     proto::Network::Topology_Name(network.topology()) +
-                     " needs the nodes under one leaf switch, from 1 to 2^24");
+    errors->Add(source.Where("network.nodes_per_leaf") + ": " +
+                std::to_string(network.nodes_per_leaf()) + "; " +
+                proto::Network::Topology_Name(network.topology()) +
+                " needs the nodes under one leaf switch, from 1 to 2^24");
   }
   if (network.topology() == proto::Network::RAIL_OPTIMIZED &&
       nic.attachment() == proto::Nic::PER_NODE) {
-    errors.push_back(source.Where("network.topology") +
-                     ": RAIL_OPTIMIZED needs a NIC per GPU (nic.attachment PER_GPU); got PER_NODE");
+    errors->Add(source.Where("network.topology") +
+                ": RAIL_OPTIMIZED needs a NIC per GPU (nic.attachment PER_GPU); got PER_NODE");
   }
   p->oversubscription = network.has_oversubscription() ? network.oversubscription() : 1;
   if (!(p->oversubscription >= 1 && p->oversubscription <= 1e6)) {
-    errors.push_back(source.Where("network.oversubscription") + ": " +
-                     ShortestText(network.oversubscription()) +
-                     "; the ratio of leaf down- to uplink bandwidth is from 1 (non-blocking) to 1e6");
+    errors->Add(source.Where("network.oversubscription") + ": " +
+                ShortestText(network.oversubscription()) +
+                "; the ratio of leaf down- to uplink bandwidth is from 1 (non-blocking) to 1e6");
   }
   if (!network.uplink_latency().empty()) {
-    check(ParseDuration(source.Where("network.uplink_latency"), network.uplink_latency(),
-                        &p->uplink_latency_s));
+    errors->Check(ParseDuration(source.Where("network.uplink_latency"), network.uplink_latency(),
+                                &p->uplink_latency_s));
   }
-  if (errors.empty()) return Status();
-  std::string message;
-  for (const std::string& e : errors) message += (message.empty() ? "" : "\n") + e;
-  return Status::InvalidInput(message);
+}
+
+// Checks the cluster and converts it, collecting every problem.
+Status ConvertCluster(const proto::Cluster& c, const FieldSource& source, PlatformSpec* p) {
+  ErrorList errors;
+  ConvertGpu(c, source, p, &errors);
+  ConvertNodes(c, source, p, &errors);
+  ConvertIntraNode(c, source, p, &errors);
+  ConvertNetwork(c, source, p, &errors);
+  return errors.ToStatus();
 }
 
 // The file without its leading comment and blank lines.
@@ -353,8 +388,7 @@ Status ApplyClusterSetting(std::string_view assignment, const Locator& where,
                                 " nic.bandwidth=200Gbps");
   }
   const std::string path(assignment.substr(0, equals));
-  return SetFieldFromText(path, assignment.substr(equals + 1), where.Where("set." + path),
-                          cluster);
+  return SetFieldFromText(path, assignment.substr(equals + 1), where.Where("set." + path), cluster);
 }
 
 Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformSpec* platform) {
@@ -371,19 +405,22 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
       return where.Invalid("platform", "cannot read '" + Printable(name) + "'");
     }
     if (choice.hosts.empty()) {
-      return where.Invalid("hosts", "required with an XML platform; give the host of every GPU "
-                                    "in order, e.g. " + where.Name("hosts") +
-                                    " gpu0,gpu1,gpu2,gpu3");
+      return where.Invalid("hosts",
+                           "required with an XML platform; give the host of every GPU "
+                           "in order, e.g. " +
+                               where.Name("hosts") + " gpu0,gpu1,gpu2,gpu3");
     }
     if (choice.nodes != 0) {
-      return where.Invalid("nodes", "applies to presets and cluster files, not to the XML "
-                                    "platform " + name);
+      return where.Invalid("nodes",
+                           "applies to presets and cluster files, not to the XML "
+                           "platform " +
+                               name);
     }
     for (const std::string& set : choice.sets) {
       if (set.rfind("gpu.", 0) != 0) {
-        return where.Invalid("set." + set.substr(0, set.find('=')),
-                             "an XML platform's links come from " + name +
-                                 "; only gpu.* keys apply");
+        return where.Invalid(
+            "set." + set.substr(0, set.find('=')),
+            "an XML platform's links come from " + name + "; only gpu.* keys apply");
       }
     }
     XmlPlatform xml_platform;
@@ -415,9 +452,9 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
   } else {
     std::vector<std::string> names;
     for (const ClusterPreset& p : AllClusterPresets()) names.push_back(p.name);
-    return where.Invalid("platform",
-                         UnknownName("platform", name, names,
-                                     "a cluster file (.textproto, .json, .yaml) or a SimGrid .xml"));
+    return where.Invalid(
+        "platform", UnknownName("platform", name, names,
+                                "a cluster file (.textproto, .json, .yaml) or a SimGrid .xml"));
   }
 
   FieldSource source(where, name, from_file ? &locations : nullptr);
@@ -466,30 +503,38 @@ Status BuildPlatform(const PlatformChoice& choice, const ParallelLayout& layout,
 
 std::string DescribePlatform(const PlatformSpec& p) {
   std::string out;
-  const std::string gpus =
-      p.gpus_per_node == 0 ? "as many GPUs as the run needs" : std::to_string(p.gpus_per_node) +
-                                                                   " GPUs per node";
+  const std::string gpus = p.gpus_per_node == 0
+                               ? "as many GPUs as the run needs"
+                               : std::to_string(p.gpus_per_node) + " GPUs per node";
   out += gpus + " (" + p.gpu.name + ": " + HumanFlops(p.gpu.dense_bf16_flops_per_s) + "/s bf16, " +
          HumanBytes(static_cast<double>(p.gpu.memory_bytes)) + ")";
   switch (p.intra_node) {
-    case IntraNodeKind::kNvswitch: out += "; NVSwitch " + Rate(p.intra_bandwidth_bytes_per_s) +
-                                          " per GPU port"; break;
-    case IntraNodeKind::kNvlink: out += "; NVLink " + Rate(p.intra_bandwidth_bytes_per_s) +
-                                        " per GPU pair"; break;
-    case IntraNodeKind::kPcie: out += "; PCIe " + Rate(p.intra_bandwidth_bytes_per_s) +
-                                      " per GPU port"; break;
-    case IntraNodeKind::kUnlimited: out += "; fat pipe " + Rate(p.intra_bandwidth_bytes_per_s);
+    case IntraNodeKind::kNvswitch:
+      out += "; NVSwitch " + Rate(p.intra_bandwidth_bytes_per_s) + " per GPU port";
+      break;
+    case IntraNodeKind::kNvlink:
+      out += "; NVLink " + Rate(p.intra_bandwidth_bytes_per_s) + " per GPU pair";
+      break;
+    case IntraNodeKind::kPcie:
+      out += "; PCIe " + Rate(p.intra_bandwidth_bytes_per_s) + " per GPU port";
+      break;
+    case IntraNodeKind::kUnlimited:
+      out += "; fat pipe " + Rate(p.intra_bandwidth_bytes_per_s);
       break;
   }
   if (p.nic_bandwidth_bytes_per_s > 0) {
     out += "; NIC " + Rate(p.nic_bandwidth_bytes_per_s) +
            (p.nic_attachment == NicAttachment::kPerGpu ? " per GPU" : " per node");
     switch (p.topology) {
-      case Topology::kSingleSwitch: out += ", one switch"; break;
-      case Topology::kFatTree: out += ", fat-tree " + std::to_string(p.nodes_per_leaf) +
-                                      " nodes/leaf"; break;
-      case Topology::kRailOptimized: out += ", rail-optimized " +
-                                            std::to_string(p.nodes_per_leaf) + " nodes/leaf"; break;
+      case Topology::kSingleSwitch:
+        out += ", one switch";
+        break;
+      case Topology::kFatTree:
+        out += ", fat-tree " + std::to_string(p.nodes_per_leaf) + " nodes/leaf";
+        break;
+      case Topology::kRailOptimized:
+        out += ", rail-optimized " + std::to_string(p.nodes_per_leaf) + " nodes/leaf";
+        break;
     }
   }
   return out;
