@@ -391,6 +391,21 @@ Status ApplyClusterSetting(std::string_view assignment, const Locator& where,
   return SetFieldFromText(path, assignment.substr(equals + 1), where.Where("set." + path), cluster);
 }
 
+namespace {
+
+// The choice's calibration (in memory, else read from its file) applied to `cluster`.
+Status ApplyChosenCalibration(const PlatformChoice& choice, const Locator& where,
+                              proto::Cluster* cluster, CalibrationApplied* applied) {
+  if (choice.calibration != nullptr) {
+    return ApplyCalibration(*choice.calibration, where.Where("calibration"), cluster, applied);
+  }
+  LoadedCalibration loaded;
+  RETURN_IF_ERROR(ReadCalibration(choice.calibration_file, where, "calibration", &loaded));
+  return ApplyCalibration(loaded, where.Where("calibration"), cluster, applied);
+}
+
+}  // namespace
+
 Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformSpec* platform) {
   *platform = PlatformSpec();
   const std::string& name = choice.platform;
@@ -462,6 +477,17 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
     cluster.set_nodes(choice.nodes);
     source.Override("nodes", "nodes");
   }
+  int64_t calibrated_reserve_bytes = -1;
+  if (!choice.calibration_file.empty() || choice.calibration != nullptr) {
+    if (xml) {
+      return where.Invalid("calibration", "applies to presets and cluster files; the links of " +
+                                              name + " are SimGrid's");
+    }
+    CalibrationApplied applied;
+    RETURN_IF_ERROR(ApplyChosenCalibration(choice, where, &cluster, &applied));
+    for (const std::string& path : applied.paths) source.Override(path, "calibration");
+    calibrated_reserve_bytes = applied.memory_reserve_bytes;
+  }
   const bool ideal = name == "ideal";
   if (!choice.p2p_latency.empty() || !choice.p2p_bandwidth.empty()) {
     if (!ideal) {
@@ -485,6 +511,7 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
     source.Override(path, "set." + path);
   }
   RETURN_IF_ERROR(ConvertCluster(cluster, source, platform));
+  platform->calibrated_memory_reserve_bytes = calibrated_reserve_bytes;
   if (xml) {
     platform->xml_file = name;
     platform->xml_hosts = choice.hosts;
