@@ -179,9 +179,11 @@ std::string Combination(const std::vector<size_t>& kept, const Eigen::VectorXd& 
     const double ck = c(static_cast<Eigen::Index>(k));
     if (std::abs(ck) < 1e-3 * largest) continue;
     char number[32];
-    std::snprintf(number, sizeof(number), "%.3g", ck);
-    effect += std::string(effect.empty() ? "" : " + ") + number + " x " + table[kept[k]].name + "'s";
-    *determined += std::string(determined->empty() ? "" : "; ") + table[kept[k]].name + " + " +
+    std::snprintf(number, sizeof(number), "%.3g", std::abs(ck));
+    const std::string sign = ck < 0 ? " - " : " + ";
+    effect += (effect.empty() ? (ck < 0 ? "-" : "") : sign) + number + " x " + table[kept[k]].name +
+              "'s";
+    *determined += std::string(determined->empty() ? "" : ", ") + table[kept[k]].name + sign +
                    number + " x " + table[p].name;
   }
   return effect;

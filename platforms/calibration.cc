@@ -49,7 +49,7 @@ Status ApplyScale(const LoadedCalibration& loaded, const std::string& field_wher
                                  &bytes_per_s));
   if (std::isinf(bytes_per_s)) return Status();
   *field = FormatNumber(bytes_per_s * scale.factor());
-  applied->paths.push_back(scale.path());
+  applied->paths.emplace_back(scale.path(), At(loaded, field_where, at));
   return Status();
 }
 
@@ -87,7 +87,7 @@ Status ApplyCalibration(const LoadedCalibration& loaded, const std::string& fiel
     const std::string at = At(loaded, field_where, "set[" + std::to_string(i) + "]");
     const PrefixLocator where(at + ": ", std::make_shared<FieldNames>());
     RETURN_IF_ERROR(ApplyClusterSetting(c.set(i), where, cluster));
-    applied->paths.push_back(c.set(i).substr(0, c.set(i).find('=')));
+    applied->paths.emplace_back(c.set(i).substr(0, c.set(i).find('=')), at);
   }
   for (int i = 0; i < c.scale_size(); ++i) {
     RETURN_IF_ERROR(ApplyScale(loaded, field_where, i, cluster, applied));

@@ -4,6 +4,7 @@
 #define PPSIM_PLATFORMS_CALIBRATION_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/locator.h"
@@ -32,7 +33,9 @@ Status ReadCalibration(const std::string& path, const Locator& where, const std:
 
 // What a calibration changed of a cluster.
 struct CalibrationApplied {
-  std::vector<std::string> paths;    // the cluster fields set or scaled
+  // The cluster fields set or scaled, each with where the calibration wrote it
+  // ("c.textproto:2:6: set[0]"), for messages about the value.
+  std::vector<std::pair<std::string, std::string>> paths;
   int64_t memory_reserve_bytes = -1;  // -1: the calibration has none
 };
 

@@ -59,11 +59,15 @@ class FieldSource {
 
   // `path` of the cluster was set by the request's `field`.
   void Override(const std::string& path, std::string field) { overrides_[path] = std::move(field); }
+  // `path` of the cluster was set at `where` (a calibration file's line), named there as is.
+  void OverrideAt(const std::string& path, std::string where) { located_[path] = std::move(where); }
 
   // "FILE:LINE:COL: nic.bandwidth", "--set nic.bandwidth", "--nodes", "--platform X: path".
   std::string Where(const std::string& path) const {
     auto it = overrides_.find(path);
     if (it != overrides_.end()) return where_.Where(it->second);
+    auto located = located_.find(path);
+    if (located != located_.end()) return located->second + ": " + path;
     if (file_ != nullptr) return file_->Where(path) + ": " + path;
     return where_.Where("platform") + " " + preset_ + ": " + path;
   }
@@ -73,6 +77,7 @@ class FieldSource {
   std::string preset_;
   const ConfigLocations* file_;
   std::map<std::string, std::string> overrides_;
+  std::map<std::string, std::string> located_;
 };
 
 std::string KindNames(const pb::EnumDescriptor* type) { return JoinNames(EnumValueNames(type)); }
@@ -485,7 +490,7 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
     }
     CalibrationApplied applied;
     RETURN_IF_ERROR(ApplyChosenCalibration(choice, where, &cluster, &applied));
-    for (const std::string& path : applied.paths) source.Override(path, "calibration");
+    for (const auto& [path, at] : applied.paths) source.OverrideAt(path, at);
     calibrated_reserve_bytes = applied.memory_reserve_bytes;
   }
   const bool ideal = name == "ideal";
