@@ -58,8 +58,9 @@ class Splitter {
     if (c == '"') return DoubleQuoted();
     if (c == '\\') {
       if (i_ + 1 >= text_.size()) {
-        return Status::InvalidInput(At(i_) + ": a backslash ends the string; escape a character "
-                                             "after it, or remove it");
+        return Status::InvalidInput(At(i_) +
+                                    ": a backslash ends the string; escape a character "
+                                    "after it, or remove it");
       }
       if (text_[i_ + 1] != '\n') Word() += text_[i_ + 1];  // backslash-newline: a continuation
       i_ += 2;

@@ -66,10 +66,14 @@ std::shared_ptr<LoadedCalibration> CalibrationOf(const std::string& gpu, const P
 
 double MeasuredOf(const RunResult& r, MeasuredKind kind) {
   switch (kind) {
-    case MeasuredKind::kIterationTime: return r.metrics.makespan_s;
-    case MeasuredKind::kTokensPerS: return r.tokens_per_s;
-    case MeasuredKind::kSamplesPerS: return r.samples_per_s;
-    case MeasuredKind::kMfu: return r.mfu;
+    case MeasuredKind::kIterationTime:
+      return r.metrics.makespan_s;
+    case MeasuredKind::kTokensPerS:
+      return r.tokens_per_s;
+    case MeasuredKind::kSamplesPerS:
+      return r.samples_per_s;
+    case MeasuredKind::kMfu:
+      return r.mfu;
     case MeasuredKind::kPeakMemory: {
       int64_t peak = 0;
       for (const RankMetrics& rank : r.metrics.ranks) peak = std::max(peak, rank.peak_memory_bytes);
@@ -90,12 +94,11 @@ Status Predict(const Measurement& m, std::shared_ptr<const LoadedCalibration> ca
   RETURN_IF_ERROR(ExecuteRun(run, &result, nullptr, SimGridProcess::kChild, false));
   *value = MeasuredOf(result, m.kind);
   if (!(*value > 0) || !std::isfinite(*value)) {
-    return Status::InvalidInput(m.where + ": " + MeasuredKindName(m.kind) +
-                                ": the run predicts none" +
-                                (m.kind == MeasuredKind::kMfu || m.kind == MeasuredKind::kTokensPerS
-                                     ? " (it needs --model)"
-                                     : "") +
-                                "; measure what the run can predict");
+    return Status::InvalidInput(
+        m.where + ": " + MeasuredKindName(m.kind) + ": the run predicts none" +
+        (m.kind == MeasuredKind::kMfu || m.kind == MeasuredKind::kTokensPerS ? " (it needs --model)"
+                                                                             : "") +
+        "; measure what the run can predict");
   }
   return Status();
 }
@@ -181,8 +184,8 @@ std::string Combination(const std::vector<size_t>& kept, const Eigen::VectorXd& 
     char number[32];
     std::snprintf(number, sizeof(number), "%.3g", std::abs(ck));
     const std::string sign = ck < 0 ? " - " : " + ";
-    effect += (effect.empty() ? (ck < 0 ? "-" : "") : sign) + number + " x " + table[kept[k]].name +
-              "'s";
+    effect +=
+        (effect.empty() ? (ck < 0 ? "-" : "") : sign) + number + " x " + table[kept[k]].name + "'s";
     *determined += std::string(determined->empty() ? "" : ", ") + table[kept[k]].name + sign +
                    number + " x " + table[p].name;
   }

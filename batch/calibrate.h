@@ -87,8 +87,8 @@ struct ParameterFit {
 };
 
 struct MeasurementFit {
-  double before = 0;  // predicted with the preset's values
-  double after = 0;   // predicted with the fitted values (as the calibration file rounds them)
+  double before = 0;    // predicted with the preset's values
+  double after = 0;     // predicted with the fitted values (as the calibration file rounds them)
   double residual = 0;  // after / measured - 1
 };
 
@@ -97,7 +97,7 @@ struct CalibrationResult {
   std::vector<ParameterFit> parameters;      // in CalibrationParameters() order
   std::vector<MeasurementFit> measurements;  // in file order
   int32_t iterations = 0;
-  double condition = 0;  // of the determined parameters' Jacobian (columns in their units)
+  double condition = 0;           // of the determined parameters' Jacobian (columns in their units)
   LoadedCalibration calibration;  // what to write: the determined parameters
 };
 

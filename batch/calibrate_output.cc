@@ -24,11 +24,16 @@ std::string Percent(double fraction) {
 // A measured or predicted value with its unit.
 std::string MeasuredText(MeasuredKind kind, double value) {
   switch (kind) {
-    case MeasuredKind::kIterationTime: return HumanDuration(value);
-    case MeasuredKind::kPeakMemory: return HumanBytes(value);
-    case MeasuredKind::kMfu: return Significant(value);
-    case MeasuredKind::kTokensPerS: return Significant(value, 6) + " tok/s";
-    case MeasuredKind::kSamplesPerS: return Significant(value, 6) + " seq/s";
+    case MeasuredKind::kIterationTime:
+      return HumanDuration(value);
+    case MeasuredKind::kPeakMemory:
+      return HumanBytes(value);
+    case MeasuredKind::kMfu:
+      return Significant(value);
+    case MeasuredKind::kTokensPerS:
+      return Significant(value, 6) + " tok/s";
+    case MeasuredKind::kSamplesPerS:
+      return Significant(value, 6) + " seq/s";
   }
   return "";
 }
@@ -89,8 +94,7 @@ std::string MeasurementRows(const CalibrationResult& r, const std::vector<Measur
 
 }  // namespace
 
-std::string CalibrationFileText(const CalibrationResult& result,
-                                const std::vector<Measurement>& ms,
+std::string CalibrationFileText(const CalibrationResult& result, const std::vector<Measurement>& ms,
                                 const std::string& measurements_file) {
   std::string header = "# ppsim calibrate: " + Summary(result, ms.size()) + ".\n" +
                        "# Apply with --calibration FILE (ppsim run, sweep, search); --set and "
@@ -103,7 +107,8 @@ std::string CalibrationFileText(const CalibrationResult& result,
               Percent(result.measurements[i].residual) + ")\n";
   }
   for (const ParameterFit& p : result.parameters) {
-    if (!p.determined) header += "# Undetermined, left at the preset's: " + p.name + ": " + p.why + "\n";
+    if (!p.determined)
+      header += "# Undetermined, left at the preset's: " + p.name + ": " + p.why + "\n";
   }
   proto::Calibration calibration = result.calibration.calibration;
   calibration.set_measurements(measurements_file);

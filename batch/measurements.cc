@@ -44,9 +44,12 @@ Status MeasuredValue(const proto::Measurement& m, const ConfigLocations& locatio
     out->kind = given[0] == "mfu"            ? MeasuredKind::kMfu
                 : given[0] == "tokens_per_s" ? MeasuredKind::kTokensPerS
                                              : MeasuredKind::kSamplesPerS;
-    out->value = m.has_mfu() ? m.mfu() : m.has_tokens_per_s() ? m.tokens_per_s() : m.samples_per_s();
+    out->value = m.has_mfu()            ? m.mfu()
+                 : m.has_tokens_per_s() ? m.tokens_per_s()
+                                        : m.samples_per_s();
   }
-  if (!(out->value > 0 && out->value < 1e30) || (out->kind == MeasuredKind::kMfu && out->value > 1)) {
+  if (!(out->value > 0 && out->value < 1e30) ||
+      (out->kind == MeasuredKind::kMfu && out->value > 1)) {
     return Status::InvalidInput(at + ": " + Printable(FormatNumber(out->value)) +
                                 (out->kind == MeasuredKind::kMfu
                                      ? " is not a fraction of peak; give a value in (0, 1]"
@@ -107,11 +110,16 @@ Status OneGpu(const std::string& path, const std::vector<Measurement>& measureme
 
 const char* MeasuredKindName(MeasuredKind kind) {
   switch (kind) {
-    case MeasuredKind::kIterationTime: return "iteration_time";
-    case MeasuredKind::kTokensPerS: return "tokens_per_s";
-    case MeasuredKind::kSamplesPerS: return "samples_per_s";
-    case MeasuredKind::kMfu: return "mfu";
-    case MeasuredKind::kPeakMemory: return "peak_memory";
+    case MeasuredKind::kIterationTime:
+      return "iteration_time";
+    case MeasuredKind::kTokensPerS:
+      return "tokens_per_s";
+    case MeasuredKind::kSamplesPerS:
+      return "samples_per_s";
+    case MeasuredKind::kMfu:
+      return "mfu";
+    case MeasuredKind::kPeakMemory:
+      return "peak_memory";
   }
   return "";
 }
@@ -123,8 +131,9 @@ Status ReadMeasurements(const std::string& path, const RunWordsResolver& resolve
   ConfigLocations locations;
   RETURN_IF_ERROR(ReadConfigFile(path, &file, &locations));
   if (file.measurements().empty()) {
-    return Status::InvalidInput(path + ": measurements: none; give a list of entries, each a run "
-                                       "and one measured value");
+    return Status::InvalidInput(path +
+                                ": measurements: none; give a list of entries, each a run "
+                                "and one measured value");
   }
   ErrorList errors;
   for (int i = 0; i < file.measurements_size(); ++i) {

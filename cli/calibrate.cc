@@ -1,15 +1,15 @@
 // `ppsim calibrate MEASUREMENTS -o CALIBRATION.textproto`: the analytic model's per-GPU
 // parameters fitted to a user's measurements (batch/calibrate.h).
+#include "batch/calibrate.h"
+
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
-
 #include <filesystem>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "base/files.h"
-#include "batch/calibrate.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 
@@ -59,8 +59,8 @@ int Calibrate(const std::string& path, const ParsedArgs& parsed, std::ostream& o
               std::ostream& err) {
   const std::string format = parsed.values.count("format") ? OptionText(parsed, "format") : "table";
   if (format != "table" && format != "json") {
-    return Fail(err, Status::InvalidInput("--format: unknown format '" + format +
-                                          "'; valid: table, json"));
+    return Fail(
+        err, Status::InvalidInput("--format: unknown format '" + format + "'; valid: table, json"));
   }
   const std::string output = OptionText(parsed, "output");
   Status status = output.empty() ? Status() : CheckNotAnInput("-o", output, {path});

@@ -45,8 +45,8 @@ Status ApplyScale(const LoadedCalibration& loaded, const std::string& field_wher
   }
   if (field->empty()) return Status();  // the cluster has no such link
   double bytes_per_s = 0;
-  RETURN_IF_ERROR(ParseBandwidth(At(loaded, field_where, at) + ": " + scale.path(), *field,
-                                 &bytes_per_s));
+  RETURN_IF_ERROR(
+      ParseBandwidth(At(loaded, field_where, at) + ": " + scale.path(), *field, &bytes_per_s));
   if (std::isinf(bytes_per_s)) return Status();
   *field = FormatNumber(bytes_per_s * scale.factor());
   applied->paths.emplace_back(scale.path(), At(loaded, field_where, at));

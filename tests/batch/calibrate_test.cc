@@ -46,8 +46,9 @@ std::string Read(const std::string& path) {
 }
 
 // Small runs of gpt3-1.5b on one H100 node (critical-path engine: each well under 10 ms).
-const std::string kModel = "--model gpt3-1.5b --platform h100-node --schedule 1F1B "
-                           "--engine critical-path ";
+const std::string kModel =
+    "--model gpt3-1.5b --platform h100-node --schedule 1F1B "
+    "--engine critical-path ";
 
 // What ppsim predicts for `run` with `planted` settings: the JSON field `field`.
 double Simulated(const std::string& run, const std::string& planted, const char* field) {
@@ -69,8 +70,9 @@ std::string Exact(double v) {
 
 TEST(CalibrateTest, RecoversPlantedParameters) {
   // The truth: these three per-GPU values (the preset's are 0.75, 0.85 and the default 3 GiB).
-  const std::string planted = "--set gpu.matmul_efficiency=0.61 --set gpu.memory_efficiency=0.7 "
-                              "--memory-reserve 4.5GiB";
+  const std::string planted =
+      "--set gpu.matmul_efficiency=0.61 --set gpu.memory_efficiency=0.7 "
+      "--memory-reserve 4.5GiB";
   // Runs whose mix of GEMMs, element-wise kernels and attention differs (tp, pp, sequence
   // length, microbatches), so that the parameters are separable.
   const std::vector<std::string> runs = {"--tp 1 --pp 2 --microbatches 4",
@@ -82,12 +84,12 @@ TEST(CalibrateTest, RecoversPlantedParameters) {
   }
   const std::string mfu_run = "--tp 2 --pp 1 --microbatches 4 --seq-len 2048";
   yaml += Entry(mfu_run, "mfu: " + Exact(Simulated(mfu_run, planted, "mfu")));
-  yaml += Entry(runs[0], "peak_memory: " +
-                             Exact(Simulated(runs[0], planted, "peak_memory_bytes")) + "B");
+  yaml += Entry(runs[0],
+                "peak_memory: " + Exact(Simulated(runs[0], planted, "peak_memory_bytes")) + "B");
   const std::string dir = ::testing::TempDir();
   Write(dir + "planted.yaml", yaml);
-  const CliResult r = Cli({"calibrate", dir + "planted.yaml", "-o", dir + "planted.textproto",
-                           "--format", "json"});
+  const CliResult r =
+      Cli({"calibrate", dir + "planted.yaml", "-o", dir + "planted.textproto", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["gpu"], "H100 SXM");
@@ -115,11 +117,11 @@ TEST(CalibrateTest, RecoversPlantedParameters) {
 
 TEST(CalibrateTest, SingleGpuRunsLeaveCommunicationUndetermined) {
   const std::string dir = ::testing::TempDir();
-  Write(dir + "single.yaml", "measurements:\n" + Entry("--pp 1 --microbatches 2", "iteration_time: 40ms") +
-                                 Entry("--pp 1 --microbatches 4 --seq-len 4096",
-                                       "iteration_time: 190ms"));
-  const CliResult r = Cli({"calibrate", dir + "single.yaml", "--format", "json", "-o",
-                           dir + "single.textproto"});
+  Write(dir + "single.yaml",
+        "measurements:\n" + Entry("--pp 1 --microbatches 2", "iteration_time: 40ms") +
+            Entry("--pp 1 --microbatches 4 --seq-len 4096", "iteration_time: 190ms"));
+  const CliResult r =
+      Cli({"calibrate", dir + "single.yaml", "--format", "json", "-o", dir + "single.textproto"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   for (const nlohmann::json& row : j["parameters"]) {
@@ -152,8 +154,8 @@ TEST(CalibrateTest, ErrorsAreLocated) {
   EXPECT_EQ(CalibrateError("e2.yaml", "measurements:\n" + Entry("--pp 1 --tpp 2", "mfu: 0.3")),
             "e2.yaml:2:10: run: --tpp: unknown option; did you mean --pp? see 'ppsim run --help' "
             "for the valid options\n");
-  EXPECT_EQ(CalibrateError("e3.yaml", "measurements:\n" +
-                                          Entry("--pp 1", "iteration_time: 1s\n    mfu: 0.4")),
+  EXPECT_EQ(CalibrateError("e3.yaml",
+                           "measurements:\n" + Entry("--pp 1", "iteration_time: 1s\n    mfu: 0.4")),
             "e3.yaml:2:5: measurements[0]: gives both iteration_time and mfu; give exactly one\n");
   EXPECT_EQ(CalibrateError("e4.yaml", "measurements:\n" + Entry("--pp 0", "iteration_time: 1s") +
                                           Entry("--pp 1 --seq-len 'x", "iteration_time: 1s")),
@@ -161,13 +163,14 @@ TEST(CalibrateTest, ErrorsAreLocated) {
             // kModel is 78 characters, "--pp 1 --seq-len " 17: the quote is the 96th.
             "e4.yaml:4:10: run: unterminated single quote opened at character 96; close it "
             "with '\n");
-  const std::string a100 = "  - run: \"--model gpt3-1.5b --platform dgx-a100 --schedule 1F1B "
-                           "--pp 1 --microbatches 2\"\n    iteration_time: 1s\n";
-  EXPECT_EQ(CalibrateError("e5.yaml", "measurements:\n" +
-                                          Entry("--pp 1 --microbatches 2", "iteration_time: 1s") +
-                                          a100),
-            "e5.yaml: measurements on 2 GPUs: H100 SXM (e5.yaml:2:5); A100 SXM4 80GB "
-            "(e5.yaml:4:5); a calibration is of one GPU: give each GPU a file of its own\n");
+  const std::string a100 =
+      "  - run: \"--model gpt3-1.5b --platform dgx-a100 --schedule 1F1B "
+      "--pp 1 --microbatches 2\"\n    iteration_time: 1s\n";
+  EXPECT_EQ(
+      CalibrateError("e5.yaml", "measurements:\n" +
+                                    Entry("--pp 1 --microbatches 2", "iteration_time: 1s") + a100),
+      "e5.yaml: measurements on 2 GPUs: H100 SXM (e5.yaml:2:5); A100 SXM4 80GB "
+      "(e5.yaml:4:5); a calibration is of one GPU: give each GPU a file of its own\n");
   const CliResult missing = Cli({"calibrate", "/nonexistent/m.yaml"});
   EXPECT_EQ(missing.code, 2);
   EXPECT_EQ(missing.err, "/nonexistent/m.yaml: cannot read: No such file or directory\n");
@@ -176,8 +179,10 @@ TEST(CalibrateTest, ErrorsAreLocated) {
 TEST(CalibrateTest, ACalibrationIsForItsGpuOnly) {
   const std::string path = ::testing::TempDir() + "h100.textproto";
   Write(path, "gpu: \"H100 SXM\"\nset: \"gpu.matmul_efficiency=0.5\"\n");
-  const std::string run = "run --model gpt3-1.5b --schedule 1F1B --pp 1 --microbatches 2 "
-                          "--engine critical-path --calibration " + path;
+  const std::string run =
+      "run --model gpt3-1.5b --schedule 1F1B --pp 1 --microbatches 2 "
+      "--engine critical-path --calibration " +
+      path;
   const CliResult other = Cli(Words(run + " --platform dgx-a100"));
   EXPECT_EQ(other.code, 2);
   EXPECT_EQ(other.err, "--calibration: " + path +
