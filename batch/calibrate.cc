@@ -27,7 +27,7 @@ constexpr double kNoEffect = 1e-4;
 constexpr double kCollinear = 1e-3;
 // Levenberg-Marquardt: iterations, and the relative decrease of the cost that ends it.
 constexpr int kMaxIterations = 60;
-constexpr double kTolerance = 1e-14;
+constexpr double kTolerance = 1e-12;
 
 // The values of every parameter (CalibrationParameters() order), and which a calibration holds.
 struct Point {
@@ -230,8 +230,21 @@ bool Step(const std::vector<Measurement>& ms, const std::string& gpu,
           const std::vector<size_t>& fitted, const Eigen::MatrixXd& j, const Eigen::VectorXd& r,
           double* lambda, Point* point, Eigen::VectorXd* r_new, Status* status) {
   const std::vector<CalibrationParameter>& table = CalibrationParameters();
-  const Eigen::MatrixXd a = j.transpose() * j;
-  const Eigen::VectorXd g = j.transpose() * r;
+  Eigen::MatrixXd a = j.transpose() * j;
+  Eigen::VectorXd g = j.transpose() * r;
+  // A parameter at a bound that the descent pushes beyond it stays there (projected
+  // Levenberg-Marquardt): its row and column leave the system.
+  for (size_t c = 0; c < fitted.size(); ++c) {
+    const Eigen::Index i = static_cast<Eigen::Index>(c);
+    const CalibrationParameter& p = table[fitted[c]];
+    const double v = point->values[fitted[c]];
+    if ((v >= p.upper && g(i) < 0) || (v <= p.lower && g(i) > 0)) {
+      a.row(i).setZero();
+      a.col(i).setZero();
+      a(i, i) = 1;
+      g(i) = 0;
+    }
+  }
   for (; *lambda < 1e12; *lambda *= 10) {
     Eigen::MatrixXd damped = a;
     for (Eigen::Index i = 0; i < a.rows(); ++i) damped(i, i) += *lambda * std::max(a(i, i), 1e-12);
@@ -255,7 +268,7 @@ bool Step(const std::vector<Measurement>& ms, const std::string& gpu,
 
 // Levenberg-Marquardt over `fitted` from `point`.
 Status Fit(const std::vector<Measurement>& ms, const std::string& gpu,
-           const std::vector<size_t>& fitted, Point* point, int32_t* iterations) {
+           const std::vector<size_t>& fitted, Point* point, int32_t* iterations, bool* converged) {
   Eigen::VectorXd r;
   RETURN_IF_ERROR(Residuals(ms, gpu, *point, ~0u, &r));
   double lambda = 1e-3;
@@ -264,14 +277,19 @@ Status Fit(const std::vector<Measurement>& ms, const std::string& gpu,
     RETURN_IF_ERROR(Jacobian(ms, gpu, *point, r, fitted, &j));
     Eigen::VectorXd r_new;
     Status status;
-    if (!Step(ms, gpu, fitted, j, r, &lambda, point, &r_new, &status)) return status;
+    if (!Step(ms, gpu, fitted, j, r, &lambda, point, &r_new, &status)) {
+      *converged = status.ok();  // no step lowers the cost: a minimum
+      return status;
+    }
     const double decrease = r.squaredNorm() - r_new.squaredNorm();
     r = r_new;
     if (decrease <= kTolerance * std::max(r.squaredNorm(), 1e-30) || r.squaredNorm() < 1e-24) {
       ++*iterations;
-      break;
+      *converged = true;
+      return Status();
     }
   }
+  *converged = fitted.empty();
   return Status();
 }
 
@@ -354,7 +372,7 @@ Status Calibrate(const std::vector<Measurement>& ms, CalibrationResult* result) 
     result->condition = sv(sv.size() - 1) > 0 ? sv(0) / sv(sv.size() - 1) : INFINITY;
   }
   for (size_t p = 0; p < table.size(); ++p) point.included[p] = result->parameters[p].determined;
-  RETURN_IF_ERROR(Fit(ms, result->gpu, fitted, &point, &result->iterations));
+  RETURN_IF_ERROR(Fit(ms, result->gpu, fitted, &point, &result->iterations, &result->converged));
   return Finish(ms, point, result);
 }
 

@@ -97,6 +97,9 @@ struct CalibrationResult {
   std::vector<ParameterFit> parameters;      // in CalibrationParameters() order
   std::vector<MeasurementFit> measurements;  // in file order
   int32_t iterations = 0;
+  // The fit ended at a minimum (no step lowers the cost, or it no longer decreases); false when it
+  // stopped at its iteration limit (60).
+  bool converged = false;
   double condition = 0;           // of the determined parameters' Jacobian (columns in their units)
   LoadedCalibration calibration;  // what to write: the determined parameters
 };

@@ -60,6 +60,7 @@ std::string Summary(const CalibrationResult& r, size_t measurements) {
          (measurements == 1 ? " measurement: " : " measurements: ") +
          std::to_string(DeterminedCount(r)) + " of " + std::to_string(r.parameters.size()) +
          " parameters determined, " + std::to_string(r.iterations) + " iterations" +
+         (r.converged ? "" : " (not converged: stopped at the limit)") +
          (DeterminedCount(r) > 0 ? ", condition " + Significant(r.condition, 3) : "");
 }
 
@@ -131,6 +132,7 @@ std::string CalibrationJson(const CalibrationResult& result, const std::vector<M
   nlohmann::ordered_json j;
   j["gpu"] = result.gpu;
   j["iterations"] = result.iterations;
+  j["converged"] = result.converged;
   j["condition"] = JsonNumber(result.condition);
   nlohmann::ordered_json parameters = nlohmann::ordered_json::array();
   for (const ParameterFit& p : result.parameters) {
