@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -198,6 +199,26 @@ TEST(CalibrateTest, ACalibrationIsForItsGpuOnly) {
   EXPECT_EQ(unreadable.code, 2);
   EXPECT_EQ(unreadable.err, "--calibration: " + path +
                                 ".missing.textproto: cannot read: No such file or directory\n");
+}
+
+TEST(CalibrateTest, AnExperimentFileNamesItsCalibrationRelativeToItself) {
+  const std::string dir = ::testing::TempDir() + "calibrated-experiment/";
+  std::filesystem::create_directories(dir);
+  Write(dir + "h100.textproto", "gpu: \"H100 SXM\"\nset: \"gpu.matmul_efficiency=0.5\"\n");
+  Write(dir + "e.yaml",
+        "base: {model: gpt3-1.5b, schedule: 1F1B, pp: 1, microbatches: 2, platform: h100-node, "
+        "engine: critical-path, calibration: h100.textproto}\n");
+  const CliResult r = Cli({"run", dir + "e.yaml"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("(matmul 0.5, "), std::string::npos) << r.out;
+  Write(dir + "other.yaml",
+        "base: {model: gpt3-1.5b, schedule: 1F1B, pp: 1, microbatches: 2, platform: dgx-a100, "
+        "calibration: h100.textproto}\n");
+  const CliResult other = Cli({"run", dir + "other.yaml"});
+  EXPECT_EQ(other.code, 2);
+  EXPECT_EQ(other.err, dir + "other.yaml:1:99: base.calibration: " + dir +
+                           "h100.textproto was fitted on H100 SXM; this run's GPU is A100 SXM4 "
+                           "80GB; calibrate on this GPU\n");
 }
 
 }  // namespace
