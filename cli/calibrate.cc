@@ -40,13 +40,16 @@ po::options_description CalibrateOptions() {
       "fit-one-predict-rest",
       "also fit on each measurement alone and predict the others: their mean absolute "
       "percentage error (how well one measured run of a setup predicts the rest)");
-  std::string parameters;
-  for (const CalibrationParameter& p : CalibrationParameters()) {
-    parameters += std::string("\n  ") + p.name + ": " + p.what;
-  }
-  po::options_description fitted("Fitted parameters (per GPU):" + parameters, 100);
-  options.add(fitted);
   return options;
+}
+
+// The fitted parameters, one line each, for --help.
+std::string FittedParameters() {
+  std::string text = "\nFitted parameters (per GPU):\n";
+  for (const CalibrationParameter& p : CalibrationParameters()) {
+    text += std::string("  ") + p.name + ": " + p.what + "\n";
+  }
+  return text;
 }
 
 // The folder of `path` for its relative paths: "" or ending in '/'.
@@ -93,7 +96,7 @@ int CalibrateCommand(const CommandArgs& args, std::ostream& out, std::ostream& e
   Status status = ParseArgs("calibrate", args, options, 1, &parsed);
   if (!status.ok()) return Fail(err, status);
   if (parsed.help) {
-    out << kUsage << options;
+    out << kUsage << options << FittedParameters();
     return kExitOk;
   }
   if (parsed.positional.empty()) {
