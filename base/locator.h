@@ -7,8 +7,10 @@
 #ifndef PPSIM_BASE_LOCATOR_H_
 #define PPSIM_BASE_LOCATOR_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "base/status.h"
 
@@ -42,6 +44,22 @@ class FieldNames : public Locator {
  public:
   std::string Where(std::string_view field) const override { return std::string(field); }
   std::string Name(std::string_view field) const override { return std::string(field); }
+};
+
+// Another locator's places behind a prefix: the fields of a request written inside one value of a
+// file ("m.yaml:3:10: run: " + "--tp"). Names are the inner locator's.
+class PrefixLocator : public Locator {
+ public:
+  PrefixLocator(std::string prefix, std::shared_ptr<const Locator> inner)
+      : prefix_(std::move(prefix)), inner_(std::move(inner)) {}
+  std::string Where(std::string_view field) const override {
+    return prefix_ + inner_->Where(field);
+  }
+  std::string Name(std::string_view field) const override { return inner_->Name(field); }
+
+ private:
+  std::string prefix_;
+  std::shared_ptr<const Locator> inner_;
 };
 
 }  // namespace ppsim

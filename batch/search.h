@@ -57,7 +57,7 @@
 namespace ppsim {
 
 // What to search. `base` holds the fields every candidate shares as the request gave them: model,
-// platform, nodes, global_batch, and optionally seq_len, memory_reserve, set.
+// platform, nodes, global_batch, and optionally seq_len, memory_reserve, set, calibration.
 // An empty axis list means the whole default range above.
 struct SearchSpace {
   // Where the space's fields were written (the base's run fields and the search's own: gpus,

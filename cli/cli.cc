@@ -34,6 +34,8 @@ constexpr Command kCommands[] = {
     {"search", "the best configuration (tp, pp, dp, microbatch size, schedule, recompute) of a\n"
                "model on a cluster: exact branch and bound, the top K and the Pareto front",
      &cli::SearchCommand},
+    {"calibrate", "fit the model's per-GPU parameters to your measured runs, for --calibration",
+     &cli::CalibrateCommand},
     {"report", "an HTML report with charts from a sweep's results CSV", &cli::ReportCommand},
     {"platforms", "list the cluster presets ('ppsim platforms NAME' prints one)",
      &cli::PlatformsCommand},

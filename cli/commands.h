@@ -8,6 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
+
+namespace ppsim {
+struct RunSpec;
+}  // namespace ppsim
+
 namespace ppsim::cli {
 
 using CommandArgs = std::vector<std::string>;
@@ -21,6 +27,14 @@ int ScheduleCommand(const CommandArgs& args, std::ostream& out, std::ostream& er
 int SchedulesCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int ModelCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int PlatformsCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
+int CalibrateCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
+
+// The arguments of a `ppsim run` command (options only: no FILE, no --point) resolved into its one
+// run (run.cc), as `ppsim run` resolves them; every message about a field starts with `prefix`
+// ("m.yaml:3:10: run: --tp: ..."). Relative files are taken from `directory` ("" or ending in
+// '/'). InvalidInput for a comma list of schedules (a measurement is of one run).
+Status ResolveRunWords(const CommandArgs& args, const std::string& prefix,
+                       const std::string& directory, RunSpec* spec);
 
 }  // namespace ppsim::cli
 

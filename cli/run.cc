@@ -103,6 +103,7 @@ int RunFile(const std::string& path, const ParsedArgs& parsed, const CommandArgs
   };
   from_here(given.mutable_schedule_file());
   from_here(given.mutable_profile());
+  from_here(given.mutable_calibration());
   if (FindTransformerPreset(given.model()) == nullptr) from_here(given.mutable_model());
   if (given.platform().find_first_of("./") != std::string::npos) {
     from_here(given.mutable_platform());
@@ -123,6 +124,29 @@ int RunFile(const std::string& path, const ParsedArgs& parsed, const CommandArgs
 }
 
 }  // namespace
+
+Status ResolveRunWords(const CommandArgs& args, const std::string& prefix,
+                       const std::string& directory, RunSpec* spec) {
+  ParsedArgs parsed;
+  RETURN_IF_ERROR(ParseArgs("run", args, RunOptions(), 0, &parsed));
+  if (parsed.help || parsed.values.count("point") > 0) {
+    return Status::InvalidInput(prefix + (parsed.help ? "--help" : "--point") +
+                                ": a measured run is given by its options alone");
+  }
+  proto::RunConfig config;
+  RETURN_IF_ERROR(FillRunConfig(parsed.values, &config));
+  auto where = std::make_shared<PrefixLocator>(prefix, std::make_shared<FlagLocator>());
+  RunRequest request;
+  ResolveOptions options;
+  options.directory = directory;
+  RETURN_IF_ERROR(ResolveRun(config, where, options, &request));
+  if (request.runs.size() != 1) {
+    return where->Invalid("schedule", std::to_string(request.runs.size()) +
+                                          " schedules; a measurement is of one run");
+  }
+  *spec = request.runs[0];
+  return Status();
+}
 
 int RunCommand(const CommandArgs& given, std::ostream& out, std::ostream& err) {
   const bool default_job = given.empty();

@@ -24,13 +24,14 @@ namespace po = boost::program_options;
 
 constexpr const char* kSynopsis =
     "usage: ppsim search --model NAME|FILE --platform NAME|FILE (--nodes N | --gpus G) "
-    "--global-batch N [--seq-len S] [--memory-reserve BYTES] [--tp LIST] [--cp LIST] [--pp LIST] "
+    "--global-batch N [--seq-len S] [--memory-reserve BYTES] [--calibration FILE] [--tp LIST] "
+    "[--cp LIST] [--pp LIST] "
     "[--microbatch-size LIST] [--schedules LIST] [--stages-per-rank LIST] [--recompute LIST] "
     "[--top K] [--format table|json|csv] [-j N] [--shard I/N] [--report FILE.html]\n";
 
 // The RunConfig fields every candidate shares, as `ppsim run` reads them.
 const std::vector<std::string> kBaseFields = {"model",   "platform",       "nodes", "global_batch",
-                                              "seq_len", "memory_reserve", "set"};
+                                              "seq_len", "memory_reserve", "set",   "calibration"};
 
 po::options_description SearchOptionsDescription() {
   po::options_description d = RunConfigOptions(

@@ -331,6 +331,7 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
     choice.nodes = c.nodes();
   }
   choice.sets.assign(c.set().begin(), c.set().end());
+  if (!c.calibration().empty()) choice.calibration_file = InputPath(options, c.calibration());
   if (!c.placement().empty()) {
     RETURN_IF_ERROR(ParsePlacement(where.Where("placement"), c.placement(), &choice.placement));
   }

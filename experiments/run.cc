@@ -11,7 +11,7 @@ bool FoldsReplicas(const RunSpec& spec) {
 std::vector<std::string> InputFiles(const RunSpec& spec) {
   std::vector<std::string> files;
   for (const std::string& path : {spec.schedule_file, spec.profile_file, spec.model,
-                                  spec.platform.platform}) {
+                                  spec.platform.platform, spec.platform.calibration_file}) {
     if (!path.empty()) files.push_back(path);
   }
   return files;
@@ -30,9 +30,12 @@ RunMemory RunMemoryOf(const RunSpec& spec, const PlatformSpec& platform, const S
   bool counts_memory = false;
   for (int64_t bytes : costs.static_bytes) counts_memory = counts_memory || bytes > 0;
   for (int64_t bytes : costs.activation_bytes) counts_memory = counts_memory || bytes > 0;
+  // The run's own reserve, else its calibration's, else the default.
   memory.reserve.fixed_bytes = spec.memory_reserve_bytes >= 0 ? spec.memory_reserve_bytes
-                               : counts_memory                ? kDefaultMemoryReserveBytes
-                                                              : 0;
+                               : platform.calibrated_memory_reserve_bytes >= 0
+                                   ? platform.calibrated_memory_reserve_bytes
+                               : counts_memory ? kDefaultMemoryReserveBytes
+                                               : 0;
   memory.reserve.activation_fraction = spec.activation_overhead >= 0 ? spec.activation_overhead
                                        : counts_memory ? kDefaultActivationOverhead
                                                        : 0;

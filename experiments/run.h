@@ -180,15 +180,17 @@ struct RunResult {
 double TpStepLatencyS(const PlatformSpec& platform);
 
 // The memory a run's ranks are checked against: each GPU's (--memory-limit, else the platform
-// GPU's; 0: unlimited) and the reserve beyond the model's (RunSpec::memory_reserve_bytes and
-// activation_overhead, or their defaults when the run counts memory at all).
+// GPU's; 0: unlimited) and the reserve beyond the model's (RunSpec::memory_reserve_bytes, else
+// the platform's calibration's, and activation_overhead, or their defaults when the run counts
+// memory at all).
 struct RunMemory {
   int64_t capacity_bytes = 0;
   MemoryReserve reserve;
 };
 RunMemory RunMemoryOf(const RunSpec& spec, const PlatformSpec& platform, const StageCosts& costs);
 
-// The files a run reads: its schedule file, profile, model file and cluster or XML file.
+// The files a run reads: its schedule file, profile, model file, cluster or XML file and
+// calibration.
 std::vector<std::string> InputFiles(const RunSpec& spec);
 
 // Whether replica 0 stands for all (RunSpec::fold_replicas): by default on a cluster, not on a

@@ -59,11 +59,15 @@ class FieldSource {
 
   // `path` of the cluster was set by the request's `field`.
   void Override(const std::string& path, std::string field) { overrides_[path] = std::move(field); }
+  // `path` of the cluster was set at `where` (a calibration file's line), named there as is.
+  void OverrideAt(const std::string& path, std::string where) { located_[path] = std::move(where); }
 
   // "FILE:LINE:COL: nic.bandwidth", "--set nic.bandwidth", "--nodes", "--platform X: path".
   std::string Where(const std::string& path) const {
     auto it = overrides_.find(path);
     if (it != overrides_.end()) return where_.Where(it->second);
+    auto located = located_.find(path);
+    if (located != located_.end()) return located->second + ": " + path;
     if (file_ != nullptr) return file_->Where(path) + ": " + path;
     return where_.Where("platform") + " " + preset_ + ": " + path;
   }
@@ -73,6 +77,7 @@ class FieldSource {
   std::string preset_;
   const ConfigLocations* file_;
   std::map<std::string, std::string> overrides_;
+  std::map<std::string, std::string> located_;
 };
 
 std::string KindNames(const pb::EnumDescriptor* type) { return JoinNames(EnumValueNames(type)); }
@@ -391,6 +396,21 @@ Status ApplyClusterSetting(std::string_view assignment, const Locator& where,
   return SetFieldFromText(path, assignment.substr(equals + 1), where.Where("set." + path), cluster);
 }
 
+namespace {
+
+// The choice's calibration (in memory, else read from its file) applied to `cluster`.
+Status ApplyChosenCalibration(const PlatformChoice& choice, const Locator& where,
+                              proto::Cluster* cluster, CalibrationApplied* applied) {
+  if (choice.calibration != nullptr) {
+    return ApplyCalibration(*choice.calibration, where.Where("calibration"), cluster, applied);
+  }
+  LoadedCalibration loaded;
+  RETURN_IF_ERROR(ReadCalibration(choice.calibration_file, where, "calibration", &loaded));
+  return ApplyCalibration(loaded, where.Where("calibration"), cluster, applied);
+}
+
+}  // namespace
+
 Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformSpec* platform) {
   *platform = PlatformSpec();
   const std::string& name = choice.platform;
@@ -462,6 +482,17 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
     cluster.set_nodes(choice.nodes);
     source.Override("nodes", "nodes");
   }
+  int64_t calibrated_reserve_bytes = -1;
+  if (!choice.calibration_file.empty() || choice.calibration != nullptr) {
+    if (xml) {
+      return where.Invalid("calibration", "applies to presets and cluster files; the links of " +
+                                              name + " are SimGrid's");
+    }
+    CalibrationApplied applied;
+    RETURN_IF_ERROR(ApplyChosenCalibration(choice, where, &cluster, &applied));
+    for (const auto& [path, at] : applied.paths) source.OverrideAt(path, at);
+    calibrated_reserve_bytes = applied.memory_reserve_bytes;
+  }
   const bool ideal = name == "ideal";
   if (!choice.p2p_latency.empty() || !choice.p2p_bandwidth.empty()) {
     if (!ideal) {
@@ -485,6 +516,7 @@ Status LoadCluster(const PlatformChoice& choice, const Locator& where, PlatformS
     source.Override(path, "set." + path);
   }
   RETURN_IF_ERROR(ConvertCluster(cluster, source, platform));
+  platform->calibrated_memory_reserve_bytes = calibrated_reserve_bytes;
   if (xml) {
     platform->xml_file = name;
     platform->xml_hosts = choice.hosts;

@@ -3,6 +3,7 @@
 #ifndef PPSIM_PLATFORMS_CLUSTER_H_
 #define PPSIM_PLATFORMS_CLUSTER_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "base/embedded.h"
 #include "base/locator.h"
 #include "base/status.h"
+#include "platforms/calibration.h"
 #include "platforms/cluster.pb.h"
 #include "platforms/platform.h"
 
@@ -26,6 +28,11 @@ struct PlatformChoice {
   Placement placement;             // placement
   std::string p2p_latency;         // p2p_latency (ideal only), as written; empty: not given
   std::string p2p_bandwidth;       // p2p_bandwidth (ideal only), as written; empty: not given
+  // calibration: a calibration file (platforms/calibration.h) applied after the cluster loads,
+  // before p2p_* and `sets` (which win); empty: none. `calibration`, when not null, is applied
+  // instead of reading a file (the fit's candidates).
+  std::string calibration_file;
+  std::shared_ptr<const LoadedCalibration> calibration;
 };
 
 // A preset is a cluster file, platforms/presets/NAME.textproto, compiled into the program
@@ -72,7 +79,8 @@ Status ApplyClusterSetting(std::string_view assignment, const Locator& where,
 // Every settable path, in schema order: "name, description, gpu.name, ...".
 std::string ClusterSettingPaths();
 
-// The cluster the choice describes (preset or file, then nodes, p2p_*, set), checked, as a
+// The cluster the choice describes (preset or file, then nodes, the calibration, p2p_*, set),
+// checked, as a
 // PlatformSpec without placement. Every problem is reported at once, one per line, located in
 // the cluster file (FILE:LINE:COL: path: ...), where the request set it (`where`: "--set
 // nic.bandwidth: ...") or at the preset ("--platform dgx-h100: nic.bandwidth: ...").

@@ -81,6 +81,9 @@ struct PlatformSpec {
   // Compute speed of a GPU's SimGrid host in FLOP/s. Costs are durations and run as
   // duration × this many FLOPs, so the speed does not change a run's times.
   double gpu_flops_per_s = 1e15;
+  // The memory reserve of a calibration (platforms/calibration.h), for runs that give none; -1:
+  // none.
+  int64_t calibrated_memory_reserve_bytes = -1;
 
   // The cluster (empty links with an XML file).
   int32_t gpus_per_node = 0;

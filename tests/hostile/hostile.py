@@ -453,6 +453,74 @@ case("model-pp", ["model", "--model", "llama3-8b", "--pp", "100"], "--pp")
 # The ideal cluster is sized to the run: a search over it needs --gpus (it divided by 0 once).
 case("search-ideal-no-gpus", ["search", "--model", "gpt3-1.5b", "--platform", "ideal",
                               "--global-batch", "32"], "--gpus")
+# --- ppsim calibrate: the measurements file, each entry's run string and value, and --calibration.
+MRUN = "--schedule 1F1B --pp 2 --microbatches 2 --f 1ms --b 2ms --platform ideal"
+
+
+def measurements(run=MRUN, value="iteration_time: 3ms"):
+    return {"m.yaml": "measurements:\n  - run: %s\n    %s\n" % (run, value)}
+
+
+case("calibrate-missing", ["calibrate", "nope.yaml"], "nope.yaml",
+     message="nope.yaml: cannot read: No such file or directory")
+case("calibrate-no-file", ["calibrate"], "ppsim calibrate")
+case("calibrate-empty", ["calibrate", "m.yaml"], "m.yaml", files={"m.yaml": ""},
+     message="m.yaml: measurements: none; give a list of entries, each a run and one measured value")
+for i, text in enumerate(["measurements: 3\n", "measurements: [\n", "- a\n", BIG + "\n",
+                          "measurements:\n  - {run: x, bogus: 1}\n", "\x00\xff\xfe" * 100,
+                          "measurements:\n" + "  - run: x\n" * 5000]):
+    case(f"calibrate-file-{i}", ["calibrate", "m.yaml"], "m.yaml", files={"m.yaml": text})
+for i, value in enumerate(["", "iteration_time: abc", "iteration_time: -1s", "mfu: 1.5",
+                           "mfu: nan", "tokens_per_s: -3", "peak_memory: 1e400GiB",
+                           "samples_per_s: " + BIG, "iteration_time: 1s\n    mfu: 0.3"]):
+    case(f"calibrate-value-{i}", ["calibrate", "m.yaml"], "m.yaml",
+         files=measurements(value=value))
+case("calibrate-two-values", ["calibrate", "m.yaml"], "m.yaml",
+     files=measurements(value="iteration_time: 1s\n    mfu: 0.3"),
+     message="m.yaml:2:5: measurements[0]: gives both iteration_time and mfu; give exactly one")
+for i, run in enumerate(['""', '"--pp"', '"' + MRUN + ' --tpp 2"', "'" + MRUN + " \"x'",
+                         '"' + MRUN + ' $HOME"', '"' + MRUN + ' ; rm -rf x"',
+                         '"' + MRUN.replace("2 --f", "2147483647 --f") + '"',
+                         '"' + MRUN + " " + ARG + '"',
+                         '"' + MRUN + ' --calibration c.textproto"',
+                         '"' + MRUN.replace("1F1B", "1F1B,GPipe") + '"', '"' + MRUN + ' extra"',
+                         '"' + MRUN + ' --help"', '"--schedule 1F1B --pp 2 --microbatches 2"']):
+    case(f"calibrate-run-{i}", ["calibrate", "m.yaml"], "m.yaml", files=measurements(run=run))
+case("calibrate-run-unknown-flag", ["calibrate", "m.yaml"], "m.yaml",
+     files=measurements(run='"' + MRUN + ' --tpp 2"'),
+     message="m.yaml:2:10: run: --tpp: unknown option; did you mean --pp? see 'ppsim run --help' "
+             "for the valid options")
+case("calibrate-two-gpus", ["calibrate", "m.yaml"], "m.yaml",
+     files={"m.yaml": "measurements:\n  - run: " + MRUN + "\n    iteration_time: 3ms\n"
+                      "  - run: --model gpt3-1.5b --schedule 1F1B --pp 1 --microbatches 2 "
+                      "--platform dgx-a100\n    iteration_time: 3ms\n"})
+case("calibrate-output-is-input", ["calibrate", "m.yaml", "-o", "./m.yaml"], "-o",
+     files=measurements())
+case("calibrate-format", ["calibrate", "m.yaml", "--format", "csv"], "--format",
+     files=measurements())
+# A calibration file given to a run.
+MODEL_RUN = ["run", "--model", "gpt3-1.5b", "--schedule", "1F1B", "--pp", "1", "--microbatches",
+             "2", "--platform", "h100-node", "--engine", "critical-path", "--calibration",
+             "c.textproto"]
+for i, text in enumerate(["", "gpu: \"A100 SXM4 80GB\"\n", "gpu: \"H100 SXM\"\nset: \"bogus=1\"\n",
+                          "gpu: \"H100 SXM\"\nset: \"gpu.matmul_efficiency=7\"\n",
+                          "gpu: \"H100 SXM\"\nset: \"noequals\"\n",
+                          "gpu: \"H100 SXM\"\nscale { path: \"gpu.memory\" factor: 2 }\n",
+                          "gpu: \"H100 SXM\"\nscale { path: \"nic.bandwidth\" factor: 0 }\n",
+                          "gpu: \"H100 SXM\"\nscale { path: \"intra_node.bandwidth\" factor: -inf }\n",
+                          "gpu: \"H100 SXM\"\nmemory_reserve: \"lots\"\n", "gpu: " + BIG + "\n",
+                          "bogus: 1\n", "\x00\xff" * 50]):
+    # Values are located in the file; the file as a whole (unreadable, another GPU) at the flag.
+    where = "c.textproto:" if 2 <= i <= 8 else "--calibration"
+    case(f"calibration-{i}", MODEL_RUN, where, files={"c.textproto": text})
+case("calibration-other-gpu", MODEL_RUN, "--calibration",
+     files={"c.textproto": "gpu: \"A100 SXM4 80GB\"\n"},
+     message="--calibration: c.textproto was fitted on A100 SXM4 80GB; this run's GPU is H100 SXM; "
+             "calibrate on this GPU")
+case("calibration-missing", MODEL_RUN, "--calibration",
+     message="--calibration: c.textproto: cannot read: No such file or directory")
+case("calibration-format", MODEL_RUN[:-1] + ["c.txt"], "--calibration",
+     files={"c.txt": "gpu: x\n"})
 case("platforms-unknown", ["platforms", ARG], "ppsim platforms")
 case("help-unknown", ["help", ARG], "ppsim help")
 case("command-unknown", [ARG], "ppsim:")
