@@ -54,6 +54,7 @@ nlohmann::ordered_json Assumptions(const RunResult& r) {
   nlohmann::ordered_json a;
   a["microbatch_size"] = t.microbatch_size;
   if (r.seq_len > 0) a["seq_len"] = r.seq_len;
+  if (!r.model_notes.empty()) a["model_notes"] = r.model_notes;
   if (r.model.empty() || r.spec.costs.any()) {
     a["costs_per"] = std::string(CostsPerName(r.spec.costs_per));
   }
@@ -130,6 +131,7 @@ std::string AssumptionsLine(const RunResult& r) {
     }
     text += " in seconds (no unit given)";
   }
+  for (const std::string& note : r.model_notes) text += "; model: " + note;
   if (r.metrics.reserve.fixed_bytes > 0 || r.metrics.reserve.activation_fraction > 0) {
     text += ", reserve " + HumanBytes(static_cast<double>(r.metrics.reserve.fixed_bytes)) + " + " +
             HumanPercent(r.metrics.reserve.activation_fraction) + " of activations";
