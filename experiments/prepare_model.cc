@@ -22,8 +22,8 @@ Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
   }
   // A Hugging Face config.json is told by its content (interop/hf_config.h), whatever its name;
   // a file that cannot be read gets ReadConfigFile's message.
-  if (std::string text; ReadFile(spec.model, &text, kMaxConfigBytes, "model").ok() &&
-                        LooksLikeHfConfig(text)) {
+  if (std::string text;
+      ReadFile(spec.model, &text, kMaxConfigBytes, "model").ok() && LooksLikeHfConfig(text)) {
     return ReadHfConfig(text, spec.model, model);
   }
   proto::TransformerModel message;

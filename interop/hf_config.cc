@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/escape.h"
 #include "base/names.h"
@@ -22,15 +21,19 @@ using Json = nlohmann::json;
 enum class Arch { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeepseekV3 };
 
 constexpr NamedValue<Arch> kArchitectures[] = {
-    {"LlamaForCausalLM", Arch::kLlama},          {"MistralForCausalLM", Arch::kMistral},
-    {"MixtralForCausalLM", Arch::kMixtral},      {"Qwen2ForCausalLM", Arch::kQwen2},
-    {"Qwen3ForCausalLM", Arch::kQwen3},          {"Qwen3MoeForCausalLM", Arch::kQwen3Moe},
+    {"LlamaForCausalLM", Arch::kLlama},           {"MistralForCausalLM", Arch::kMistral},
+    {"MixtralForCausalLM", Arch::kMixtral},       {"Qwen2ForCausalLM", Arch::kQwen2},
+    {"Qwen3ForCausalLM", Arch::kQwen3},           {"Qwen3MoeForCausalLM", Arch::kQwen3Moe},
     {"DeepseekV3ForCausalLM", Arch::kDeepseekV3},
 };
 // transformers' model_type of each, for a config without "architectures".
 constexpr NamedValue<Arch> kModelTypes[] = {
-    {"llama", Arch::kLlama},     {"mistral", Arch::kMistral},      {"mixtral", Arch::kMixtral},
-    {"qwen2", Arch::kQwen2},     {"qwen3", Arch::kQwen3},          {"qwen3_moe", Arch::kQwen3Moe},
+    {"llama", Arch::kLlama},
+    {"mistral", Arch::kMistral},
+    {"mixtral", Arch::kMixtral},
+    {"qwen2", Arch::kQwen2},
+    {"qwen3", Arch::kQwen3},
+    {"qwen3_moe", Arch::kQwen3Moe},
     {"deepseek_v3", Arch::kDeepseekV3},
 };
 
@@ -38,15 +41,43 @@ constexpr NamedValue<Arch> kModelTypes[] = {
 // initialisation, token ids, dtypes and caching, and the routers' scoring, grouping and loss
 // weights (the routed work is top-k whatever the scores), and bookkeeping.
 const std::set<std::string>& IgnoredFields() {
-  static const auto* const kFields = new std::set<std::string>{
-      "_name_or_path", "architectures", "attention_dropout", "auto_map", "aux_loss_alpha",
-      "bos_token_id", "dtype", "eos_token_id", "ep_size", "hidden_dropout", "initializer_range",
-      "layer_types", "max_window_layers", "model_type", "n_group", "norm_topk_prob",
-      "output_router_logits", "pad_token_id", "pretraining_tp", "rms_norm_eps", "rope_parameters",
-      "rope_scaling", "rope_theta", "routed_scaling_factor", "router_aux_loss_coef",
-      "router_jitter_noise", "scoring_func", "seq_aux", "tokenizer_class", "topk_group",
-      "topk_method", "torch_dtype", "transformers_version", "use_cache", "use_mrope",
-      "use_sliding_window"};
+  static const auto* const kFields = new std::set<std::string>{"_name_or_path",
+                                                               "architectures",
+                                                               "attention_dropout",
+                                                               "auto_map",
+                                                               "aux_loss_alpha",
+                                                               "bos_token_id",
+                                                               "dtype",
+                                                               "eos_token_id",
+                                                               "ep_size",
+                                                               "hidden_dropout",
+                                                               "initializer_range",
+                                                               "layer_types",
+                                                               "max_window_layers",
+                                                               "model_type",
+                                                               "n_group",
+                                                               "norm_topk_prob",
+                                                               "output_router_logits",
+                                                               "pad_token_id",
+                                                               "pretraining_tp",
+                                                               "rms_norm_eps",
+                                                               "rope_parameters",
+                                                               "rope_scaling",
+                                                               "rope_theta",
+                                                               "routed_scaling_factor",
+                                                               "router_aux_loss_coef",
+                                                               "router_jitter_noise",
+                                                               "scoring_func",
+                                                               "seq_aux",
+                                                               "sliding_window",
+                                                               "tokenizer_class",
+                                                               "topk_group",
+                                                               "topk_method",
+                                                               "torch_dtype",
+                                                               "transformers_version",
+                                                               "use_cache",
+                                                               "use_mrope",
+                                                               "use_sliding_window"};
   return *kFields;
 }
 
@@ -119,6 +150,11 @@ class Fields {
     return it == config_.end() || it->is_null() ? nullptr : &*it;
   }
   bool Has(const std::string& field) { return Get(field) != nullptr; }
+  // The same without marking it read.
+  const Json* Peek(const std::string& field) const {
+    const auto it = config_.find(field);
+    return it == config_.end() || it->is_null() ? nullptr : &*it;
+  }
 
   // A whole number in [minimum, maximum]; `fallback` when absent (required without one).
   int64_t Int(const std::string& field, int64_t minimum, int64_t maximum,
@@ -171,7 +207,7 @@ class Fields {
   std::vector<std::string> Ignored() const {
     std::vector<std::string> names;
     for (const auto& [key, value] : config_.items()) {
-      if (IgnoredFields().count(key)) names.push_back(key);
+      if (!read_.count(key) && IgnoredFields().count(key)) names.push_back(key);
     }
     return names;
   }
@@ -200,9 +236,10 @@ std::optional<Arch> ArchitectureOf(Fields* fields) {
   for (const auto& entry : kArchitectures) valid.emplace_back(entry.name);
   if (const Json* list = fields->Get("architectures")) {
     if (!list->is_array() || list->size() != 1 || !(*list)[0].is_string()) {
-      fields->Error("architectures", Describe(*list) + (list->is_array() ? " of " +
-                                                        std::to_string(list->size()) : "") +
-                                         "; give a list of one name: " + JoinNames(valid));
+      fields->Error("architectures",
+                    Describe(*list) +
+                        (list->is_array() ? " of " + std::to_string(list->size()) : "") +
+                        "; give a list of one name: " + JoinNames(valid));
       return std::nullopt;
     }
     const std::string name = (*list)[0].get<std::string>();
@@ -267,8 +304,9 @@ void ReadExperts(Arch arch, Fields* fields, proto::TransformerModel* model) {
     if (const Json* shared = fields->Get("shared_expert_intermediate_size");
         shared != nullptr && !(shared->is_number_integer() && shared->get<int64_t>() == 0)) {
       fields->Error("shared_expert_intermediate_size",
-                    shared->dump() + ": Qwen3-MoE's layers have no shared expert (Qwen2-MoE's "
-                                     "do, another architecture); valid: 0 or absent");
+                    shared->dump() +
+                        ": Qwen3-MoE's layers have no shared expert (Qwen2-MoE's "
+                        "do, another architecture); valid: 0 or absent");
     }
     // A layer i is sparse unless it is in mlp_only_layers or (i + 1) % decoder_sparse_step != 0:
     // ppsim's dense layers are the first ones, so only a prefix of dense layers is modelled.
@@ -325,17 +363,21 @@ void ReadMla(Fields* fields, proto::TransformerModel* model) {
 
 // The notes of what the config states that is not modelled.
 void StatedAssumptions(Arch arch, Fields* fields, std::vector<std::string>* notes) {
-  if (const Json* window = fields->Get("sliding_window");
+  // Mistral's and Mixtral's windows apply when set; Qwen's only with use_sliding_window true.
+  const Json* use = fields->Peek("use_sliding_window");
+  if (const Json* window = fields->Peek("sliding_window");
       window != nullptr && (arch == Arch::kMistral || arch == Arch::kMixtral ||
-                            fields->Bool("use_sliding_window", false))) {
+                            (use != nullptr && use->is_boolean() && use->get<bool>()))) {
+    fields->Get("sliding_window");
+    fields->Get("use_sliding_window");
     notes->push_back("sliding_window " + window->dump() +
                      ": attention modelled as full causal attention (the same up to that many "
                      "tokens)");
   }
   if (arch == Arch::kDeepseekV3) {
     if (const int64_t mtp = fields->Int("num_nextn_predict_layers", 0, kMaxLayers, 0); mtp > 0) {
-      notes->push_back("MTP layers not modelled (num_nextn_predict_layers " +
-                       std::to_string(mtp) + ": the multi-token-prediction module's layers, "
+      notes->push_back("MTP layers not modelled (num_nextn_predict_layers " + std::to_string(mtp) +
+                       ": the multi-token-prediction module's layers, "
                        "parameters and FLOPs are left out)");
     }
   }
@@ -351,8 +393,9 @@ void Convert(Arch arch, Fields* fields, proto::TransformerModel* model,
   model->set_norm(proto::TransformerModel::RMSNORM);
   if (const Json* act = fields->Get("hidden_act");
       act != nullptr && !(act->is_string() && act->get<std::string>() == "silu")) {
-    fields->Error("hidden_act", Describe(*act) + " is not modelled (ppsim's gated MLP is "
-                                                 "SwiGLU); valid: \"silu\"");
+    fields->Error("hidden_act", Describe(*act) +
+                                    " is not modelled (ppsim's gated MLP is "
+                                    "SwiGLU); valid: \"silu\"");
   }
   model->set_hidden(fields->Int("hidden_size", 1, kMaxWidth));
   model->set_ffn_hidden(fields->Int("intermediate_size", 1, kMaxWidth));
@@ -371,7 +414,7 @@ void Convert(Arch arch, Fields* fields, proto::TransformerModel* model,
   const std::string bias_reason = "biases on the attention's output projection";
   switch (arch) {
     case Arch::kQwen2:
-      model->set_qkv_bias(true);  // Qwen2Attention: q, k, v with bias=True, o without
+      model->set_qkv_bias(true);      // Qwen2Attention: q, k, v with bias=True, o without
       fields->Get("attention_bias");  // not read by Qwen2's classes
       break;
     case Arch::kQwen3:

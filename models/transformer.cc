@@ -15,10 +15,14 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// MHA's channels per head: head_dim, or hidden / heads when it is 0 (a spec built in code).
+int64_t HeadDim(const TransformerSpec& spec) {
+  return spec.head_dim > 0 ? spec.head_dim : spec.hidden / spec.heads;
+}
 // Width of the K (or V) projection: head size times KV heads (MHA).
-int64_t KvWidth(const TransformerSpec& spec) { return spec.head_dim * spec.kv_heads; }
+int64_t KvWidth(const TransformerSpec& spec) { return HeadDim(spec) * spec.kv_heads; }
 // Width of the queries and of the context (the output projection's input): a d (MHA).
-int64_t QueryWidth(const TransformerSpec& spec) { return spec.head_dim * spec.heads; }
+int64_t QueryWidth(const TransformerSpec& spec) { return HeadDim(spec) * spec.heads; }
 
 // LayerNorm has a weight and a bias, RMSNorm a weight.
 int64_t FinalNormParameters(const TransformerSpec& spec) {
@@ -47,7 +51,7 @@ int64_t AttentionParameters(const TransformerSpec& spec) {
   const int64_t q = QueryWidth(spec);
   const int64_t matrices = h * (q + 2 * kv) + q * h;
   if (!spec.swiglu) return matrices + (q + 2 * kv) + h;
-  return matrices + (spec.qkv_bias ? q + 2 * kv : 0) + (spec.qk_norm ? 2 * spec.head_dim : 0);
+  return matrices + (spec.qkv_bias ? q + 2 * kv : 0) + (spec.qk_norm ? 2 * HeadDim(spec) : 0);
 }
 
 // An MLP of f channels: SwiGLU's gate, up and down 3hf; GELU's two matmuls with biases.
@@ -279,13 +283,12 @@ AttentionWidths AttentionWidthsOf(const TransformerSpec& spec) {
     w.query = w.key = spec.heads * w.qk_head_dim;
     w.value = w.context = spec.heads * w.v_head_dim;
   } else {
-    w.qk_head_dim = w.v_head_dim = spec.head_dim;
+    w.qk_head_dim = w.v_head_dim = HeadDim(spec);
     w.query = w.context = QueryWidth(spec);
     w.key = w.value = KvWidth(spec);
   }
   return w;
 }
-
 
 Status ParseDtype(std::string_view what, std::string_view text, Dtype* dtype) {
   return ParseNamed(kDtypes, "value", what, text, dtype, /*ignore_case=*/true);

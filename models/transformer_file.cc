@@ -40,7 +40,6 @@ const PresetTable& Presets() {
   return *kTable;
 }
 
-
 }  // namespace
 
 Status ReadTransformerPresetFile(const EmbeddedFile& file, TransformerSpec* spec) {
@@ -150,8 +149,8 @@ void CheckShape(const proto::TransformerModel& model, ModelErrors* errors) {
   // and value.
   const bool mla = IsMla(model);
   // With head_dim given, the heads' width a d is the file's and need not be hidden.
-  if (errors->InRange("heads", model.heads(), 1) && hidden_ok && !mla &&
-      model.head_dim() == 0 && model.hidden() % model.heads() != 0) {
+  if (errors->InRange("heads", model.heads(), 1) && hidden_ok && !mla && model.head_dim() == 0 &&
+      model.hidden() % model.heads() != 0) {
     errors->Add("heads", std::to_string(model.heads()) + " does not divide hidden " +
                              std::to_string(model.hidden()));
   }
@@ -183,8 +182,8 @@ void CheckShape(const proto::TransformerModel& model, ModelErrors* errors) {
     case proto::TransformerModel::RMSNORM:
       break;
     default:
-      errors->Add("norm", "unknown value " + std::to_string(model.norm()) +
-                              "; valid: LAYERNORM, RMSNORM");
+      errors->Add("norm",
+                  "unknown value " + std::to_string(model.norm()) + "; valid: LAYERNORM, RMSNORM");
   }
 }
 
@@ -192,15 +191,17 @@ void CheckShape(const proto::TransformerModel& model, ModelErrors* errors) {
 void CheckHeads(const proto::TransformerModel& model, ModelErrors* errors) {
   const bool mla = IsMla(model);
   if (mla && model.head_dim() != 0) {
-    errors->Add("head_dim", "applies with attention MHA only (MLA's heads have qk_nope_head_dim, "
-                            "qk_rope_head_dim and v_head_dim); got " +
-                                std::to_string(model.head_dim()));
+    errors->Add("head_dim",
+                "applies with attention MHA only (MLA's heads have qk_nope_head_dim, "
+                "qk_rope_head_dim and v_head_dim); got " +
+                    std::to_string(model.head_dim()));
   } else {
     errors->InRange("head_dim", model.head_dim(), 0);
   }
   if (model.qkv_bias() && model.mlp() == proto::TransformerModel::GELU) {
-    errors->Add("qkv_bias", "GELU layers have biases on every linear layer already; drop it or "
-                            "give mlp SWIGLU");
+    errors->Add("qkv_bias",
+                "GELU layers have biases on every linear layer already; drop it or "
+                "give mlp SWIGLU");
   } else if (model.qkv_bias() && mla) {
     errors->Add("qkv_bias", "applies with attention MHA only");
   }
@@ -346,6 +347,5 @@ Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLo
   *spec = SpecOf(model, model.name().empty() ? locations.Where("name") : model.name());
   return Status();
 }
-
 
 }  // namespace ppsim
