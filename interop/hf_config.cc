@@ -1,6 +1,7 @@
 #include "interop/hf_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -121,7 +122,7 @@ std::string LineColumn(std::string_view text, size_t offset) {
 std::string Describe(const Json& value) {
   switch (value.type()) {
     case Json::value_t::string:
-      return "a string (" + Quoted(value.get<std::string>()) + ")";
+      return "a string (" + value.dump() + ")";
     case Json::value_t::boolean:
       return value.get<bool>() ? "true" : "false";
     case Json::value_t::number_float:
@@ -162,6 +163,16 @@ class Fields {
     const Json* value = Get(field);
     if (value == nullptr) {
       if (!fallback) Error(field, "missing; give a whole number from " + Range(minimum, maximum));
+      return fallback.value_or(0);
+    }
+    // A whole number beyond 64 bits is read as a double (1e+20): out of range, not a fraction.
+    if (value->is_number_float() && std::isfinite(value->get<double>()) &&
+        std::floor(value->get<double>()) == value->get<double>() &&
+        std::abs(value->get<double>()) > 9e18) {
+      Error(field,
+            std::string(value->get<double>() < 0 ? "must be at least " + std::to_string(minimum)
+                                                 : "must be at most " + std::to_string(maximum)) +
+                "; got " + value->dump());
       return fallback.value_or(0);
     }
     if (!value->is_number_integer()) {
