@@ -131,11 +131,12 @@ std::string AssumptionsLine(const RunResult& r) {
     }
     text += " in seconds (no unit given)";
   }
-  for (const std::string& note : r.model_notes) text += "; model: " + note;
   if (r.metrics.reserve.fixed_bytes > 0 || r.metrics.reserve.activation_fraction > 0) {
     text += ", reserve " + HumanBytes(static_cast<double>(r.metrics.reserve.fixed_bytes)) + " + " +
             HumanPercent(r.metrics.reserve.activation_fraction) + " of activations";
   }
+  // What the model file stated that ppsim ignores or does not model, last.
+  for (const std::string& note : r.model_notes) text += "; model: " + note;
   return text;
 }
 

@@ -284,8 +284,8 @@ int64_t SequenceLength(Fields* fields, std::vector<std::string>* notes) {
       scaling->contains("original_max_position_embeddings")) {
     const Json& value = (*scaling)["original_max_position_embeddings"];
     if (value.is_number_integer() && value.get<int64_t>() >= 1 && value.get<int64_t>() <= kMaxSeq) {
-      notes->push_back("sequence length " + value.dump() +
-                       ": rope_scaling.original_max_position_embeddings (the pre-training "
+      notes->push_back("default sequence length " + value.dump() +
+                       " from rope_scaling.original_max_position_embeddings (the pre-training "
                        "context; max_position_embeddings is the extended one; --seq-len "
                        "overrides)");
       fields->Get("max_position_embeddings");
@@ -297,8 +297,8 @@ int64_t SequenceLength(Fields* fields, std::vector<std::string>* notes) {
   }
   const int64_t seq = fields->Int("max_position_embeddings", 1, kMaxSeq);
   if (seq > 0) {
-    notes->push_back("sequence length " + std::to_string(seq) +
-                     ": max_position_embeddings (--seq-len overrides)");
+    notes->push_back("default sequence length " + std::to_string(seq) +
+                     " from max_position_embeddings (--seq-len overrides)");
   }
   return seq;
 }

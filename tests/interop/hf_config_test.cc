@@ -191,7 +191,8 @@ TEST(HfConfig, DeepSeekV3) {
 TEST(HfConfig, NotesListIgnoredFields) {
   const TransformerSpec s = Read("qwen2.5-7b.json");
   ASSERT_EQ(s.notes.size(), 2u);
-  EXPECT_EQ(s.notes[0], "sequence length 131072: max_position_embeddings (--seq-len overrides)");
+  EXPECT_EQ(s.notes[0],
+            "default sequence length 131072 from max_position_embeddings (--seq-len overrides)");
   EXPECT_EQ(s.notes[1],
             "ignored (no effect on the cost): attention_dropout, bos_token_id, eos_token_id, "
             "initializer_range, max_window_layers, model_type, rms_norm_eps, rope_theta, "
