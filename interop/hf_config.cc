@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "base/escape.h"
@@ -445,6 +446,40 @@ void Convert(Arch arch, Fields* fields, proto::TransformerModel* model,
   StatedAssumptions(arch, fields, notes);
 }
 
+// The model checks' messages ("SOURCE: layers: ...") in the config's own field names.
+std::string InHfTerms(const std::string& messages, const std::string& source) {
+  static constexpr std::pair<const char*, const char*> kNames[] = {
+      {"layers", "num_hidden_layers"},
+      {"hidden", "hidden_size"},
+      {"ffn_hidden", "intermediate_size"},
+      {"heads", "num_attention_heads"},
+      {"kv_heads", "num_key_value_heads"},
+      {"vocab", "vocab_size"},
+      {"seq_len", "max_position_embeddings"},
+      {"experts", "num_experts (num_local_experts, n_routed_experts)"},
+      {"experts_per_token", "num_experts_per_tok"},
+      {"expert_ffn_hidden", "moe_intermediate_size"},
+      {"first_dense_layers", "first_k_dense_replace (mlp_only_layers)"},
+  };
+  std::string out;
+  size_t start = 0;
+  while (start <= messages.size()) {
+    size_t end = messages.find('\n', start);
+    if (end == std::string::npos) end = messages.size();
+    std::string line = messages.substr(start, end - start);
+    for (const auto& [ours, theirs] : kNames) {
+      const std::string prefix = source + ": " + ours + ": ";
+      if (line.rfind(prefix, 0) == 0) {
+        line = source + ": " + theirs + ": " + line.substr(prefix.size());
+        break;
+      }
+    }
+    out += (out.empty() ? "" : "\n") + line;
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 bool LooksLikeHfConfig(std::string_view text) {
@@ -498,7 +533,9 @@ Status ReadHfConfig(std::string_view text, const std::string& source, Transforme
   }
   ConfigLocations locations;
   locations.set_source(source);
-  RETURN_IF_ERROR(TransformerFromProto(model, locations, spec));
+  if (const Status status = TransformerFromProto(model, locations, spec); !status.ok()) {
+    return Status::InvalidInput(InHfTerms(status.message(), source));
+  }
   spec->notes = std::move(notes);
   return Status();
 }

@@ -375,7 +375,9 @@ for name, text, message in [
         ("truncated", HF + '"hidden_size": 6', None),
         ("huge-hidden", HF + '"hidden_size": 99999999999999999999}',
          "config.json: hidden_size: must be at most 16777216; got 1e+20"),
-        ("huge-hidden-2", HF + '"hidden_size": 16777216, "num_hidden_layers": 100000}', None),
+        ("huge-hidden-2", HF + '"hidden_size": 16777216, "num_hidden_layers": 100000}',
+         "config.json: num_hidden_layers: the model's sizes allow up to 4.5e+20 parameters; "
+         "counts are kept up to 2^60"),
         ("deep", '{"model_type": "llama", "x": ' + "[" * 5000 + "]" * 5000 + "}", None),
         ("not-object", '["architectures", "model_type"]', None)]:
     case(f"hf-config-{name}", ["model", "--model", "config.json"], "config.json",

@@ -240,6 +240,16 @@ TEST(HfConfig, Errors) {
             "expected '[', '{', or a literal; a Hugging Face config.json is one JSON object");
 }
 
+TEST(HfConfig, ModelChecksSpeakTheConfigsNames) {
+  // heads must divide hidden_size without head_dim; the message names the config's fields.
+  EXPECT_EQ(Error(std::string(kTiny) + R"(, "num_attention_heads": 6})"),
+            "config.json: num_attention_heads: 6 does not divide hidden 64");
+  EXPECT_EQ(
+      Error(std::string(kTiny) + R"(, "hidden_size": 16777216, "num_hidden_layers": 100000})"),
+      "config.json: num_hidden_layers: the model's sizes allow up to 4.5e+20 parameters; "
+      "counts are kept up to 2^60");
+}
+
 TEST(HfConfig, ExpertLayoutsPpsimCannotModel) {
   const std::string moe =
       R"({"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 64, "intermediate_size": 128,
