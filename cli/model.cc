@@ -158,6 +158,7 @@ std::string ModelJson(const TransformerSpec& model, const PlatformSpec& platform
     j["ep"] = setup.layout.ep;
     j["experts_per_gpu"] = model.experts / setup.layout.ep;
   }
+  if (!model.notes.empty()) j["model_notes"] = model.notes;
   j["gpu"] = platform.gpu.name;
   j["cost_model"] = efficiency > 0 ? "efficiency" : "ops";
   if (efficiency > 0) {
@@ -272,7 +273,10 @@ std::string ModelTable(const TransformerSpec& model, const PlatformSpec& platfor
                     "tensor-parallel group, per microbatch of " +
                     std::to_string(setup.microbatch_size) + " x " + std::to_string(setup.seq_len) +
                     " tokens\n" + ActivatedText(model, setup) + GpuText(platform, gpu, efficiency) +
-                    "\n\n";
+                    "\n";
+  // What the model's source stated that ppsim ignores or does not model (a Hugging Face config).
+  for (const std::string& note : model.notes) out += "model: " + note + "\n";
+  out += "\n";
   std::vector<std::vector<std::string>> rows = {{"stage", "layers", "parameters", "F", "I", "W",
                                                  "activation", "activation W", "message",
                                                  "static", "optimizer"}};

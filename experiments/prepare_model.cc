@@ -1,7 +1,9 @@
 // PrepareRun's model phase and the model's pieces other commands use (experiments/run_phases.h).
+#include "base/files.h"
 #include "base/names.h"
 #include "config/config_file.h"
 #include "experiments/run_phases.h"
+#include "interop/hf_config.h"
 
 namespace ppsim {
 
@@ -17,6 +19,12 @@ Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
     for (const TransformerSpec& preset : TransformerPresets()) names.push_back(preset.name);
     return spec.where->Invalid("model", UnknownName("model", spec.model, names,
                                                     "or a model file (.textproto, .json, .yaml)"));
+  }
+  // A Hugging Face config.json is told by its content (interop/hf_config.h), whatever its name;
+  // a file that cannot be read gets ReadConfigFile's message.
+  if (std::string text;
+      ReadFile(spec.model, &text, kMaxConfigBytes, "model").ok() && LooksLikeHfConfig(text)) {
+    return ReadHfConfig(text, spec.model, model);
   }
   proto::TransformerModel message;
   ConfigLocations locations;

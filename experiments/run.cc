@@ -72,6 +72,7 @@ Status ExecuteRun(const PreparedRun& run, RunResult* result, Timeline* timeline_
                                    memory.capacity_bytes, memory.reserve);
   if (link_figures) ComputeLinkMetrics(run.graph, run.platform, timeline, &result->metrics);
   result->model = run.model;
+  result->model_notes = run.transformer.notes;
   result->model_flops = run.model_flops;
   result->hardware_flops = run.hardware_flops;
   result->gpu = run.gpu;

@@ -145,6 +145,8 @@ struct RunResult {
   int32_t num_microbatches = 0;
   std::string platform;
   std::string model;  // the model's name, empty without --model
+  // What the model's source stated that ppsim ignores or does not model (TransformerSpec::notes).
+  std::vector<std::string> model_notes;
   // With --model: model FLOPs of the iteration (forward and backward, without recompute) and
   // MFU = model FLOPs / (makespan x GPUs x peak FLOP/s of the dtype).
   double model_flops = 0;

@@ -54,6 +54,7 @@ nlohmann::ordered_json Assumptions(const RunResult& r) {
   nlohmann::ordered_json a;
   a["microbatch_size"] = t.microbatch_size;
   if (r.seq_len > 0) a["seq_len"] = r.seq_len;
+  if (!r.model_notes.empty()) a["model_notes"] = r.model_notes;
   if (r.model.empty() || r.spec.costs.any()) {
     a["costs_per"] = std::string(CostsPerName(r.spec.costs_per));
   }
@@ -134,6 +135,8 @@ std::string AssumptionsLine(const RunResult& r) {
     text += ", reserve " + HumanBytes(static_cast<double>(r.metrics.reserve.fixed_bytes)) + " + " +
             HumanPercent(r.metrics.reserve.activation_fraction) + " of activations";
   }
+  // What the model file stated that ppsim ignores or does not model, last.
+  for (const std::string& note : r.model_notes) text += "; model: " + note;
   return text;
 }
 

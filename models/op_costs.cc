@@ -97,7 +97,8 @@ class OpList {
 
 // The model's sizes on one GPU, as doubles (their products overflow nothing).
 struct Dims {
-  double b, s, tokens, tokens_r, t, cp, h, kv, f, heads, head_dim, vocab_shard;
+  // kv: the K (or V) width k d; q: the queries' and the context's a d (h unless head_dim is set).
+  double b, s, tokens, tokens_r, t, cp, h, q, kv, f, heads, head_dim, vocab_shard;
   bool gpt;
   // Attention: queries' and keys' channels per head, values' (both head_dim for MHA).
   double qk_head, v_head;
@@ -118,13 +119,14 @@ Dims DimsOf(const TransformerSpec& spec, const TrainingSetup& setup) {
   d.tokens = d.b * d.s / setup.layout.cp;  // this GPU's tokens (context parallelism: s/c of each)
   d.tokens_r = setup.sequence_parallel ? d.tokens / d.t : d.tokens;
   d.h = static_cast<double>(spec.hidden);
-  d.kv = static_cast<double>(spec.hidden / spec.heads * spec.kv_heads);
+  const AttentionWidths widths = AttentionWidthsOf(spec);
+  d.q = static_cast<double>(widths.query);
+  d.kv = static_cast<double>(widths.key);
   d.f = static_cast<double>(spec.ffn_hidden);
   d.heads = static_cast<double>(spec.heads / setup.layout.tp);
-  d.head_dim = static_cast<double>(spec.hidden / spec.heads);
+  d.head_dim = static_cast<double>(widths.qk_head_dim);
   d.vocab_shard = static_cast<double>((spec.vocab + setup.layout.tp - 1) / setup.layout.tp);
   d.gpt = !spec.swiglu;
-  const AttentionWidths widths = AttentionWidthsOf(spec);
   d.qk_head = static_cast<double>(widths.qk_head_dim);
   d.v_head = static_cast<double>(widths.v_head_dim);
   d.mla = spec.mla;
@@ -153,7 +155,7 @@ void AttentionOps(const Dims& d, bool flash, bool backward, OpList* ops) {
       qkvo = 2 * d.tokens * d.heads * (2 * d.qk_head + 2 * d.v_head);
     } else {
       forward_flops = 2 * batch * d.head_dim * d.s * (d.s + 1) / d.cp;
-      qkvo = 2 * d.tokens * (2 * d.h + 2 * d.kv) / d.t;
+      qkvo = 2 * d.tokens * (2 * d.q + 2 * d.kv) / d.t;
     }
     if (backward) {
       ops->Attention("attention", 2.5 * forward_flops, 2 * qkvo);
@@ -207,10 +209,10 @@ void AttentionPartForward(const Dims& d, bool flash, OpList* ops) {
     AttentionOps(d, flash, /*backward=*/false, ops);
     ops->Weight("proj", OpPass::kForward, d.tokens, d.h, d.heads * d.v_head);
   } else {
-    ops->Weight("qkv", OpPass::kForward, d.tokens, (d.h + 2 * d.kv) / d.t, d.h);
-    if (!d.gpt) ops->Memory("rotary", 4 * d.tokens * (d.h + d.kv) / d.t);
+    ops->Weight("qkv", OpPass::kForward, d.tokens, (d.q + 2 * d.kv) / d.t, d.h);
+    if (!d.gpt) ops->Memory("rotary", 4 * d.tokens * (d.q + d.kv) / d.t);
     AttentionOps(d, flash, /*backward=*/false, ops);
-    ops->Weight("proj", OpPass::kForward, d.tokens, d.h, d.h / d.t);
+    ops->Weight("proj", OpPass::kForward, d.tokens, d.h, d.q / d.t);
   }
   ops->Memory("residual 1", (d.gpt ? 7 : 6) * d.tokens_r * d.h);
 }
@@ -235,10 +237,10 @@ void AttentionPartInputGrads(const Dims& d, bool flash, OpList* ops) {
       ops->Weight("q", OpPass::kBackwardInput, d.tokens, qk, d.h);
     }
   } else {
-    ops->Weight("proj", OpPass::kBackwardInput, d.tokens, d.h, d.h / d.t);
+    ops->Weight("proj", OpPass::kBackwardInput, d.tokens, d.h, d.q / d.t);
     AttentionOps(d, flash, /*backward=*/true, ops);
-    if (!d.gpt) ops->Memory("rotary", 4 * d.tokens * (d.h + d.kv) / d.t);
-    ops->Weight("qkv", OpPass::kBackwardInput, d.tokens, (d.h + 2 * d.kv) / d.t, d.h);
+    if (!d.gpt) ops->Memory("rotary", 4 * d.tokens * (d.q + d.kv) / d.t);
+    ops->Weight("qkv", OpPass::kBackwardInput, d.tokens, (d.q + 2 * d.kv) / d.t, d.h);
   }
   ops->Memory("norm 1", 6 * d.tokens_r * d.h);
 }
@@ -258,8 +260,8 @@ void AttentionPartWeightGrads(const Dims& d, OpList* ops) {
       ops->Weight("q", OpPass::kBackwardWeight, d.tokens, qk, d.h);
     }
   } else {
-    ops->Weight("proj", OpPass::kBackwardWeight, d.tokens, d.h, d.h / d.t);
-    ops->Weight("qkv", OpPass::kBackwardWeight, d.tokens, (d.h + 2 * d.kv) / d.t, d.h);
+    ops->Weight("proj", OpPass::kBackwardWeight, d.tokens, d.h, d.q / d.t);
+    ops->Weight("qkv", OpPass::kBackwardWeight, d.tokens, (d.q + 2 * d.kv) / d.t, d.h);
   }
 }
 

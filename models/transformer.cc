@@ -15,12 +15,18 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Width of the K (or V) projection: head size times KV heads.
-int64_t KvWidth(const TransformerSpec& spec) { return spec.hidden / spec.heads * spec.kv_heads; }
+// MHA's channels per head: head_dim, or hidden / heads when it is 0 (a spec built in code).
+int64_t HeadDim(const TransformerSpec& spec) {
+  return spec.head_dim > 0 ? spec.head_dim : spec.hidden / spec.heads;
+}
+// Width of the K (or V) projection: head size times KV heads (MHA).
+int64_t KvWidth(const TransformerSpec& spec) { return HeadDim(spec) * spec.kv_heads; }
+// Width of the queries and of the context (the output projection's input): a d (MHA).
+int64_t QueryWidth(const TransformerSpec& spec) { return HeadDim(spec) * spec.heads; }
 
 // LayerNorm has a weight and a bias, RMSNorm a weight.
 int64_t FinalNormParameters(const TransformerSpec& spec) {
-  return spec.swiglu ? spec.hidden : 2 * spec.hidden;
+  return spec.rmsnorm ? spec.hidden : 2 * spec.hidden;
 }
 
 // A layer's attention: MHA's Q, K, V and output projections (GPT: with their biases), or MLA's
@@ -39,9 +45,13 @@ int64_t AttentionParameters(const TransformerSpec& spec) {
                        spec.kv_lora_rank * a * (spec.qk_nope_head_dim + spec.v_head_dim);
     return q + kv + a * spec.v_head_dim * h;
   }
+  // MHA: Q h x a d, K and V h x k d, output a d x h; GPT's biases on all four, or a SwiGLU
+  // layer's Q, K and V biases (Qwen2); Qwen3's RMSNorms of a head's queries and keys, d each.
   const int64_t kv = KvWidth(spec);
-  if (spec.swiglu) return h * (h + 2 * kv) + h * h;
-  return h * (h + 2 * kv) + (h + 2 * kv) + h * h + h;
+  const int64_t q = QueryWidth(spec);
+  const int64_t matrices = h * (q + 2 * kv) + q * h;
+  if (!spec.swiglu) return matrices + (q + 2 * kv) + h;
+  return matrices + (spec.qkv_bias ? q + 2 * kv : 0) + (spec.qk_norm ? 2 * HeadDim(spec) : 0);
 }
 
 // An MLP of f channels: SwiGLU's gate, up and down 3hf; GELU's two matmuls with biases.
@@ -52,33 +62,6 @@ int64_t MlpParameters(const TransformerSpec& spec, int64_t f) {
 
 // The two norms of a layer (before the attention and before the MLP).
 int64_t LayerNormParameters(const TransformerSpec& spec) { return 2 * FinalNormParameters(spec); }
-
-// The presets: models/presets/NAME.textproto (each citing its sources), embedded at build time,
-// read as a user's model file is (ParseConfig, then TransformerFromProto), all at once on first
-// use. A file that does not load is a bug in this build: it is left out of the lists and
-// TransformerPresetsStatus reports it.
-struct PresetTable {
-  std::vector<TransformerSpec> presets;
-  Status status;
-};
-
-const PresetTable& Presets() {
-  static const PresetTable* const kTable = [] {
-    auto* table = new PresetTable;
-    std::string errors;
-    for (const EmbeddedFile& file : TransformerPresetFiles()) {
-      TransformerSpec spec;
-      if (const Status status = ReadTransformerPresetFile(file, &spec); !status.ok()) {
-        errors += (errors.empty() ? "" : "\n") + status.message();
-      } else {
-        table->presets.push_back(std::move(spec));
-      }
-    }
-    if (!errors.empty()) table->status = Status::Internal(std::move(errors));
-    return table;
-  }();
-  return *kTable;
-}
 
 constexpr NamedValue<Dtype> kDtypes[] = {
     {"bf16", Dtype::kBf16},
@@ -112,6 +95,7 @@ LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& se
   const double h = static_cast<double>(spec.hidden);
   const double f = static_cast<double>(spec.ffn_hidden);
   const double kv = static_cast<double>(KvWidth(spec));
+  const double q = static_cast<double>(QueryWidth(spec));
   const double t = static_cast<double>(setup.layout.tp);
   double attention_weights = 0;
   if (spec.mla) {
@@ -120,14 +104,14 @@ LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& se
     const double qk = a * static_cast<double>(spec.qk_nope_head_dim + spec.qk_rope_head_dim);
     const double q_lora = static_cast<double>(spec.q_lora_rank);
     const double kv_lora = static_cast<double>(spec.kv_lora_rank);
-    const double q = spec.q_lora_rank > 0 ? h * q_lora + q_lora * qk : h * qk;
+    const double queries = spec.q_lora_rank > 0 ? h * q_lora + q_lora * qk : h * qk;
     const double kv_a = h * (kv_lora + static_cast<double>(spec.qk_rope_head_dim));
     const double kv_b = kv_lora * a * static_cast<double>(spec.qk_nope_head_dim + spec.v_head_dim);
     const double output = a * static_cast<double>(spec.v_head_dim) * h;
-    attention_weights = 2 * b * s * (q + kv_a + kv_b + output);
+    attention_weights = 2 * b * s * (queries + kv_a + kv_b + output);
   } else {
-    const double qkv = 2 * b * s * h * (h + 2 * kv);
-    const double projection = 2 * b * s * h * h;
+    const double qkv = 2 * b * s * h * (q + 2 * kv);
+    const double projection = 2 * b * s * q * h;
     attention_weights = qkv + projection;
   }
   double mlp = 0;
@@ -145,12 +129,12 @@ LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& se
   flops.attention_weights = attention_weights / t / c;
   flops.mlp_weights = mlp / t / c;
   flops.weights = (attention_weights + mlp) / t / c;
-  // Scores (QK^T) and context (PV) over all s^2 pairs: 2bs^2 a(d_qk + d_v), 4bs^2h for MHA.
+  // Scores (QK^T) and context (PV) over all s^2 pairs: 2bs^2 a(d_qk + d_v), 4bs^2 ad for MHA.
   if (spec.mla) {
     const AttentionWidths w = AttentionWidthsOf(spec);
     flops.attention = 2 * b * s * s * static_cast<double>(w.query + w.context) / t / c;
   } else {
-    flops.attention = 4 * b * s * s * h / t / c;
+    flops.attention = 4 * b * s * s * q / t / c;
   }
   return flops;
 }
@@ -170,6 +154,7 @@ LayerActivations LayerActivationBytes(const TransformerSpec& spec, const Trainin
   const int64_t sb = setup.seq_len / setup.layout.cp * setup.microbatch_size;  // this GPU's tokens
   const int64_t h_t = spec.hidden / t;
   const int64_t kv_t = KvWidth(spec) / t;
+  const int64_t q_t = QueryWidth(spec) / t;
   const int64_t f_t = spec.ffn_hidden / t;
   const int64_t a_t = spec.heads / t;
   const bool gpt = !spec.swiglu;
@@ -183,8 +168,8 @@ LayerActivations LayerActivationBytes(const TransformerSpec& spec, const Trainin
   int64_t replicated = sb * (setup.sequence_parallel ? h_t : spec.hidden) * replicated_per_sbh;
   // Inside it, per token: Q, K, V and the attention output; for W, QKV's output gradient and the
   // projection's input.
-  int64_t attention = 2 * h_t + 4 * kv_t + 2 * h_t;
-  int64_t attention_w = 2 * (h_t + 2 * kv_t) + 2 * h_t;
+  int64_t attention = 2 * q_t + 4 * kv_t + 2 * q_t;
+  int64_t attention_w = 2 * (q_t + 2 * kv_t) + 2 * q_t;
   // MLA's latents, per token of the replicated region: q_a's output and its norm's (q_b's
   // input), kv_a's output (with the shared rotary key) and its norm's (kv_b's input); for W,
   // q_a's and kv_a's output gradients and q_b's and kv_b's inputs.
@@ -298,260 +283,11 @@ AttentionWidths AttentionWidthsOf(const TransformerSpec& spec) {
     w.query = w.key = spec.heads * w.qk_head_dim;
     w.value = w.context = spec.heads * w.v_head_dim;
   } else {
-    w.qk_head_dim = w.v_head_dim = spec.hidden / spec.heads;
-    w.query = w.context = spec.hidden;
+    w.qk_head_dim = w.v_head_dim = HeadDim(spec);
+    w.query = w.context = QueryWidth(spec);
     w.key = w.value = KvWidth(spec);
   }
   return w;
-}
-
-Status ReadTransformerPresetFile(const EmbeddedFile& file, TransformerSpec* spec) {
-  const std::string name(EmbeddedFileStem(file));
-  const std::string path = "models/" + std::string(file.name);
-  proto::TransformerModel model;
-  ConfigLocations locations;
-  Status status = ParseConfig(file.bytes, ConfigFormat::kTextProto, path, &model, &locations);
-  std::string errors;
-  if (status.ok()) {
-    if (model.name() != name) {
-      errors = locations.Where("name") + ": name: " + Quoted(model.name()) +
-               " differs from the file's name, " + name + "\n";
-    }
-    status = TransformerFromProto(model, locations, spec);
-  }
-  if (!status.ok()) errors += status.message() + "\n";
-  if (errors.empty()) return Status();
-  errors.pop_back();
-  return Status::Internal("the model preset " + name +
-                          " does not load (a bug in this build of ppsim):\n" + errors);
-}
-
-const std::vector<TransformerSpec>& TransformerPresets() { return Presets().presets; }
-
-Status TransformerPresetsStatus() { return Presets().status; }
-
-const TransformerSpec* FindTransformerPreset(std::string_view name) {
-  for (const TransformerSpec& spec : TransformerPresets()) {
-    if (EqualsIgnoringCase(spec.name, name)) return &spec;
-  }
-  return nullptr;
-}
-
-std::string TransformerPresetNames() {
-  std::string names;
-  for (const TransformerSpec& spec : TransformerPresets()) {
-    if (!names.empty()) names += ", ";
-    names += spec.name;
-  }
-  return names;
-}
-
-namespace {
-
-// Every error of a model description, each at its field, in the order they were found.
-class ModelErrors {
- public:
-  explicit ModelErrors(const ConfigLocations& locations) : locations_(locations) {}
-
-  void Add(const std::string& field, const std::string& what) {
-    errors_.Add(locations_.Where(field) + ": " + field + ": " + what);
-  }
-  // The largest sizes keep every parameter and FLOP count of the model well inside 64 bits:
-  // 2^24 (16.7M) for widths and the vocabulary, 10^5 layers (the largest models have ~10^2).
-  bool InRange(const std::string& field, int64_t value, int64_t minimum,
-               int64_t maximum = int64_t{1} << 24) {
-    if (value >= minimum && value <= maximum) return true;
-    Add(field, (value < minimum ? "must be at least " + std::to_string(minimum)
-                                : "must be at most " + std::to_string(maximum)) +
-                   "; got " + std::to_string(value));
-    return false;
-  }
-  bool empty() const { return errors_.empty(); }
-  Status ToStatus() const { return errors_.ToStatus(); }
-
- private:
-  const ConfigLocations& locations_;
-  ErrorList errors_;
-};
-
-struct SizeField {
-  const char* field;
-  int64_t value;
-  int64_t minimum;
-};
-
-bool IsMla(const proto::TransformerModel& model) {
-  return model.attention() == proto::TransformerModel::MLA;
-}
-
-// Layers, widths, heads, vocabulary, MLP and sequence, in the proto's field order.
-void CheckShape(const proto::TransformerModel& model, ModelErrors* errors) {
-  errors->InRange("layers", model.layers(), 1, 100'000);
-  const bool hidden_ok = errors->InRange("hidden", model.hidden(), 1);
-  errors->InRange("ffn_hidden", model.ffn_hidden(), 0);
-  // MLA's head sizes are its own: its heads need not divide hidden, and every head has its key
-  // and value.
-  const bool mla = IsMla(model);
-  if (errors->InRange("heads", model.heads(), 1) && hidden_ok && !mla &&
-      model.hidden() % model.heads() != 0) {
-    errors->Add("heads", std::to_string(model.heads()) + " does not divide hidden " +
-                             std::to_string(model.hidden()));
-  }
-  if (errors->InRange("kv_heads", model.kv_heads(), 0) && model.kv_heads() > 0 &&
-      model.heads() > 0) {
-    if (mla && model.kv_heads() != model.heads()) {
-      errors->Add("kv_heads", std::to_string(model.kv_heads()) + " with attention MLA, whose " +
-                                  std::to_string(model.heads()) +
-                                  " heads each have a key and value; " +
-                                  "leave kv_heads unset or give " + std::to_string(model.heads()));
-    } else if (model.heads() % model.kv_heads() != 0) {
-      errors->Add("kv_heads", std::to_string(model.kv_heads()) + " does not divide heads " +
-                                  std::to_string(model.heads()));
-    }
-  }
-  errors->InRange("vocab", model.vocab(), 1);
-  switch (model.mlp()) {
-    case proto::TransformerModel::MLP_UNSPECIFIED:
-    case proto::TransformerModel::GELU:
-    case proto::TransformerModel::SWIGLU:
-      break;
-    default:
-      errors->Add("mlp", "unknown value " + std::to_string(model.mlp()) + "; valid: GELU, SWIGLU");
-  }
-  errors->InRange("seq_len", model.seq_len(), 1, int64_t{1} << 30);
-}
-
-// The attention kind and MLA's sizes, which apply with MLA only.
-void CheckAttention(const proto::TransformerModel& model, ModelErrors* errors) {
-  switch (model.attention()) {
-    case proto::TransformerModel::ATTENTION_UNSPECIFIED:
-    case proto::TransformerModel::MHA:
-      break;
-    case proto::TransformerModel::MLA:
-      if (model.mlp() != proto::TransformerModel::SWIGLU) {
-        errors->Add("attention",
-                    "MLA comes with DeepSeek's layer (RMSNorm, no biases); give mlp SWIGLU");
-      }
-      break;
-    default:
-      errors->Add("attention",
-                  "unknown value " + std::to_string(model.attention()) + "; valid: MHA, MLA");
-  }
-  for (const SizeField& f : {SizeField{"q_lora_rank", model.q_lora_rank(), 0},
-                             SizeField{"kv_lora_rank", model.kv_lora_rank(), 1},
-                             SizeField{"qk_nope_head_dim", model.qk_nope_head_dim(), 1},
-                             SizeField{"qk_rope_head_dim", model.qk_rope_head_dim(), 0},
-                             SizeField{"v_head_dim", model.v_head_dim(), 1}}) {
-    if (IsMla(model)) {
-      errors->InRange(f.field, f.value, f.minimum);
-    } else if (f.value != 0) {
-      errors->Add(f.field, "applies with attention MLA only; got " + std::to_string(f.value));
-    }
-  }
-}
-
-// The experts' fields, which apply with experts only.
-void CheckExperts(const proto::TransformerModel& model, ModelErrors* errors) {
-  constexpr int64_t kMaxExperts = int64_t{1} << 16;
-  if (errors->InRange("experts", model.experts(), 0, kMaxExperts) && model.experts() > 0) {
-    if (errors->InRange("experts_per_token", model.experts_per_token(), 1) &&
-        model.experts_per_token() > model.experts()) {
-      errors->Add("experts_per_token", std::to_string(model.experts_per_token()) + " exceeds the " +
-                                           std::to_string(model.experts()) +
-                                           " experts; valid: 1 to " +
-                                           std::to_string(model.experts()));
-    }
-    errors->InRange("shared_experts", model.shared_experts(), 0, kMaxExperts);
-    errors->InRange("expert_ffn_hidden", model.expert_ffn_hidden(), 0);
-    if (errors->InRange("first_dense_layers", model.first_dense_layers(), 0, 100'000) &&
-        model.layers() >= 1 && model.first_dense_layers() >= model.layers()) {
-      errors->Add("first_dense_layers", std::to_string(model.first_dense_layers()) +
-                                            " leaves no MoE layer of the " +
-                                            std::to_string(model.layers()) + "; valid: 0 to " +
-                                            std::to_string(model.layers() - 1));
-    }
-  } else if (model.experts() == 0) {
-    for (const SizeField& f : {SizeField{"experts_per_token", model.experts_per_token(), 0},
-                               SizeField{"shared_experts", model.shared_experts(), 0},
-                               SizeField{"expert_ffn_hidden", model.expert_ffn_hidden(), 0},
-                               SizeField{"first_dense_layers", model.first_dense_layers(), 0}}) {
-      if (f.value != 0) {
-        errors->Add(f.field,
-                    "applies with experts only (a dense model); got " + std::to_string(f.value));
-      }
-    }
-    if (model.router_bias()) {
-      errors->Add("router_bias", "applies with experts only (a dense model)");
-    }
-  }
-}
-
-// Parameter counts are 64-bit: a bound on them (every matrix at the widest of its sizes) must
-// stay well inside. REQUIRES: the sizes passed the other checks.
-void CheckParameterBound(const proto::TransformerModel& model, ModelErrors* errors) {
-  const double h = static_cast<double>(model.hidden());
-  const double f = static_cast<double>(std::max(model.ffn_hidden(), model.expert_ffn_hidden()));
-  const double heads = static_cast<double>(model.heads());
-  const double width =
-      std::max({h, heads * static_cast<double>(model.qk_nope_head_dim() + model.qk_rope_head_dim()),
-                heads * static_cast<double>(model.v_head_dim()),
-                static_cast<double>(model.q_lora_rank() + model.kv_lora_rank())});
-  const double experts = static_cast<double>(model.experts()) + model.shared_experts() + 1;
-  const double bound = static_cast<double>(model.layers()) *
-                           (8 * width * (h + width) + experts * 3 * h * (f > 0 ? f : 4 * h)) +
-                       2 * h * (static_cast<double>(model.vocab()) + model.seq_len());
-  constexpr double kMaxParameters = 1152921504606846976.0;  // 2^60
-  if (bound > kMaxParameters) {
-    char text[160];
-    std::snprintf(text, sizeof(text),
-                  "the model's sizes allow up to %.2g parameters; counts are kept up to 2^60",
-                  bound);
-    errors->Add(model.experts() > 0 ? "experts" : "layers", text);
-  }
-}
-
-// The spec of a checked model, with its defaults filled in.
-TransformerSpec SpecOf(const proto::TransformerModel& model, const std::string& name) {
-  TransformerSpec spec;
-  spec.name = name;
-  spec.layers = model.layers();
-  spec.hidden = model.hidden();
-  spec.ffn_hidden = model.ffn_hidden() > 0 ? model.ffn_hidden() : 4 * model.hidden();
-  spec.heads = model.heads();
-  spec.kv_heads = model.kv_heads() > 0 ? model.kv_heads() : model.heads();
-  spec.vocab = model.vocab();
-  spec.tied_embeddings = model.tied_embeddings();
-  spec.seq_len = model.seq_len();
-  spec.swiglu = model.mlp() == proto::TransformerModel::SWIGLU;
-  spec.mla = IsMla(model);
-  spec.q_lora_rank = model.q_lora_rank();
-  spec.kv_lora_rank = model.kv_lora_rank();
-  spec.qk_nope_head_dim = model.qk_nope_head_dim();
-  spec.qk_rope_head_dim = model.qk_rope_head_dim();
-  spec.v_head_dim = model.v_head_dim();
-  spec.experts = model.experts();
-  spec.experts_per_token = model.experts_per_token();
-  spec.shared_experts = model.shared_experts();
-  spec.expert_ffn_hidden = model.experts() == 0            ? 0
-                           : model.expert_ffn_hidden() > 0 ? model.expert_ffn_hidden()
-                                                           : spec.ffn_hidden;
-  spec.first_dense_layers = model.first_dense_layers();
-  spec.router_bias = model.router_bias();
-  return spec;
-}
-
-}  // namespace
-
-Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLocations& locations,
-                            TransformerSpec* spec) {
-  ModelErrors errors(locations);
-  CheckShape(model, &errors);
-  CheckAttention(model, &errors);
-  CheckExperts(model, &errors);
-  if (errors.empty()) CheckParameterBound(model, &errors);
-  RETURN_IF_ERROR(errors.ToStatus());
-  *spec = SpecOf(model, model.name().empty() ? locations.Where("name") : model.name());
-  return Status();
 }
 
 Status ParseDtype(std::string_view what, std::string_view text, Dtype* dtype) {
@@ -618,8 +354,7 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
         sb * (5.0 * spec.experts + 4.0 * k * static_cast<double>(spec.hidden) +
               6.0 * (k + spec.shared_experts) * static_cast<double>(spec.expert_ffn_hidden));
   }
-  if (spec.mla) {
-    const AttentionWidths w = AttentionWidthsOf(spec);
+  if (const AttentionWidths w = AttentionWidthsOf(spec); spec.mla || w.query != spec.hidden) {
     layer_bytes +=
         sb * 8.0 * static_cast<double>(w.query + w.context + spec.q_lora_rank + spec.kv_lora_rank);
   }

@@ -6,11 +6,14 @@
 // Llama-style (RMSNorm, no biases, rotary positions, no dropout).
 //
 // Per layer and microbatch (b sequences of length s, hidden h, a heads, FFN f, k KV heads, KV width
-// h_kv = hk/a), only the matmuls, as Narayanan et al. 2021 (arXiv 2104.04473) and the zero-bubble
-// paper (Qi et al. 2024, arXiv 2401.10241, Table 1) count them:
-//   forward FLOPs       QKV 2bsh(h + 2h_kv), output 2bsh^2, MLP 4bshf (GELU) or 6bshf (SwiGLU),
-//                       attention scores and context 4bs^2h (all a query heads, no causal halving).
-//                       A GPT layer (f = 4h, k = a) is 24bsh^2 + 4bs^2h.
+// h_kv = kd, d = h/a by default), only the matmuls, as Narayanan et al. 2021 (arXiv 2104.04473) and
+// the zero-bubble paper (Qi et al. 2024, arXiv 2401.10241, Table 1) count them:
+//   forward FLOPs       QKV 2bsh(h + 2h_kv), output 2bsh^2 (with an explicit head_dim d, h_q = ad
+//                       in place of h in the attention's widths: QKV 2bsh(h_q + 2h_kv), output
+//                       2bs h_q h, core 4bs^2 h_q, activations Q and the context 2sbh_q each), MLP
+//                       4bshf (GELU) or 6bshf (SwiGLU), attention scores and context 4bs^2h (all a
+//                       query heads, no causal halving). A GPT layer (f = 4h, k = a) is 24bsh^2 +
+//                       4bs^2h.
 //   backward for inputs the forward's weight matmuls again (gradient w.r.t. inputs) plus twice the
 //                       attention FLOPs (scores and context have no weights).
 //   backward for weights the forward's weight matmuls again (gradient w.r.t. weights).
@@ -54,8 +57,9 @@
 // per token: Q and K 2a(n + r) each, V and the context 2av each (divided by t, in place of MHA's
 // 2h + 4h_kv + 2h), and its latents with the norms' tokens (/ t with sequence parallelism only):
 // q_a's output and its norm's 4 q_lora, kv_a's output 2(kv_lora + r) and its norm's 2 kv_lora.
-// M_W: q_b's (or q's) output gradient 2a(n + r), kv_b's 2a(n + v), the projection's input 2av (/ t),
-// and the latents' as many bytes again (q_a's and kv_a's output gradients, q_b's and kv_b's inputs).
+// M_W: q_b's (or q's) output gradient 2a(n + r), kv_b's 2a(n + v), the projection's input 2av (/
+// t), and the latents' as many bytes again (q_a's and kv_a's output gradients, q_b's and kv_b's
+// inputs).
 //
 // Mixture of experts (a model with experts; Megatron-core's MoE layer with its dropless all-to-all
 // token dispatcher and expert tensor parallelism 1: every expert whole on one GPU). Layers
@@ -117,11 +121,24 @@ struct TransformerSpec {
   bool tied_embeddings = false;
   bool swiglu = false;  // Llama-style layer (see above); false: GPT-style with GELU.
   int64_t seq_len = 0;  // The model's default sequence length (GPT: its learned positions).
+  // The norms (two per layer and the final one): RMSNorm, a weight of h; otherwise LayerNorm, a
+  // weight and a bias. Only their parameters differ: their element-wise work is counted alike.
+  bool rmsnorm = false;
+  // Multi-head attention: channels per head d (hidden / heads unless the file gave head_dim), Q/K/V
+  // biases in a SwiGLU layer (Qwen2: a d + 2 k d parameters), per-head RMSNorms of the queries and
+  // keys (Qwen3: 2 d parameters; their element-wise work and activations are not counted).
+  // head_dim 0 (a spec built in code): hidden / heads.
+  int64_t head_dim = 0;
+  bool qkv_bias = false;
+  bool qk_norm = false;
+  // What the model's source stated that ppsim does not model or ignores (a Hugging Face config's
+  // ignored fields, "MTP layers not modelled"), one sentence each, for the run's assumptions.
+  std::vector<std::string> notes;
 
   // Multi-head latent attention (model.proto; SwiGLU models only; kv_heads == heads); false:
   // multi-head attention with kv_heads key/value heads.
   bool mla = false;
-  int64_t q_lora_rank = 0;       // 0: a plain query projection
+  int64_t q_lora_rank = 0;  // 0: a plain query projection
   int64_t kv_lora_rank = 0;
   int64_t qk_nope_head_dim = 0;
   int64_t qk_rope_head_dim = 0;
@@ -200,10 +217,13 @@ EmbeddedFiles TransformerPresetFiles();
 Status ReadTransformerPresetFile(const EmbeddedFile& file, TransformerSpec* spec);
 
 // A model read from a file (model.proto), with defaults applied (ffn_hidden 4h, kv_heads = heads,
-// GELU; name: locations.Where("name"), the file) and checked: layers, hidden, heads, vocab and
-// seq_len at least 1, ffn_hidden and kv_heads not negative, heads divide hidden, kv_heads divide
-// heads. Every error is reported, one per line, as "FILE:LINE:COL: field: what is wrong", e.g.
-// "m.yaml:3:9: heads: 48 does not divide hidden 4096". On error *spec is unspecified.
+// head_dim hidden / heads; name: locations.Where("name"), the file) and checked: mlp, norm and
+// tied_embeddings given (no default is assumed for them; each missing one is reported, "FILE:
+// mlp: missing; give GELU (GPT's layer: ...) or SWIGLU (...)"), layers, hidden, heads, vocab and
+// seq_len at least 1, ffn_hidden, kv_heads and head_dim not negative, heads divide hidden (without
+// head_dim), kv_heads divide heads. Every error is reported, one per line, as "FILE:LINE:COL:
+// field: what is wrong", e.g. "m.yaml:3:9: heads: 48 does not divide hidden 4096". On error *spec
+// is unspecified.
 Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLocations& locations,
                             TransformerSpec* spec);
 

@@ -527,7 +527,8 @@ TEST(Cli, ModelFileErrorsAreLocated) {
                 path + ":6:6: mlp: unknown value 'SWIGLUE'; valid: GELU, SWIGLU (did you mean "
                        "SWIGLU?)");
   const std::string ok = WriteFile("m2.yaml", "name: tiny\nlayers: 4\nhidden: 512\nheads: 8\n"
-                                              "vocab: 1000\nseq_len: 256\n");
+                                              "vocab: 1000\nseq_len: 256\nmlp: GELU\n"
+                                              "norm: LAYERNORM\ntied_embeddings: true\n");
   const CliResult r = Cli(ModelRun({"--model", ok, "--format", "csv"}));
   EXPECT_EQ(r.code, 0) << r.err;
 }
@@ -842,7 +843,10 @@ TEST(CliJson, OutputIsValidJsonWhateverTheNamesHold) {
                                                                     {"hidden", 512},
                                                                     {"heads", 8},
                                                                     {"vocab", 1000},
-                                                                    {"seq_len", 256}})
+                                                                    {"seq_len", 256},
+                                                                    {"mlp", "GELU"},
+                                                                    {"norm", "LAYERNORM"},
+                                                                    {"tied_embeddings", true}})
                                                         .dump());
   const CliResult model = Cli({"model", "--model", path, "--pp", "2", "--format", "json"});
   ASSERT_EQ(model.code, 0) << model.err;

@@ -225,7 +225,8 @@ TEST(ConfigFile, UnknownFieldSuggestsTheClosestName) {
 TEST(ConfigFile, UnknownFieldFarFromAnyNameListsTheValidOnes) {
   EXPECT_EQ(Errors<TransformerModel>("depth: 2\n", "m.yaml"),
             "m.yaml:1:1: depth: unknown field; valid: name, layers, hidden, ffn_hidden, heads, "
-            "kv_heads, vocab, tied_embeddings, mlp, seq_len, attention, q_lora_rank, "
+            "kv_heads, vocab, tied_embeddings, mlp, seq_len, norm, head_dim, qkv_bias, "
+            "qk_norm, attention, q_lora_rank, "
             "kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, experts, "
             "experts_per_token, shared_experts, expert_ffn_hidden, first_dense_layers, "
             "router_bias");
@@ -358,7 +359,8 @@ TEST(ConfigFile, EchoedTextStaysOnOneLine) {
   EXPECT_EQ(Errors<TransformerModel>(R"({"layers": "a\nb", "x\ty": 1})", "m.json"),
             "m.json:1:12: layers: expected an integer, got 'a\\nb'\n"
             "m.json:1:20: x\\ty: unknown field; valid: name, layers, hidden, ffn_hidden, heads, "
-            "kv_heads, vocab, tied_embeddings, mlp, seq_len, attention, q_lora_rank, "
+            "kv_heads, vocab, tied_embeddings, mlp, seq_len, norm, head_dim, qkv_bias, "
+            "qk_norm, attention, q_lora_rank, "
             "kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, experts, "
             "experts_per_token, shared_experts, expert_ffn_hidden, first_dense_layers, "
             "router_bias");
@@ -783,7 +785,8 @@ TEST(ConfigValues, CommandLinesTakeTheFilesRulesButOnlyFiniteNumbers) {
             "--set mlp: unknown value 'swiglu'; valid: GELU, SWIGLU (did you mean SWIGLU?)");
   EXPECT_EQ(SetFieldFromText("layer", "2", "--set layer", &model).message(),
             "--set layer: unknown key; valid: name, layers, hidden, ffn_hidden, heads, kv_heads, "
-            "vocab, tied_embeddings, mlp, seq_len, attention, q_lora_rank, kv_lora_rank, "
+            "vocab, tied_embeddings, mlp, seq_len, norm, head_dim, qkv_bias, "
+            "qk_norm, attention, q_lora_rank, kv_lora_rank, "
             "qk_nope_head_dim, qk_rope_head_dim, v_head_dim, experts, experts_per_token, "
             "shared_experts, expert_ffn_hidden, first_dense_layers, router_bias (did you mean "
             "layers?)");

@@ -359,6 +359,29 @@ for name, text in {"m.yaml": "name: x\nlayers: 0\nhidden: 512\nheads: 8\nvocab: 
                    "m5.textproto": "layers: -3000000000\n",
                    "m6.yaml": "name: x\nlayers: 4\nhidden: 9223372036854775807\nheads: 1\nvocab: 1\nseq_len: 4\n"}.items():
     case(f"model-file-{name}", ["model", "--model", name], name, files={name: text})
+# A model file without mlp, norm and tied_embeddings: each named, nothing assumed.
+case("model-file-missing-fields", ["model", "--model", "m7.yaml"], "m7.yaml",
+     files={"m7.yaml": "layers: 2\nhidden: 64\nheads: 4\nvocab: 10\nseq_len: 8\n"})
+# Hugging Face config.json files (interop/hf_config.h), told by content.
+HF = ('{"architectures": ["LlamaForCausalLM"], "intermediate_size": 128, "num_hidden_layers": 2, '
+      '"num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 64, ')
+for name, text, message in [
+        ("unknown-arch", '{"architectures": ["GPT2LMHeadModel"], "hidden_size": 64}',
+         "config.json: architectures: unknown architecture 'GPT2LMHeadModel'; valid: "
+         "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, "
+         "Qwen3ForCausalLM, Qwen3MoeForCausalLM, DeepseekV3ForCausalLM"),
+        ("string-number", HF + '"hidden_size": "64"}',
+         'config.json: hidden_size: a string ("64"); give a whole number from 1 to 16777216'),
+        ("truncated", HF + '"hidden_size": 6', None),
+        ("huge-hidden", HF + '"hidden_size": 99999999999999999999}',
+         "config.json: hidden_size: must be at most 16777216; got 1e+20"),
+        ("huge-hidden-2", HF + '"hidden_size": 16777216, "num_hidden_layers": 100000}',
+         "config.json: num_hidden_layers: the model's sizes allow up to 4.5e+20 parameters; "
+         "counts are kept up to 2^60"),
+        ("deep", '{"model_type": "llama", "x": ' + "[" * 5000 + "]" * 5000 + "}", None),
+        ("not-object", '["architectures", "model_type"]', None)]:
+    case(f"hf-config-{name}", ["model", "--model", "config.json"], "config.json",
+         files={"config.json": text}, message=message)
 for name, text in {"c.yaml": "nodes: -1\n", "c2.yaml": "gpus_per_node: 2147483647\nnodes: 2147483647\n",
                    "c3.json": "{\"gpu\": {\"dense_bf16\": \"1e-300FLOP/s\"}}",
                    "c4.textproto": "intra_node { kind: WARP }\n",

@@ -167,6 +167,8 @@ proto::TransformerModel MixtralLike() {
   model.set_vocab(1000);
   model.set_seq_len(2048);
   model.set_mlp(proto::TransformerModel::SWIGLU);
+  model.set_norm(proto::TransformerModel::RMSNORM);
+  model.set_tied_embeddings(false);
   model.set_experts(8);
   model.set_experts_per_token(2);
   return model;

@@ -121,7 +121,10 @@ TEST(TransformerPresetFiles, ABrokenFileIsAnInternalErrorLocatedInIt) {
                             "hidden: 100\n"
                             "heads: 3\n"
                             "vocab: 10\n"
-                            "seq_len: 8\n"};
+                            "seq_len: 8\n"
+                            "mlp: GELU\n"
+                            "norm: LAYERNORM\n"
+                            "tied_embeddings: true\n"};
   TransformerSpec spec;
   const Status status = ReadTransformerPresetFile(broken, &spec);
   EXPECT_EQ(status.code(), StatusCode::kInternal);

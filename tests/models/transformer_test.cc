@@ -473,21 +473,25 @@ TEST(TransformerSetup, MessagesNameTheFlag) {
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
             "--tp: 16 does not divide the 8 KV heads of llama3-8b");
   setup.layout.tp = 0;
-  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--tp: must be at least 1; got 0");
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
+            "--tp: must be at least 1; got 0");
   setup.layout.tp = 8;
   EXPECT_TRUE(CheckTrainingSetup(llama, setup, FlagLocator()).ok());
   setup.seq_len = 0;
-  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--seq-len: must be at least 1; got 0");
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
+            "--seq-len: must be at least 1; got 0");
   setup.seq_len = 8192;
   setup.microbatch_size = -2;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
             "--microbatch-size: must be at least 1; got -2");
   setup.microbatch_size = 1;
   setup.layout.dp = 0;
-  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--dp: must be at least 1; got 0");
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
+            "--dp: must be at least 1; got 0");
   setup.layout.dp = 4;
   setup.zero_stage = 2;
-  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(), "--zero: 2 is not supported; valid: 0, 1");
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
+            "--zero: 2 is not supported; valid: 0, 1");
   setup.zero_stage = 0;
   setup.layout.cp = 3;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
@@ -525,6 +529,81 @@ TEST(TransformerDtype, NamesAndErrors) {
             "--recompute: unknown value 'some'; valid: none, selective, full");
 }
 
+TEST(TransformerFromProto, RefusesMissingMlpNormAndTiedEmbeddings) {
+  // No default is assumed for them: a Llama-70B-shaped file without mlp once counted 51.8B
+  // parameters (GELU) instead of 70.55B. Every missing one is named, in the proto's order of
+  // checks, where the file is (an absent field has no line).
+  proto::TransformerModel model;
+  model.set_layers(80);
+  model.set_hidden(8192);
+  model.set_ffn_hidden(28672);
+  model.set_heads(64);
+  model.set_kv_heads(8);
+  model.set_vocab(128256);
+  model.set_seq_len(8192);
+  ConfigLocations locations;
+  locations.set_source("m.yaml");
+  TransformerSpec spec;
+  EXPECT_EQ(TransformerFromProto(model, locations, &spec).message(),
+            "m.yaml: tied_embeddings: missing; give true (the LM head is the input embedding, "
+            "as GPT and Megatron's default) or false (a separate head, as Llama)\n"
+            "m.yaml: mlp: missing; give GELU (GPT's layer: biases, learned positions, dropout) "
+            "or SWIGLU (Llama's: gate, up and down, no biases, rotary positions)\n"
+            "m.yaml: norm: missing; give LAYERNORM (a weight and a bias, GPT) or RMSNORM (a "
+            "weight, Llama)");
+  // false is an answer: presence, not truth, is required.
+  model.set_tied_embeddings(false);
+  model.set_mlp(proto::TransformerModel::SWIGLU);
+  locations.Set("mlp", 9, 6);
+  model.set_norm(static_cast<proto::TransformerModel::Norm>(7));
+  EXPECT_EQ(TransformerFromProto(model, locations, &spec).message(),
+            "m.yaml: norm: unknown value 7; valid: LAYERNORM, RMSNORM");
+  model.set_norm(proto::TransformerModel::RMSNORM);
+  ASSERT_TRUE(TransformerFromProto(model, locations, &spec).ok());
+  // Llama 3 70B: 80(8192(8192 + 2 x 1024) + 8192^2 + 3 x 8192 x 28672 + 2 x 8192) + 2 x 128256
+  // x 8192 + 8192 = 70,553,706,496 (by hand: 80 x 856,178,688 + 2,101,346,304 + 8,192).
+  EXPECT_EQ(spec.TotalParameters(), 70553706496);
+}
+
+TEST(TransformerFromProto, NormAndHeadDimChangeTheCounts) {
+  proto::TransformerModel model;
+  model.set_layers(2);
+  model.set_hidden(1024);
+  model.set_heads(16);
+  model.set_vocab(1000);
+  model.set_seq_len(128);
+  model.set_mlp(proto::TransformerModel::SWIGLU);
+  model.set_norm(proto::TransformerModel::LAYERNORM);
+  model.set_tied_embeddings(true);
+  ConfigLocations locations;
+  TransformerSpec spec;
+  ASSERT_TRUE(TransformerFromProto(model, locations, &spec).ok());
+  // LayerNorm: weight and bias, 2h per norm: two per layer and the final one.
+  const int64_t h = 1024, f = 4096;
+  EXPECT_EQ(spec.TotalParameters(), 2 * (4 * h * h + 3 * h * f + 4 * h) + 1000 * h + 2 * h);
+  // head_dim 128: a d = 2048 wide queries and context, 16 KV heads of 128.
+  model.set_head_dim(128);
+  model.set_norm(proto::TransformerModel::RMSNORM);
+  model.set_qkv_bias(true);
+  model.set_qk_norm(true);
+  ASSERT_TRUE(TransformerFromProto(model, locations, &spec).ok());
+  const int64_t attention = h * 2048 * 3 + 2048 * h + 3 * 2048 + 2 * 128;
+  EXPECT_EQ(spec.LayerParameters(), attention + 3 * h * f + 2 * h);
+  EXPECT_EQ(AttentionWidthsOf(spec).query, 2048);
+  EXPECT_EQ(AttentionWidthsOf(spec).key, 2048);
+  // FLOPs per microbatch of b = 1, s = 128: QKV 2bsh(3 x 2048), output 2bs 2048 h, MLP 6bshf,
+  // core 4bs^2 x 2048.
+  TrainingSetup setup;
+  setup.seq_len = 128;
+  const double s = 128;
+  EXPECT_DOUBLE_EQ(TransformerLayerCosts(spec, setup).forward_flops,
+                   2 * s * h * 3 * 2048 + 2 * s * 2048 * h + 6 * s * h * f + 4 * s * s * 2048);
+  model.set_mlp(proto::TransformerModel::GELU);
+  EXPECT_EQ(TransformerFromProto(model, locations, &spec).message(),
+            ": qkv_bias: GELU layers have biases on every linear layer already; drop it or give "
+            "mlp SWIGLU");
+}
+
 TEST(TransformerFromProto, AppliesDefaults) {
   proto::TransformerModel model;
   model.set_layers(4);
@@ -532,6 +611,9 @@ TEST(TransformerFromProto, AppliesDefaults) {
   model.set_heads(16);
   model.set_vocab(32000);
   model.set_seq_len(2048);
+  model.set_mlp(proto::TransformerModel::GELU);
+  model.set_norm(proto::TransformerModel::LAYERNORM);
+  model.set_tied_embeddings(false);
   ConfigLocations locations;
   locations.set_source("m.yaml");
   TransformerSpec spec;
@@ -539,7 +621,9 @@ TEST(TransformerFromProto, AppliesDefaults) {
   EXPECT_EQ(spec.name, "m.yaml");
   EXPECT_EQ(spec.ffn_hidden, 4096);
   EXPECT_EQ(spec.kv_heads, 16);
+  EXPECT_EQ(spec.head_dim, 64);
   EXPECT_FALSE(spec.swiglu);
+  EXPECT_FALSE(spec.rmsnorm);
   EXPECT_FALSE(spec.tied_embeddings);
   EXPECT_EQ(spec.seq_len, 2048);
 
@@ -564,6 +648,9 @@ TEST(TransformerFromProto, ReportsEveryErrorWithItsLocation) {
   model.set_kv_heads(5);
   model.set_vocab(32000);
   model.set_seq_len(4096);
+  model.set_mlp(proto::TransformerModel::GELU);
+  model.set_norm(proto::TransformerModel::LAYERNORM);
+  model.set_tied_embeddings(true);
   ConfigLocations locations;
   locations.set_source("m.yaml");
   locations.Set("layers", 1, 9);
