@@ -62,7 +62,7 @@ proto::RunConfig ReplayConfig(const std::string& profile, const std::string& ord
   config.set_profile(profile);
   config.set_costs_per("virtual-stage");
   config.set_platform("ideal");
-  config.set_p2p_latency(FormatNumber(analysis.p2p.median_s) + "s");
+  config.set_p2p_latency(FormatNumber(std::round(analysis.p2p.median_s * 1e9) / 1e9) + "s");
   config.set_engine("simgrid");
   return config;
 }
@@ -101,8 +101,9 @@ Status Replay(const std::string& profile, const TraceAnalysis& analysis, TraceRe
   if (replay->measured_s > 0) {
     replay->error = (replay->simulated_s - replay->measured_s) / replay->measured_s;
   }
-  replay->note = "the simulated iteration is the pipeline only: time a step spends outside the "
-                 "actions (optimizer, barriers) is in the measured step";
+  replay->note =
+      "the simulated iteration is the pipeline only: time a step spends outside the "
+      "actions (optimizer, barriers) is in the measured step";
   return Status();
 }
 
@@ -119,8 +120,8 @@ int ProfileCommand(const CommandArgs& args, std::ostream& out, std::ostream& err
   }
   const std::string format = parsed.values.count("format") ? OptionText(parsed, "format") : "table";
   if (format != "table" && format != "json") {
-    return Fail(err, Status::InvalidInput("--format: unknown format '" + format +
-                                          "'; valid: table, json"));
+    return Fail(
+        err, Status::InvalidInput("--format: unknown format '" + format + "'; valid: table, json"));
   }
   if (parsed.positional.empty()) {
     return Fail(err, Status::InvalidInput("ppsim profile: no traces; give trace files or a "

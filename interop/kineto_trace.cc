@@ -67,16 +67,14 @@ std::string StringOr(const Json& event, const char* key) {
 // CPU op's "Input type" ("float", "c10::BFloat16", "long int"); 0 when unknown.
 int64_t DtypeBytes(std::string type) {
   if (type.starts_with("c10::")) type = type.substr(5);
-  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) {
-    return static_cast<char>(std::tolower(c));
-  });
+  std::transform(type.begin(), type.end(), type.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   static const std::map<std::string, int64_t> kSizes = {
-      {"float", 4},     {"float32", 4},  {"double", 8},       {"float64", 8},
-      {"half", 2},      {"float16", 2},  {"bfloat16", 2},     {"int", 4},
-      {"int32", 4},     {"long", 8},     {"long int", 8},     {"int64", 8},
-      {"short", 2},     {"int16", 2},    {"byte", 1},         {"char", 1},
-      {"unsigned char", 1}, {"signed char", 1}, {"bool", 1},  {"uint8", 1},
-      {"int8", 1},      {"float8_e4m3fn", 1}, {"float8_e5m2", 1}};
+      {"float", 4},    {"float32", 4},       {"double", 8},      {"float64", 8}, {"half", 2},
+      {"float16", 2},  {"bfloat16", 2},      {"int", 4},         {"int32", 4},   {"long", 8},
+      {"long int", 8}, {"int64", 8},         {"short", 2},       {"int16", 2},   {"byte", 1},
+      {"char", 1},     {"unsigned char", 1}, {"signed char", 1}, {"bool", 1},    {"uint8", 1},
+      {"int8", 1},     {"float8_e4m3fn", 1}, {"float8_e5m2", 1}};
   auto it = kSizes.find(type);
   return it == kSizes.end() ? 0 : it->second;
 }
@@ -129,7 +127,7 @@ double UnionLength(std::vector<std::pair<double, double>> intervals) {
 
 // A communication range's collective, by the op name after its prefix ("nccl:all_reduce",
 // "gloo:send", "c10d::allreduce_"); false when the name is not one.
-bool CommRangeKind(const std::string& name, CollectiveKind* kind) {
+bool CommRangeKind(const std::string& name, TraceCollectiveKind* kind) {
   std::string op;
   for (std::string_view prefix : {"nccl:", "gloo:", "c10d::"}) {
     if (name.starts_with(prefix)) op = name.substr(prefix.size());
@@ -142,17 +140,17 @@ bool CommRangeKind(const std::string& name, CollectiveKind* kind) {
     if (c != '_') flat += c;
   }
   if (flat.starts_with("allreduce")) {
-    *kind = CollectiveKind::kAllReduce;
+    *kind = TraceCollectiveKind::kAllReduce;
   } else if (flat.starts_with("allgather")) {
-    *kind = CollectiveKind::kAllGather;
+    *kind = TraceCollectiveKind::kAllGather;
   } else if (flat.starts_with("reducescatter")) {
-    *kind = CollectiveKind::kReduceScatter;
+    *kind = TraceCollectiveKind::kReduceScatter;
   } else if (flat.starts_with("broadcast")) {
-    *kind = CollectiveKind::kBroadcast;
+    *kind = TraceCollectiveKind::kBroadcast;
   } else if (flat.starts_with("alltoall")) {
-    *kind = CollectiveKind::kAllToAll;
+    *kind = TraceCollectiveKind::kAllToAll;
   } else if (flat == "send" || flat.starts_with("recv") || flat == "isend" || flat == "irecv") {
-    *kind = CollectiveKind::kSendRecv;
+    *kind = TraceCollectiveKind::kSendRecv;
   } else {
     return false;
   }
@@ -161,7 +159,7 @@ bool CommRangeKind(const std::string& name, CollectiveKind* kind) {
 
 // An NCCL kernel's collective ("ncclKernel_AllReduce_RING_LL_Sum_float(...)",
 // "ncclDevKernel_SendRecv(...)"); false for other kernels and NCCL kernels of other kinds.
-bool NcclKernelKind(const std::string& name, bool* nccl, CollectiveKind* kind) {
+bool NcclKernelKind(const std::string& name, bool* nccl, TraceCollectiveKind* kind) {
   std::string rest;
   for (std::string_view prefix : {"ncclKernel_", "ncclDevKernel_"}) {
     if (name.starts_with(prefix)) rest = name.substr(prefix.size());
@@ -169,15 +167,15 @@ bool NcclKernelKind(const std::string& name, bool* nccl, CollectiveKind* kind) {
   *nccl = !rest.empty();
   if (rest.empty()) return false;
   const std::string op = rest.substr(0, rest.find_first_of("_("));
-  static const std::map<std::string, CollectiveKind> kKinds = {
-      {"AllReduce", CollectiveKind::kAllReduce},
-      {"AllGather", CollectiveKind::kAllGather},
-      {"ReduceScatter", CollectiveKind::kReduceScatter},
-      {"Broadcast", CollectiveKind::kBroadcast},
-      {"AllToAll", CollectiveKind::kAllToAll},
-      {"SendRecv", CollectiveKind::kSendRecv},
-      {"Send", CollectiveKind::kSendRecv},
-      {"Recv", CollectiveKind::kSendRecv}};
+  static const std::map<std::string, TraceCollectiveKind> kKinds = {
+      {"AllReduce", TraceCollectiveKind::kAllReduce},
+      {"AllGather", TraceCollectiveKind::kAllGather},
+      {"ReduceScatter", TraceCollectiveKind::kReduceScatter},
+      {"Broadcast", TraceCollectiveKind::kBroadcast},
+      {"AllToAll", TraceCollectiveKind::kAllToAll},
+      {"SendRecv", TraceCollectiveKind::kSendRecv},
+      {"Send", TraceCollectiveKind::kSendRecv},
+      {"Recv", TraceCollectiveKind::kSendRecv}};
   auto it = kKinds.find(op);
   if (it == kKinds.end()) return false;
   *kind = it->second;
@@ -187,13 +185,14 @@ bool NcclKernelKind(const std::string& name, bool* nccl, CollectiveKind* kind) {
 // Parses a pipeline action's range name; false when `name` is not one. "Forward {i}" and
 // "Backward {i}" get stage -1 (the rank's stage, set once the ranks are known).
 bool ParseActionName(const std::string& name, TraceAction* action) {
-  static const std::regex kPlain(R"(PP:(\d+)(F|I|B|W|UNSHARD|RESHARD|REDUCE_GRAD|SEND_F|RECV_F|SEND_B|RECV_B)(\d*))");
+  static const std::regex kPlain(
+      R"(PP:(\d+)(F|I|B|W|UNSHARD|RESHARD|REDUCE_GRAD|SEND_F|RECV_F|SEND_B|RECV_B)(\d*))");
   static const std::regex kOverlap(R"(PP:\((\d+)F(\d+);(\d+)(B|I)(\d+)\)OVERLAP_F_B)");
   static const std::regex kSingle(R"((Forward|Backward) (\d+))");
   static const std::map<std::string, TraceActionType> kTypes = {
-      {"F", TraceActionType::kForward},         {"I", TraceActionType::kBackwardInput},
-      {"W", TraceActionType::kBackwardWeight},  {"B", TraceActionType::kFullBackward},
-      {"SEND_F", TraceActionType::kSendForward}, {"RECV_F", TraceActionType::kRecvForward},
+      {"F", TraceActionType::kForward},           {"I", TraceActionType::kBackwardInput},
+      {"W", TraceActionType::kBackwardWeight},    {"B", TraceActionType::kFullBackward},
+      {"SEND_F", TraceActionType::kSendForward},  {"RECV_F", TraceActionType::kRecvForward},
       {"SEND_B", TraceActionType::kSendBackward}, {"RECV_B", TraceActionType::kRecvBackward}};
   std::smatch m;
   auto number = [](const std::string& text) {
@@ -227,6 +226,8 @@ struct Events {
   std::map<int64_t, double> launch_s;  // runtime call time by correlation id
   std::vector<CpuRange> comm;          // communication ranges
   bool kineto = false;                 // any event of a Kineto category
+  bool have_origin = false;
+  double origin_us = 0;  // the first event's ts: times are seconds from it
   double first_s = 0;
   double last_s = 0;
 };
@@ -237,14 +238,16 @@ Status ReadDistributedInfo(const Json& document, const std::string& source, Trac
   rank->rank = -1;
   if (info == document.end()) return Status();
   if (!info->is_object()) {
-    return Status::InvalidInput(source + ": distributedInfo is not an object; expected "
+    return Status::InvalidInput(source +
+                                ": distributedInfo is not an object; expected "
                                 "{\"rank\": R, \"world_size\": N, \"backend\": ...}");
   }
   auto r = info->find("rank");
   auto w = info->find("world_size");
   if (r == info->end() || !r->is_number_integer() || r->get<int64_t>() < 0 ||
       r->get<int64_t>() > (1 << 24)) {
-    return Status::InvalidInput(source + ": distributedInfo.rank missing or not a whole number "
+    return Status::InvalidInput(source +
+                                ": distributedInfo.rank missing or not a whole number "
                                 "from 0 to 16777216");
   }
   rank->rank = static_cast<int32_t>(r->get<int64_t>());
@@ -265,7 +268,14 @@ Status ReadDistributedInfo(const Json& document, const std::string& source, Trac
 void TakeEvent(const Json& event, Events* events, TraceRank* rank) {
   const std::string cat = StringOr(event, "cat");
   const std::string name = StringOr(event, "name");
-  const double start_s = NumberOr(event, "ts", 0) * 1e-6;
+  // Microseconds since the epoch (1.7e15) lose tenths of microseconds as seconds in a double:
+  // times are taken from the first event's.
+  const double ts = NumberOr(event, "ts", 0);
+  if (!events->have_origin) {
+    events->origin_us = ts;
+    events->have_origin = true;
+  }
+  const double start_s = (ts - events->origin_us) * 1e-6;
   const double end_s = start_s + std::max(0.0, NumberOr(event, "dur", 0)) * 1e-6;
   auto args_it = event.find("args");
   const Json* args = args_it != event.end() && args_it->is_object() ? &*args_it : nullptr;
@@ -275,14 +285,14 @@ void TakeEvent(const Json& event, Events* events, TraceRank* rank) {
     return c != args->end() && c->is_number_integer() ? c->get<int64_t>() : -1;
   };
   static const std::set<std::string> kKinetoCats = {
-      "cpu_op", "user_annotation", "cuda_runtime", "cuda_driver", "kernel", "gpu_memcpy",
-      "gpu_memset", "python_function", "gpu_user_annotation", "ac2g", "Trace"};
+      "cpu_op",     "user_annotation", "cuda_runtime",        "cuda_driver", "kernel", "gpu_memcpy",
+      "gpu_memset", "python_function", "gpu_user_annotation", "ac2g",        "Trace"};
   if (kKinetoCats.count(cat) > 0) events->kineto = true;
-  if (events->first_s == 0 || start_s < events->first_s) events->first_s = start_s;
+  events->first_s = std::min(events->first_s, start_s);
   events->last_s = std::max(events->last_s, end_s);
   if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
     GpuEvent gpu{start_s, end_s, correlation(), false, name, args};
-    CollectiveKind kind;
+    TraceCollectiveKind kind;
     NcclKernelKind(name, &gpu.nccl, &kind);
     events->gpu.push_back(std::move(gpu));
     return;
@@ -307,20 +317,26 @@ void TakeEvent(const Json& event, Events* events, TraceRank* rank) {
     rank->actions.push_back(std::move(action));
     return;
   }
-  CollectiveKind kind;
+  TraceCollectiveKind kind;
   if (CommRangeKind(name, &kind)) events->comm.push_back({start_s, end_s, name, args});
 }
 
 }  // namespace
 
-const char* CollectiveKindName(CollectiveKind kind) {
+const char* TraceCollectiveKindName(TraceCollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::kAllReduce: return "all_reduce";
-    case CollectiveKind::kAllGather: return "all_gather";
-    case CollectiveKind::kReduceScatter: return "reduce_scatter";
-    case CollectiveKind::kBroadcast: return "broadcast";
-    case CollectiveKind::kAllToAll: return "all_to_all";
-    case CollectiveKind::kSendRecv: return "send_recv";
+    case TraceCollectiveKind::kAllReduce:
+      return "all_reduce";
+    case TraceCollectiveKind::kAllGather:
+      return "all_gather";
+    case TraceCollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case TraceCollectiveKind::kBroadcast:
+      return "broadcast";
+    case TraceCollectiveKind::kAllToAll:
+      return "all_to_all";
+    case TraceCollectiveKind::kSendRecv:
+      return "send_recv";
   }
   return "";
 }
@@ -362,16 +378,16 @@ void Attribute(const Events& events, TraceRank* rank) {
       (g.nccl ? comm : compute)[a].push_back({g.start_s, g.end_s});
     }
     bool nccl = false;
-    CollectiveKind kind;
+    TraceCollectiveKind kind;
     if (!NcclKernelKind(g.name, &nccl, &kind)) continue;
     any_nccl = true;
     TraceCollective c{kind, true, g.start_s, g.end_s - g.start_s, -1, 0};
     if (g.args != nullptr) {
       const std::string collective = StringOr(*g.args, "Collective name");
-      if (kind == CollectiveKind::kSendRecv &&
+      if (kind == TraceCollectiveKind::kSendRecv &&
           (collective.find("all_to_all") != std::string::npos ||
            collective.find("alltoall") != std::string::npos)) {
-        c.kind = CollectiveKind::kAllToAll;
+        c.kind = TraceCollectiveKind::kAllToAll;
       }
       const double nelems = NumberOr(*g.args, "In msg nelems", -1);
       const int64_t element = DtypeBytes(StringOr(*g.args, "dtype"));
@@ -379,12 +395,12 @@ void Attribute(const Events& events, TraceRank* rank) {
       c.group_size = static_cast<int32_t>(NumberOr(*g.args, "Group size", 0));
     }
     // A SendRecv launched under an all_to_all range is the all-to-all's.
-    if (c.kind == CollectiveKind::kSendRecv && launch != events.launch_s.end()) {
+    if (c.kind == TraceCollectiveKind::kSendRecv && launch != events.launch_s.end()) {
       for (const CpuRange& r : events.comm) {
-        CollectiveKind range_kind;
+        TraceCollectiveKind range_kind;
         if (r.start_s <= launch->second && launch->second <= r.end_s &&
-            CommRangeKind(r.name, &range_kind) && range_kind == CollectiveKind::kAllToAll) {
-          c.kind = CollectiveKind::kAllToAll;
+            CommRangeKind(r.name, &range_kind) && range_kind == TraceCollectiveKind::kAllToAll) {
+          c.kind = TraceCollectiveKind::kAllToAll;
         }
       }
     }
@@ -404,12 +420,14 @@ void Attribute(const Events& events, TraceRank* rank) {
     }
     // The backend's own ranges (gloo:send, nccl:all_reduce) are the collectives: from issue to
     // completion, an async op's wait included. c10d:: ranges only issue them.
-    if (any_nccl || r.name.starts_with("c10d::") || r.start_s < outer_end) continue;
-    outer_end = r.end_s;
-    CollectiveKind kind;
+    // A range within an earlier one is its inner part (c10d::allreduce_ holds nccl:all_reduce
+    // when both are backend ranges); async ranges that only overlap (isends) each count.
+    if (any_nccl || r.name.starts_with("c10d::") || r.end_s <= outer_end) continue;
+    outer_end = std::max(outer_end, r.end_s);
+    TraceCollectiveKind kind;
     CommRangeKind(r.name, &kind);
-    rank->collectives.push_back({kind, false, r.start_s, r.end_s - r.start_s, InputBytes(r.args),
-                                 0});
+    rank->collectives.push_back(
+        {kind, false, r.start_s, r.end_s - r.start_s, InputBytes(r.args), 0});
   }
   for (size_t a = 0; a < actions.size(); ++a) {
     actions[a].gpu_compute_s = UnionLength(compute[a]);
@@ -442,7 +460,8 @@ Status ParseKinetoTrace(std::string_view text, const std::string& source, TraceR
   if (legacy) {
     list = document.end();
   } else if (!document.is_object() || list == document.end() || !list->is_array()) {
-    return Status::InvalidInput(source + ": no traceEvents list; expected a PyTorch profiler "
+    return Status::InvalidInput(source +
+                                ": no traceEvents list; expected a PyTorch profiler "
                                 "trace: a JSON object with traceEvents, as export_chrome_trace "
                                 "writes it");
   }
@@ -461,17 +480,17 @@ Status ParseKinetoTrace(std::string_view text, const std::string& source, TraceR
   }
   if (!events.kineto) {
     return Status::InvalidInput(
-        source + ": a Chrome trace, but not a PyTorch profiler (Kineto) trace: no event has a "
-                 "Kineto category (cpu_op, user_annotation, cuda_runtime, kernel, ...); export "
-                 "it with torch.profiler (export_chrome_trace or tensorboard_trace_handler)");
+        source +
+        ": a Chrome trace, but not a PyTorch profiler (Kineto) trace: no event has a "
+        "Kineto category (cpu_op, user_annotation, cuda_runtime, kernel, ...); export "
+        "it with torch.profiler (export_chrome_trace or tensorboard_trace_handler)");
   }
   auto by_start = [](const auto& a, const auto& b) { return a.start_s < b.start_s; };
   std::stable_sort(rank->steps.begin(), rank->steps.end(), by_start);
   std::stable_sort(events.comm.begin(), events.comm.end(), by_start);
-  std::stable_sort(rank->actions.begin(), rank->actions.end(),
-                   [](const TraceAction& a, const TraceAction& b) {
-                     return a.cpu_start_s < b.cpu_start_s;
-                   });
+  std::stable_sort(
+      rank->actions.begin(), rank->actions.end(),
+      [](const TraceAction& a, const TraceAction& b) { return a.cpu_start_s < b.cpu_start_s; });
   for (TraceAction& a : rank->actions) {
     for (size_t s = 0; s < rank->steps.size(); ++s) {
       const TraceStep& step = rank->steps[s];
@@ -483,8 +502,8 @@ Status ParseKinetoTrace(std::string_view text, const std::string& source, TraceR
   Attribute(events, rank);
   rank->wall_s = events.last_s - events.first_s;
   if (!rank->steps.empty()) {
-    rank->wall_s = rank->steps.back().start_s + rank->steps.back().duration_s -
-                   rank->steps.front().start_s;
+    rank->wall_s =
+        rank->steps.back().start_s + rank->steps.back().duration_s - rank->steps.front().start_s;
   }
   return Status();
 }
@@ -500,7 +519,8 @@ Status Gunzip(std::string_view compressed, const std::string& source, int64_t ma
   while (gzip.Next(&data, &size)) {
     if (static_cast<int64_t>(text->size()) + size > max_bytes) {
       return Status::InvalidInput(source + ": decompresses to more than " +
-                                  std::to_string(max_bytes) + " bytes; trace files are read up "
+                                  std::to_string(max_bytes) +
+                                  " bytes; trace files are read up "
                                   "to that (profile fewer steps, or split the trace)");
     }
     text->append(static_cast<const char*>(data), size);
@@ -532,7 +552,8 @@ Status ListTraceFiles(const std::vector<std::string>& inputs, std::vector<std::s
       }
       if (error) return Status::InvalidInput(input + ": cannot list: " + error.message());
       if (found.empty()) {
-        return Status::InvalidInput(input + ": no trace files; expected *.json or *.json.gz "
+        return Status::InvalidInput(input +
+                                    ": no trace files; expected *.json or *.json.gz "
                                     "(torch.profiler's *.pt.trace.json[.gz]) in the folder");
       }
       std::sort(found.begin(), found.end());
@@ -540,7 +561,8 @@ Status ListTraceFiles(const std::vector<std::string>& inputs, std::vector<std::s
     } else if (fs::exists(input, error)) {
       files->push_back(input);
     } else {
-      return Status::InvalidInput(input + ": no such file or folder; expected trace files "
+      return Status::InvalidInput(input +
+                                  ": no such file or folder; expected trace files "
                                   "(.json, .json.gz) or a folder of them");
     }
   }
@@ -565,7 +587,8 @@ Status CheckRanks(const std::vector<TraceRank>& ranks) {
     const TraceRank& r = ranks[i];
     if (r.rank < 0 && ranks.size() > 1) {
       return Status::InvalidInput(r.file + ": no distributedInfo, so its rank is unknown; with " +
-                                  std::to_string(ranks.size()) + " trace files each must say its "
+                                  std::to_string(ranks.size()) +
+                                  " trace files each must say its "
                                   "rank (torch.profiler with Kineto writes distributedInfo when "
                                   "torch.distributed is initialized), or give --ranks-in-order to "
                                   "take the files as ranks 0, 1, ... in the order given");
@@ -573,14 +596,14 @@ Status CheckRanks(const std::vector<TraceRank>& ranks) {
     for (size_t j = 0; j < i; ++j) {
       const TraceRank& o = ranks[j];
       if (r.rank == o.rank) {
-        return Status::InvalidInput(r.file + ": rank " + std::to_string(r.rank) +
-                                    ", as in " + o.file + "; give one trace per rank");
+        return Status::InvalidInput(r.file + ": rank " + std::to_string(r.rank) + ", as in " +
+                                    o.file + "; give one trace per rank");
       }
       if (r.world_size != o.world_size) {
-        return Status::InvalidInput(
-            r.file + ": world_size " + std::to_string(r.world_size) + ", but " + o.file +
-            " has world_size " + std::to_string(o.world_size) +
-            "; give traces of one run (its ranks agree on world_size)");
+        return Status::InvalidInput(r.file + ": world_size " + std::to_string(r.world_size) +
+                                    ", but " + o.file + " has world_size " +
+                                    std::to_string(o.world_size) +
+                                    "; give traces of one run (its ranks agree on world_size)");
       }
     }
   }

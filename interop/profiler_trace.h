@@ -4,7 +4,8 @@
 // reader (an Nsight Systems export) can fill the same struct. interop/trace_profile.h turns it into
 // a ppsim profile and a summary.
 //
-// Times are seconds on each rank's own clock (the trace's microseconds / 1e6); sizes bytes.
+// Times are seconds on each rank's own clock, from the first event of its trace (the trace's
+// microseconds since the epoch would lose precision as seconds); sizes bytes.
 #ifndef PPSIM_INTEROP_PROFILER_TRACE_H_
 #define PPSIM_INTEROP_PROFILER_TRACE_H_
 
@@ -16,28 +17,35 @@ namespace ppsim {
 
 // A pipeline action's kind, as torch.distributed.pipelining's _ComputationType names them.
 enum class TraceActionType {
-  kForward,          // F
-  kBackwardInput,    // I
-  kBackwardWeight,   // W
-  kFullBackward,     // B
-  kOverlapFB,        // OVERLAP_F_B: a forward and a backward run together
-  kSendForward,      // SEND_F
-  kRecvForward,      // RECV_F
-  kSendBackward,     // SEND_B
-  kRecvBackward,     // RECV_B
-  kOther,            // UNSHARD, RESHARD, REDUCE_GRAD
+  kForward,         // F
+  kBackwardInput,   // I
+  kBackwardWeight,  // W
+  kFullBackward,    // B
+  kOverlapFB,       // OVERLAP_F_B: a forward and a backward run together
+  kSendForward,     // SEND_F
+  kRecvForward,     // RECV_F
+  kSendBackward,    // SEND_B
+  kRecvBackward,    // RECV_B
+  kOther,           // UNSHARD, RESHARD, REDUCE_GRAD
 };
 
 // The collectives a trace's kernels or ranges are classified into.
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll, kSendRecv };
+enum class TraceCollectiveKind {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kAllToAll,
+  kSendRecv
+};
 
 // "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv".
-const char* CollectiveKindName(CollectiveKind kind);
+const char* TraceCollectiveKindName(TraceCollectiveKind kind);
 
 struct TraceAction {
   std::string name;  // the record_function range's name, e.g. "PP:0F1" or "Forward 1"
   TraceActionType type = TraceActionType::kOther;
-  int32_t stage = 0;       // virtual stage index
+  int32_t stage = 0;        // virtual stage index
   int32_t microbatch = -1;  // -1: none (UNSHARD, ...)
   // OVERLAP_F_B: the backward's stage and microbatch (stage/microbatch are the forward's).
   int32_t overlap_stage = -1;
@@ -65,12 +73,12 @@ struct TraceStep {
 };
 
 struct TraceCollective {
-  CollectiveKind kind = CollectiveKind::kAllReduce;
+  TraceCollectiveKind kind = TraceCollectiveKind::kAllReduce;
   bool from_kernel = true;  // a GPU kernel; false: a CPU range (gloo, or no kernels)
   double start_s = 0;
   double duration_s = 0;
-  int64_t bytes = -1;       // -1: unknown
-  int32_t group_size = 0;   // 0: unknown
+  int64_t bytes = -1;      // -1: unknown
+  int32_t group_size = 0;  // 0: unknown
 };
 
 struct TraceRank {
@@ -78,10 +86,10 @@ struct TraceRank {
   int32_t rank = 0;
   int32_t world_size = 0;  // 0: unknown (no distributedInfo)
   std::string backend;
-  std::vector<TraceStep> steps;  // in time order
+  std::vector<TraceStep> steps;      // in time order
   std::vector<TraceAction> actions;  // in CPU start order
   std::vector<TraceCollective> collectives;
-  bool has_gpu = false;  // any GPU kernel at all
+  bool has_gpu = false;   // any GPU kernel at all
   double gpu_busy_s = 0;  // union of every GPU kernel's interval
   double wall_s = 0;      // the steps' span (first start to last end); else the trace's span
   // Kernels no action launched, and their summed duration.

@@ -22,10 +22,14 @@ bool IsCompute(TraceActionType t) {
 
 char Letter(TraceActionType t) {
   switch (t) {
-    case TraceActionType::kForward: return 'F';
-    case TraceActionType::kBackwardInput: return 'I';
-    case TraceActionType::kBackwardWeight: return 'W';
-    default: return 'B';
+    case TraceActionType::kForward:
+      return 'F';
+    case TraceActionType::kBackwardInput:
+      return 'I';
+    case TraceActionType::kBackwardWeight:
+      return 'W';
+    default:
+      return 'B';
   }
 }
 
@@ -75,9 +79,8 @@ double ActionSeconds(const TraceRank& rank, size_t index, bool gpu) {
   const TraceAction& a = rank.actions[index];
   if (gpu) return a.gpu_compute_s;
   double seconds = a.cpu_end_s - a.cpu_start_s - a.cpu_comm_s;
-  const TraceActionType send = a.type == TraceActionType::kForward
-                                   ? TraceActionType::kSendForward
-                                   : TraceActionType::kSendBackward;
+  const TraceActionType send = a.type == TraceActionType::kForward ? TraceActionType::kSendForward
+                                                                   : TraceActionType::kSendBackward;
   for (size_t k = index + 1; k < rank.actions.size() && k <= index + 2; ++k) {
     const TraceAction& next = rank.actions[k];
     if (next.type == send && next.stage == a.stage && next.microbatch == a.microbatch) {
@@ -121,13 +124,13 @@ void StageSpreads(const ProfilerTrace& trace, TraceAnalysis* analysis) {
   if (!analysis->gpu) {
     analysis->p2p = SpreadOf(waits);
     analysis->p2p.median_s = analysis->p2p.p10_s;
-    analysis->p2p_source = "p10 of " + std::to_string(waits.size()) +
-                           " blocking receive times inside the actions";
+    analysis->p2p_source =
+        "p10 of " + std::to_string(waits.size()) + " blocking receive times inside the actions";
   }
 }
 
 void CollectiveTotals(const ProfilerTrace& trace, TraceAnalysis* analysis) {
-  std::map<CollectiveKind, CollectiveTotal> totals;
+  std::map<TraceCollectiveKind, CollectiveTotal> totals;
   std::vector<double> send_recv;
   for (const TraceRank& r : trace.ranks) {
     for (const TraceCollective& c : r.collectives) {
@@ -136,14 +139,15 @@ void CollectiveTotals(const ProfilerTrace& trace, TraceAnalysis* analysis) {
       ++t.count;
       t.bytes += std::max<int64_t>(c.bytes, 0);
       t.kernel_s += c.duration_s;
-      if (c.from_kernel && c.kind == CollectiveKind::kSendRecv) send_recv.push_back(c.duration_s);
+      if (c.from_kernel && c.kind == TraceCollectiveKind::kSendRecv)
+        send_recv.push_back(c.duration_s);
     }
   }
   for (const auto& [kind, total] : totals) analysis->collectives.push_back(total);
   if (analysis->gpu && !send_recv.empty()) {
     analysis->p2p = SpreadOf(send_recv);
-    analysis->p2p_source = "median of " + std::to_string(send_recv.size()) +
-                           " NCCL SendRecv kernels";
+    analysis->p2p_source =
+        "median of " + std::to_string(send_recv.size()) + " NCCL SendRecv kernels";
   } else if (analysis->gpu) {
     analysis->p2p_source = "no SendRecv kernels: 0";
   }
@@ -172,10 +176,9 @@ void RankUses(const ProfilerTrace& trace, TraceAnalysis* analysis) {
   const double rank_median = Median(medians);
   for (const RankUse& u : analysis->ranks) {
     if (rank_median > 0 && u.median_step_s > limit * rank_median) {
-      analysis->stragglers.push_back("rank " + std::to_string(u.rank) + ": median step " +
-                                     HumanDuration(u.median_step_s) + ", " +
-                                     HumanPercent(u.median_step_s / rank_median - 1) +
-                                     " above the ranks' median");
+      analysis->stragglers.push_back(
+          "rank " + std::to_string(u.rank) + ": median step " + HumanDuration(u.median_step_s) +
+          ", " + HumanPercent(u.median_step_s / rank_median - 1) + " above the ranks' median");
     }
   }
   for (const StepTime& s : analysis->steps) {
@@ -254,7 +257,8 @@ Status AnalyzeTrace(const ProfilerTrace& trace, TraceAnalysis* analysis) {
     for (const TraceAction& a : r.actions) any_actions = any_actions || IsCompute(a.type);
   }
   if (!any_steps) {
-    return Status::InvalidInput(Sources(trace) + ": no ProfilerStep#N ranges; profile with a "
+    return Status::InvalidInput(Sources(trace) +
+                                ": no ProfilerStep#N ranges; profile with a "
                                 "torch.profiler schedule and call prof.step() once per step");
   }
   if (!any_actions) {
@@ -264,8 +268,9 @@ Status AnalyzeTrace(const ProfilerTrace& trace, TraceAnalysis* analysis) {
         "stages, no profile");
   }
   if (!analysis->gpu) {
-    analysis->notes.push_back("no GPU kernels (a CPU-only trace): action times are CPU ranges "
-                              "less their blocking receives, plus their sends");
+    analysis->notes.push_back(
+        "no GPU kernels (a CPU-only trace): action times are CPU ranges "
+        "less their blocking receives, plus their sends");
   }
   StepTimes(trace, analysis);
   StageSpreads(trace, analysis);
@@ -289,7 +294,9 @@ Status AnalyzeTrace(const ProfilerTrace& trace, TraceAnalysis* analysis) {
 namespace ppsim {
 namespace {
 
-std::string Seconds(double s) { return FormatNumber(s); }
+// Seconds to the nanosecond: the trace's microseconds with fractions (1e-3 us) are exact there,
+// and the conversion's rounding noise (0.2032910000000001) is not written.
+std::string Seconds(double s) { return FormatNumber(std::round(s * 1e9) / 1e9); }
 
 std::string SpreadText(const Spread& s) {
   return HumanDuration(s.median_s) + " (" + std::to_string(s.count) + " samples, min " +
@@ -318,10 +325,9 @@ std::string FormatProfileTextproto(const ProfilerTrace& trace, const TraceAnalys
   }
   out += "# Times are seconds: medians over the microbatches of " + StepRange(analysis) + ".\n";
   for (const std::string& note : analysis.notes) out += "# " + note + ".\n";
-  out += analysis.gpu ? "# An action's time is the union of its compute kernels' intervals.\n"
-                      : "";
-  out += "# Measured p2p: " + HumanDuration(analysis.p2p.median_s) + " (" +
-         analysis.p2p_source + "); `ppsim run --p2p-latency` takes it.\n";
+  out += analysis.gpu ? "# An action's time is the union of its compute kernels' intervals.\n" : "";
+  out += "# Measured p2p: " + HumanDuration(analysis.p2p.median_s) + " (" + analysis.p2p_source +
+         "); `ppsim run --p2p-latency` takes it.\n";
   // A field goes in only when every stage has it (the profile reader's rule).
   auto all = [&](Spread StageTimes::*field) {
     for (const StageTimes& t : analysis.stages) {
@@ -331,12 +337,13 @@ std::string FormatProfileTextproto(const ProfilerTrace& trace, const TraceAnalys
   };
   bool all_bytes = true;
   for (const StageTimes& t : analysis.stages) all_bytes = all_bytes && t.message_bytes >= 0;
-  const std::pair<const char*, Spread StageTimes::*> fields[] = {
-      {"f_s", &StageTimes::f}, {"i_s", &StageTimes::i}, {"w_s", &StageTimes::w},
-      {"b_s", &StageTimes::b}};
+  const std::pair<const char*, Spread StageTimes::*> fields[] = {{"f_s", &StageTimes::f},
+                                                                 {"i_s", &StageTimes::i},
+                                                                 {"w_s", &StageTimes::w},
+                                                                 {"b_s", &StageTimes::b}};
   for (const StageTimes& t : analysis.stages) {
-    out += "stages {  # stage " + std::to_string(t.stage) + ", on rank " +
-           std::to_string(t.rank) + "\n";
+    out += "stages {  # stage " + std::to_string(t.stage) + ", on rank " + std::to_string(t.rank) +
+           "\n";
     for (const auto& [name, field] : fields) {
       if (!all(field)) continue;
       out += "  " + std::string(name) + ": " + Seconds((t.*field).median_s) + "  # " +
@@ -382,8 +389,8 @@ std::string FormatSummaryTable(const ProfilerTrace& trace, const TraceAnalysis& 
   }
   out += "steps (median over ranks):\n";
   for (const StepTime& s : analysis.steps) {
-    out += "  " + s.name + "  " + HumanDuration(s.duration_s) + (s.steady ? "" : "  (warm-up)") +
-           "\n";
+    out +=
+        "  " + s.name + "  " + HumanDuration(s.duration_s) + (s.steady ? "" : "  (warm-up)") + "\n";
   }
   out += "  median steady step  " + HumanDuration(analysis.median_step_s) + "\n";
   out += "stages (" + std::to_string(analysis.num_stages) + ", " +
@@ -402,7 +409,7 @@ std::string FormatSummaryTable(const ProfilerTrace& trace, const TraceAnalysis& 
   if (analysis.collectives.empty()) out += " none";
   out += "\n";
   for (const CollectiveTotal& c : analysis.collectives) {
-    out += "  " + std::string(CollectiveKindName(c.kind)) + "  " + std::to_string(c.count) +
+    out += "  " + std::string(TraceCollectiveKindName(c.kind)) + "  " + std::to_string(c.count) +
            " ops, " + HumanBytes(static_cast<double>(c.bytes)) + ", " + HumanDuration(c.kernel_s) +
            "\n";
   }
@@ -429,9 +436,13 @@ std::string FormatSummaryJson(const ProfilerTrace& trace, const TraceAnalysis& a
   for (size_t k = 0; k < trace.ranks.size(); ++k) {
     const TraceRank& r = trace.ranks[k];
     const RankUse& u = analysis.ranks[k];
-    J rank = {{"rank", r.rank}, {"world_size", r.world_size}, {"backend", r.backend},
-              {"file", r.file}, {"median_step_s", JsonNumber(u.median_step_s)}};
-    rank["gpu_busy_fraction"] = u.busy_fraction >= 0 ? JsonNumber(u.busy_fraction) : J();
+    J rank = {{"rank", r.rank},
+              {"world_size", r.world_size},
+              {"backend", r.backend},
+              {"file", r.file},
+              {"median_step_s", JsonNumber(u.median_step_s)}};
+    rank["gpu_busy_fraction"] = nullptr;
+    if (u.busy_fraction >= 0) rank["gpu_busy_fraction"] = JsonNumber(u.busy_fraction);
     rank["unattributed_kernels"] = u.unattributed_kernels;
     rank["unattributed_kernel_s"] = JsonNumber(u.unattributed_kernel_s);
     rank["actions_without_kernels"] = u.actions_without_kernels;
@@ -445,15 +456,18 @@ std::string FormatSummaryJson(const ProfilerTrace& trace, const TraceAnalysis& a
   j["median_step_s"] = JsonNumber(analysis.median_step_s);
   j["collectives"] = J::array();
   for (const CollectiveTotal& c : analysis.collectives) {
-    j["collectives"].push_back({{"kind", CollectiveKindName(c.kind)},
+    j["collectives"].push_back({{"kind", TraceCollectiveKindName(c.kind)},
                                 {"count", c.count},
                                 {"bytes", c.bytes},
                                 {"kernel_s", JsonNumber(c.kernel_s)}});
   }
   auto spread = [](const Spread& s) {
-    return J{{"count", s.count},          {"median_s", JsonNumber(s.median_s)},
-             {"min_s", JsonNumber(s.min_s)}, {"p10_s", JsonNumber(s.p10_s)},
-             {"p90_s", JsonNumber(s.p90_s)}, {"max_s", JsonNumber(s.max_s)}};
+    return J{{"count", s.count},
+             {"median_s", JsonNumber(s.median_s)},
+             {"min_s", JsonNumber(s.min_s)},
+             {"p10_s", JsonNumber(s.p10_s)},
+             {"p90_s", JsonNumber(s.p90_s)},
+             {"max_s", JsonNumber(s.max_s)}};
   };
   j["stages"] = J::array();
   for (const StageTimes& t : analysis.stages) {

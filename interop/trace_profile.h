@@ -55,7 +55,7 @@ struct StepTime {
 };
 
 struct CollectiveTotal {
-  CollectiveKind kind = CollectiveKind::kAllReduce;
+  TraceCollectiveKind kind = TraceCollectiveKind::kAllReduce;
   int64_t count = 0;
   int64_t bytes = 0;    // summed over the ones whose size is known
   double kernel_s = 0;  // summed durations (kernels, or CPU ranges without kernels)
@@ -78,8 +78,8 @@ struct TraceAnalysis {
   double median_step_s = 0;
   std::vector<StageTimes> stages;
   Spread p2p;
-  std::string p2p_source;  // what p2p was measured from
-  std::vector<CollectiveTotal> collectives;  // kinds present, in CollectiveKind order
+  std::string p2p_source;                    // what p2p was measured from
+  std::vector<CollectiveTotal> collectives;  // kinds present, in TraceCollectiveKind order
   std::vector<RankUse> ranks;
   std::vector<std::string> stragglers;
   // The measured order of the first steady step: one row per pipeline rank, its compute
