@@ -144,6 +144,11 @@ int ProfileCommand(const CommandArgs& args, std::ostream& out, std::ostream& err
         "-o: the traces have no pipeline actions, so no per-stage costs to write; expected "
         "torch.distributed.pipelining's record_function ranges (PP:0F1, Forward 0, ...)");
   }
+  if (status.ok() && !output.empty() && !analysis.missing_stages.empty()) {
+    status = Status::InvalidInput(
+        "-o: stage " + std::to_string(analysis.missing_stages[0]) +
+        " has no forward in the traces given; a profile needs the traces of every pipeline rank");
+  }
   if (status.ok() && !output.empty()) {
     status = WriteWholeFile("-o", output, FormatProfileTextproto(trace, analysis));
     if (status.ok()) status = Replay(output, analysis, &replay);

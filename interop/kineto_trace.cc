@@ -445,8 +445,10 @@ Status ParseKinetoTrace(std::string_view text, const std::string& source, TraceR
   try {
     document = Json::parse(text);
   } catch (const Json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 25, column 4: WHAT": WHAT only.
     std::string what = e.what();
-    const size_t colon = what.rfind(": ");
+    const size_t column = what.find("column ");
+    const size_t colon = what.find(": ", column == std::string::npos ? 0 : column);
     if (colon != std::string::npos) what = what.substr(colon + 2);
     return Status::InvalidInput(Located(text, source, e.byte == 0 ? 0 : e.byte - 1) +
                                 ": not JSON (" + what +
@@ -529,6 +531,20 @@ Status Gunzip(std::string_view compressed, const std::string& source, int64_t ma
     return Status::InvalidInput(source + ": not valid gzip (" + gzip.ZlibErrorMessage() +
                                 ", after " + std::to_string(text->size()) +
                                 " bytes); expected a gzipped trace, whole");
+  }
+  // A cut stream ends without an error: its last 4 bytes are then not the gzip trailer's size
+  // (ISIZE, the text's length mod 2^32, little endian).
+  uint32_t isize = 0;
+  for (size_t k = 0; k < 4 && compressed.size() >= 4; ++k) {
+    isize |=
+        static_cast<uint32_t>(static_cast<unsigned char>(compressed[compressed.size() - 4 + k]))
+        << (8 * k);
+  }
+  if (compressed.size() < 18 || isize != static_cast<uint32_t>(text->size())) {
+    return Status::InvalidInput(source + ": gzip stream cut short (" +
+                                std::to_string(text->size()) +
+                                " bytes decompressed, not the size its end records); expected a "
+                                "gzipped trace, whole");
   }
   return Status();
 }

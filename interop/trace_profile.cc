@@ -277,14 +277,18 @@ Status AnalyzeTrace(const ProfilerTrace& trace, TraceAnalysis* analysis) {
   CollectiveTotals(trace, analysis);
   RankUses(trace, analysis);
   MeasuredOrder(trace, analysis);
+  if (!analysis->missing_stages.empty()) {
+    std::string list;
+    for (int32_t s : analysis->missing_stages)
+      list += (list.empty() ? "" : ", ") + std::to_string(s);
+    analysis->notes.push_back("no forward of stage " + list +
+                              " in the steady steps: the traces of every pipeline rank make a "
+                              "profile");
+  }
   for (int32_t s = 0; s < analysis->num_stages; ++s) {
     bool found = false;
     for (const StageTimes& t : analysis->stages) found = found || (t.stage == s && t.f.count > 0);
-    if (!found) {
-      return Status::InvalidInput(Sources(trace) + ": stage " + std::to_string(s) +
-                                  " has no forward in the steady steps; give the traces of "
-                                  "every pipeline rank");
-    }
+    if (!found) analysis->missing_stages.push_back(s);
   }
   return Status();
 }

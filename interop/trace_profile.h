@@ -86,10 +86,12 @@ struct TraceAnalysis {
   // actions as torch's CSV writes them ("0F0"); an OVERLAP_F_B as its forward then its backward.
   std::vector<std::vector<std::string>> order;
   std::vector<std::string> notes;  // what was skipped or assumed, for the summary
+  // Stages below num_stages with no forward measured (traces of some ranks only): no profile.
+  std::vector<int32_t> missing_stages;
 };
 
-// InvalidInput "SOURCES: ..." when the traces hold no steps, or a stage misses its forward.
-// Without pipeline actions the analysis has no stages (a note says so).
+// InvalidInput "SOURCES: ..." when the traces hold no steps. Without pipeline actions the
+// analysis has no stages, and a stage without a forward is in missing_stages (notes say so).
 Status AnalyzeTrace(const ProfilerTrace& trace, TraceAnalysis* analysis);
 
 // The profile as textproto (models/profile.proto), one `stages` entry per virtual stage with
