@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/flag_locator.h"
 #include "cli/options.h"
+#include "config/config_file.h"
 #include "experiments/request.h"
 #include "experiments/run.h"
 #include "interop/kineto_trace.h"
@@ -133,6 +134,13 @@ int ProfileCommand(const CommandArgs& args, std::ostream& out, std::ostream& err
   if (status.ok() && !output.empty()) status = CheckNotAnInput("-o", output, files);
   if (status.ok() && !output.empty()) {
     status = CheckNotAnInput("-o (its order file)", OrderPath(output), files);
+  }
+  ConfigFormat output_format = ConfigFormat::kTextProto;
+  if (status.ok() && !output.empty() &&
+      (!ConfigFormatOf(output, &output_format).ok() || output_format != ConfigFormat::kTextProto)) {
+    status = Status::InvalidInput("-o: '" + output +
+                                  "': the profile is written as textproto; "
+                                  "name it .textproto, .pbtxt or .txtpb");
   }
   ProfilerTrace trace;
   if (status.ok()) status = ReadKinetoTraces(files, parsed.values.count("ranks-in-order"), &trace);

@@ -74,6 +74,11 @@ TEST(ProfileCommand, RefusesToOverwriteAnInputAndNeedsEveryStage) {
   EXPECT_EQ(r.err,
             "-o: stage 0 has no forward in the traces given; a profile needs the traces "
             "of every pipeline rank\n");
+  r = Cli({"profile", rank1, "-o", "p.csv"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "-o: 'p.csv': the profile is written as textproto; name it .textproto, .pbtxt "
+            "or .txtpb\n");
   r = Cli({"profile", kData + "hta/nccl_data.json.gz", "--format", "xml"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "--format: unknown format 'xml'; valid: table, json\n");
