@@ -343,18 +343,14 @@ const char* TraceCollectiveKindName(TraceCollectiveKind kind) {
 
 namespace {
 
-// The index of the action whose CPU range holds time `t` (the latest-starting one), or -1.
-// REQUIRES: actions sorted by start.
+// The index of the action whose CPU range holds time `t`, or -1: the latest-starting action, as a
+// process's actions follow one another on its main thread. REQUIRES: actions sorted by start.
 int32_t ActionAt(const std::vector<TraceAction>& actions, double t) {
   auto it = std::upper_bound(actions.begin(), actions.end(), t,
                              [](double v, const TraceAction& a) { return v < a.cpu_start_s; });
-  while (it != actions.begin()) {
-    --it;
-    if (it->cpu_end_s >= t) return static_cast<int32_t>(it - actions.begin());
-    // Ranges of one thread nest or follow each other: an earlier one may still hold t.
-    if (it->type != TraceActionType::kOverlapFB) break;
-  }
-  return -1;
+  if (it == actions.begin()) return -1;
+  --it;
+  return it->cpu_end_s >= t ? static_cast<int32_t>(it - actions.begin()) : -1;
 }
 
 // Kernels to actions and collectives; CPU communication ranges to actions (and to collectives

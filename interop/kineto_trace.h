@@ -11,9 +11,10 @@
 //                          ScheduleGPipe's "Forward {i}" / "Backward {i}" (one stage per rank: the
 //                          stage is the rank's place among the files, in rank order)
 //   kernels                cat "kernel", "gpu_memcpy", "gpu_memset"; attributed to the action whose
-//                          CPU range holds the launching runtime call (cat "cuda_runtime" or
-//                          "cuda_driver", same pid and tid), linked by args.correlation (the id
-//                          the "ac2g" flow events also carry)
+//                          CPU range holds the time of the launching runtime call (cat
+//                          "cuda_runtime" or "cuda_driver"), linked by args.correlation (the id
+//                          the "ac2g" flow events also carry). By time, not thread: a backward's
+//                          kernels are launched from autograd's thread during its range.
 //   collectives            NCCL kernels (ncclKernel_* / ncclDevKernel_*: AllReduce, AllGather,
 //                          ReduceScatter, Broadcast, AllToAll, SendRecv; a SendRecv under an
 //                          all_to_all range is all_to_all), bytes = "In msg nelems" x the size of
