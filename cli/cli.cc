@@ -34,6 +34,9 @@ constexpr Command kCommands[] = {
     {"search", "the best configuration (tp, pp, dp, microbatch size, schedule, recompute) of a\n"
                "model on a cluster: exact branch and bound, the top K and the Pareto front",
      &cli::SearchCommand},
+    {"profile", "PyTorch profiler traces in: a summary, an editable profile (-o) and a replay\n"
+                "of the measured order",
+     &cli::ProfileCommand},
     {"calibrate", "fit the model's per-GPU parameters to your measured runs, for --calibration",
      &cli::CalibrateCommand},
     {"report", "an HTML report with charts from a sweep's results CSV", &cli::ReportCommand},

@@ -26,6 +26,7 @@ int ReportCommand(const CommandArgs& args, std::ostream& out, std::ostream& err)
 int ScheduleCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int SchedulesCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int ModelCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
+int ProfileCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int PlatformsCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int CalibrateCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 

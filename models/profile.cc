@@ -1,15 +1,13 @@
 #include "models/profile.h"
 
-#include "base/names.h"
-
-#include "base/files.h"
-
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <sstream>
 
+#include "base/files.h"
+#include "base/names.h"
 #include "config/units.h"
 
 namespace ppsim {
@@ -43,8 +41,8 @@ const std::vector<Field>& Fields() {
 }
 
 constexpr std::string_view kTimeUnits[] = {"ns", "us", "ms", "s"};
-constexpr std::string_view kSizeUnits[] = {"B",   "bytes", "KB",  "MB",  "GB",
-                                           "TB",  "KiB",   "MiB", "GiB", "TiB"};
+constexpr std::string_view kSizeUnits[] = {"B",  "bytes", "KB",  "MB",  "GB",
+                                           "TB", "KiB",   "MiB", "GiB", "TiB"};
 
 // Every column name ParseColumn accepts, for "did you mean".
 std::vector<std::string> ColumnNames() {
@@ -220,6 +218,8 @@ Status ProfileFromProto(const proto::Profile& message, const ConfigLocations& lo
   }
   struct ProtoField {
     std::string_view name;
+    std::string_view text_name;  // the same quantity as text with a unit
+    const std::string& (proto::StageProfile::*text)() const;
     bool (proto::StageProfile::*has)() const;
     double (proto::StageProfile::*seconds)() const;
     int64_t (proto::StageProfile::*bytes)() const;
@@ -228,23 +228,25 @@ Status ProfileFromProto(const proto::Profile& message, const ConfigLocations& lo
   };
   using SP = proto::StageProfile;
   const ProtoField fields[] = {
-      {"f_s", &SP::has_f_s, &SP::f_s, nullptr, &CostValues::forward_s, nullptr},
-      {"i_s", &SP::has_i_s, &SP::i_s, nullptr, &CostValues::backward_input_s, nullptr},
-      {"w_s", &SP::has_w_s, &SP::w_s, nullptr, &CostValues::backward_weight_s, nullptr},
-      {"b_s", &SP::has_b_s, &SP::b_s, nullptr, &CostValues::backward_s, nullptr},
-      {"overlap_s", &SP::has_overlap_s, &SP::overlap_s, nullptr, &CostValues::overlap_s, nullptr},
-      {"activation_bytes", &SP::has_activation_bytes, nullptr, &SP::activation_bytes, nullptr,
-       &CostValues::activation_bytes},
-      {"activation_w_bytes", &SP::has_activation_w_bytes, nullptr, &SP::activation_w_bytes, nullptr,
-       &CostValues::activation_w_bytes},
-      {"message_bytes", &SP::has_message_bytes, nullptr, &SP::message_bytes, nullptr,
-       &CostValues::message_bytes},
-      {"param_bytes", &SP::has_param_bytes, nullptr, &SP::param_bytes, nullptr,
-       &CostValues::param_bytes},
-      {"grad_bytes", &SP::has_grad_bytes, nullptr, &SP::grad_bytes, nullptr,
+      {"f_s", "f", &SP::f, &SP::has_f_s, &SP::f_s, nullptr, &CostValues::forward_s, nullptr},
+      {"i_s", "i", &SP::i, &SP::has_i_s, &SP::i_s, nullptr, &CostValues::backward_input_s, nullptr},
+      {"w_s", "w", &SP::w, &SP::has_w_s, &SP::w_s, nullptr, &CostValues::backward_weight_s,
+       nullptr},
+      {"b_s", "b", &SP::b, &SP::has_b_s, &SP::b_s, nullptr, &CostValues::backward_s, nullptr},
+      {"overlap_s", "overlap", &SP::overlap, &SP::has_overlap_s, &SP::overlap_s, nullptr,
+       &CostValues::overlap_s, nullptr},
+      {"activation_bytes", "activation", &SP::activation, &SP::has_activation_bytes, nullptr,
+       &SP::activation_bytes, nullptr, &CostValues::activation_bytes},
+      {"activation_w_bytes", "activation_w", &SP::activation_w, &SP::has_activation_w_bytes,
+       nullptr, &SP::activation_w_bytes, nullptr, &CostValues::activation_w_bytes},
+      {"message_bytes", "message", &SP::message, &SP::has_message_bytes, nullptr,
+       &SP::message_bytes, nullptr, &CostValues::message_bytes},
+      {"param_bytes", "params", &SP::params, &SP::has_param_bytes, nullptr, &SP::param_bytes,
+       nullptr, &CostValues::param_bytes},
+      {"grad_bytes", "grads", &SP::grads, &SP::has_grad_bytes, nullptr, &SP::grad_bytes, nullptr,
        &CostValues::gradient_bytes},
-      {"optimizer_bytes", &SP::has_optimizer_bytes, nullptr, &SP::optimizer_bytes, nullptr,
-       &CostValues::optimizer_state_bytes},
+      {"optimizer_bytes", "optimizer", &SP::optimizer, &SP::has_optimizer_bytes, nullptr,
+       &SP::optimizer_bytes, nullptr, &CostValues::optimizer_state_bytes},
   };
   std::string errors;
   auto error = [&](const std::string& path, const std::string& what) {
@@ -252,15 +254,39 @@ Status ProfileFromProto(const proto::Profile& message, const ConfigLocations& lo
   };
   for (const ProtoField& f : fields) {
     int given = 0;
-    for (const SP& stage : message.stages()) given += (stage.*f.has)() ? 1 : 0;
+    auto has = [&](const SP& stage) { return (stage.*f.has)() || !(stage.*f.text)().empty(); };
+    for (const SP& stage : message.stages()) given += has(stage) ? 1 : 0;
     if (given == 0) continue;
     for (int k = 0; k < message.stages_size(); ++k) {
       const SP& stage = message.stages(k);
       const std::string path = "stages[" + std::to_string(k) + "]." + std::string(f.name);
-      if (!(stage.*f.has)()) {
+      if (!has(stage)) {
         error("stages[" + std::to_string(k) + "]",
-              "no " + std::string(f.name) + ", but other stages give it; give it for every stage "
-              "or none");
+              "no " + std::string(f.name) +
+                  ", but other stages give it; give it for every stage "
+                  "or none");
+        continue;
+      }
+      if (!(stage.*f.text)().empty()) {
+        const std::string text_path =
+            "stages[" + std::to_string(k) + "]." + std::string(f.text_name);
+        if ((stage.*f.has)()) {
+          error(text_path, "given with " + std::string(f.name) + "; give the quantity once");
+          continue;
+        }
+        // The unit parsers' messages start with their `what`: located here as the others.
+        const std::string what = locations.Where(text_path) + ": " + text_path;
+        Status status;
+        if (f.seconds != nullptr) {
+          double v = 0;
+          status = ParseDuration(what, (stage.*f.text)(), &v);
+          (profile->values.*f.seconds_out).push_back(v);
+        } else {
+          int64_t v = 0;
+          status = ParseSize(what, (stage.*f.text)(), &v);
+          (profile->values.*f.bytes_out).push_back(v);
+        }
+        if (!status.ok()) errors += (errors.empty() ? "" : "\n") + status.message();
         continue;
       }
       if (f.seconds != nullptr) {

@@ -9,8 +9,9 @@
 // TiB); an optional `stage` column must count 0, 1, 2, ... Every cell needs a value.
 // Protobuf (models/profile.proto) from .textproto/.pbtxt/.txtpb, .json or .yaml/.yml: a list of
 // `stages`, each with any of f_s, i_s, w_s, b_s, overlap_s, activation_bytes, activation_w_bytes,
-// message_bytes, param_bytes, grad_bytes, optimizer_bytes; a field given for one stage must be
-// given for all.
+// message_bytes, param_bytes, grad_bytes, optimizer_bytes, or the same quantity as text with a
+// unit under its CSV name (f: "3.2ms", activation: "1.5GiB"; one form per quantity and stage); a
+// quantity given for one stage must be given for all.
 #ifndef PPSIM_MODELS_PROFILE_H_
 #define PPSIM_MODELS_PROFILE_H_
 

@@ -24,10 +24,10 @@ std::string CsvError(const std::string& text) {
 }
 
 TEST(ParseProfileCsv, ReadsColumnsWithTheirUnits) {
-  const Profile p = Csv(
-      "stage,f_ms,i_us,w_s,activation_MiB,activation_w_bytes,message_KB,params_GiB\n"
-      "0,1.2,1100,0.0009,1536,1000,32,1\n"
-      "1,2.5,2000,0.001,1024,500,32,2\n");
+  const Profile p =
+      Csv("stage,f_ms,i_us,w_s,activation_MiB,activation_w_bytes,message_KB,params_GiB\n"
+          "0,1.2,1100,0.0009,1536,1000,32,1\n"
+          "1,2.5,2000,0.001,1024,500,32,2\n");
   EXPECT_EQ(p.num_rows, 2);
   EXPECT_EQ(p.values.forward_s, (std::vector<double>{0.0012, 0.0025}));
   EXPECT_EQ(p.values.backward_input_s, (std::vector<double>{0.0011, 0.002}));
@@ -59,14 +59,15 @@ TEST(ParseProfileCsv, ReportsEveryProblemWhereItIs) {
 }
 
 TEST(OverrideStageCosts, FlagsOverrideSingleFieldsOfTheProfile) {
-  const Profile p = Csv("f_ms,i_ms,w_ms,activation_B,activation_w_B,params_B,grads_B\n"
-                        "1,2,3,100,40,7,9\n");
+  const Profile p =
+      Csv("f_ms,i_ms,w_ms,activation_B,activation_w_B,params_B,grads_B\n"
+          "1,2,3,100,40,7,9\n");
   CostValues flags;
   flags.backward_weight_s = {0.005};
   flags.activation_bytes = {200};
   StageCosts c;
   ASSERT_TRUE(OverrideStageCosts(flags, &p, 3, FlagLocator(), &c).ok());
-  EXPECT_EQ(c.forward_s, (std::vector<double>{0.001, 0.001, 0.001}));  // one row for all
+  EXPECT_EQ(c.forward_s, (std::vector<double>{0.001, 0.001, 0.001}));          // one row for all
   EXPECT_EQ(c.backward_weight_s, (std::vector<double>{0.005, 0.005, 0.005}));  // the flag
   EXPECT_EQ(c.backward_s, (std::vector<double>{0.002 + 0.005, 0.002 + 0.005, 0.002 + 0.005}));
   EXPECT_EQ(c.activation_bytes, (std::vector<int64_t>{200, 200, 200}));
@@ -114,16 +115,42 @@ TEST(ReadProfile, YamlGivesTheSameProfileAsCsv) {
   EXPECT_EQ(from_yaml.values.activation_bytes, from_csv.values.activation_bytes);
 }
 
+// Quantities as text with units, in every configuration format: 1.5ms = 0.0015 s, 1.5KiB = 1536.
+TEST(ReadProfile, UnitStringsGiveTheSameProfile) {
+  const std::string text = WriteTemp("u.textproto",
+                                     "stages { f: \"1.5ms\" b_s: 0.002 activation: \"1.5KiB\" }\n"
+                                     "stages { f_s: 0.002 b: \"4ms\" activation_bytes: 200 }\n");
+  const std::string yaml = WriteTemp("u.yaml",
+                                     "stages:\n"
+                                     "  - {f: 1.5ms, b: 2ms, activation: 1.5KiB}\n"
+                                     "  - {f: 2ms, b_s: 0.004, activation: 200B}\n");
+  const Profile from_csv = Csv("f_ms,b_ms,activation_B\n1.5,2,1536\n2,4,200\n");
+  for (const std::string& path : {text, yaml}) {
+    Profile p;
+    const Status status = ReadProfile(path, &p);
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_EQ(p.values.forward_s, from_csv.values.forward_s) << path;
+    EXPECT_EQ(p.values.backward_s, from_csv.values.backward_s) << path;
+    EXPECT_EQ(p.values.activation_bytes, from_csv.values.activation_bytes) << path;
+  }
+  const std::string both = WriteTemp("both.textproto", "stages { f_s: 1 f: \"1ms\" }\n");
+  Profile p;
+  EXPECT_EQ(ReadProfile(both, &p).message(),
+            both + ":1:20: stages[0].f: given with f_s; give the quantity once");
+}
+
 TEST(ReadProfile, ProtoValuesAreCheckedWhereTheyStand) {
   const std::string path = WriteTemp("bad.textproto",
                                      "stages { f_s: 0.001 b_s: -2 }\n"
                                      "stages { b_s: 0.002 }\n");
   Profile p;
   EXPECT_EQ(ReadProfile(path, &p).message(),
-            path + ":2:8: stages[1]: no f_s, but other stages give it; give it for every stage or "
-                   "none\n" +
-                path + ":1:26: stages[0].b_s: -2 is negative or not finite; times are >= 0 "
-                       "seconds");
+            path +
+                ":2:8: stages[1]: no f_s, but other stages give it; give it for every stage or "
+                "none\n" +
+                path +
+                ":1:26: stages[0].b_s: -2 is negative or not finite; times are >= 0 "
+                "seconds");
 }
 
 }  // namespace

@@ -1,0 +1,95 @@
+// `ppsim profile`: traces in, a profile, an order and a summary out, and the replay's command.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/cli.h"
+
+namespace ppsim {
+namespace {
+
+const std::string kData = std::string(PPSIM_SOURCE_DIR) + "/tests/data/profiler/";
+
+// The CPU 1F1B traces' medians, computed independently (tests/data/profiler/expected.py):
+//   python3 expected.py cpu_1f1b rank0.pt.trace.json.gz rank1.pt.trace.json.gz
+//   F stage 0 203291 us, stage 1 199536; B 174396, 191613.5; p2p (p10 of receive waits) 229 us;
+//   median steady step 1714834.5 us.
+TEST(ProfileCommand, WritesTheProfileAndOrderAndReplaysThem) {
+  const std::string profile = ::testing::TempDir() + "p1f1b.textproto";
+  const std::string order = ::testing::TempDir() + "p1f1b.order.csv";
+  const CliResult r =
+      Cli({"profile", kData + "cpu_1f1b", "--ranks-in-order", "-o", profile, "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["ranks"].size(), 2u);
+  ASSERT_EQ(j["steps"].size(), 4u);
+  EXPECT_EQ(j["steps"][1]["name"], "ProfilerStep#1");
+  EXPECT_DOUBLE_EQ(j["steps"][1]["duration_s"].get<double>(), 1526760e-6);
+  EXPECT_NEAR(j["median_step_s"].get<double>(), 1714834.5e-6, 1e-9);
+  ASSERT_EQ(j["stages"].size(), 2u);
+  EXPECT_NEAR(j["stages"][0]["f"]["median_s"].get<double>(), 203291e-6, 1e-9);
+  EXPECT_NEAR(j["stages"][1]["b"]["median_s"].get<double>(), 191613.5e-6, 1e-9);
+  EXPECT_EQ(j["collectives"][0]["kind"], "send_recv");
+  ASSERT_TRUE(j["replay"]["ran"].get<bool>()) << j["replay"]["note"];
+  // The profile: the medians to the nanosecond.
+  const std::string text = ReadFile(profile);
+  EXPECT_NE(text.find("  f_s: 0.203291  #"), std::string::npos) << text;
+  EXPECT_NE(text.find("  b_s: 0.1916135  #"), std::string::npos) << text;
+  EXPECT_EQ(ReadFile(order), "0F0,0F1,0B0,0F2,0B1,0F3,0B2,0B3\n1F0,1B0,1F1,1B1,1F2,1B2,1F3,1B3\n");
+  // The printed command reruns the replay: the same makespan.
+  const std::string command = j["replay"]["command"];
+  EXPECT_EQ(command, "ppsim run --schedule-file " + order + " --profile " + profile +
+                         " --costs-per virtual-stage --platform ideal --p2p-latency 0.000229s "
+                         "--engine simgrid");
+  std::vector<std::string> args;
+  for (size_t start = std::string("ppsim ").size(); start < command.size();) {
+    size_t end = command.find(' ', start);
+    if (end == std::string::npos) end = command.size();
+    args.push_back(command.substr(start, end - start));
+    start = end + 1;
+  }
+  args.push_back("--format");
+  args.push_back("json");
+  const CliResult rerun = Cli(args);
+  ASSERT_EQ(rerun.code, 0) << rerun.err;
+  const nlohmann::json run = nlohmann::json::parse(rerun.out);
+  const nlohmann::json& first = run.is_array() ? run[0] : run;
+  EXPECT_NEAR(first["makespan_s"].get<double>(), j["replay"]["simulated_s"].get<double>(), 1e-12)
+      << rerun.out;
+}
+
+TEST(ProfileCommand, RefusesToOverwriteAnInputAndNeedsEveryStage) {
+  // A short path, that the message shows whole.
+  const std::string rank1 =
+      WriteFile("r1.json.gz", ReadFile(kData + "cpu_1f1b/rank1.pt.trace.json.gz"));
+  CliResult r = Cli({"profile", rank1, "-o", rank1});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "-o: '" + rank1 + "' is also an input of this command (" + rank1 +
+                       "); choose another file\n");
+  r = Cli({"profile", rank1, "-o", ::testing::TempDir() + "one.textproto"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "-o: stage 0 has no forward in the traces given; a profile needs the traces "
+            "of every pipeline rank\n");
+  r = Cli({"profile", rank1, "-o", "p.csv"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "-o: 'p.csv': the profile is written as textproto; name it .textproto, .pbtxt "
+            "or .txtpb\n");
+  r = Cli({"profile", kData + "hta/nccl_data.json.gz", "--format", "xml"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "--format: unknown format 'xml'; valid: table, json\n");
+}
+
+TEST(ProfileCommand, TableOfAnNcclTrace) {
+  const CliResult r = Cli({"profile", kData + "hta/nccl_data.json.gz"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  all_reduce  15 ops, 292.5 MiB, 46.76 ms\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU busy 23.61% of 667.2 ms"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace ppsim
