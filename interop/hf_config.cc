@@ -513,6 +513,13 @@ Status ReadHfConfig(std::string_view text, const std::string& source, Transforme
     const size_t at = e.byte > 0 ? e.byte - 1 : 0;
     return Status::InvalidInput(source + ":" + LineColumn(text, at) + ": " + what +
                                 "; a Hugging Face config.json is one JSON object");
+  } catch (const Json::exception& e) {
+    // A number beyond a double ("[json.exception.out_of_range.406] number overflow parsing ..."):
+    // nlohmann gives no position for it.
+    std::string what = e.what();
+    if (const size_t tag = what.find("] "); tag != std::string::npos) what = what.substr(tag + 2);
+    return Status::InvalidInput(source + ": " + what +
+                                "; a Hugging Face config.json is one JSON object");
   }
   if (!config.is_object()) {
     return Status::InvalidInput(source + ": " + Describe(config) +

@@ -450,6 +450,14 @@ Status ParseKinetoTrace(std::string_view text, const std::string& source, TraceR
                                 ": not JSON (" + what +
                                 "); expected a PyTorch profiler trace: a JSON object with "
                                 "traceEvents, as export_chrome_trace writes it");
+  } catch (const Json::exception& e) {
+    // A number beyond a double ("[json.exception.out_of_range.406] number overflow parsing ..."):
+    // nlohmann gives no position for it.
+    std::string what = e.what();
+    if (const size_t tag = what.find("] "); tag != std::string::npos) what = what.substr(tag + 2);
+    return Status::InvalidInput(source + ": not JSON (" + what +
+                                "); expected a PyTorch profiler trace: a JSON object with "
+                                "traceEvents, as export_chrome_trace writes it");
   }
   // torch built without Kineto (Debian's python3-torch 1.13) writes the autograd profiler's
   // legacy form: a bare list of "X" events without categories, all under pid "CPU functions".

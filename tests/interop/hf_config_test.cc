@@ -238,6 +238,10 @@ TEST(HfConfig, Errors) {
   EXPECT_EQ(Error("{\"architectures\": [\"LlamaForCausalLM\"],\n  \"hidden_size\": "),
             "config.json:2:18: syntax error while parsing value - unexpected end of input; "
             "expected '[', '{', or a literal; a Hugging Face config.json is one JSON object");
+  // A number beyond a double is nlohmann's out_of_range, not a parse error (a fuzzer found it).
+  EXPECT_EQ(Error(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 1e99999})"),
+            "config.json: number overflow parsing '1e99999'; a Hugging Face config.json is one "
+            "JSON object");
 }
 
 TEST(HfConfig, ModelChecksSpeakTheConfigsNames) {

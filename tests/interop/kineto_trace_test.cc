@@ -197,6 +197,14 @@ TEST(KinetoTrace, BadInputsAreLocated) {
             "ranks 0, 1, ... in the order given");
 }
 
+TEST(KinetoTrace, ANumberBeyondADoubleIsRefusedNotThrown) {
+  TraceRank rank;
+  const Status status = ParseKinetoTrace(R"({"traceEvents": [{"ts": 1e99999}]})", "t.json", &rank);
+  EXPECT_EQ(status.message(),
+            "t.json: not JSON (number overflow parsing '1e99999'); expected a PyTorch profiler "
+            "trace: a JSON object with traceEvents, as export_chrome_trace writes it");
+}
+
 TEST(KinetoTrace, GunzipRefusesMoreThanTheLimit) {
   std::string bytes;
   ASSERT_TRUE(ReadFile(kData + "cpu_1f1b/rank0.pt.trace.json.gz", &bytes, 1 << 20, "", true).ok());
