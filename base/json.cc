@@ -1,5 +1,7 @@
 #include "base/json.h"
 
+#include <algorithm>
+
 namespace ppsim {
 namespace {
 
@@ -76,6 +78,35 @@ std::string FormatJsonPretty(const Json& value) {
     out += "\n  ]";
   }
   return out + "\n}";
+}
+
+int JsonNestingDepth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+std::string JsonExceptionText(const nlohmann::json::exception& e) {
+  std::string what = e.what();
+  if (const size_t tag = what.find("] "); tag != std::string::npos) what = what.substr(tag + 2);
+  return what;
 }
 
 }  // namespace ppsim

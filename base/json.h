@@ -8,9 +8,9 @@
 #ifndef PPSIM_BASE_JSON_H_
 #define PPSIM_BASE_JSON_H_
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 namespace ppsim {
 
@@ -18,6 +18,14 @@ std::string FormatJsonCompact(const nlohmann::ordered_json& value);
 
 // Pretty form of an object (any other value is compact). No final line break.
 std::string FormatJsonPretty(const nlohmann::ordered_json& value);
+
+// The deepest nesting of arrays and objects in JSON `text`, counted outside strings: readers
+// refuse a document deeper than they allow before parsing it (nlohmann's values are freed
+// recursively).
+int JsonNestingDepth(std::string_view text);
+
+// What a nlohmann exception says, without its "[json.exception.NAME.ID] " tag.
+std::string JsonExceptionText(const nlohmann::json::exception& e);
 
 }  // namespace ppsim
 

@@ -6,8 +6,8 @@
 
 #include "base/csv.h"
 #include "base/escape.h"
-#include "base/names.h"
 #include "base/json.h"
+#include "base/names.h"
 #include "base/numbers.h"
 
 namespace ppsim {
@@ -80,11 +80,12 @@ Status CheckHeader(const CsvRecord& header, const std::string& source, int* axis
   const std::string valid = "; " + ValidHeader();
   const std::vector<std::string>& f = header.fields;
   if (f[0] != "point") {
-    return Status::InvalidInput(where + "first column is " + Quoted(f[0]) +
-                                ", expected 'point'" + valid);
+    return Status::InvalidInput(where + "first column is " + Quoted(f[0]) + ", expected 'point'" +
+                                valid);
   }
   const auto makespan = std::find(f.begin() + 1, f.end(), kResultColumns[kMakespanColumn].name);
-  if (makespan == f.end()) return Status::InvalidInput(where + "missing column 'makespan_s'" + valid);
+  if (makespan == f.end())
+    return Status::InvalidInput(where + "missing column 'makespan_s'" + valid);
   const size_t first_metric = makespan - f.begin();
   for (int m = 0; m < kResultColumnCount; ++m) {
     const size_t column = first_metric + m;
@@ -99,8 +100,8 @@ Status CheckHeader(const CsvRecord& header, const std::string& source, int* axis
   }
   if (f.size() > first_metric + kResultColumnCount) {
     return Status::InvalidInput(where + "unexpected column '" +
-                                Printable(f[first_metric + kResultColumnCount]) +
-                                "' after wall_s" + valid);
+                                Printable(f[first_metric + kResultColumnCount]) + "' after wall_s" +
+                                valid);
   }
   for (size_t a = 1; a < first_metric; ++a) {
     if (f[a].empty()) {
@@ -162,34 +163,10 @@ std::string CheckRow(const ResultsTable& table, const CsvRecord& record, const s
   return "";
 }
 
-// The deepest nesting of arrays and objects in `text`, counted outside strings.
-int JsonDepth(std::string_view text) {
-  int depth = 0;
-  int deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 // The first problem of a JSON line, or "".
 std::string CheckJsonLine(std::string_view text, std::vector<std::string>* axes,
                           ResultJsonRow* row) {
-  if (JsonDepth(text) > kMaxJsonDepth) {
+  if (JsonNestingDepth(text) > kMaxJsonDepth) {
     return "nested more than " + std::to_string(kMaxJsonDepth) + " deep; a results line is flat";
   }
   const nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -320,8 +297,8 @@ bool ParsePointOutcome(std::string_view text, PointOutcome* o) {
         continue;
       }
       // An ok point has every kMetric value; null is "none" anywhere else.
-      const bool required = o->status == PointStatus::kOk &&
-                            kResultColumns[c].role == ColumnRole::kMetric;
+      const bool required =
+          o->status == PointStatus::kOk && kResultColumns[c].role == ColumnRole::kMetric;
       if (!value.is_null() || required) return false;
     }
     o->oom = json.at("oom").get<bool>();
@@ -436,9 +413,9 @@ std::string ValidRunHeader() {
 }
 
 // A run CSV's row as a results row: the first problem, or "".
-std::string RunRow(const std::vector<int>& key_at, const std::vector<int>& metric_at,
-                   size_t fields, const CsvRecord& record, int64_t point,
-                   const std::string& source, ResultRow* row) {
+std::string RunRow(const std::vector<int>& key_at, const std::vector<int>& metric_at, size_t fields,
+                   const CsvRecord& record, int64_t point, const std::string& source,
+                   ResultRow* row) {
   const std::string where = Where(source, record.line);
   const std::vector<std::string>& f = record.fields;
   if (f.size() != fields) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/escape.h"
+#include "base/json.h"
 #include "base/names.h"
 #include "config/config_file.h"
 #include "models/model.pb.h"
@@ -83,27 +84,8 @@ const std::set<std::string>& IgnoredFields() {
   return *kFields;
 }
 
-// The deepest nesting of `text`'s brackets outside strings: nlohmann's DOM is freed recursively,
-// so a config nested deeper than kMaxDepth is refused before it is parsed.
+// A config nested deeper than kMaxDepth is refused before it is parsed (base/json.h).
 constexpr int kMaxDepth = 100;
-int NestingDepth(std::string_view text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
 
 // "line:col" (1-based, columns in bytes) of a byte offset.
 std::string LineColumn(std::string_view text, size_t offset) {
@@ -483,7 +465,7 @@ std::string InHfTerms(const std::string& messages, const std::string& source) {
 }  // namespace
 
 bool LooksLikeHfConfig(std::string_view text) {
-  if (NestingDepth(text) > kMaxDepth) {
+  if (JsonNestingDepth(text) > kMaxDepth) {
     return text.find("\"architectures\"") != std::string_view::npos ||
            text.find("\"model_type\"") != std::string_view::npos;
   }
@@ -496,7 +478,7 @@ bool LooksLikeHfConfig(std::string_view text) {
 }
 
 Status ReadHfConfig(std::string_view text, const std::string& source, TransformerSpec* spec) {
-  if (NestingDepth(text) > kMaxDepth) {
+  if (JsonNestingDepth(text) > kMaxDepth) {
     return Status::InvalidInput(source + ": nested deeper than " + std::to_string(kMaxDepth) +
                                 " levels; a Hugging Face config.json is an object of fields");
   }
@@ -516,9 +498,7 @@ Status ReadHfConfig(std::string_view text, const std::string& source, Transforme
   } catch (const Json::exception& e) {
     // A number beyond a double ("[json.exception.out_of_range.406] number overflow parsing ..."):
     // nlohmann gives no position for it.
-    std::string what = e.what();
-    if (const size_t tag = what.find("] "); tag != std::string::npos) what = what.substr(tag + 2);
-    return Status::InvalidInput(source + ": " + what +
+    return Status::InvalidInput(source + ": " + JsonExceptionText(e) +
                                 "; a Hugging Face config.json is one JSON object");
   }
   if (!config.is_object()) {

@@ -12,6 +12,7 @@
 
 #include "base/escape.h"
 #include "base/files.h"
+#include "base/json.h"
 
 namespace ppsim {
 namespace {
@@ -453,9 +454,7 @@ Status ParseKinetoTrace(std::string_view text, const std::string& source, TraceR
   } catch (const Json::exception& e) {
     // A number beyond a double ("[json.exception.out_of_range.406] number overflow parsing ..."):
     // nlohmann gives no position for it.
-    std::string what = e.what();
-    if (const size_t tag = what.find("] "); tag != std::string::npos) what = what.substr(tag + 2);
-    return Status::InvalidInput(source + ": not JSON (" + what +
+    return Status::InvalidInput(source + ": not JSON (" + JsonExceptionText(e) +
                                 "); expected a PyTorch profiler trace: a JSON object with "
                                 "traceEvents, as export_chrome_trace writes it");
   }
