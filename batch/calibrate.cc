@@ -149,7 +149,10 @@ const std::vector<CalibrationParameter>& CalibrationParameters() {
   static const std::vector<CalibrationParameter> table = {
       {"gpu.matmul_efficiency", ParameterApplied::kSet, 0.05, 1, 1, kSpeed,
        [](const PlatformSpec& p) { return p.gpu.matmul_efficiency; },
-       "the fraction of the dense peak a large GEMM reaches"},
+       "the fraction of the dense 16-bit peak a large GEMM reaches"},
+      {"gpu.matmul_efficiency_fp8", ParameterApplied::kSet, 0.05, 1, 1, kSpeed,
+       [](const PlatformSpec& p) { return p.gpu.matmul_efficiency_fp8; },
+       "the fraction of the FP8 peak a large FP8 GEMM reaches"},
       {"gpu.attention_efficiency", ParameterApplied::kSet, 0.05, 1, 1, kSpeed,
        [](const PlatformSpec& p) { return p.gpu.attention_efficiency; },
        "the fraction of the 16-bit peak flash attention reaches"},

@@ -387,7 +387,7 @@ int ModelCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
   TrainingSetup setup;
   status = BuildModelStages(spec, shape, &stages, &model, &setup);
   if (!status.ok()) return Fail(err, status);
-  const GpuModel gpu = GpuModelOf(platform, setup.dtype);
+  const GpuModel gpu = GpuModelOf(platform, spec);
   const std::vector<PassSeconds> seconds = ModelStageSeconds(spec, model, setup, platform, stages);
   const double iteration_flops = ModelFlopsPerIteration(stages, shape, setup.GpusPerRank(), 1);
   out << (format == "json" ? ModelJson(model, platform, setup, gpu, spec.efficiency,

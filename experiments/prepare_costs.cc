@@ -137,7 +137,7 @@ Status ModelCosts(PreparedRun* run, StageCosts* costs) {
       run->stages,
       ModelStageSeconds(spec, run->transformer, run->setup, run->platform, run->stages),
       run->setup);
-  run->gpu = GpuModelOf(run->platform, spec.training.dtype);
+  run->gpu = GpuModelOf(run->platform, spec);
   return Status();
 }
 

@@ -68,12 +68,22 @@ Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype, const Locator&
                                     where.Name("set") + " gpu.dense_fp8=...");
 }
 
-GpuModel GpuModelOf(const PlatformSpec& platform, Dtype dtype) {
+// TE's userbuffers give the 'pipeline' and 'bulk' overlaps 16 SMs (num_sm in TE's
+// initialize_ub defaults, models/measured/overheads.csv "te-ub").
+constexpr int32_t kTpOverlapSms = 16;
+
+GpuModel GpuModelOf(const PlatformSpec& platform, const RunSpec& spec) {
+  const Dtype dtype = spec.training.dtype;
   GpuModel gpu;
   gpu.matmul_flops_per_s = PeakFlopsPerS(platform, dtype);
   gpu.attention_flops_per_s = platform.gpu.dense_bf16_flops_per_s;
   gpu.sms = platform.gpu.sms;
-  gpu.matmul_efficiency = platform.gpu.matmul_efficiency;
+  gpu.matmul_efficiency =
+      dtype == Dtype::kFp8 ? platform.gpu.matmul_efficiency_fp8 : platform.gpu.matmul_efficiency;
+  gpu.matmul_16bit_efficiency = platform.gpu.matmul_efficiency;
+  if (spec.tp_comm_overlap && gpu.sms > kTpOverlapSms) {
+    gpu.tp_overlapped_sm_share = static_cast<double>(gpu.sms - kTpOverlapSms) / gpu.sms;
+  }
   gpu.attention_efficiency = platform.gpu.attention_efficiency;
   gpu.memory_bytes_per_s = platform.gpu.memory_bandwidth_bytes_per_s;
   gpu.memory_efficiency = platform.gpu.memory_efficiency;
@@ -83,7 +93,7 @@ GpuModel GpuModelOf(const PlatformSpec& platform, Dtype dtype) {
 std::vector<PassSeconds> ModelStageSeconds(const RunSpec& spec, const TransformerSpec& model,
                                            const TrainingSetup& setup, const PlatformSpec& platform,
                                            const std::vector<StageModel>& stages) {
-  return StagePassSeconds(model, setup, stages, GpuModelOf(platform, setup.dtype), spec.efficiency);
+  return StagePassSeconds(model, setup, stages, GpuModelOf(platform, spec), spec.efficiency);
 }
 
 double ModelFlopsPerIteration(const std::vector<StageModel>& stages, const Schedule& schedule,

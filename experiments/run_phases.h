@@ -86,8 +86,9 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
                         std::vector<StageModel>* stages, TransformerSpec* model,
                         TrainingSetup* setup);
 
-// The platform's GPU as the op cost model times it, for `dtype`.
-GpuModel GpuModelOf(const PlatformSpec& platform, Dtype dtype);
+// The platform's GPU as the op cost model times it, for the request's dtype (and its TP overlap:
+// the SMs TE's userbuffers take from the overlapped GEMMs).
+GpuModel GpuModelOf(const PlatformSpec& platform, const RunSpec& spec);
 // F, I and W of every stage on the platform's GPU: the op cost model, or the model FLOPs at the
 // peak x spec.efficiency when the request gives one (models/op_costs.h StagePassSeconds).
 std::vector<PassSeconds> ModelStageSeconds(const RunSpec& spec, const TransformerSpec& model,

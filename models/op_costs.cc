@@ -23,7 +23,9 @@ class OpList {
  public:
   explicit OpList(const TrainingSetup& setup)
       : in_bytes_(static_cast<double>(DtypeBytes(setup.dtype))),
-        grad_accumulate_bytes_(setup.fp32_grads ? 8 : 4) {}
+        grad_accumulate_bytes_(setup.fp32_grads ? 8 : 4),
+        fp8_(setup.dtype == Dtype::kFp8),
+        tp_(setup.layout.tp > 1) {}
 
   void Memory(const std::string& name, double bytes) {
     ModelOp& op = Add(name, KernelKind::kMemory);
@@ -33,13 +35,21 @@ class OpList {
   // A GEMM of batch x (m x n) results over k: 16-bit (or fp8) operands, a 16-bit result.
   void Gemm(const std::string& name, double m, double n, double k, double batch = 1) {
     ModelOp& op = Add(name, KernelKind::kMatmul);
+    const double in_bytes = sixteen_bit_ ? 2 : in_bytes_;
+    op.sixteen_bit = sixteen_bit_ && fp8_;
     // Shapes in whole rows (an expert's share of the routed tokens, m, may be fractional).
     op.m = static_cast<int64_t>(std::ceil(m));
     op.n = static_cast<int64_t>(std::ceil(n));
     op.k = static_cast<int64_t>(std::ceil(k));
     op.batch = static_cast<int64_t>(batch);
     op.flops = 2 * m * n * k * batch;
-    op.bytes = batch * (in_bytes_ * (m * k + k * n) + 2 * m * n);
+    op.bytes = batch * (in_bytes * (m * k + k * n) + 2 * m * n);
+  }
+
+  // Transformer Engine's cast-transpose of `elements` 16-bit values into FP8 and its transpose
+  // (read 2, write 1 + 1 bytes each), in an fp8 run (see the header); nothing otherwise.
+  void Fp8Cast(const std::string& name, double elements) {
+    if (fp8_) Memory(name + " fp8 cast", 4 * elements);
   }
 
   // A weight GEMM Y[T x n] = X[T x k] W[k x n] in `direction`: its forward (kForward), input
@@ -52,16 +62,24 @@ class OpList {
         Gemm(name, tokens, n, k, batch);
         break;
       case OpPass::kBackwardInput:
+        // The output gradient dY, quantized for the FP8 dgrad (and, transposed, the wgrad).
+        if (!sixteen_bit_) Fp8Cast(name + " grad", batch * tokens * n);
         Gemm(name, tokens, k, n, batch);
         break;
       case OpPass::kBackwardWeight:
         Gemm(name, k, n, tokens, batch);
         // Reads X and dY; accumulates into the main gradient instead of writing a result.
-        ops_.back().bytes =
-            batch * (in_bytes_ * tokens * (k + n) + grad_accumulate_bytes_ * k * n);
+        ops_.back().bytes = batch * ((sixteen_bit_ ? 2 : in_bytes_) * tokens * (k + n) +
+                                     grad_accumulate_bytes_ * k * n);
         break;
     }
   }
+
+  // The next GEMMs are kept in 16 bits in an fp8 run (outside Transformer Engine's FP8 modules).
+  void SixteenBit(bool on) { sixteen_bit_ = on; }
+  // Marks the last op a GEMM that TE's userbuffers overlap with a TP collective on 16 SMs
+  // ('pipeline' or 'bulk'), when tp > 1.
+  void TpOverlapped() { ops_.back().tp_overlapped = tp_; }
 
   void Attention(const std::string& name, double flops, double bytes) {
     ModelOp& op = Add(name, KernelKind::kAttention);
@@ -89,6 +107,9 @@ class OpList {
 
   double in_bytes_;
   double grad_accumulate_bytes_;
+  bool fp8_;
+  bool tp_;
+  bool sixteen_bit_ = false;
   OpPass pass_ = OpPass::kForward;
   LayerPart part_ = LayerPart::kNone;
   std::string prefix_;
@@ -164,11 +185,14 @@ void AttentionOps(const Dims& d, bool flash, bool backward, OpList* ops) {
     }
     return;
   }
+  // Megatron's unfused attention (torch's baddbmm and bmm) is outside TE's FP8 modules.
+  ops->SixteenBit(true);
   if (!backward) {
     ops->Gemm("attention scores", d.s, d.s, d.qk_head, batch);
     ops->Memory("softmax", 4 * scores);
     if (d.gpt) ops->Memory("attention dropout", 5 * scores);
     ops->Gemm("attention context", d.s, d.v_head, d.s, batch);
+    ops->SixteenBit(false);
     return;
   }
   ops->Gemm("attention context, grad probabilities", d.s, d.s, d.v_head, batch);
@@ -177,6 +201,7 @@ void AttentionOps(const Dims& d, bool flash, bool backward, OpList* ops) {
   ops->Memory("softmax", 6 * scores);
   ops->Gemm("attention scores, grad queries", d.s, d.qk_head, d.s, batch);
   ops->Gemm("attention scores, grad keys", d.s, d.qk_head, d.s, batch);
+  ops->SixteenBit(false);
 }
 
 // The MLP's first GEMM's width: GeLU's f, SwiGLU's gate and up 2f.
@@ -193,6 +218,8 @@ void AttentionPartForward(const Dims& d, bool flash, OpList* ops) {
   ops->Memory("norm 1", 4 * d.tokens_r * d.h);
   if (d.mla) {
     const double qk = d.heads * d.qk_head;
+    // The down projections share norm 1's output, a separate norm before two GEMMs: one cast.
+    ops->Fp8Cast("q/kv down input", d.tokens_r * d.h);
     if (d.q_lora > 0) {
       ops->Weight("q down", OpPass::kForward, d.tokens_r, d.q_lora, d.h);
       ops->Memory("q norm", 4 * d.tokens_r * d.q_lora);
@@ -207,12 +234,16 @@ void AttentionPartForward(const Dims& d, bool flash, OpList* ops) {
     // The queries' rotary channels (per head) and the key's (shared by the heads).
     ops->Memory("rotary", 4 * d.tokens * d.heads * d.rope + 4 * d.tokens_r * d.rope);
     AttentionOps(d, flash, /*backward=*/false, ops);
+    ops->Fp8Cast("proj input", d.tokens * d.heads * d.v_head);
     ops->Weight("proj", OpPass::kForward, d.tokens, d.h, d.heads * d.v_head);
+    ops->TpOverlapped();
   } else {
     ops->Weight("qkv", OpPass::kForward, d.tokens, (d.q + 2 * d.kv) / d.t, d.h);
     if (!d.gpt) ops->Memory("rotary", 4 * d.tokens * (d.q + d.kv) / d.t);
     AttentionOps(d, flash, /*backward=*/false, ops);
+    ops->Fp8Cast("proj input", d.tokens * d.q / d.t);
     ops->Weight("proj", OpPass::kForward, d.tokens, d.h, d.q / d.t);
+    ops->TpOverlapped();
   }
   ops->Memory("residual 1", (d.gpt ? 7 : 6) * d.tokens_r * d.h);
 }
@@ -241,6 +272,7 @@ void AttentionPartInputGrads(const Dims& d, bool flash, OpList* ops) {
     AttentionOps(d, flash, /*backward=*/true, ops);
     if (!d.gpt) ops->Memory("rotary", 4 * d.tokens * (d.q + d.kv) / d.t);
     ops->Weight("qkv", OpPass::kBackwardInput, d.tokens, (d.q + 2 * d.kv) / d.t, d.h);
+    ops->TpOverlapped();
   }
   ops->Memory("norm 1", 6 * d.tokens_r * d.h);
 }
@@ -262,6 +294,7 @@ void AttentionPartWeightGrads(const Dims& d, OpList* ops) {
   } else {
     ops->Weight("proj", OpPass::kBackwardWeight, d.tokens, d.h, d.q / d.t);
     ops->Weight("qkv", OpPass::kBackwardWeight, d.tokens, (d.q + 2 * d.kv) / d.t, d.h);
+    ops->TpOverlapped();
   }
 }
 
@@ -271,6 +304,7 @@ void AttentionPartWeightGrads(const Dims& d, OpList* ops) {
 // gradients and writes the logits' 16-bit gradient, 10 T_g E.
 void RouterOps(const Dims& d, OpPass direction, OpList* ops) {
   ops->Part(LayerPart::kAttention);
+  ops->SixteenBit(true);  // Megatron's router is a torch linear, outside TE's FP8 modules
   const double tokens = d.routed_tokens;
   switch (direction) {
     case OpPass::kForward:
@@ -285,17 +319,21 @@ void RouterOps(const Dims& d, OpPass direction, OpList* ops) {
       ops->Weight("router", direction, tokens, d.experts, d.h);
       break;
   }
+  ops->SixteenBit(false);
 }
 
 // An MLP of f_gpu channels on one GPU over `tokens`, named "<prefix>up", "<prefix>activation",
 // "<prefix>down", in `direction` (I and W in reverse order).
-void MlpOps(const Dims& d, const std::string& prefix, double tokens, double f_gpu,
-            OpPass direction, OpList* ops) {
+void MlpOps(const Dims& d, const std::string& prefix, double tokens, double f_gpu, OpPass direction,
+            OpList* ops) {
   const double up = UpWidthOf(d, f_gpu);
   switch (direction) {
     case OpPass::kForward:
+      // Its input is the MoE layer's norm 2, which the router reads too: not fused with a cast.
+      ops->Fp8Cast(prefix + "up input", tokens * d.h);
       ops->Weight(prefix + "up", direction, tokens, up, d.h);
       ops->Memory(prefix + "activation", (d.gpt ? 4 : 6) * tokens * f_gpu);
+      ops->Fp8Cast(prefix + "down input", tokens * f_gpu);
       ops->Weight(prefix + "down", direction, tokens, d.h, f_gpu);
       break;
     case OpPass::kBackwardInput:
@@ -329,8 +367,10 @@ void MoeMlpOps(const Dims& d, OpPass direction, OpList* ops) {
   switch (direction) {
     case OpPass::kForward:
       ops->Memory("permute", 4 * routed * d.h);
+      ops->Fp8Cast("expert fc1 input", routed * d.h);
       ops->Weight("expert fc1", direction, per_expert, up, d.h, g);
       ops->Memory("expert activation", (d.gpt ? 4 : 6) * routed * f);
+      ops->Fp8Cast("expert fc2 input", routed * f);
       ops->Weight("expert fc2", direction, per_expert, d.h, f, g);
       ops->Memory("unpermute", 2 * routed * d.h + 2 * d.routed_tokens * d.h);
       if (shared_f > 0) MlpOps(d, "shared ", d.tokens, shared_f, direction, ops);
@@ -363,7 +403,10 @@ void LayerForwardOps(const Dims& d, bool flash, LayerKind kind, OpList* ops) {
     ops->Memory("norm 2", 4 * d.tokens_r * d.h);
     ops->Weight("mlp up", OpPass::kForward, d.tokens, UpWidth(d), d.h);
     ops->Memory("activation", (d.gpt ? 4 : 6) * d.tokens * d.f / d.t);
+    // Megatron's activation (bias_gelu / bias_swiglu) writes 16 bits, cast for the FP8 GEMM.
+    ops->Fp8Cast("mlp down input", d.tokens * d.f / d.t);
     ops->Weight("mlp down", OpPass::kForward, d.tokens, d.h, d.f / d.t);
+    ops->TpOverlapped();
   }
   ops->Part(LayerPart::kMlp);
   ops->Memory("residual 2", residual);
@@ -399,6 +442,7 @@ std::vector<ModelOp> LayerOps(const TransformerSpec& spec, const TrainingSetup& 
     ops.Weight("mlp down", OpPass::kBackwardInput, d.tokens, d.h, d.f / d.t);
     ops.Memory("activation", (d.gpt ? 6 : 10) * d.tokens * d.f / d.t);
     ops.Weight("mlp up", OpPass::kBackwardInput, d.tokens, UpWidth(d), d.h);
+    ops.TpOverlapped();
     ops.Memory("norm 2", 6 * d.tokens_r * d.h);
   }
   ops.Part(LayerPart::kAttention);
@@ -413,6 +457,7 @@ std::vector<ModelOp> LayerOps(const TransformerSpec& spec, const TrainingSetup& 
     ops.Part(LayerPart::kMlp);
     ops.Weight("mlp down", OpPass::kBackwardWeight, d.tokens, d.h, d.f / d.t);
     ops.Weight("mlp up", OpPass::kBackwardWeight, d.tokens, UpWidth(d), d.h);
+    ops.TpOverlapped();
   }
   AttentionPartWeightGrads(d, &ops);
   if (d.gpt) {
@@ -447,6 +492,8 @@ std::vector<ModelOp> HeadOps(const TransformerSpec& spec, const TrainingSetup& s
   const Dims d = DimsOf(spec, setup);
   const double logits = d.tokens * d.vocab_shard;
   OpList ops(setup);
+  // Megatron's output layer is tensor_parallel.ColumnParallelLinear, outside TE's FP8 modules.
+  ops.SixteenBit(true);
   ops.Memory("final norm", 4 * d.tokens_r * d.h);
   ops.Weight("lm head", OpPass::kForward, d.tokens, d.vocab_shard, d.h);
   ops.Memory("cross-entropy", 30 * logits);
@@ -465,7 +512,9 @@ OpTime TimeOp(const ModelOp& op, const GpuModel& gpu) {
       gpu.memory_bytes_per_s > 0 ? op.bytes / (gpu.memory_bytes_per_s * gpu.memory_efficiency) : 0;
   double compute_s = 0;
   if (op.kind == KernelKind::kMatmul) {
-    const double rate = gpu.matmul_flops_per_s * gpu.matmul_efficiency;
+    double rate = op.sixteen_bit ? gpu.attention_flops_per_s * gpu.matmul_16bit_efficiency
+                                 : gpu.matmul_flops_per_s * gpu.matmul_efficiency;
+    if (op.tp_overlapped) rate *= gpu.tp_overlapped_sm_share;
     double computed = op.flops;
     if (gpu.sms > 0 && op.flops > 0) {
       // The tiling that needs fewer waves (then fewer tiles).

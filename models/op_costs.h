@@ -3,7 +3,8 @@
 //
 // Ops per layer and microbatch on one GPU of the tensor-parallel group (T = b·s tokens, b·s/c with
 // context parallelism c; T_r = T/t with sequence parallelism, else T: the tokens of the replicated
-// region; e = 2 bytes per 16-bit element). Element-wise byte counts are of Megatron-LM's kernels (fused where Megatron fuses):
+// region; e = 2 bytes per 16-bit element). Element-wise byte counts are of Megatron-LM's kernels
+// (fused where Megatron fuses):
 //   F  norm 1            LayerNorm / RMSNorm: read x, write y                     4·T_r·h
 //      qkv               GEMM T x (h + 2h_kv)/t x h
 //      rotary (Llama)    read and write Q and K                                   4·T·(h + h_kv)/t
@@ -70,8 +71,20 @@
 // FLOPs at the GPU's peak x matmul efficiency, its memory time its operands' and result's bytes at
 // the HBM bandwidth x memory efficiency, and it takes the longer. Attention takes the longer of its
 // FLOPs at the 16-bit peak x attention efficiency and its bytes; element-wise ops their bytes.
-// GEMMs, the unfused attention's included, run at the peak of the run's dtype (fp8: also 1-byte
-// operands); flash attention at the 16-bit peak.
+// With fp8 (Megatron-LM with Transformer Engine's FP8 recipe) the layers' linear GEMMs run at the
+// FP8 peak x gpu.matmul_efficiency_fp8 with 1-byte operands; GEMMs outside Transformer Engine's
+// linear modules stay 16-bit (the LM head, Megatron's tensor_parallel.ColumnParallelLinear; the MoE
+// router; the unfused attention's batched GEMMs), as does flash attention. Transformer Engine
+// quantizes each FP8 GEMM's inputs with cast-transpose kernels (read 2 bytes, write the FP8 copy
+// and its transpose, 1 + 1: 4 bytes per element): in the forward the inputs that no fused kernel
+// writes in FP8 ("proj input", "mlp down input", a MoE layer's expert and shared-expert inputs;
+// the norms before qkv and mlp up write FP8 themselves, TE's LayerNormLinear), and in the
+// backward every linear GEMM's output gradient before its dgrad ("<name> grad fp8 cast"). The
+// weights' casts are once per iteration (TE's is_first_microbatch) and are not counted.
+// With --tp-comm-overlap (Transformer Engine's userbuffers), the GEMMs whose TP collective runs
+// beside them with the 'pipeline' and 'bulk' methods (proj and mlp down forward, qkv and mlp up
+// dgrad and wgrad) run on the SMs the communication leaves: (sms - 16) / sms (TE's default
+// num_sm 16; 'ring_exchange', the other GEMMs', uses copy engines and 1 SM: none lost).
 // The GPU's constants (SMs, the three efficiencies) are per GPU, in the cluster's gpu block
 // (platforms/cluster.proto), with their sources there.
 #ifndef PPSIM_MODELS_OP_COSTS_H_
@@ -91,9 +104,15 @@ struct GpuModel {
   double matmul_flops_per_s = 0;     // dense peak for the run's dtype
   double attention_flops_per_s = 0;  // dense 16-bit peak (attention runs in 16 bits)
   int32_t sms = 0;                   // 0: no tile or wave quantization
-  double matmul_efficiency = 1;
+  double matmul_efficiency = 1;      // for the run's dtype
+  // GEMMs kept in 16 bits in an fp8 run (ModelOp::sixteen_bit) run at the 16-bit peak (that of
+  // attention_flops_per_s) x this.
+  double matmul_16bit_efficiency = 1;
+  // The share of the SMs left to GEMMs that TP communication overlaps (ModelOp::tp_overlapped):
+  // (sms - 16) / sms with --tp-comm-overlap, else 1.
+  double tp_overlapped_sm_share = 1;
   double attention_efficiency = 1;
-  double memory_bytes_per_s = 0;     // HBM bandwidth
+  double memory_bytes_per_s = 0;  // HBM bandwidth
   double memory_efficiency = 1;
 };
 
@@ -111,7 +130,9 @@ struct ModelOp {
   OpPass pass = OpPass::kForward;
   KernelKind kind = KernelKind::kMemory;
   LayerPart part = LayerPart::kNone;
-  bool recompute = false;  // a recomputed forward op, run in I
+  bool recompute = false;      // a recomputed forward op, run in I
+  bool sixteen_bit = false;    // a GEMM kept in 16 bits in an fp8 run
+  bool tp_overlapped = false;  // a GEMM TE overlaps with a TP collective on 16 SMs (tp > 1)
   // GEMM shape (kMatmul): batch of m x n results, inner dimension k.
   int64_t m = 0, n = 0, k = 0, batch = 1;
   double flops = 0;  // executed
@@ -150,9 +171,9 @@ std::vector<PassSeconds> StagePassSeconds(const TransformerSpec& spec, const Tra
                                           const std::vector<StageModel>& stages,
                                           const GpuModel& gpu, double efficiency);
 
-std::string_view OpPassName(OpPass pass);  // "F", "I", "W"
+std::string_view OpPassName(OpPass pass);          // "F", "I", "W"
 std::string_view KernelKindName(KernelKind kind);  // "matmul", "attention", "memory"
-std::string_view LayerPartName(LayerPart part);     // "", "attention", "mlp"
+std::string_view LayerPartName(LayerPart part);    // "", "attention", "mlp"
 
 }  // namespace ppsim
 

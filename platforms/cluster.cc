@@ -139,7 +139,12 @@ void ConvertGpu(const proto::Cluster& c, const FieldSource& source, PlatformSpec
                    gpu.attention_efficiency(), kDefaultAttentionEfficiency,
                    &p->gpu.attention_efficiency},
         std::tuple{"gpu.memory_efficiency", gpu.has_memory_efficiency(), gpu.memory_efficiency(),
-                   kDefaultMemoryEfficiency, &p->gpu.memory_efficiency}}) {
+                   kDefaultMemoryEfficiency, &p->gpu.memory_efficiency},
+        // Unset: the 16-bit GEMMs' value.
+        std::tuple{"gpu.matmul_efficiency_fp8", gpu.has_matmul_efficiency_fp8(),
+                   gpu.matmul_efficiency_fp8(),
+                   gpu.has_matmul_efficiency() ? gpu.matmul_efficiency() : kDefaultMatmulEfficiency,
+                   &p->gpu.matmul_efficiency_fp8}}) {
     *out = has ? value : fallback;
     if (!(*out > 0 && *out <= 1)) {
       errors->Add(source.Where(field) + ": " + FormatNumber(*out) +

@@ -29,6 +29,7 @@ struct GpuSpec {
   // The op cost model's constants (models/op_costs.h; platforms/cluster.proto gives defaults).
   int32_t sms = 0;  // streaming multiprocessors; 0: no tile or wave quantization
   double matmul_efficiency = 0;     // of the dense peak, by a large wave-aligned GEMM
+  double matmul_efficiency_fp8 = 0;  // of the FP8 peak, by a large FP8 GEMM
   double attention_efficiency = 0;  // of the 16-bit peak, by flash attention
   double memory_efficiency = 0;     // of the HBM bandwidth, by streaming element-wise kernels
 };

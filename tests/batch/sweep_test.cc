@@ -151,7 +151,7 @@ skip:
                    "format, train_tokens, gpu_hour_cost, max_tasks, set.PATH (did you mean microbatches?)\n" +
             path + ":11:12: axes[3].field: unknown cluster field 'nic.speed'; valid: name, "
                    "description, gpu.name, gpu.dense_bf16, gpu.dense_fp8, gpu.memory, "
-                   "gpu.memory_bandwidth, gpu.sms, gpu.matmul_efficiency, gpu.attention_efficiency, "
+                   "gpu.memory_bandwidth, gpu.sms, gpu.matmul_efficiency, gpu.matmul_efficiency_fp8, gpu.attention_efficiency, "
                    "gpu.memory_efficiency, gpus_per_node, nodes, intra_node.kind, "
                    "intra_node.bandwidth, intra_node.latency, nic.attachment, nic.bandwidth, "
                    "nic.latency, network.topology, network.nodes_per_leaf, "

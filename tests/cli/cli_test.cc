@@ -632,7 +632,7 @@ TEST(CliPlatforms, BadClustersAndSettingsExitTwoWithTheLocation) {
                      "--b", "2", "--platform", "dgx-h100", "--set", "nic.speed=1Gbps"}),
                 "--set nic.speed: unknown key; valid: name, description, gpu.name, "
                 "gpu.dense_bf16, gpu.dense_fp8, gpu.memory, gpu.memory_bandwidth, gpu.sms, "
-                "gpu.matmul_efficiency, gpu.attention_efficiency, gpu.memory_efficiency, "
+                "gpu.matmul_efficiency, gpu.matmul_efficiency_fp8, gpu.attention_efficiency, gpu.memory_efficiency, "
                 "gpus_per_node, "
                 "nodes, intra_node.kind, intra_node.bandwidth, intra_node.latency, "
                 "nic.attachment, nic.bandwidth, nic.latency, network.topology, "

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 
 // Expected values are closed forms written out by hand: the GEMM FLOPs of Narayanan et al. 2021
@@ -87,12 +88,12 @@ TEST(OpCosts, RecomputeRepeatsTheForwardInTheBackwardForInputs) {
   const Sums none = SumOps(LayerOps(spec, setup));
   setup.recompute = Recompute::kFull;
   const Sums full = SumOps(LayerOps(spec, setup));
-  EXPECT_DOUBLE_EQ(full.matmul_flops.at(OpPass::kBackwardInput),
-                   none.matmul_flops.at(OpPass::kBackwardInput) +
-                       none.matmul_flops.at(OpPass::kForward));
-  EXPECT_DOUBLE_EQ(full.memory_bytes.at(OpPass::kBackwardInput),
-                   none.memory_bytes.at(OpPass::kBackwardInput) +
-                       none.memory_bytes.at(OpPass::kForward));
+  EXPECT_DOUBLE_EQ(
+      full.matmul_flops.at(OpPass::kBackwardInput),
+      none.matmul_flops.at(OpPass::kBackwardInput) + none.matmul_flops.at(OpPass::kForward));
+  EXPECT_DOUBLE_EQ(
+      full.memory_bytes.at(OpPass::kBackwardInput),
+      none.memory_bytes.at(OpPass::kBackwardInput) + none.memory_bytes.at(OpPass::kForward));
   EXPECT_DOUBLE_EQ(full.attention_flops.at(OpPass::kBackwardInput),
                    3.5 * none.attention_flops.at(OpPass::kForward));
   setup.recompute = Recompute::kSelective;
@@ -115,6 +116,89 @@ TEST(OpCosts, UnfusedAttentionComputesEveryScore) {
   // Softmax 4 and dropout 5 bytes per score on top of the flash layer's element-wise bytes.
   const double T = b * s, f = 4 * h, scores = b * a * s * s;
   EXPECT_DOUBLE_EQ(sums.memory_bytes.at(OpPass::kForward), 22 * T * h + 4 * T * f + 9 * scores);
+}
+
+// Transformer Engine's FP8 recipe (models/op_costs.h): cast-transposes of 4 bytes per element for
+// the GEMM inputs no fused kernel writes in FP8 (the projection's and the MLP down GEMM's in a GPT
+// layer) and for every linear GEMM's output gradient in the backward; W is unchanged.
+TEST(OpCosts, Fp8AddsTransformerEngineCastsOfInputsAndOutputGradients) {
+  const double T = 2 * 512, h = 1024, f = 4096;
+  TrainingSetup setup = Training(512, 2);
+  const Sums bf16 = SumOps(LayerOps(Gpt(1024, 16), setup));
+  setup.dtype = Dtype::kFp8;
+  const Sums fp8 = SumOps(LayerOps(Gpt(1024, 16), setup));
+  EXPECT_DOUBLE_EQ(fp8.memory_bytes.at(OpPass::kForward),
+                   bf16.memory_bytes.at(OpPass::kForward) + 4 * T * h + 4 * T * f);
+  // Output gradients: mlp down's h, mlp up's f, proj's h, qkv's 3h.
+  EXPECT_DOUBLE_EQ(fp8.memory_bytes.at(OpPass::kBackwardInput),
+                   bf16.memory_bytes.at(OpPass::kBackwardInput) + 4 * T * (h + f + h + 3 * h));
+  EXPECT_DOUBLE_EQ(fp8.memory_bytes.at(OpPass::kBackwardWeight),
+                   bf16.memory_bytes.at(OpPass::kBackwardWeight));
+  for (OpPass pass : {OpPass::kForward, OpPass::kBackwardInput, OpPass::kBackwardWeight}) {
+    EXPECT_DOUBLE_EQ(fp8.matmul_flops.at(pass), bf16.matmul_flops.at(pass));
+  }
+  for (const ModelOp& op : LayerOps(Gpt(1024, 16), setup)) EXPECT_FALSE(op.sixteen_bit) << op.name;
+}
+
+// The LM head (Megatron's ColumnParallelLinear) and the unfused attention's GEMMs stay 16-bit:
+// 2-byte operands, timed at the 16-bit peak.
+TEST(OpCosts, Fp8KeepsTheHeadAndUnfusedAttentionGemmsSixteenBit) {
+  TrainingSetup setup = Training(512, 2);
+  setup.dtype = Dtype::kFp8;
+  setup.flash_attention = false;
+  const double T = 2 * 512, h = 1024, vocab = 1000;
+  int head_gemms = 0;
+  for (const ModelOp& op : HeadOps(Gpt(1024, 16), setup)) {
+    if (op.kind != KernelKind::kMatmul) continue;
+    ++head_gemms;
+    EXPECT_TRUE(op.sixteen_bit) << op.name;
+    // F reads X (T x h) and W (h x V) in 2 bytes and writes 2-byte logits.
+    if (op.pass == OpPass::kForward)
+      EXPECT_DOUBLE_EQ(op.bytes, 2 * (T * h + h * vocab) + 2 * T * vocab);
+  }
+  EXPECT_EQ(head_gemms, 3);
+  int attention_gemms = 0;
+  for (const ModelOp& op : LayerOps(Gpt(1024, 16), setup)) {
+    if (op.kind != KernelKind::kMatmul) continue;
+    const bool attention = op.name.rfind("attention", 0) == 0;
+    attention_gemms += attention;
+    EXPECT_EQ(op.sixteen_bit, attention) << op.name;
+  }
+  EXPECT_EQ(attention_gemms, 6);  // scores and context; 4 in the backward
+  // In a 16-bit run nothing is marked (every GEMM is at the run's own peak).
+  setup.dtype = Dtype::kBf16;
+  for (const ModelOp& op : HeadOps(Gpt(1024, 16), setup)) EXPECT_FALSE(op.sixteen_bit) << op.name;
+}
+
+// TE's userbuffers overlap the row-parallel forwards (proj, mlp down: 'pipeline') and the
+// column-parallel dgrads and wgrads (qkv, mlp up: 'bulk') with 16 SMs; only with tp > 1.
+TEST(OpCosts, TpOverlappedGemmsAreThePipelineAndBulkOverlaps) {
+  std::multiset<std::string> tagged;
+  for (const ModelOp& op : LayerOps(Gpt(1024, 16), Training(512, 2, 2))) {
+    if (op.tp_overlapped) tagged.insert(std::string(OpPassName(op.pass)) + " " + op.name);
+  }
+  EXPECT_EQ(tagged, (std::multiset<std::string>{"F proj", "F mlp down", "I qkv", "I mlp up",
+                                                "W qkv", "W mlp up"}));
+  for (const ModelOp& op : LayerOps(Gpt(1024, 16), Training(512, 2, 1))) {
+    EXPECT_FALSE(op.tp_overlapped) << op.name;
+  }
+}
+
+TEST(OpCosts, SixteenBitAndTpOverlappedGemmRates) {
+  GpuModel gpu;
+  gpu.matmul_flops_per_s = 4e12;  // the FP8 peak
+  gpu.matmul_efficiency = 0.5;
+  gpu.attention_flops_per_s = 2e12;  // the 16-bit peak
+  gpu.matmul_16bit_efficiency = 0.75;
+  gpu.tp_overlapped_sm_share = 0.8;
+  ModelOp op;
+  op.kind = KernelKind::kMatmul;
+  op.flops = 6e12;
+  EXPECT_DOUBLE_EQ(TimeOp(op, gpu).seconds, 6e12 / (4e12 * 0.5));
+  op.sixteen_bit = true;
+  EXPECT_DOUBLE_EQ(TimeOp(op, gpu).seconds, 6e12 / (2e12 * 0.75));
+  op.tp_overlapped = true;
+  EXPECT_DOUBLE_EQ(TimeOp(op, gpu).seconds, 6e12 / (2e12 * 0.75 * 0.8));
 }
 
 TEST(OpCosts, TensorParallelismDividesTheShardedWork) {

@@ -194,6 +194,7 @@ TEST(ClusterSettings, OverrideAnyFieldAndReportTheKey) {
   EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"nic.bandwith=1"})),
             "--set nic.bandwith: unknown key; valid: name, description, gpu.name, gpu.dense_bf16, "
             "gpu.dense_fp8, gpu.memory, gpu.memory_bandwidth, gpu.sms, gpu.matmul_efficiency, "
+            "gpu.matmul_efficiency_fp8, "
             "gpu.attention_efficiency, gpu.memory_efficiency, gpus_per_node, nodes, "
             "intra_node.kind, intra_node.bandwidth, intra_node.latency, nic.attachment, "
             "nic.bandwidth, nic.latency, network.topology, network.nodes_per_leaf, "
