@@ -112,7 +112,8 @@ void ExpectSameAnalysis(const std::string& name) {
 TEST(NsysTrace, DerivedExportsOfTheCpu1F1BTracesGiveTheSameProfile) {
   ExpectSameAnalysis("cpu_1f1b");
   TraceAnalysis analysis;
-  ASSERT_TRUE(AnalyzeTrace(ReadNsys({"cpu_1f1b"}), &analysis).ok());
+  ASSERT_TRUE(
+      AnalyzeTrace(ReadNsys({"cpu_1f1b/rank0.sqlite", "cpu_1f1b/rank1.sqlite"}), &analysis).ok());
   EXPECT_NEAR(analysis.median_step_s, 1714834.5e-6, 1e-9);
   EXPECT_NEAR(analysis.stages[0].f.median_s, 203291e-6, 1e-9);
   EXPECT_NEAR(analysis.stages[1].f.median_s, 199536e-6, 1e-9);
@@ -132,8 +133,9 @@ TEST(NsysTrace, RefusesMixedProfilersAndUnrankedFiles) {
   ProfilerTrace trace;
   Status status = ReadProfilerTraces(
       {kData + "nsys/saxpy.sqlite", kData + "cpu_1f1b/rank1.pt.trace.json.gz"}, false, &trace);
-  EXPECT_EQ(status.message(), kData + "cpu_1f1b/rank1.pt.trace.json.gz: a PyTorch profiler "
-                                      "trace, but " +
+  EXPECT_EQ(status.message(), kData +
+                                  "cpu_1f1b/rank1.pt.trace.json.gz: a PyTorch profiler "
+                                  "trace, but " +
                                   kData +
                                   "nsys/saxpy.sqlite is an Nsight Systems export; give the traces "
                                   "of one profiler (their clocks and rank records differ)");
