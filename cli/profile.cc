@@ -1,6 +1,6 @@
-// `ppsim profile TRACE... [-o PROFILE]`: PyTorch profiler traces in (interop/kineto_trace.h), an
-// editable profile and a summary out (interop/trace_profile.h), and a replay of the measured
-// order through the same request path as `ppsim run`.
+// `ppsim profile TRACE... [-o PROFILE]`: PyTorch profiler traces or Nsight Systems exports in
+// (interop/read_traces.h), an editable profile and a summary out (interop/trace_profile.h), and a
+// replay of the measured order through the same request path as `ppsim run`.
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <cmath>
@@ -17,7 +17,7 @@
 #include "config/config_file.h"
 #include "experiments/request.h"
 #include "experiments/run.h"
-#include "interop/kineto_trace.h"
+#include "interop/read_traces.h"
 #include "interop/torch_schedule_csv.h"
 #include "interop/trace_profile.h"
 #include "schedules/schedule.h"
@@ -30,10 +30,14 @@ namespace po = boost::program_options;
 constexpr const char* kUsage =
     "usage: ppsim profile TRACE... [-o PROFILE.textproto] [--format table|json] "
     "[--ranks-in-order]\n"
-    "  TRACE: PyTorch profiler traces (export_chrome_trace, tensorboard_trace_handler), one per\n"
-    "  rank, .json or .json.gz, or folders of them. Prints a summary; with -o, writes the\n"
-    "  measured per-stage costs as a profile for 'ppsim run --profile' and the measured order\n"
-    "  beside it (PROFILE's name with .order.csv), and replays that order in the simulator.\n";
+    "  TRACE: one trace per rank, all of one profiler: PyTorch profiler traces\n"
+    "  (export_chrome_trace, tensorboard_trace_handler; .json or .json.gz) or Nsight Systems\n"
+    "  exports (nsys export --type sqlite; NVTX ranges as the actions, the rank from the\n"
+    "  recorded RANK/PMI_RANK/... or an 'MPI Rank N' mark), or folders of them (*.json,\n"
+    "  *.json.gz, *.sqlite). Files are told apart by content. Prints a summary; with -o,\n"
+    "  writes the measured per-stage costs as a profile for 'ppsim run --profile' and the\n"
+    "  measured order beside it (PROFILE's name with .order.csv), and replays that order in\n"
+    "  the simulator.\n";
 
 po::options_description ProfileOptions() {
   po::options_description d("profile options", 100);
@@ -42,8 +46,8 @@ po::options_description ProfileOptions() {
                   "(.order.csv); then replay them")(
       "format", po::value<std::string>()->value_name("NAME"), "table (default) or json")(
       "ranks-in-order",
-      "files without distributedInfo (torch built without Kineto) are ranks 0, 1, ... in the "
-      "order given");
+      "files that do not say their rank (no distributedInfo: torch built without Kineto; an nsys "
+      "export without a recorded rank) are ranks 0, 1, ... in the order given");
   return d;
 }
 
@@ -143,7 +147,8 @@ int ProfileCommand(const CommandArgs& args, std::ostream& out, std::ostream& err
                                   "name it .textproto, .pbtxt or .txtpb");
   }
   ProfilerTrace trace;
-  if (status.ok()) status = ReadKinetoTraces(files, parsed.values.count("ranks-in-order"), &trace);
+  if (status.ok())
+    status = ReadProfilerTraces(files, parsed.values.count("ranks-in-order"), &trace);
   TraceAnalysis analysis;
   if (status.ok()) status = AnalyzeTrace(trace, &analysis);
   TraceReplay replay;

@@ -40,11 +40,6 @@ namespace ppsim {
 // (about 10 times its text), so 1 GiB of text is the limit.
 inline constexpr int64_t kMaxKinetoTraceBytes = int64_t{1} << 30;
 
-// The trace files of `inputs`: each a file, or a folder whose *.json and *.json.gz files (which
-// includes *.pt.trace.json[.gz]) are taken in name order. InvalidInput for a missing input, an
-// empty folder, or a file given twice.
-Status ListTraceFiles(const std::vector<std::string>& inputs, std::vector<std::string>* files);
-
 // Reads one rank's trace from `text` (the decompressed JSON); `source` names it in messages.
 // "Forward {i}" / "Backward {i}" actions get stage -1 (ReadKinetoTraces sets it). InvalidInput
 // "SOURCE:LINE:COL: ..." for text that is not JSON, "SOURCE: ..." for JSON that is not a Kineto

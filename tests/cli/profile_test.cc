@@ -91,5 +91,32 @@ TEST(ProfileCommand, TableOfAnNcclTrace) {
   EXPECT_NE(r.out.find("GPU busy 23.61% of 667.2 ms"), std::string::npos) << r.out;
 }
 
+// The Nsight Systems exports derived from the same CPU 1F1B traces (data/profiler/make_nsys.py):
+// the same medians (expected.py's, as above), the same order, and no --ranks-in-order needed
+// (RANK is in their recorded environment).
+TEST(ProfileCommand, NsysExportsOfTheSameRunGiveTheSameProfile) {
+  const std::string profile = ::testing::TempDir() + "nsys1f1b.textproto";
+  const CliResult r = Cli({"profile", kData + "nsys/cpu_1f1b", "-o", profile, "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["stages"].size(), 2u);
+  EXPECT_NEAR(j["median_step_s"].get<double>(), 1714834.5e-6, 1e-9);
+  EXPECT_NEAR(j["stages"][0]["f"]["median_s"].get<double>(), 203291e-6, 1e-9);
+  EXPECT_NEAR(j["stages"][1]["b"]["median_s"].get<double>(), 191613.5e-6, 1e-9);
+  const std::string text = ReadFile(profile);
+  EXPECT_NE(text.find("  f_s: 0.203291  #"), std::string::npos) << text;
+  EXPECT_EQ(ReadFile(::testing::TempDir() + "nsys1f1b.order.csv"),
+            "0F0,0F1,0B0,0F2,0B1,0F3,0B2,0B3\n1F0,1B0,1F1,1B1,1F2,1B2,1F3,1B3\n");
+}
+
+// A real export without ProfilerStep ranges is read, then refused for want of steps.
+TEST(ProfileCommand, RealNsysExportWithoutStepsIsRefused) {
+  const CliResult r = Cli({"profile", kData + "nsys/saxpy.sqlite"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, kData +
+                       "nsys/saxpy.sqlite: no ProfilerStep#N ranges; profile with a "
+                       "torch.profiler schedule and call prof.step() once per step\n");
+}
+
 }  // namespace
 }  // namespace ppsim

@@ -587,6 +587,65 @@ case("profile-events-not-list", ["profile", "n.json"], "n.json",
      files={"n.json": b'{"traceEvents": {"ph": "X"}}'})
 case("profile-bad-rank", ["profile", "n.json"], "n.json",
      files={"n.json": b'{"distributedInfo": {"rank": -1}, "traceEvents": []}'})
+# `ppsim profile`: Nsight Systems exports (SQLite), made here from the real one with python3's
+# sqlite3 (tests/data/profiler/nsys/saxpy.sqlite).
+NSYS_SAXPY = os.path.join(os.path.dirname(PROFILER_BAD), "nsys", "saxpy.sqlite")
+NSYS_EXPECTED = "expected an Nsight Systems export (nsys export --type sqlite), whole"
+
+
+def sqlite_bytes(statements, base=None):
+    """A SQLite database: a copy of `base` (or an empty one) after `statements`."""
+    import sqlite3
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "db.sqlite")
+        if base:
+            shutil.copyfile(base, path)
+        db = sqlite3.connect(path)
+        for statement in statements:
+            db.execute(statement)
+        db.commit()
+        db.close()
+        with open(path, "rb") as f:
+            return f.read()
+
+
+with open(NSYS_SAXPY, "rb") as f:
+    SAXPY = f.read()
+case("profile-nsys-truncated", ["profile", "t.sqlite"], "t.sqlite",
+     files={"t.sqlite": SAXPY[:len(SAXPY) // 2]})
+case("profile-nsys-header-only", ["profile", "h.sqlite"], "h.sqlite",
+     files={"h.sqlite": b"SQLite format 3\0" + b"\xff" * 200},
+     message="h.sqlite: not a readable SQLite database (file is not a database, reading its "
+             "tables); " + NSYS_EXPECTED)
+case("profile-nsys-other-schema", ["profile", "o.sqlite"], "o.sqlite",
+     files={"o.sqlite": sqlite_bytes(["CREATE TABLE people (name TEXT)",
+                                      "INSERT INTO people VALUES ('x')"])},
+     message="o.sqlite: not an Nsight Systems export (no StringIds table); ppsim profile reads "
+             "the SQLite files of nsys export --type sqlite, and PyTorch profiler traces (.json, "
+             ".json.gz)")
+# The first kernel's short name (StringIds id 671 in saxpy.sqlite) removed.
+case("profile-nsys-missing-name", ["profile", "k.sqlite"], "k.sqlite",
+     files={"k.sqlite": sqlite_bytes(
+         ["DELETE FROM StringIds WHERE id = (SELECT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL "
+          "ORDER BY rowid LIMIT 1)"], NSYS_SAXPY)},
+     message="k.sqlite: CUPTI_ACTIVITY_KIND_KERNEL row 1: shortName 671 is not in StringIds; "
+             + NSYS_EXPECTED)
+case("profile-nsys-end-before-start", ["profile", "e.sqlite"], "e.sqlite",
+     files={"e.sqlite": sqlite_bytes(
+         ["UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET end = start - 1 WHERE rowid = 2"], NSYS_SAXPY)})
+case("profile-nsys-two-processes", ["profile", "p.sqlite"], "p.sqlite",
+     files={"p.sqlite": sqlite_bytes(
+         ["UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET globalPid = globalPid + (1 << 24) "
+          "WHERE rowid = 1"], NSYS_SAXPY)})
+case("profile-nsys-bad-rank", ["profile", "r.sqlite"], "r.sqlite",
+     files={"r.sqlite": sqlite_bytes(
+         ["INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (0, 'x', 'DeviceEnvironment', 610, "
+          "'RANK=3;WORLD_SIZE=2')"], NSYS_SAXPY)},
+     message="r.sqlite: TARGET_INFO_SYSTEM_ENV DeviceEnvironment WORLD_SIZE='2' with RANK=3; "
+             "expected a whole number above the rank")
+case("profile-nsys-mixed", ["profile", "a.json", "b.sqlite"], "b.sqlite",
+     files={"a.json": profiler_bad("duplicate/a.json"), "b.sqlite": SAXPY})
 case("platforms-unknown", ["platforms", ARG], "ppsim platforms")
 case("help-unknown", ["help", ARG], "ppsim help")
 case("command-unknown", [ARG], "ppsim:")
