@@ -1,8 +1,8 @@
 #include "experiments/run_output.h"
 
 #include <algorithm>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 #include "base/json.h"
@@ -38,6 +38,33 @@ std::string MemoryOf(const RankMetrics& k) {
     text += " of " + HumanBytes(static_cast<double>(k.memory_capacity_bytes));
   }
   return text + (k.oom ? "  OOM" : "");
+}
+
+// The rank with the most peak memory (the first of equals) and what its peak is made of, the
+// parts that are not zero: "rank 0: 63.8 GiB = weights 2.9 GiB + ... + reserve 3 GiB"; empty
+// when no rank holds any memory.
+std::string LargestRankMemory(const RunMetrics& m) {
+  const RankMetrics* largest = nullptr;
+  for (const RankMetrics& k : m.ranks) {
+    if (largest == nullptr || k.peak_memory_bytes > largest->peak_memory_bytes) largest = &k;
+  }
+  if (largest == nullptr || largest->peak_memory_bytes == 0) return "";
+  const MemoryBreakdown& b = largest->memory;
+  const std::pair<const char*, int64_t> parts[] = {{"weights", b.weights_bytes},
+                                                   {"gradients", b.gradients_bytes},
+                                                   {"optimizer", b.optimizer_state_bytes},
+                                                   {"static unsplit", b.unsplit_static_bytes},
+                                                   {"activations", b.activations_bytes},
+                                                   {"fragmentation", b.fragmentation_bytes},
+                                                   {"context and NCCL", b.fixed_reserve_bytes}};
+  std::string text;
+  for (const auto& [name, bytes] : parts) {
+    if (bytes == 0) continue;
+    text += (text.empty() ? " = " : " + ") + std::string(name) + " " +
+            HumanBytes(static_cast<double>(bytes));
+  }
+  return "rank " + std::to_string(largest->rank) + ": " +
+         HumanBytes(static_cast<double>(largest->peak_memory_bytes)) + text;
 }
 
 // The largest rank's capacity (they are equal today); 0: unlimited.
@@ -273,6 +300,14 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
     rank["peak_memory_bytes"] = k.peak_memory_bytes;
     rank["memory_capacity_bytes"] = k.memory_capacity_bytes;
     rank["oom"] = k.oom;
+    const MemoryBreakdown& b = k.memory;
+    rank["memory"] = {{"weights_bytes", b.weights_bytes},
+                      {"gradients_bytes", b.gradients_bytes},
+                      {"optimizer_state_bytes", b.optimizer_state_bytes},
+                      {"unsplit_static_bytes", b.unsplit_static_bytes},
+                      {"activations_bytes", b.activations_bytes},
+                      {"fragmentation_bytes", b.fragmentation_bytes},
+                      {"fixed_reserve_bytes", b.fixed_reserve_bytes}};
     o["ranks"].push_back(std::move(rank));
   }
   o["links"] = nlohmann::ordered_json::array();
@@ -448,6 +483,9 @@ std::string SingleTable(const RunResult& r) {
     };
     summary.push_back({"traffic", "intra-node " + traffic(m.intra_node) + "; inter-node " +
                                       traffic(m.inter_node)});
+  }
+  if (const std::string memory = LargestRankMemory(m); !memory.empty()) {
+    summary.push_back({"peak memory", memory});
   }
   if (m.oom_ranks > 0) {
     summary.push_back({"out of memory", std::to_string(m.oom_ranks) + " of " +
