@@ -41,14 +41,14 @@ std::string MemoryOf(const RankMetrics& k) {
 }
 
 // The rank with the most peak memory (the first of equals) and what its peak is made of, the
-// parts that are not zero: "rank 0: 63.8 GiB = weights 2.9 GiB + ... + reserve 3 GiB"; empty
-// when no rank holds any memory.
-std::string LargestRankMemory(const RunMetrics& m) {
+// parts that are not zero: "rank 0: 63.8 GiB = weights 2.9 GiB + ... + context and NCCL 3 GiB";
+// nothing when no rank holds any memory.
+void AddPeakMemoryLine(const RunMetrics& m, std::vector<std::vector<std::string>>* summary) {
   const RankMetrics* largest = nullptr;
   for (const RankMetrics& k : m.ranks) {
     if (largest == nullptr || k.peak_memory_bytes > largest->peak_memory_bytes) largest = &k;
   }
-  if (largest == nullptr || largest->peak_memory_bytes == 0) return "";
+  if (largest == nullptr || largest->peak_memory_bytes == 0) return;
   const MemoryBreakdown& b = largest->memory;
   const std::pair<const char*, int64_t> parts[] = {{"weights", b.weights_bytes},
                                                    {"gradients", b.gradients_bytes},
@@ -63,8 +63,9 @@ std::string LargestRankMemory(const RunMetrics& m) {
     text += (text.empty() ? " = " : " + ") + std::string(name) + " " +
             HumanBytes(static_cast<double>(bytes));
   }
-  return "rank " + std::to_string(largest->rank) + ": " +
-         HumanBytes(static_cast<double>(largest->peak_memory_bytes)) + text;
+  const std::string peak = HumanBytes(static_cast<double>(largest->peak_memory_bytes));
+  summary->push_back(
+      {"peak memory", "rank " + std::to_string(largest->rank) + ": " + peak + text});
 }
 
 // The largest rank's capacity (they are equal today); 0: unlimited.
@@ -484,9 +485,7 @@ std::string SingleTable(const RunResult& r) {
     summary.push_back({"traffic", "intra-node " + traffic(m.intra_node) + "; inter-node " +
                                       traffic(m.inter_node)});
   }
-  if (const std::string memory = LargestRankMemory(m); !memory.empty()) {
-    summary.push_back({"peak memory", memory});
-  }
+  AddPeakMemoryLine(m, &summary);
   if (m.oom_ranks > 0) {
     summary.push_back({"out of memory", std::to_string(m.oom_ranks) + " of " +
                                             std::to_string(m.ranks.size()) + " ranks"});
