@@ -1,8 +1,8 @@
 #include "experiments/run_output.h"
 
 #include <algorithm>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 #include "base/json.h"
@@ -38,6 +38,34 @@ std::string MemoryOf(const RankMetrics& k) {
     text += " of " + HumanBytes(static_cast<double>(k.memory_capacity_bytes));
   }
   return text + (k.oom ? "  OOM" : "");
+}
+
+// The rank with the most peak memory (the first of equals) and what its peak is made of, the
+// parts that are not zero: "rank 0: 63.8 GiB = weights 2.9 GiB + ... + context and NCCL 3 GiB";
+// nothing when no rank holds any memory.
+void AddPeakMemoryLine(const RunMetrics& m, std::vector<std::vector<std::string>>* summary) {
+  const RankMetrics* largest = nullptr;
+  for (const RankMetrics& k : m.ranks) {
+    if (largest == nullptr || k.peak_memory_bytes > largest->peak_memory_bytes) largest = &k;
+  }
+  if (largest == nullptr || largest->peak_memory_bytes == 0) return;
+  const MemoryBreakdown& b = largest->memory;
+  const std::pair<const char*, int64_t> parts[] = {{"weights", b.weights_bytes},
+                                                   {"gradients", b.gradients_bytes},
+                                                   {"optimizer", b.optimizer_state_bytes},
+                                                   {"static unsplit", b.unsplit_static_bytes},
+                                                   {"activations", b.activations_bytes},
+                                                   {"fragmentation", b.fragmentation_bytes},
+                                                   {"context and NCCL", b.fixed_reserve_bytes}};
+  std::string text;
+  for (const auto& [name, bytes] : parts) {
+    if (bytes == 0) continue;
+    text += (text.empty() ? " = " : " + ") + std::string(name) + " " +
+            HumanBytes(static_cast<double>(bytes));
+  }
+  const std::string peak = HumanBytes(static_cast<double>(largest->peak_memory_bytes));
+  summary->push_back(
+      {"peak memory", "rank " + std::to_string(largest->rank) + ": " + peak + text});
 }
 
 // The largest rank's capacity (they are equal today); 0: unlimited.
@@ -273,6 +301,14 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
     rank["peak_memory_bytes"] = k.peak_memory_bytes;
     rank["memory_capacity_bytes"] = k.memory_capacity_bytes;
     rank["oom"] = k.oom;
+    const MemoryBreakdown& b = k.memory;
+    rank["memory"] = {{"weights_bytes", b.weights_bytes},
+                      {"gradients_bytes", b.gradients_bytes},
+                      {"optimizer_state_bytes", b.optimizer_state_bytes},
+                      {"unsplit_static_bytes", b.unsplit_static_bytes},
+                      {"activations_bytes", b.activations_bytes},
+                      {"fragmentation_bytes", b.fragmentation_bytes},
+                      {"fixed_reserve_bytes", b.fixed_reserve_bytes}};
     o["ranks"].push_back(std::move(rank));
   }
   o["links"] = nlohmann::ordered_json::array();
@@ -449,6 +485,7 @@ std::string SingleTable(const RunResult& r) {
     summary.push_back({"traffic", "intra-node " + traffic(m.intra_node) + "; inter-node " +
                                       traffic(m.inter_node)});
   }
+  AddPeakMemoryLine(m, &summary);
   if (m.oom_ranks > 0) {
     summary.push_back({"out of memory", std::to_string(m.oom_ranks) + " of " +
                                             std::to_string(m.ranks.size()) + " ranks"});

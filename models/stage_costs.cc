@@ -196,10 +196,15 @@ Status OverrideStageCosts(const CostValues& given, const Profile* profile, int32
     if (!values.empty()) *out = std::move(values);
     return Status();
   };
-  // What the model's static memory holds besides its gradients.
-  std::vector<int64_t> other_static(num_stages, 0);
+  // The model's static memory by part (models/transformer.h StageModel splits it); what it holds
+  // besides its parts stays unsplit.
+  std::vector<int64_t> model_weights(num_stages, 0), model_optimizer(num_stages, 0),
+      unsplit_static(num_stages, 0);
   for (size_t s = 0; s < costs->static_bytes.size(); ++s) {
-    other_static[s] = costs->static_bytes[s] - costs->gradient_bytes[s];
+    if (!costs->weight_bytes.empty()) model_weights[s] = costs->weight_bytes[s];
+    if (!costs->optimizer_state_bytes.empty()) model_optimizer[s] = costs->optimizer_state_bytes[s];
+    unsplit_static[s] =
+        costs->static_bytes[s] - costs->gradient_bytes[s] - model_weights[s] - model_optimizer[s];
   }
   std::vector<int64_t> params, optimizer_state;
   RETURN_IF_ERROR(override_field("f", &CostValues::forward_s, &costs->forward_s));
@@ -223,10 +228,15 @@ Status OverrideStageCosts(const CostValues& given, const Profile* profile, int32
         &costs->gradient_bytes, &params, &optimizer_state}) {
     if (sizes->empty()) sizes->assign(num_stages, 0);
   }
+  // The one place given and profiled static memory joins the model's, part by part.
   costs->static_bytes.resize(num_stages);
+  costs->weight_bytes.resize(num_stages);
+  costs->optimizer_state_bytes.resize(num_stages);
   for (int32_t s = 0; s < num_stages; ++s) {
-    costs->static_bytes[s] =
-        params[s] + costs->gradient_bytes[s] + optimizer_state[s] + other_static[s];
+    costs->weight_bytes[s] = params[s] + model_weights[s];
+    costs->optimizer_state_bytes[s] = optimizer_state[s] + model_optimizer[s];
+    costs->static_bytes[s] = costs->weight_bytes[s] + costs->gradient_bytes[s] +
+                             costs->optimizer_state_bytes[s] + unsplit_static[s];
   }
   RETURN_IF_ERROR(CompleteDurations(profile, shares != nullptr, where, costs));
   for (int32_t s = 0; s < num_stages; ++s) {

@@ -71,11 +71,20 @@ struct StageCosts {
   // The tensor crossing the boundary between stage s and s + 1 (activation forward, gradient
   // backward). The last stage's entry is not sent.
   std::vector<int64_t> message_bytes;
-  // Memory held for the whole iteration: parameters, gradients, optimizer state. Empty: none.
+  // Memory held for the whole iteration on each GPU of the stage: static_bytes = weight_bytes +
+  // gradient_bytes + optimizer_state_bytes, each part derived where static_bytes is (the model:
+  // models/transformer.h StageModel; OverrideStageCosts for given and profiled values), so that a
+  // run can say what its memory is made of (sim/metrics.h MemoryBreakdown). Empty: none. Costs
+  // built with static_bytes alone (no parts) report their static bytes unsplit.
   std::vector<int64_t> static_bytes;
+  // The parameters the GPU holds (16-bit with the model; a profile's params).
+  std::vector<int64_t> weight_bytes;
   // The stage's gradients on each GPU (included in static_bytes): the bytes each GPU all-reduces
   // over the data-parallel replicas after the stage's last backward. Zeros when not given.
   std::vector<int64_t> gradient_bytes;
+  // The optimizer's state on each GPU: fp32 main parameters and Adam's two moments (and the fp32
+  // main gradient with 16-bit gradients), its shard with ZeRO-1; a profile's optimizer state.
+  std::vector<int64_t> optimizer_state_bytes;
   // Of gradient_bytes, the routed experts' (a model with experts): reduced over each GPU's
   // expert-data-parallel group (sim/gradient_sync.h) instead of the data-parallel replicas. Empty:
   // none.
@@ -179,8 +188,10 @@ Status RankSharesOf(const Schedule& schedule, const Locator& where, RankShares* 
 // fields only the model fills (MoE parts, tensor- and context-parallel collectives, the optimizer
 // step, ZeRO-1's gather, the experts' gradients) stay as they are. Static memory is the profile's
 // params, the gradients and the profile's optimizer state, plus what the model holds besides its
-// gradients. With `shares` (CostsPer::kRank) the given values and the profile's rows are per rank:
-// one for all ranks or one per rank, each split evenly over the rank's stages of a pipeline
+// gradients, part by part: weight_bytes = params + the model's weights, optimizer_state_bytes = the
+// profile's optimizer state + the model's; static bytes the costs held without parts stay unsplit
+// in static_bytes. With `shares` (CostsPer::kRank) the given values and the profile's rows are per
+// rank: one for all ranks or one per rank, each split evenly over the rank's stages of a pipeline
 // (durations exactly; bytes in whole bytes, the first stages one byte more; the boundary message
 // is the same tensor however the rank's share is cut, so it is not split). Without `shares`,
 // values and rows are per virtual stage: one for all or one per stage. Messages about a given

@@ -304,6 +304,8 @@ std::string_view RecomputeName(Recompute recompute) { return NameOf(kRecomputes,
 
 int64_t DtypeBytes(Dtype dtype) { return dtype == Dtype::kFp8 ? 1 : 2; }
 
+int64_t GradientBytesPerParameter(const TrainingSetup& setup) { return setup.fp32_grads ? 4 : 2; }
+
 ParamBytes RecipeBytes(const TrainingSetup& setup) {
   ParamBytes bytes = setup.fp32_grads ? ParamBytes{6, 12} : ParamBytes{4, 16};
   if (setup.replicated_bytes_per_param >= 0) bytes.replicated = setup.replicated_bytes_per_param;
@@ -336,6 +338,15 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
   if (setup.zero_stage != 0 && setup.zero_stage != 1) {
     return where.Invalid("zero",
                          std::to_string(setup.zero_stage) + " is not supported; valid: 0, 1");
+  }
+  if (RecipeBytes(setup).replicated < GradientBytesPerParameter(setup)) {
+    // The replicated bytes hold each GPU's gradients (what the all-reduce moves) and weights.
+    return where.Invalid(
+        "bytes_per_param",
+        std::to_string(RecipeBytes(setup).replicated) + " bytes per parameter on every GPU " +
+            "cannot hold the " + std::to_string(GradientBytesPerParameter(setup)) + "-byte " +
+            (setup.fp32_grads ? "fp32" : "16-bit") + " gradients; give R of at least " +
+            std::to_string(GradientBytesPerParameter(setup)) + " (R = weights + gradients)");
   }
   auto divides = [&](const char* what, int64_t count) {
     return where.Invalid("tp", std::to_string(setup.layout.tp) + " does not divide the " +
@@ -587,14 +598,18 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
             ? int64_t{setup.layout.dp} * setup.layout.tp * setup.layout.cp / setup.layout.ep
             : 1;
     const ParamBytes bytes = RecipeBytes(setup);
-    stage.static_bytes = bytes.replicated * stage.parameters +
-                         CeilDiv(bytes.sharded * dense_parameters, optimizer_shards) +
-                         CeilDiv(bytes.sharded * stage.expert_parameters, expert_shards);
-    // The rank's whole boundary tensor (all its GPUs' tokens).
-    stage.message_bytes = sb * setup.layout.cp * spec.hidden * DtypeBytes(setup.dtype);
-    const int64_t gradient_bytes_per_parameter = setup.fp32_grads ? 4 : 2;
+    // The one place the static bytes are split: the replicated bytes hold the gradients (what the
+    // data-parallel all-reduce moves) and the weights; the sharded bytes are the optimizer's
+    // (CheckTrainingSetup: the replicated bytes are at least the gradients').
+    const int64_t gradient_bytes_per_parameter = GradientBytesPerParameter(setup);
     stage.gradient_bytes = gradient_bytes_per_parameter * stage.parameters;
     stage.expert_gradient_bytes = gradient_bytes_per_parameter * stage.expert_parameters;
+    stage.weight_bytes = (bytes.replicated - gradient_bytes_per_parameter) * stage.parameters;
+    stage.optimizer_state_bytes = CeilDiv(bytes.sharded * dense_parameters, optimizer_shards) +
+                                  CeilDiv(bytes.sharded * stage.expert_parameters, expert_shards);
+    stage.static_bytes = stage.weight_bytes + stage.gradient_bytes + stage.optimizer_state_bytes;
+    // The rank's whole boundary tensor (all its GPUs' tokens).
+    stage.message_bytes = sb * setup.layout.cp * spec.hidden * DtypeBytes(setup.dtype);
     stage.optimizer_step_bytes =
         (setup.fp32_grads ? 30 : 36) * (CeilDiv(dense_parameters, optimizer_shards) +
                                         CeilDiv(stage.expert_parameters, expert_shards));
@@ -662,7 +677,9 @@ StageCosts ModelStageCosts(const std::vector<StageModel>& stages,
     costs.activation_w_bytes.push_back(stage.activation_w_bytes);
     costs.message_bytes.push_back(stage.message_bytes);
     costs.static_bytes.push_back(stage.static_bytes);
+    costs.weight_bytes.push_back(stage.weight_bytes);
     costs.gradient_bytes.push_back(stage.gradient_bytes);
+    costs.optimizer_state_bytes.push_back(stage.optimizer_state_bytes);
     costs.optimizer_step_bytes.push_back(stage.optimizer_step_bytes);
     if (experts) costs.expert_gradient_bytes.push_back(stage.expert_gradient_bytes);
     if (setup.zero_stage == 1 && layout.dp * layout.cp > 1) {

@@ -276,9 +276,12 @@ struct ParamBytes {
   int64_t sharded = 0;
 };
 ParamBytes RecipeBytes(const TrainingSetup& setup);
+// The gradients' bytes per parameter on every GPU: 4 with fp32 gradients, else 2.
+int64_t GradientBytesPerParameter(const TrainingSetup& setup);
 
 // Checks a setup against a model (positive sizes; tp divides heads, kv_heads, ffn_hidden and the
-// shared experts' channels; zero_stage 0 or 1; 2cp divides seq_len, and cp > 1 needs flash
+// shared experts' channels; zero_stage 0 or 1; replicated bytes per parameter at least the
+// gradients' (bytes_per_param); 2cp divides seq_len, and cp > 1 needs flash
 // attention; a MoE model with tp > 1 needs sequence parallelism, as Megatron-core asserts; ep at
 // least 1, above 1 only for a model with experts, dividing the experts and the dp x tp x cp GPUs
 // of a stage); messages start where the field was written (fields tp, cp, seq_len,
@@ -372,8 +375,12 @@ struct StageModel {
   int64_t expert_gradient_bytes = 0;
   // Parameters, gradients and optimizer state: RecipeBytes per parameter, the sharded part
   // divided (rounded up) with ZeRO-1 by dp x cp, and the routed experts' by the
-  // expert-data-parallel group dp x tp x cp / e.
+  // expert-data-parallel group dp x tp x cp / e. static_bytes = weight_bytes + gradient_bytes +
+  // optimizer_state_bytes: the weights are the replicated bytes less the gradients' (2 per
+  // parameter with the recipe's), the optimizer state is the sharded part.
   int64_t static_bytes = 0;
+  int64_t weight_bytes = 0;
+  int64_t optimizer_state_bytes = 0;
   // Adam's step on this GPU's parameters (its 1/dp shard with ZeRO-1): per parameter it reads the
   // fp32 main gradient, main parameter and two moments (16 bytes) and writes the main parameter,
   // the moments and the 16-bit parameter (14): 30 bytes; with 16-bit gradients the main gradient

@@ -38,9 +38,13 @@ void WalkActivations(const std::vector<Action>& order, const StageCosts& costs,
 }  // namespace
 
 int64_t MemoryReserve::BytesAt(int64_t activation_bytes) const {
+  return fixed_bytes + FragmentationBytesAt(activation_bytes);
+}
+
+int64_t MemoryReserve::FragmentationBytesAt(int64_t activation_bytes) const {
   // Rounded up to a whole byte, so that the estimate errs towards out of memory.
-  return fixed_bytes + static_cast<int64_t>(
-                           std::ceil(activation_fraction * static_cast<double>(activation_bytes)));
+  return static_cast<int64_t>(
+      std::ceil(activation_fraction * static_cast<double>(activation_bytes)));
 }
 
 int64_t RankMemoryBytes(int64_t static_bytes, int64_t live_activation_bytes,
@@ -94,6 +98,29 @@ std::vector<int64_t> StaticBytesPerRank(const Schedule& schedule, const StageCos
     static_bytes[schedule.stage_to_rank[stage].value()] += costs.static_bytes[stage];
   }
   return static_bytes;
+}
+
+MemoryBreakdown MemoryBreakdownOf(const Schedule& schedule, const StageCosts& costs, int32_t rank,
+                                  int64_t peak_activation_bytes, const MemoryReserve& reserve) {
+  MemoryBreakdown b;
+  int64_t static_bytes = 0;
+  // A part's vector is empty when the costs did not split their static bytes.
+  auto add = [&](const std::vector<int64_t>& part, int32_t stage, int64_t* sum) {
+    if (!part.empty()) *sum += part[stage];
+  };
+  for (int32_t stage = 0; stage < static_cast<int32_t>(costs.static_bytes.size()); ++stage) {
+    if (schedule.stage_to_rank[stage].value() != rank) continue;
+    static_bytes += costs.static_bytes[stage];
+    add(costs.weight_bytes, stage, &b.weights_bytes);
+    add(costs.gradient_bytes, stage, &b.gradients_bytes);
+    add(costs.optimizer_state_bytes, stage, &b.optimizer_state_bytes);
+  }
+  b.unsplit_static_bytes =
+      static_bytes - b.weights_bytes - b.gradients_bytes - b.optimizer_state_bytes;
+  b.activations_bytes = peak_activation_bytes;
+  b.fragmentation_bytes = reserve.FragmentationBytesAt(peak_activation_bytes);
+  b.fixed_reserve_bytes = reserve.fixed_bytes;
+  return b;
 }
 
 std::vector<int64_t> PeakMemoryBytes(const Schedule& schedule, const StageCosts& costs,
@@ -231,6 +258,7 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs, con
     r.static_memory_bytes = static_bytes[rank];
     r.reserve_bytes = reserve.BytesAt(r.peak_activation_bytes);
     r.peak_memory_bytes = RankMemoryBytes(r.static_memory_bytes, r.peak_activation_bytes, reserve);
+    r.memory = MemoryBreakdownOf(schedule, costs, rank, r.peak_activation_bytes, reserve);
     r.memory_capacity_bytes = memory_capacity_bytes;
     r.oom = memory_capacity_bytes > 0 && r.peak_memory_bytes > memory_capacity_bytes;
     m.oom_ranks += r.oom ? 1 : 0;

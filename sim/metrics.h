@@ -44,9 +44,29 @@ struct MemoryReserve {
   int64_t fixed_bytes = 0;
   double activation_fraction = 0;  // >= 0
 
-  // The reserve while `activation_bytes` are live: fixed_bytes + ceil(activation_fraction x
-  // activation_bytes), in bytes. Non-decreasing in `activation_bytes`.
+  // The reserve while `activation_bytes` are live: fixed_bytes + FragmentationBytesAt(activation
+  // bytes), in bytes. Non-decreasing in `activation_bytes`.
   int64_t BytesAt(int64_t activation_bytes) const;
+  // Its part that grows with the activations: ceil(activation_fraction x activation_bytes).
+  int64_t FragmentationBytesAt(int64_t activation_bytes) const;
+};
+
+// What a rank's peak memory is made of, in bytes; the parts sum to RankMetrics::peak_memory_bytes
+// (Total()). Static parts are the sums of the rank's stages' StageCosts parts; unsplit_static is
+// static bytes whose costs gave no parts (zero with a model or a profile). The reserve's parts
+// are MemoryReserve's at the peak activation.
+struct MemoryBreakdown {
+  int64_t weights_bytes = 0;
+  int64_t gradients_bytes = 0;
+  int64_t optimizer_state_bytes = 0;
+  int64_t unsplit_static_bytes = 0;
+  int64_t activations_bytes = 0;    // the peak live activations
+  int64_t fragmentation_bytes = 0;  // MemoryReserve::FragmentationBytesAt(activations)
+  int64_t fixed_reserve_bytes = 0;  // MemoryReserve::fixed_bytes: CUDA context, NCCL's buffers
+  int64_t Total() const {
+    return weights_bytes + gradients_bytes + optimizer_state_bytes + unsplit_static_bytes +
+           activations_bytes + fragmentation_bytes + fixed_reserve_bytes;
+  }
 };
 
 // A rank's GPU memory, in bytes, while `live_activation_bytes` are live: its static bytes, the
@@ -75,7 +95,8 @@ struct RankMetrics {
   int64_t peak_memory_bytes = 0;      // RankMemoryBytes at the peak activation
   int64_t memory_capacity_bytes = 0;  // 0: unlimited
   bool oom = false;                   // peak_memory_bytes > memory_capacity_bytes
-  double p2p_wait_s = 0;  // blocked in p2p calls (--p2p-mode megatron), within idle_in_span_s
+  MemoryBreakdown memory;             // peak_memory_bytes by component
+  double p2p_wait_s = 0;   // blocked in p2p calls (--p2p-mode megatron), within idle_in_span_s
   double optimizer_s = 0;  // its optimizer step (after its span)
 };
 
@@ -155,6 +176,11 @@ std::vector<int64_t> PeakActivationBytes(const Schedule& schedule, const StageCo
 
 // Static bytes of each rank: the sum of its stages' (empty costs.static_bytes: zeros).
 std::vector<int64_t> StaticBytesPerRank(const Schedule& schedule, const StageCosts& costs);
+
+// Each rank's peak memory by component (its activations at `peak_activation_bytes`): the static
+// parts summed over its stages, the rest of its static bytes unsplit, and the reserve's parts.
+MemoryBreakdown MemoryBreakdownOf(const Schedule& schedule, const StageCosts& costs, int32_t rank,
+                                  int64_t peak_activation_bytes, const MemoryReserve& reserve);
 
 // Each rank's peak memory from its order alone: RankMemoryBytes of its static bytes and its peak
 // activation with `reserve` — the peak_memory_bytes ComputeMetrics reports for any timeline.

@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tests/support/cli.h"
-#include <nlohmann/json.hpp>
 
 namespace ppsim {
 namespace {
@@ -457,6 +457,33 @@ TEST(Cli, Llama3On4H100sFitsWithItsStaticMemory) {
       << r.out;
   EXPECT_NE(r.out.find("\"oom\": false,"), std::string::npos);
   EXPECT_NE(r.out.find("\"model\": \"llama3-8b\""), std::string::npos);
+}
+
+// What each rank's peak memory is made of (--format json, ranks[].memory): with --dp 4 --zero 1
+// rank 0's P = 8 layers + the embedding (as above) hold 2P of bf16 weights, 4P of fp32 gradients
+// and ceil(12P / 4) of optimizer state (fp32 main parameters, Adam's moments: ZeRO-1's quarter);
+// the reserve is 3 GiB fixed and ceil(0.1 x the peak activations); the parts sum to the peak.
+TEST(Cli, EachRanksPeakMemoryIsTheSumOfItsParts) {
+  const CliResult r =
+      Cli(ModelRun({"--model", "llama3-8b", "--dp", "4", "--zero", "1", "--format", "json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const int64_t layer = 2LL * 4096 * 4096 + 2LL * 4096 * 1024 + 3LL * 4096 * 14336 + 2 * 4096;
+  const int64_t p = 8 * layer + 128256LL * 4096;
+  const nlohmann::json& rank0 = j["ranks"][0]["memory"];
+  EXPECT_EQ(rank0["weights_bytes"].get<int64_t>(), 2 * p);
+  EXPECT_EQ(rank0["gradients_bytes"].get<int64_t>(), 4 * p);
+  EXPECT_EQ(rank0["optimizer_state_bytes"].get<int64_t>(), (12 * p + 3) / 4);
+  EXPECT_EQ(rank0["unsplit_static_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(rank0["fixed_reserve_bytes"].get<int64_t>(), 3LL << 30);
+  const int64_t activations = j["ranks"][0]["peak_activation_bytes"].get<int64_t>();
+  EXPECT_EQ(rank0["activations_bytes"].get<int64_t>(), activations);
+  EXPECT_EQ(rank0["fragmentation_bytes"].get<int64_t>(), (activations + 9) / 10);
+  for (const nlohmann::json& rank : j["ranks"]) {
+    int64_t sum = 0;
+    for (const auto& [name, bytes] : rank["memory"].items()) sum += bytes.get<int64_t>();
+    EXPECT_EQ(sum, rank["peak_memory_bytes"].get<int64_t>()) << "rank " << rank["rank"];
+  }
 }
 
 // The optimizer step reads and writes 30 bytes per parameter (fp32 main gradient, main parameter

@@ -356,6 +356,43 @@ TEST(TransformerStageModels, StaticMemoryFollowsMegatronsBytesPerParameter) {
   EXPECT_EQ(stages[0].static_bytes, 16 * p);
 }
 
+// The static bytes by part, from the same guide: 2 bytes of 16-bit weights and 4 of fp32
+// gradients on every GPU, 12 of fp32 main parameters and Adam's moments sharded with ZeRO-1 (here
+// over dp 4: 3 per parameter); with 16-bit gradients 2 + 2 on every GPU, 16 sharded (the fp32 main
+// gradient is the optimizer's); values given: R - 4 of weights, S of optimizer state.
+TEST(TransformerStageModels, StaticMemorySplitsIntoWeightsGradientsAndOptimizerState) {
+  const TransformerSpec& llama = Preset("llama3-8b");
+  TrainingSetup setup = Training(8192, 1);
+  const int64_t p = llama.TotalParameters();
+  setup.layout.dp = 4;
+  setup.zero_stage = 1;
+  std::vector<StageModel> stages = BuildStageModels(llama, setup, {32});
+  EXPECT_EQ(stages[0].weight_bytes, 2 * p);
+  EXPECT_EQ(stages[0].gradient_bytes, 4 * p);
+  EXPECT_EQ(stages[0].optimizer_state_bytes, (12 * p + 3) / 4);  // rounded up
+  EXPECT_EQ(stages[0].static_bytes, 2 * p + 4 * p + (12 * p + 3) / 4);
+  setup.fp32_grads = false;
+  stages = BuildStageModels(llama, setup, {32});
+  EXPECT_EQ(stages[0].weight_bytes, 2 * p);
+  EXPECT_EQ(stages[0].gradient_bytes, 2 * p);
+  EXPECT_EQ(stages[0].optimizer_state_bytes, 4 * p);
+  setup.fp32_grads = true;
+  setup.zero_stage = 0;
+  setup.replicated_bytes_per_param = 16;
+  setup.sharded_bytes_per_param = 2;
+  stages = BuildStageModels(llama, setup, {32});
+  EXPECT_EQ(stages[0].weight_bytes, 12 * p);
+  EXPECT_EQ(stages[0].gradient_bytes, 4 * p);
+  EXPECT_EQ(stages[0].optimizer_state_bytes, 2 * p);
+  // The replicated bytes hold the gradients: fewer than theirs is refused.
+  setup.replicated_bytes_per_param = 3;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
+            "--bytes-per-param: 3 bytes per parameter on every GPU cannot hold the 4-byte fp32 "
+            "gradients; give R of at least 4 (R = weights + gradients)");
+  setup.fp32_grads = false;
+  EXPECT_TRUE(CheckTrainingSetup(llama, setup, FlagLocator()).ok());
+}
+
 TEST(TransformerStageModels, MessageBytesAreTheRanksWholeBoundaryTensor) {
   const TransformerSpec& spec = Preset("llama3-70b");
   const int64_t s = 8192, b = 2, h = 8192;

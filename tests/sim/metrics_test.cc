@@ -116,6 +116,30 @@ TEST(ComputeMetrics, StaticMemoryOfEveryStageOnTheRankAndTheOomCheck) {
   EXPECT_TRUE(reserved.ranks[1].oom);
   EXPECT_EQ(reserved.reserve.fixed_bytes, 100);
   EXPECT_EQ(reserved.reserve.activation_fraction, 0.25);
+
+  // What rank 1's peak is made of: static bytes given without parts stay unsplit (2000 + 3000),
+  // activations 70, fragmentation ceil(70 / 4) = 18, the fixed 100; they sum to its peak.
+  const MemoryBreakdown& unsplit = reserved.ranks[1].memory;
+  EXPECT_EQ(unsplit.unsplit_static_bytes, 5000);
+  EXPECT_EQ(unsplit.weights_bytes + unsplit.gradients_bytes + unsplit.optimizer_state_bytes, 0);
+  EXPECT_EQ(unsplit.activations_bytes, 70);
+  EXPECT_EQ(unsplit.fragmentation_bytes, 18);
+  EXPECT_EQ(unsplit.fixed_reserve_bytes, 100);
+  EXPECT_EQ(unsplit.Total(), reserved.ranks[1].peak_memory_bytes);
+  // With parts: rank 0 holds stages 0 and 3, weights 100 + 400, gradients 200 + 800, optimizer
+  // state 700 + 2800; the rest of its 5000 static bytes, 0, stays unsplit.
+  costs.weight_bytes = {100, 200, 300, 400};
+  costs.gradient_bytes = {200, 400, 600, 800};
+  costs.optimizer_state_bytes = {700, 1400, 2100, 2800};
+  const RunMetrics split = ComputeMetrics(s, costs, graph, timeline, 0, reserve);
+  const MemoryBreakdown& parts = split.ranks[0].memory;
+  EXPECT_EQ(parts.weights_bytes, 500);
+  EXPECT_EQ(parts.gradients_bytes, 1000);
+  EXPECT_EQ(parts.optimizer_state_bytes, 3500);
+  EXPECT_EQ(parts.unsplit_static_bytes, 0);
+  EXPECT_EQ(parts.activations_bytes, 60);
+  EXPECT_EQ(parts.fragmentation_bytes, 15);
+  EXPECT_EQ(parts.Total(), split.ranks[0].peak_memory_bytes);
 }
 
 TEST(RankMemoryBytes, StaticPlusLiveActivationsPlusTheReserveAtThem) {
