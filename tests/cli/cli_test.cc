@@ -39,7 +39,7 @@ TEST(Cli, JsonHasTheClosedFormMetricsOfCheckCase1) {
                        "\"peak_activation_time_s\": 3, \"static_memory_bytes\": 0, "
                        "\"reserve_bytes\": 0, \"peak_memory_bytes\": 1, "
                        "\"memory_capacity_bytes\": 85899345920, "
-                       "\"oom\": false}"),
+                       "\"oom\": false, \"memory\": {"),
             std::string::npos)
       << r.out;
 }
@@ -310,7 +310,7 @@ TEST(Cli, MemoryLimitFlagsOomAndFailOnOomExitsOne) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"oom\": true,\n  \"oom_ranks\": 1,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"peak_memory_bytes\": 4000000000, \"memory_capacity_bytes\": "
-                       "3500000000, \"oom\": true}"),
+                       "3500000000, \"oom\": true, \"memory\": {"),
             std::string::npos);
   std::vector<std::string> fail = args;
   fail.push_back("--fail-on-oom");
@@ -326,7 +326,7 @@ TEST(Cli, TheDefaultReserveCountsTowardsOutOfMemory) {
   const CliResult r = RunIdeal({"--activation", "1GB", "--memory-limit", "7GB", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"reserve_bytes\": 3621225472, \"peak_memory_bytes\": 7621225472, "
-                       "\"memory_capacity_bytes\": 7000000000, \"oom\": true}"),
+                       "\"memory_capacity_bytes\": 7000000000, \"oom\": true, \"memory\": {"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\"reserve_bytes\": 3321225472, \"peak_memory_bytes\": 4321225472, "),
@@ -465,7 +465,8 @@ TEST(Cli, Llama3On4H100sFitsWithItsStaticMemory) {
 // the reserve is 3 GiB fixed and ceil(0.1 x the peak activations); the parts sum to the peak.
 TEST(Cli, EachRanksPeakMemoryIsTheSumOfItsParts) {
   const CliResult r =
-      Cli(ModelRun({"--model", "llama3-8b", "--dp", "4", "--zero", "1", "--format", "json"}));
+      Cli(ModelRun({"--model", "llama3-8b", "--dp", "4", "--zero", "1", "--nodes", "2", "--format",
+                    "json"}));
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   const int64_t layer = 2LL * 4096 * 4096 + 2LL * 4096 * 1024 + 3LL * 4096 * 14336 + 2 * 4096;
