@@ -102,13 +102,13 @@ Status Replay(const std::string& profile, const TraceAnalysis& analysis, TraceRe
   }
   replay->ran = true;
   replay->simulated_s = results[0].metrics.makespan_s;
-  replay->measured_s = analysis.median_step_s;
+  replay->measured_s = analysis.mean_step_s;
   if (replay->measured_s > 0) {
     replay->error = (replay->simulated_s - replay->measured_s) / replay->measured_s;
   }
   replay->note =
-      "the simulated iteration is the pipeline only: time a step spends outside the "
-      "actions (optimizer, barriers) is in the measured step";
+      "the simulated iteration is the measured order with each stage's mean F/I/W/B, the p2p "
+      "latency, and the time a step spends outside the actions as each rank's optimizer step";
   return Status();
 }
 

@@ -212,10 +212,10 @@ Status PrepareCosts(PreparedRun* run) {
   RETURN_IF_ERROR(CheckCostsCoverSchedule(run->costs, run->schedule, where));
   if (!run->costs.moe.empty()) RETURN_IF_ERROR(CheckMoeDurationsAreTheModels(spec));
   if (run->seq_len == 0) run->seq_len = spec.training.seq_len;
-  // The optimizer steps at the GPU's HBM bandwidth (none when the platform lists none).
-  run->costs.optimizer_step_s.clear();
+  // The optimizer steps at the GPU's HBM bandwidth (none when the platform lists none), unless a
+  // profile measured them.
   const double hbm = run->platform.gpu.memory_bandwidth_bytes_per_s;
-  if (hbm > 0) {
+  if (run->costs.optimizer_step_s.empty() && hbm > 0) {
     for (int64_t bytes : run->costs.optimizer_step_bytes) {
       run->costs.optimizer_step_s.push_back(static_cast<double>(bytes) / hbm);
     }

@@ -58,6 +58,7 @@ void StepTimes(const ProfilerTrace& trace, TraceAnalysis* analysis) {
     analysis->steps.push_back(step);
   }
   analysis->median_step_s = Median(steady);
+  analysis->mean_step_s = SpreadOf(steady).mean_s;
   if (names.size() > 1) {
     analysis->notes.push_back(names[0] + " skipped as warm-up; medians over the " +
                               std::to_string(names.size() - 1) + " steps after it");
@@ -153,6 +154,35 @@ void CollectiveTotals(const ProfilerTrace& trace, TraceAnalysis* analysis) {
   }
 }
 
+// The time each steady step spends outside the pipeline actions, the least over the ranks (see the
+// header). A rank without actions in a step has no sample.
+void OutsideActions(const ProfilerTrace& trace, TraceAnalysis* analysis) {
+  std::map<std::string, double> least;
+  for (const TraceRank& r : trace.ranks) {
+    for (size_t k = 0; k < r.steps.size(); ++k) {
+      const int32_t step = static_cast<int32_t>(k);
+      if (!SteadyStep(*analysis, r, step)) continue;
+      double first = 0, last = 0;
+      bool any = false;
+      for (const TraceAction& a : r.actions) {
+        if (a.step != step) continue;
+        first = any ? std::min(first, a.cpu_start_s) : a.cpu_start_s;
+        last = any ? std::max(last, a.cpu_end_s) : a.cpu_end_s;
+        any = true;
+      }
+      if (!any) continue;
+      const TraceStep& s = r.steps[k];
+      const double outside =
+          std::max(0.0, first - s.start_s) + std::max(0.0, s.start_s + s.duration_s - last);
+      auto [it, inserted] = least.emplace(s.name, outside);
+      if (!inserted) it->second = std::min(it->second, outside);
+    }
+  }
+  std::vector<double> samples;
+  for (const auto& [name, seconds] : least) samples.push_back(seconds);
+  analysis->outside = SpreadOf(std::move(samples));
+}
+
 void RankUses(const ProfilerTrace& trace, TraceAnalysis* analysis) {
   std::vector<double> medians;
   for (const TraceRank& r : trace.ranks) {
@@ -235,6 +265,9 @@ Spread SpreadOf(std::vector<double> values) {
   if (values.empty()) return s;
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
+  double sum = 0;  // in sorted order, so that the sum does not depend on the input's order
+  for (double v : values) sum += v;
+  s.mean_s = sum / static_cast<double>(n);
   s.median_s = n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
   s.min_s = values.front();
   s.max_s = values.back();
@@ -276,6 +309,7 @@ Status AnalyzeTrace(const ProfilerTrace& trace, TraceAnalysis* analysis) {
   StageSpreads(trace, analysis);
   CollectiveTotals(trace, analysis);
   RankUses(trace, analysis);
+  OutsideActions(trace, analysis);
   MeasuredOrder(trace, analysis);
   if (!analysis->missing_stages.empty()) {
     std::string list;
@@ -345,17 +379,27 @@ std::string FormatProfileTextproto(const ProfilerTrace& trace, const TraceAnalys
                                                                  {"i_s", &StageTimes::i},
                                                                  {"w_s", &StageTimes::w},
                                                                  {"b_s", &StageTimes::b}};
+  std::map<int32_t, int32_t> stages_on_rank;
+  for (const StageTimes& t : analysis.stages) ++stages_on_rank[t.rank];
   for (const StageTimes& t : analysis.stages) {
     out += "stages {  # stage " + std::to_string(t.stage) + ", on rank " + std::to_string(t.rank) +
            "\n";
     for (const auto& [name, field] : fields) {
       if (!all(field)) continue;
-      out += "  " + std::string(name) + ": " + Seconds((t.*field).median_s) + "  # " +
+      out += "  " + std::string(name) + ": " + Seconds((t.*field).mean_s) + "  # mean; median " +
              SpreadText(t.*field) + "\n";
     }
     if (all_bytes) {
       out += "  message_bytes: " + std::to_string(t.message_bytes) +
              "  # the largest send/recv of its actions (recorded input shapes x dtype)\n";
+    }
+    if (analysis.outside.count > 0) {
+      const int32_t share = stages_on_rank[t.rank];
+      out += "  optimizer_step_s: " + Seconds(analysis.outside.mean_s / share) +
+             "  # a step's time outside the pipeline actions (the optimizer step, zero_grad, "
+             "waits), the least over ranks, mean" +
+             (share > 1 ? ", / " + std::to_string(share) + " stages on the rank" : "") + ": " +
+             SpreadText(analysis.outside) + "\n";
     }
     out += "}\n";
   }
@@ -397,6 +441,7 @@ std::string FormatSummaryTable(const ProfilerTrace& trace, const TraceAnalysis& 
         "  " + s.name + "  " + HumanDuration(s.duration_s) + (s.steady ? "" : "  (warm-up)") + "\n";
   }
   out += "  median steady step  " + HumanDuration(analysis.median_step_s) + "\n";
+  out += "  mean steady step    " + HumanDuration(analysis.mean_step_s) + "\n";
   out += "stages (" + std::to_string(analysis.num_stages) + ", " +
          std::to_string(analysis.num_microbatches) + " microbatches):\n";
   for (const StageTimes& t : analysis.stages) {
@@ -409,6 +454,10 @@ std::string FormatSummaryTable(const ProfilerTrace& trace, const TraceAnalysis& 
     if (t.message_bytes >= 0) out += "    message  " + HumanBytes(t.message_bytes) + "\n";
   }
   out += "p2p: " + HumanDuration(analysis.p2p.median_s) + " (" + analysis.p2p_source + ")\n";
+  if (analysis.outside.count > 0) {
+    out += "outside the actions: " + SpreadText(analysis.outside) +
+           " per step (optimizer step, zero_grad, waits; the least over ranks)\n";
+  }
   out += "collectives:";
   if (analysis.collectives.empty()) out += " none";
   out += "\n";
@@ -424,7 +473,7 @@ std::string FormatSummaryTable(const ProfilerTrace& trace, const TraceAnalysis& 
   for (const std::string& n : analysis.notes) out += "note: " + n + "\n";
   if (replay.ran) {
     out += "replay: simulated " + HumanDuration(replay.simulated_s) + " against the measured " +
-           HumanDuration(replay.measured_s) + " median step: error " +
+           HumanDuration(replay.measured_s) + " mean steady step: error " +
            (replay.error >= 0 ? "+" : "") + HumanPercent(replay.error) + "\n";
   }
   if (!replay.note.empty()) out += "replay: " + replay.note + "\n";
@@ -458,6 +507,7 @@ std::string FormatSummaryJson(const ProfilerTrace& trace, const TraceAnalysis& a
         {{"name", s.name}, {"duration_s", JsonNumber(s.duration_s)}, {"steady", s.steady}});
   }
   j["median_step_s"] = JsonNumber(analysis.median_step_s);
+  j["mean_step_s"] = JsonNumber(analysis.mean_step_s);
   j["collectives"] = J::array();
   for (const CollectiveTotal& c : analysis.collectives) {
     j["collectives"].push_back({{"kind", TraceCollectiveKindName(c.kind)},
@@ -467,6 +517,7 @@ std::string FormatSummaryJson(const ProfilerTrace& trace, const TraceAnalysis& a
   }
   auto spread = [](const Spread& s) {
     return J{{"count", s.count},
+             {"mean_s", JsonNumber(s.mean_s)},
              {"median_s", JsonNumber(s.median_s)},
              {"min_s", JsonNumber(s.min_s)},
              {"p10_s", JsonNumber(s.p10_s)},
@@ -487,6 +538,7 @@ std::string FormatSummaryJson(const ProfilerTrace& trace, const TraceAnalysis& a
   j["gpu"] = analysis.gpu;
   j["p2p_s"] = JsonNumber(analysis.p2p.median_s);
   j["p2p_source"] = analysis.p2p_source;
+  j["outside_actions_s"] = JsonNumber(analysis.outside.mean_s);
   j["stragglers"] = analysis.stragglers;
   j["notes"] = analysis.notes;
   J r = {{"ran", replay.ran}};

@@ -10,11 +10,18 @@
 //                time in blocking receives inside it (gloo:recv, nccl:recv, c10d::recv_), plus
 //                the runtime's separate SEND_F / SEND_B range of the same stage and microbatch
 //                (the rank's cost of issuing the send)
-//   stage F/I/W/B  medians over the microbatches of the steady steps (and over ranks holding the
-//                same stage), with min, max, p10 and p90
+//   stage F/I/W/B  over the microbatches of the steady steps (and over ranks holding the same
+//                stage): the summary gives the median with min, max, p10 and p90; the profile
+//                the mean, which keeps each stage's total work, so that the replay of a skewed
+//                or noisy trace sums to what ran (a median under-counts a long tail)
 //   p2p          with NCCL SendRecv kernels, their median duration; else the p10 of the blocking
 //                receive times (a receive whose data was already sent waits only for its tail)
 //   stragglers   steps, and ranks' median steps, more than kStragglerThreshold above the median
+//   outside      per steady step, the time a rank spends in it outside its pipeline actions
+//                (before its first action's CPU start, after its last's CPU end: the optimizer
+//                step, zero_grad, the step's waits), the least over the ranks (the others also
+//                wait there for their peers); the profile's optimizer_step is its median, each
+//                rank's share split evenly over the stages it holds
 #ifndef PPSIM_INTEROP_TRACE_PROFILE_H_
 #define PPSIM_INTEROP_TRACE_PROFILE_H_
 
@@ -31,6 +38,7 @@ inline constexpr double kStragglerThreshold = 0.10;  // 10% above the median
 
 struct Spread {
   int32_t count = 0;
+  double mean_s = 0;
   double median_s = 0;
   double min_s = 0;
   double max_s = 0;
@@ -76,9 +84,11 @@ struct TraceAnalysis {
   int32_t num_microbatches = 0;
   std::vector<StepTime> steps;
   double median_step_s = 0;
+  double mean_step_s = 0;  // over the steady steps: what the replay is compared with
   std::vector<StageTimes> stages;
   Spread p2p;
   std::string p2p_source;                    // what p2p was measured from
+  Spread outside;                            // time outside the actions (see above)
   std::vector<CollectiveTotal> collectives;  // kinds present, in TraceCollectiveKind order
   std::vector<RankUse> ranks;
   std::vector<std::string> stragglers;
@@ -102,7 +112,7 @@ std::string FormatProfileTextproto(const ProfilerTrace& trace, const TraceAnalys
 std::string FormatOrderCsv(const TraceAnalysis& analysis);
 
 // The replay of the measured order (filled by `ppsim profile`): the simulated iteration against
-// the measured median step, and the command that reruns it.
+// the measured mean steady step, and the command that reruns it.
 struct TraceReplay {
   bool ran = false;
   double simulated_s = 0;

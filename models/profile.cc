@@ -36,6 +36,7 @@ const std::vector<Field>& Fields() {
       {"params", Quantity::kSize, nullptr, &CostValues::param_bytes},
       {"grads", Quantity::kSize, nullptr, &CostValues::gradient_bytes},
       {"optimizer", Quantity::kSize, nullptr, &CostValues::optimizer_state_bytes},
+      {"optimizer_step", Quantity::kTime, &CostValues::optimizer_step_s, nullptr},
   };
   return kFields;
 }
@@ -247,6 +248,8 @@ Status ProfileFromProto(const proto::Profile& message, const ConfigLocations& lo
        &CostValues::gradient_bytes},
       {"optimizer_bytes", "optimizer", &SP::optimizer, &SP::has_optimizer_bytes, nullptr,
        &SP::optimizer_bytes, nullptr, &CostValues::optimizer_state_bytes},
+      {"optimizer_step_s", "optimizer_step", &SP::optimizer_step, &SP::has_optimizer_step_s,
+       &SP::optimizer_step_s, nullptr, &CostValues::optimizer_step_s, nullptr},
   };
   std::string errors;
   auto error = [&](const std::string& path, const std::string& what) {

@@ -12,10 +12,14 @@ namespace ppsim {
 double StageCosts::OpDuration(const Op& op) const {
   const int32_t s = op.stage.value();
   switch (op.kind) {
-    case OpKind::kForward: return forward_s[s];
-    case OpKind::kBackwardInput: return backward_input_s[s];
-    case OpKind::kBackwardWeight: return backward_weight_s[s];
-    case OpKind::kBackward: return backward_s[s];
+    case OpKind::kForward:
+      return forward_s[s];
+    case OpKind::kBackwardInput:
+      return backward_input_s[s];
+    case OpKind::kBackwardWeight:
+      return backward_weight_s[s];
+    case OpKind::kBackward:
+      return backward_s[s];
   }
   return 0;
 }
@@ -81,12 +85,11 @@ Status Resolve(std::string_view field, const std::vector<T>& given, const Profil
                                       " virtual stages; give one value for all stages or exactly " +
                                       std::to_string(num_stages) + ", comma-separated");
     }
-    return where.Invalid(field, std::to_string(values->size()) + " values for " +
-                                    std::to_string(units) +
-                                    " ranks; give one value for all ranks or exactly " +
-                                    std::to_string(units) + ", comma-separated (or " +
-                                    where.Name("costs_per") +
-                                    " virtual-stage and one per virtual stage)");
+    return where.Invalid(
+        field, std::to_string(values->size()) + " values for " + std::to_string(units) +
+                   " ranks; give one value for all ranks or exactly " + std::to_string(units) +
+                   ", comma-separated (or " + where.Name("costs_per") +
+                   " virtual-stage and one per virtual stage)");
   }
   for (int32_t s = 0; s < num_stages; ++s) {
     if (shares == nullptr) {
@@ -148,7 +151,7 @@ bool CostValues::any() const {
   return !forward_s.empty() || !backward_input_s.empty() || !backward_weight_s.empty() ||
          !backward_s.empty() || !overlap_s.empty() || !activation_bytes.empty() ||
          !activation_w_bytes.empty() || !message_bytes.empty() || !gradient_bytes.empty() ||
-         !param_bytes.empty() || !optimizer_state_bytes.empty();
+         !param_bytes.empty() || !optimizer_state_bytes.empty() || !optimizer_step_s.empty();
 }
 
 Status ParseCostsPer(std::string_view what, std::string_view text, CostsPer* costs_per) {
@@ -166,13 +169,12 @@ Status RankSharesOf(const Schedule& schedule, const Locator& where, RankShares* 
   for (const Pipeline& pipeline : schedule.AllPipelines()) {
     const int32_t stages = pipeline.last_stage - pipeline.first_stage + 1;
     if (stages % schedule.num_ranks != 0) {
-      return where.Invalid("costs_per",
-                           "costs per rank share split a model copy's stages evenly, but stages " +
-                               std::to_string(pipeline.first_stage) + ".." +
-                               std::to_string(pipeline.last_stage) + " are " +
-                               std::to_string(stages) + " for " +
-                               std::to_string(schedule.num_ranks) + " ranks; give " +
-                               where.Name("costs_per") + " virtual-stage and per-stage costs");
+      return where.Invalid(
+          "costs_per", "costs per rank share split a model copy's stages evenly, but stages " +
+                           std::to_string(pipeline.first_stage) + ".." +
+                           std::to_string(pipeline.last_stage) + " are " + std::to_string(stages) +
+                           " for " + std::to_string(schedule.num_ranks) + " ranks; give " +
+                           where.Name("costs_per") + " virtual-stage and per-stage costs");
     }
     const int32_t split = stages / schedule.num_ranks;
     for (int32_t k = 0; k < stages; ++k) {
@@ -223,6 +225,9 @@ Status OverrideStageCosts(const CostValues& given, const Profile* profile, int32
       override_field("grad_bytes", &CostValues::gradient_bytes, &costs->gradient_bytes));
   RETURN_IF_ERROR(
       override_field("optimizer", &CostValues::optimizer_state_bytes, &optimizer_state));
+  // A measured optimizer step replaces the model's (experiments/prepare_costs.cc).
+  RETURN_IF_ERROR(
+      override_field("optimizer_step", &CostValues::optimizer_step_s, &costs->optimizer_step_s));
   for (std::vector<int64_t>* sizes :
        {&costs->activation_bytes, &costs->activation_w_bytes, &costs->message_bytes,
         &costs->gradient_bytes, &params, &optimizer_state}) {
@@ -264,11 +269,11 @@ Status CheckCostsCoverSchedule(const StageCosts& costs, const Schedule& schedule
     for (size_t index = 0; index < order.size(); ++index) {
       const OpKind kind = order[index].op(0).kind;
       if (kind == OpKind::kBackwardInput || kind == OpKind::kBackwardWeight) {
-        return Status::InvalidInput(
-            where.Where("i") + "/" + where.Name("w") +
-            ": the schedule splits the backward into I and W (first at " +
-            DescribeActionAt(rank, index, order[index]) + "); give " + where.Name("i") + " and " +
-            where.Name("w") + ", not only " + where.Name("b"));
+        return Status::InvalidInput(where.Where("i") + "/" + where.Name("w") +
+                                    ": the schedule splits the backward into I and W (first at " +
+                                    DescribeActionAt(rank, index, order[index]) + "); give " +
+                                    where.Name("i") + " and " + where.Name("w") + ", not only " +
+                                    where.Name("b"));
       }
     }
   }

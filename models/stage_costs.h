@@ -97,8 +97,8 @@ struct StageCosts {
   }
   // The stage's optimizer step on each GPU, after its gradients are synchronised: the HBM bytes it
   // reads and writes (its traffic, not the optimizer state it keeps, which is in static_bytes),
-  // and its duration at the GPU's HBM bandwidth (set when the platform is known). Empty or zero:
-  // no step.
+  // and its duration at the GPU's HBM bandwidth (set when the platform is known), or as a profile
+  // measured it (CostValues::optimizer_step_s). Empty or zero: no step.
   std::vector<int64_t> optimizer_step_bytes;
   std::vector<double> optimizer_step_s;
   // ZeRO-1 (Megatron's distributed optimizer, --zero 1 with --dp > 1): the 16-bit parameters each
@@ -151,6 +151,8 @@ struct CostValues {
   std::vector<int64_t> gradient_bytes;         // grad_bytes. Default: 0.
   std::vector<int64_t> param_bytes;            // a profile's params. Default: 0.
   std::vector<int64_t> optimizer_state_bytes;  // a profile's optimizer state. Default: 0.
+  // A profile's measured optimizer step (StageCosts::optimizer_step_s). Default: the model's.
+  std::vector<double> optimizer_step_s;
 
   bool any() const;
 };

@@ -98,9 +98,9 @@ TEST(KinetoTrace, SendRecvUnderAllToAllOfTwoHtaRanks) {
 // The CPU 1F1B traces (tests/data/profiler/make_traces.py), by the rules of trace_profile.h
 // computed independently in Python over the JSON (recorded in tests/data/profiler/expected.py):
 //   python3 expected.py cpu_1f1b rank0.pt.trace.json.gz rank1.pt.trace.json.gz
-//   steps (median over the 2 ranks) #0 1859600.5, #1 1526760, #2 1714834.5, #3 1866264 us;
-//   median steady 1714834.5; (stage, F) 12 samples: stage 0 median 203291 (57228..241017),
-//   stage 1 199536; B: stage 0 174396, stage 1 191613.5; p10 of 24 receive waits: 229 us.
+//   steps (median over the 2 ranks) #0 566900.5, #1 640156, #2 636589.5, #3 618391.5 us;
+//   median steady 636589.5; (stage, F) 12 samples: stage 0 median 55314 (52842..60305),
+//   stage 1 55717.5; B: stage 0 46391, stage 1 70482.5; p10 of 24 receive waits: 160 us.
 TEST(KinetoTrace, CpuOneFOneBStageMedians) {
   const ProfilerTrace trace =
       Read({"cpu_1f1b/rank0.pt.trace.json.gz", "cpu_1f1b/rank1.pt.trace.json.gz"}, true);
@@ -112,18 +112,28 @@ TEST(KinetoTrace, CpuOneFOneBStageMedians) {
   EXPECT_FALSE(analysis.gpu);
   ASSERT_EQ(analysis.steps.size(), 4u);
   EXPECT_FALSE(analysis.steps[0].steady);
-  EXPECT_NEAR(analysis.steps[0].duration_s, 1859600.5e-6, 1e-9);
-  EXPECT_NEAR(analysis.median_step_s, 1714834.5e-6, 1e-9);
+  EXPECT_NEAR(analysis.steps[0].duration_s, 566900.5e-6, 1e-9);
+  EXPECT_NEAR(analysis.median_step_s, 636589.5e-6, 1e-9);
   ASSERT_EQ(analysis.num_stages, 2);
   EXPECT_EQ(analysis.num_microbatches, 4);
   EXPECT_EQ(analysis.stages[0].f.count, 12);
-  EXPECT_NEAR(analysis.stages[0].f.median_s, 203291e-6, 1e-9);
-  EXPECT_NEAR(analysis.stages[0].f.min_s, 57228e-6, 1e-9);
-  EXPECT_NEAR(analysis.stages[0].f.max_s, 241017e-6, 1e-9);
-  EXPECT_NEAR(analysis.stages[1].f.median_s, 199536e-6, 1e-9);
-  EXPECT_NEAR(analysis.stages[0].b.median_s, 174396e-6, 1e-9);
-  EXPECT_NEAR(analysis.stages[1].b.median_s, 191613.5e-6, 1e-9);
-  EXPECT_NEAR(analysis.p2p.median_s, 229e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[0].f.median_s, 55314e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[0].f.min_s, 52842e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[0].f.max_s, 60305e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[1].f.median_s, 55717.5e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[0].b.median_s, 46391e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[1].b.median_s, 70482.5e-6, 1e-9);
+  EXPECT_NEAR(analysis.p2p.median_s, 160e-6, 1e-9);
+  // Means (the profile's): stage 0 F 55386.4167 us, stage 1 B 71393.9167 us; the mean steady
+  // step 631712.3333 us; outside the actions, the least over the ranks per steady step 1313,
+  // 1605 and 1571 us, mean 1496.3333 us.
+  EXPECT_NEAR(analysis.stages[0].f.mean_s, 55386.41666666667e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[1].b.mean_s, 71393.91666666667e-6, 1e-9);
+  EXPECT_NEAR(analysis.mean_step_s, 631712.3333333334e-6, 1e-9);
+  EXPECT_EQ(analysis.outside.count, 3);
+  EXPECT_NEAR(analysis.outside.min_s, 1313e-6, 1e-9);
+  EXPECT_NEAR(analysis.outside.max_s, 1605e-6, 1e-9);
+  EXPECT_NEAR(analysis.outside.mean_s, 1496.3333333333333e-6, 1e-9);
   // Schedule1F1B's order of 2 stages and 4 microbatches.
   ASSERT_EQ(analysis.order.size(), 2u);
   EXPECT_EQ(FormatOrderCsv(analysis),
@@ -132,18 +142,18 @@ TEST(KinetoTrace, CpuOneFOneBStageMedians) {
 
 // "Forward {i}" / "Backward {i}" (ScheduleGPipe): the stage is the rank's.
 //   python3 expected.py cpu_gpipe rank0.pt.trace.json.gz rank1.pt.trace.json.gz
-//   median steady step 1675873 us; F stage 0 217777, stage 1 195869; B 172069.5, 188412.
+//   median steady step 721629 us; F stage 0 55935.5, stage 1 73093; B 72700.5, 69432.
 TEST(KinetoTrace, CpuGpipeForwardBackwardNames) {
   const ProfilerTrace trace =
       Read({"cpu_gpipe/rank0.pt.trace.json.gz", "cpu_gpipe/rank1.pt.trace.json.gz"}, true);
   TraceAnalysis analysis;
   ASSERT_TRUE(AnalyzeTrace(trace, &analysis).ok());
-  EXPECT_NEAR(analysis.median_step_s, 1675873e-6, 1e-9);
+  EXPECT_NEAR(analysis.median_step_s, 721629e-6, 1e-9);
   ASSERT_EQ(analysis.num_stages, 2);
-  EXPECT_NEAR(analysis.stages[0].f.median_s, 217777e-6, 1e-9);
-  EXPECT_NEAR(analysis.stages[1].f.median_s, 195869e-6, 1e-9);
-  EXPECT_NEAR(analysis.stages[0].b.median_s, 172069.5e-6, 1e-9);
-  EXPECT_NEAR(analysis.stages[1].b.median_s, 188412e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[0].f.median_s, 55935.5e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[1].f.median_s, 73093e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[0].b.median_s, 72700.5e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[1].b.median_s, 69432e-6, 1e-9);
   EXPECT_EQ(FormatOrderCsv(analysis),
             "0F0,0F1,0F2,0F3,0B0,0B1,0B2,0B3\n1F0,1F1,1F2,1F3,1B0,1B1,1B2,1B3\n");
 }

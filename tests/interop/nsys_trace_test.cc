@@ -108,15 +108,15 @@ void ExpectSameAnalysis(const std::string& name) {
 }
 
 // The Kineto side's own values are asserted against expected.py in kineto_trace_test.cc
-// (1F1B: F medians 203291 and 199536 us, median steady step 1714834.5 us).
+// (1F1B: F medians 55314 and 55717.5 us, median steady step 636589.5 us).
 TEST(NsysTrace, DerivedExportsOfTheCpu1F1BTracesGiveTheSameProfile) {
   ExpectSameAnalysis("cpu_1f1b");
   TraceAnalysis analysis;
   ASSERT_TRUE(
       AnalyzeTrace(ReadNsys({"cpu_1f1b/rank0.sqlite", "cpu_1f1b/rank1.sqlite"}), &analysis).ok());
-  EXPECT_NEAR(analysis.median_step_s, 1714834.5e-6, 1e-9);
-  EXPECT_NEAR(analysis.stages[0].f.median_s, 203291e-6, 1e-9);
-  EXPECT_NEAR(analysis.stages[1].f.median_s, 199536e-6, 1e-9);
+  EXPECT_NEAR(analysis.median_step_s, 636589.5e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[0].f.median_s, 55314e-6, 1e-9);
+  EXPECT_NEAR(analysis.stages[1].f.median_s, 55717.5e-6, 1e-9);
 }
 
 TEST(NsysTrace, DerivedExportsOfTheCpuGpipeTracesGiveTheSameProfile) {

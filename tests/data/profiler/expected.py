@@ -43,6 +43,20 @@ def run(folder, files):
     names=list(stepdur)
     steps={n:median(v) for n,v in stepdur.items()}
     print(folder, 'steps us', steps, 'median steady', median([steps[n] for n in names[1:]]))
-    for k in sorted(samples): print(' ', k, len(samples[k]), 'median us', median(samples[k]), 'min', min(samples[k]), 'max', max(samples[k]))
+    for k in sorted(samples): print(' ', k, len(samples[k]), 'median us', median(samples[k]), 'mean', sum(sorted(samples[k]))/len(samples[k]), 'min', min(samples[k]), 'max', max(samples[k]))
+    steady_steps=[steps[n] for n in names[1:]]
+    print('  mean steady step us', sum(sorted(steady_steps))/len(steady_steps))
+    # Outside the actions: per steady step, per rank (step start to first action start) + (last
+    # action end to step end) over every PP:/Forward/Backward range, the least over ranks.
+    least={}
+    for ev in ranks:
+        st=sorted([e for e in ev if e['name'].startswith('ProfilerStep#')], key=lambda e:e['ts'])
+        acts=[e for e in ev if re.fullmatch(r'PP:.*|(Forward|Backward) \d+', e['name'])]
+        for s in st[1:]:
+            inside=[a for a in acts if s['ts']<=a['ts']<=s['ts']+s['dur']]
+            if not inside: continue
+            out=max(0,min(a['ts'] for a in inside)-s['ts'])+max(0,s['ts']+s['dur']-max(a['ts']+a['dur'] for a in inside))
+            least[s['name']]=min(least.get(s['name'],out),out)
+    v=sorted(least.values()); print('  outside the actions us, per step', least, 'mean', sum(v)/len(v))
     print('  p2p p10 us', p10(waits), len(waits))
 run(sys.argv[1], sys.argv[2:])
