@@ -4,14 +4,14 @@
 // row for every stage):
 //   stage,f_ms,i_ms,w_ms,activation_MiB,activation_w_MiB,message_MiB
 //   0,1.2,1.1,0.9,1536,1152,32
-// Columns: f, i, w, b, overlap with a time unit (ns, us, ms, s); activation, activation_w,
-// message, params, grads, optimizer with a size unit (B or bytes, KB, MB, GB, TB, KiB, MiB, GiB,
-// TiB); an optional `stage` column must count 0, 1, 2, ... Every cell needs a value.
+// Columns: f, i, w, b, overlap, optimizer_step with a time unit (ns, us, ms, s); activation,
+// activation_w, message, params, grads, optimizer with a size unit (B or bytes, KB, MB, GB, TB,
+// KiB, MiB, GiB, TiB); an optional `stage` column must count 0, 1, 2, ... Every cell needs a value.
 // Protobuf (models/profile.proto) from .textproto/.pbtxt/.txtpb, .json or .yaml/.yml: a list of
 // `stages`, each with any of f_s, i_s, w_s, b_s, overlap_s, activation_bytes, activation_w_bytes,
-// message_bytes, param_bytes, grad_bytes, optimizer_bytes, or the same quantity as text with a
-// unit under its CSV name (f: "3.2ms", activation: "1.5GiB"; one form per quantity and stage); a
-// quantity given for one stage must be given for all.
+// message_bytes, param_bytes, grad_bytes, optimizer_bytes, optimizer_step_s, or the same quantity
+// as text with a unit under its CSV name (f: "3.2ms", activation: "1.5GiB"; one form per quantity
+// and stage); a quantity given for one stage must be given for all.
 #ifndef PPSIM_MODELS_PROFILE_H_
 #define PPSIM_MODELS_PROFILE_H_
 
@@ -20,10 +20,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "config/config_file.h"
 #include "models/profile.pb.h"
 #include "models/stage_costs.h"
-#include "base/status.h"
 
 namespace ppsim {
 

@@ -124,5 +124,29 @@ TEST(ProfileCommand, RealNsysExportWithoutStepsIsRefused) {
                        "torch.profiler schedule and call prof.step() once per step\n");
 }
 
+// A profile's measured optimizer step runs after each rank's last action: 1F1B on 2 ranks with 2
+// microbatches, F = 1 s and B = 2 s on the ideal fabric ends rank 0's last B at (m + p - 1)(F + B)
+// = 9 s, rank 1's at 7 s; 0.5 s of optimizer step each makes the iteration 9.5 s (9 s without).
+// The same in a CSV profile's optimizer_step column.
+TEST(ProfileFile, MeasuredOptimizerStepRunsAfterEachRanksLastAction) {
+  auto run = [](const std::string& profile) {
+    return Cli({"run", "--schedule", "1F1B", "--pp", "2", "--microbatches", "2", "--profile",
+                profile, "--platform", "ideal", "--format", "json"});
+  };
+  const CliResult r = run(WriteFile("opt.textproto",
+                                    "stages { f_s: 1 b_s: 2 optimizer_step: \"500ms\" }\n"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["makespan_s"].get<double>(), 9.5);
+  EXPECT_DOUBLE_EQ(j["ranks"][1]["last_end_s"].get<double>(), 7);
+  EXPECT_DOUBLE_EQ(j["ranks"][1]["optimizer_s"].get<double>(), 0.5);
+  const CliResult none = run(WriteFile("noopt.textproto", "stages { f_s: 1 b_s: 2 }\n"));
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(none.out)["makespan_s"].get<double>(), 9);
+  const CliResult csv =
+      run(WriteFile("opt.csv", "stage,f_ms,b_ms,optimizer_step_ms\n0,1000,2000,500\n"));
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(csv.out)["makespan_s"].get<double>(), 9.5);
+}
+
 }  // namespace
 }  // namespace ppsim
