@@ -153,8 +153,9 @@ TEST(OpCosts, Fp8KeepsTheHeadAndUnfusedAttentionGemmsSixteenBit) {
     ++head_gemms;
     EXPECT_TRUE(op.sixteen_bit) << op.name;
     // F reads X (T x h) and W (h x V) in 2 bytes and writes 2-byte logits.
-    if (op.pass == OpPass::kForward)
+    if (op.pass == OpPass::kForward) {
       EXPECT_DOUBLE_EQ(op.bytes, 2 * (T * h + h * vocab) + 2 * T * vocab);
+    }
   }
   EXPECT_EQ(head_gemms, 3);
   int attention_gemms = 0;
