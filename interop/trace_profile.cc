@@ -292,7 +292,9 @@ Status AnalyzeTrace(const ProfilerTrace& trace, TraceAnalysis* analysis) {
   if (!any_steps) {
     return Status::InvalidInput(Sources(trace) +
                                 ": no ProfilerStep#N ranges; profile with a "
-                                "torch.profiler schedule and call prof.step() once per step");
+                                "torch.profiler schedule and call prof.step() once per step, or "
+                                "(Nsight Systems) wrap each step in an NVTX range named "
+                                "ProfilerStep#N");
   }
   if (!any_actions) {
     analysis->notes.push_back(

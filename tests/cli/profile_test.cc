@@ -121,7 +121,8 @@ TEST(ProfileCommand, RealNsysExportWithoutStepsIsRefused) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, kData +
                        "nsys/saxpy.sqlite: no ProfilerStep#N ranges; profile with a "
-                       "torch.profiler schedule and call prof.step() once per step\n");
+                       "torch.profiler schedule and call prof.step() once per step, or "
+                       "(Nsight Systems) wrap each step in an NVTX range named ProfilerStep#N\n");
 }
 
 // A profile's measured optimizer step runs after each rank's last action: 1F1B on 2 ranks with 2
