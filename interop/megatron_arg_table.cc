@@ -104,8 +104,8 @@ constexpr MegatronArgument kTable[] = {
     {"--ddp-bucket-size", A::kValue, U::kApplied, "--grad-bucket (parameters x gradient bytes)",
      ""},
     {"--overlap-param-gather", A::kSwitch, U::kAssumed, "",
-     "the distributed optimizer's parameter all-gather is not simulated; overlapped with the "
-     "forward, it is assumed hidden"},
+     "ZeRO-1's parameter all-gather is simulated after the optimizer step, not overlapped with "
+     "the next iteration's forward (an upper bound)"},
     {"--tp-comm-overlap", A::kSwitch, U::kApplied, "--tp-comm-overlap", ""},
     {"--no-overlap-p2p-communication", A::kSwitch, U::kApplied,
      "--p2p-mode megatron-no-overlap (default megatron)", ""},

@@ -197,7 +197,13 @@ class PatternParser {
     return true;
   }
   bool Atom(std::vector<int64_t>* out) {
-    if (Eat('(')) return Sum(out) && Eat(')');
+    if (Eat('(')) {
+      // Nesting is bounded: the parser recurses once per parenthesis.
+      if (++depth_ > 100) return false;
+      const bool ok = Sum(out) && Eat(')');
+      --depth_;
+      return ok;
+    }
     if (!Eat('[')) return false;
     if (Eat(']')) return true;
     do {
@@ -209,6 +215,7 @@ class PatternParser {
   }
   std::string_view text_;
   size_t i_ = 0;
+  int depth_ = 0;
 };
 
 // --moe-layer-freq: how many leading layers are dense. ppsim's MoE layers follow the dense ones.
@@ -389,6 +396,17 @@ Status Parallel(const MegatronReader& r, Shape* s, MegatronRun* run) {
   if (s->ep > 1) Set(run, "ep", std::to_string(s->ep), "--expert-model-parallel-size");
   run->gpus_per_pipeline = s->tp * s->pp * s->cp;
   RETURN_IF_ERROR(VirtualStages(r, s));
+  // The bounds of a model file (models/transformer_file.cc), before anything is sized by them.
+  constexpr int64_t kMaxLayers = 100'000;
+  if (s->layers > kMaxLayers) {
+    return r.Invalid("--num-layers", "must be at most " + std::to_string(kMaxLayers) + "; got " +
+                                         std::to_string(s->layers));
+  }
+  if (s->pp * s->vp > s->layers + 2) {
+    return r.Invalid("--pipeline-model-parallel-size",
+                     std::to_string(s->pp * s->vp) + " pipeline stages for " +
+                         std::to_string(s->layers) + " layers; each stage needs a layer");
+  }
   RETURN_IF_ERROR(Placement(r, s, run));
   const bool interleaved = s->pp > 1 && s->vp > 1;
   Set(run, "schedule", interleaved ? "Megatron-Interleaved" : "1F1B",
