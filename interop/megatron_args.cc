@@ -294,7 +294,7 @@ Status UnevenStages(const MegatronReader& r, Shape* s, std::vector<int64_t>* sta
     rest -= ranks[rank];
     --left;
   }
-  if (rest < 0 || (left > 0 && rest % left != 0)) {
+  if (rest < 0 || (left == 0 ? rest != 0 : rest % left != 0)) {
     return r.Invalid(r.Has(kFirst) ? kFirst : kLast,
                      "the other " + std::to_string(rest) + " layers do not split evenly over the " +
                          std::to_string(left) + " middle pipeline ranks, as Megatron requires");

@@ -235,11 +235,15 @@ TEST(MegatronArgs, FlagHintNamesPpsimsFlagAndMegatron) {
             "Megatron-LM arguments whole with --megatron '--tensor-model-parallel-size ...' (or "
             "--megatron @FILE)");
   EXPECT_EQ(MegatronFlagHint("--no-such-flag"), "");
+  // README's mapping table names every row.
+  std::string readme;
+  ASSERT_TRUE(ReadFile(std::string(PPSIM_SOURCE_DIR) + "/README.md", &readme).ok());
   // Every row's flag is a long option, once.
   std::set<std::string_view> seen;
   for (const MegatronArgument& row : MegatronArguments()) {
     EXPECT_TRUE(row.flag.starts_with("--")) << row.flag;
     EXPECT_TRUE(seen.insert(row.flag).second) << row.flag;
+    EXPECT_NE(readme.find("`" + std::string(row.flag) + "`"), std::string::npos) << row.flag;
   }
 }
 
