@@ -37,6 +37,12 @@ bool Gave(const proto::RunConfig& config, const std::string& field) {
   return f->is_repeated() ? reflection->FieldSize(config, f) > 0 : reflection->HasField(config, f);
 }
 
+// The GPUs of one pipeline, tp x pp x cp, as the request now gives them (the arguments' degrees or
+// the request's own).
+int64_t PipelineGpus(const proto::RunConfig& c) {
+  return int64_t{c.has_tp() ? c.tp() : 1} * (c.has_pp() ? c.pp() : 1) * (c.has_cp() ? c.cp() : 1);
+}
+
 // Megatron's data-parallel size: the platform's GPUs over one pipeline's.
 Status DataParallel(const proto::RunConfig& c, const Locator& where, int64_t per_pipeline,
                     int64_t* dp, std::string* note) {
@@ -45,6 +51,7 @@ Status DataParallel(const proto::RunConfig& c, const Locator& where, int64_t per
   PlatformSpec cluster;
   RETURN_IF_ERROR(LoadCluster(scratch.platform, where, &cluster));
   const int64_t gpus = int64_t{cluster.gpus_per_node} * cluster.num_nodes;
+  if (per_pipeline < 1) return Status();  // ResolveSchedule reports the bad --pp
   if (gpus == 0) {
     return where.Invalid("megatron", cluster.name + " has as many GPUs as a run needs: give " +
                                          where.Name("dp") + " for the data-parallel size");
@@ -93,11 +100,12 @@ Status ApplyMegatron(const proto::RunConfig& config, std::shared_ptr<const Locat
   if (!config.has_dp()) {
     int64_t dp = 0;
     std::string note;
-    RETURN_IF_ERROR(
-        DataParallel(c, MegatronLocator(where, flags), run.gpus_per_pipeline, &dp, &note));
+    RETURN_IF_ERROR(DataParallel(c, MegatronLocator(where, flags), PipelineGpus(c), &dp, &note));
     flags["dp"] = "the world size / (tp x pp x cp)";
-    c.set_dp(static_cast<int32_t>(dp));
-    out->notes.push_back(note);
+    if (dp > 0) {
+      c.set_dp(static_cast<int32_t>(dp));
+      out->notes.push_back(note);
+    }
   }
   if (run.overlap_grad_reduce && config.grad_bucket().empty()) {
     const int64_t members = int64_t{c.dp()} * std::max(1, c.cp());
