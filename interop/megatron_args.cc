@@ -610,6 +610,48 @@ Status Family(const MegatronReader& r, proto::TransformerModel* m, MegatronRun* 
   return Status();
 }
 
+// The model checks' messages ("--megatron: vocab: ...", one per line) name the model field; the
+// user wrote a Megatron argument: "--megatron: --vocab-size (model vocab): ...".
+Status NameModelFlags(const Status& status, const std::string& where) {
+  static constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
+      {"layers", "--num-layers"},
+      {"hidden", "--hidden-size"},
+      {"ffn_hidden", "--ffn-hidden-size"},
+      {"heads", "--num-attention-heads"},
+      {"kv_heads", "--num-query-groups"},
+      {"vocab", "--vocab-size"},
+      {"seq_len", "--max-position-embeddings"},
+      {"head_dim", "--kv-channels"},
+      {"q_lora_rank", "--q-lora-rank"},
+      {"kv_lora_rank", "--kv-lora-rank"},
+      {"qk_nope_head_dim", "--qk-head-dim"},
+      {"qk_rope_head_dim", "--qk-pos-emb-head-dim"},
+      {"v_head_dim", "--v-head-dim"},
+      {"experts", "--num-experts"},
+      {"experts_per_token", "--moe-router-topk"},
+      {"expert_ffn_hidden", "--moe-ffn-hidden-size"},
+      {"shared_experts", "--moe-shared-expert-intermediate-size"},
+      {"first_dense_layers", "--moe-layer-freq"}};
+  std::string out;
+  const std::string& message = status.message();
+  for (size_t start = 0; start < message.size();) {
+    size_t end = message.find('\n', start);
+    if (end == std::string::npos) end = message.size();
+    std::string line = message.substr(start, end - start);
+    for (const auto& [field, flag] : kFlags) {
+      const std::string prefix = where + ": " + std::string(field) + ": ";
+      if (line.starts_with(prefix)) {
+        line = where + ": " + std::string(flag) + " (model " + std::string(field) +
+               "): " + line.substr(prefix.size());
+        break;
+      }
+    }
+    out += (out.empty() ? "" : "\n") + line;
+    start = end + 1;
+  }
+  return Status::InvalidInput(out);
+}
+
 Status Model(const MegatronReader& r, const Shape& s, MegatronRun* run) {
   proto::TransformerModel m;
   int64_t hidden = 0, seq = 0, positions = 0, ffn = 0, vocab = 0;
@@ -632,7 +674,8 @@ Status Model(const MegatronReader& r, const Shape& s, MegatronRun* run) {
   RETURN_IF_ERROR(Experts(r, s, &m));
   ConfigLocations locations;
   locations.set_source(r.where());
-  return TransformerFromProto(m, locations, &run->model);
+  const Status status = TransformerFromProto(m, locations, &run->model);
+  return status.ok() ? status : NameModelFlags(status, r.where());
 }
 
 }  // namespace

@@ -411,7 +411,7 @@ for name, text, message in [
          "--megatron: --pipeline-model-parallel-size: 2147483647 pipeline stages for 4 layers; "
          "each stage needs a layer"),
         ("huge-vocab", MG + "--vocab-size 2147483647 --make-vocab-size-divisible-by 2147483647",
-         None),
+         "--megatron: --vocab-size (model vocab): must be at most 16777216; got 2147483647"),
         ("deep-moe-freq", MG + "--num-experts 2 --moe-layer-freq '" + "(" * 100000 + "'", None),
         ("huge-moe-freq", MG + "--num-experts 2 --moe-layer-freq '[1]*999999999*999999999'", None),
         ("unterminated", MG + "--split '1,2", None),
