@@ -97,6 +97,11 @@ Status ApplyMegatron(const proto::RunConfig& config, std::shared_ptr<const Locat
                          " replaces the model of the Megatron-LM arguments");
   }
   c.MergeFrom(config);  // the request's own fields win
+  if (c.sequence_parallel() && (!c.has_tp() || c.tp() <= 1) && !config.sequence_parallel()) {
+    c.clear_sequence_parallel();
+    out->notes.push_back(
+        "--sequence-parallel: off at tensor-parallel size 1, as Megatron turns it off");
+  }
   if (!config.has_dp()) {
     int64_t dp = 0;
     std::string note;

@@ -422,12 +422,9 @@ Status Parallel(const MegatronReader& r, Shape* s, MegatronRun* run) {
   }
   constexpr std::string_view kNoOverlap = "--no-overlap-p2p-communication";
   Set(run, "p2p_mode", r.Has(kNoOverlap) ? "megatron-no-overlap" : "megatron", kNoOverlap);
+  // Megatron turns it off at TP 1; the request does so once its own --tp is known.
   const bool sp = r.Has("--sequence-parallel") && s->tp > 1;
-  if (sp) Set(run, "sequence_parallel", "true", "--sequence-parallel");
-  if (r.Has("--sequence-parallel") && !sp) {
-    run->notes.push_back(
-        "--sequence-parallel: off at tensor-parallel size 1, as Megatron turns it off");
-  }
+  if (r.Has("--sequence-parallel")) Set(run, "sequence_parallel", "true", "--sequence-parallel");
   if (r.Has("--tp-comm-overlap")) {
     if (!sp)
       return r.Invalid("--tp-comm-overlap",

@@ -2,6 +2,7 @@
 // fields overriding them, and messages naming the argument a field came from.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -37,6 +38,7 @@ TEST(MegatronRequest, Gpt3_175bOn16NodesIsTp8Pp16Dp1) {
   EXPECT_EQ(run.training.seq_len, 2048);
   EXPECT_EQ(run.training.dtype, Dtype::kFp16);
   EXPECT_EQ(run.p2p_mode, P2pMode::kMegatron);
+  EXPECT_FALSE(run.training.sequence_parallel);
   ASSERT_NE(run.model_spec, nullptr);
   EXPECT_EQ(run.model_spec->vocab, 51200);
   // The @FILE is an input no output may overwrite.
@@ -51,13 +53,22 @@ TEST(MegatronRequest, FlagsBesideItWinAndDpFollows) {
   proto::RunConfig config;
   config.set_megatron(Args("llama3_8b_h100_fp8.args"));
   config.set_platform("h100-node");
+  RunRequest request;
+  // As written (TP 1): Megatron turns --sequence-parallel off, and says so.
+  ASSERT_TRUE(Resolve(config, &request).ok());
+  EXPECT_FALSE(request.runs[0].training.sequence_parallel);
+  const std::vector<std::string>& notes = request.runs[0].import_notes;
+  EXPECT_NE(
+      std::find(notes.begin(), notes.end(),
+                "--sequence-parallel: off at tensor-parallel size 1, as Megatron turns it off"),
+      notes.end());
   config.set_tp(2);
   config.set_dtype("bf16");
-  RunRequest request;
   ASSERT_TRUE(Resolve(config, &request).ok()) << Resolve(config, &request).message();
   const RunSpec& run = request.runs[0];
   EXPECT_EQ(run.training.layout.tp, 2);
-  EXPECT_EQ(run.training.layout.dp, 4);  // 8 GPUs / (tp 2 x pp 1)
+  EXPECT_EQ(run.training.layout.dp, 4);         // 8 GPUs / (tp 2 x pp 1)
+  EXPECT_TRUE(run.training.sequence_parallel);  // the script's, on at --tp 2
   EXPECT_EQ(run.training.dtype, Dtype::kBf16);
   EXPECT_EQ(run.training.zero_stage, 1);  // --use-distributed-optimizer
   EXPECT_FALSE(run.training.fp32_grads);  // --grad-reduce-in-bf16
