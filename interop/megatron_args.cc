@@ -708,10 +708,11 @@ Status Precision(const MegatronReader& r, MegatronRun* run) {
 
 // Recomputation: ppsim's selective is Megatron's core_attn; full is every layer recomputed.
 Status Recomputation(const MegatronReader& r, const Shape& s, MegatronRun* run) {
-  std::string granularity;
+  std::string granularity = "none";
   const bool activations = r.Has("--recompute-activations");
-  RETURN_IF_ERROR(r.Choice("--recompute-granularity", activations ? "selective" : "none",
-                           {"none", "full", "selective"}, &granularity));
+  if (r.Has("--recompute-granularity")) {
+    RETURN_IF_ERROR(r.Choice("--recompute-granularity", "", {"full", "selective"}, &granularity));
+  }
   if (activations) granularity = "selective";  // arguments.py: --recompute-activations wins
   std::string_view from = activations ? "--recompute-activations" : "--recompute-granularity";
   if (granularity == "none") {
@@ -722,9 +723,10 @@ Status Recomputation(const MegatronReader& r, const Shape& s, MegatronRun* run) 
     return Status();
   }
   if (granularity == "selective") {
-    if (r.Has("--recompute-method")) {
-      return r.Invalid("--recompute-method",
-                       "applies to full recomputation only, as Megatron asserts");
+    for (std::string_view flag : {"--recompute-method", "--recompute-num-layers"}) {
+      if (r.Has(flag)) {
+        return r.Invalid(flag, "applies to full recomputation only, as Megatron asserts");
+      }
     }
     if (r.Has("--recompute-modules")) {
       for (const std::string& module : r.Values("--recompute-modules")) {
@@ -743,7 +745,18 @@ Status Recomputation(const MegatronReader& r, const Shape& s, MegatronRun* run) 
   }
   std::string method;
   int64_t count = 0;
+  // TransformerConfig requires both with full granularity.
+  if (!r.Has("--recompute-method")) {
+    return r.Invalid(
+        "--recompute-method",
+        "missing; Megatron requires uniform or block with --recompute-granularity full");
+  }
   RETURN_IF_ERROR(r.Choice("--recompute-method", "", {"uniform", "block"}, &method));
+  if (!r.Has("--recompute-num-layers")) {
+    return r.Invalid("--recompute-num-layers",
+                     "missing; Megatron requires it with "
+                     "--recompute-granularity full");
+  }
   RETURN_IF_ERROR(r.Whole("--recompute-num-layers", 1, 1, &count));
   if (method == "block" && count < s.max_stage_layers) {
     return r.Invalid("--recompute-num-layers",
