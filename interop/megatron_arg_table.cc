@@ -49,7 +49,7 @@ constexpr MegatronArgument kTable[] = {
      ""},
     {"--add-qkv-bias", A::kSwitch, U::kApplied, "model: qkv_bias (SwiGLU)", ""},
     {"--attention-backend", A::kValue, U::kApplied, "--flash-attention (unfused, local: off)", ""},
-    {"--use-flash-attn", A::kSwitch, U::kApplied, "--flash-attention on", ""},
+    {"--use-flash-attn", A::kSwitch, U::kAssumed, "", "flash attention (ppsim's default)"},
     // The batch.
     {"--micro-batch-size", A::kValue, U::kApplied, "--microbatch-size", ""},
     {"--global-batch-size", A::kValue, U::kApplied, "--global-batch (default mbs x dp)", ""},
