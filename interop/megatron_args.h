@@ -70,7 +70,8 @@ struct MegatronRun {
   std::vector<MegatronSetting> settings;
   // What was assumed, one sentence each, then one sentence listing what was ignored.
   std::vector<std::string> notes;
-  // The GPUs of one pipeline (tp x pp x cp): the world size divided by them is dp.
+  // The GPUs of one pipeline (tp x pp x cp) as the arguments give them (a request's own --tp,
+  // --pp or --cp may override them; experiments/megatron_request.h derives dp from the result).
   int64_t gpus_per_pipeline = 1;
   // --overlap-grad-reduce: the gradients are reduced in buckets of bucket_params parameters (0:
   // Megatron's default, max(40M, 1M x dp)) of grad_bytes_per_param bytes each.
