@@ -1,11 +1,11 @@
 #include "cli/options.h"
 
-#include <boost/program_options/parsers.hpp>
-#include <boost/program_options/positional_options.hpp>
-#include <boost/program_options/value_semantic.hpp>
 #include <google/protobuf/descriptor.h>
 
 #include <algorithm>
+#include <boost/program_options/parsers.hpp>
+#include <boost/program_options/positional_options.hpp>
+#include <boost/program_options/value_semantic.hpp>
 #include <limits>
 #include <ostream>
 
@@ -13,6 +13,7 @@
 #include "base/names.h"
 #include "base/numbers.h"
 #include "config/config_file.h"
+#include "interop/megatron_args.h"
 
 namespace ppsim::cli {
 namespace {
@@ -45,6 +46,10 @@ std::string LongName(const std::string& arg) {
 // "--microbatch: unknown option; did you mean --microbatches? see 'ppsim run --help' ..."
 Status UnknownOption(std::string_view command, const std::string& given,
                      const po::options_description& options) {
+  // A Megatron-LM spelling: ppsim's flag for it and --megatron, from the one table.
+  if (const std::string hint = MegatronFlagHint(given); !hint.empty()) {
+    return Status::InvalidInput(given + ": unknown option; " + hint);
+  }
   std::string best;
   size_t best_distance = std::numeric_limits<size_t>::max();
   for (const auto& o : options.options()) {
@@ -159,8 +164,7 @@ std::string FlagOf(std::string_view field) {
 }
 
 Status ParseArgs(std::string_view command, const std::vector<std::string>& args,
-                 const po::options_description& options, int max_positional,
-                 ParsedArgs* parsed) {
+                 const po::options_description& options, int max_positional, ParsedArgs* parsed) {
   *parsed = ParsedArgs();
   for (const std::string& a : args) {
     if (a == "-h" || a == "--help") {
@@ -179,19 +183,21 @@ Status ParseArgs(std::string_view command, const std::vector<std::string>& args,
   int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
   if (!short_options) style &= ~po::command_line_style::allow_short;
   try {
-    po::store(po::command_line_parser(joined).options(all).positional(positional).style(style).run(),
-              parsed->values);
+    po::store(
+        po::command_line_parser(joined).options(all).positional(positional).style(style).run(),
+        parsed->values);
   } catch (const po::unknown_option& e) {
     return UnknownOption(command, e.get_option_name(), options);
   } catch (const po::multiple_occurrences& e) {
-    return Status::InvalidInput(e.get_option_name() + ": given more than once; give each option "
-                                                      "once");
+    return Status::InvalidInput(e.get_option_name() +
+                                ": given more than once; give each option "
+                                "once");
   } catch (const po::invalid_command_line_syntax& e) {
     return Status::InvalidInput(e.get_option_name() + ": missing value; see 'ppsim " +
                                 std::string(command) + " --help'");
   } catch (const po::error& e) {
-    return Status::InvalidInput("ppsim " + std::string(command) + ": " + e.what() + "; see 'ppsim " +
-                                std::string(command) + " --help'");
+    return Status::InvalidInput("ppsim " + std::string(command) + ": " + e.what() +
+                                "; see 'ppsim " + std::string(command) + " --help'");
   }
   if (parsed->values.count(kPositional)) {
     parsed->positional = parsed->values[kPositional].as<std::vector<std::string>>();
@@ -200,9 +206,9 @@ Status ParseArgs(std::string_view command, const std::vector<std::string>& args,
     const std::string& stray = parsed->positional[static_cast<size_t>(max_positional)];
     return Status::InvalidInput(
         "ppsim " + std::string(command) + ": unexpected argument '" + stray + "'; " +
-        (max_positional == 0 ? "every value follows its option, see 'ppsim " +
-                                   std::string(command) + " --help'"
-                             : "see 'ppsim " + std::string(command) + " --help'"));
+        (max_positional == 0
+             ? "every value follows its option, see 'ppsim " + std::string(command) + " --help'"
+             : "see 'ppsim " + std::string(command) + " --help'"));
   }
   return Status();
 }
@@ -230,10 +236,10 @@ po::options_description RunConfigOptions(const std::vector<proto::Flag::Group>& 
       if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_BOOL) {
         group.add_options()(name.c_str(), flag.help().c_str());
       } else if (field->is_repeated()) {
-        group.add_options()(name.c_str(),
-                            po::value<std::vector<std::string>>()->composing()->value_name(
-                                flag.value_name()),
-                            flag.help().c_str());
+        group.add_options()(
+            name.c_str(),
+            po::value<std::vector<std::string>>()->composing()->value_name(flag.value_name()),
+            flag.help().c_str());
       } else {
         group.add_options()(name.c_str(), po::value<std::string>()->value_name(flag.value_name()),
                             flag.help().c_str());

@@ -10,6 +10,10 @@ namespace ppsim {
 Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
   // A preset that does not load (a broken file in this build) must not pass for an unknown name.
   RETURN_IF_ERROR(TransformerPresetsStatus());
+  if (spec.model_spec != nullptr) {
+    *model = *spec.model_spec;
+    return Status();
+  }
   if (const TransformerSpec* preset = FindTransformerPreset(spec.model)) {
     *model = *preset;
     return Status();

@@ -6,10 +6,11 @@
 #include <algorithm>
 
 #include "base/escape.h"
-#include "base/names.h"
 #include "base/files.h"
+#include "base/names.h"
 #include "base/numbers.h"
 #include "config/units.h"
+#include "experiments/megatron_request.h"
 #include "schedules/registry.h"
 
 namespace ppsim {
@@ -18,8 +19,8 @@ namespace {
 // A count the request gave: at least `minimum`.
 Status AtLeast(const Locator& where, std::string_view field, int64_t value, int64_t minimum) {
   if (value >= minimum) return Status();
-  return where.Invalid(field, "must be at least " + std::to_string(minimum) + "; got " +
-                                  std::to_string(value));
+  return where.Invalid(
+      field, "must be at least " + std::to_string(minimum) + "; got " + std::to_string(value));
 }
 
 // A comma list of whole numbers, each at least `minimum`.
@@ -30,8 +31,8 @@ Status WholeList(const Locator& where, std::string_view field, std::string_view 
     int64_t value = 0;
     if (!ParseWhole(item, &value) || value > std::numeric_limits<int32_t>::max() ||
         value < std::numeric_limits<int32_t>::min()) {
-      return where.Invalid(field, "invalid value " + Quoted(item) + "; expected a whole number >= " +
-                                      std::to_string(minimum));
+      return where.Invalid(field, "invalid value " + Quoted(item) +
+                                      "; expected a whole number >= " + std::to_string(minimum));
     }
     RETURN_IF_ERROR(AtLeast(where, field, value, minimum));
     values->push_back(static_cast<int32_t>(value));
@@ -255,10 +256,10 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   }
   if (c.model().empty()) {
     // The model's options mean nothing without a model.
-    const char* fields[] = {"dtype", "sequence_parallel",
-                            "recompute", "flash_attention", "zero", "layers_per_stage",
-                            "embedding_as_layer", "loss_as_layer", "efficiency", "grad_dtype",
-                            "bytes_per_param", "tp_comm_overlap"};
+    const char* fields[] = {
+        "dtype",      "sequence_parallel", "recompute",          "flash_attention",
+        "zero",       "layers_per_stage",  "embedding_as_layer", "loss_as_layer",
+        "efficiency", "grad_dtype",        "bytes_per_param",    "tp_comm_overlap"};
     const google::protobuf::Descriptor* type = c.GetDescriptor();
     const google::protobuf::Reflection* reflection = c.GetReflection();
     for (const char* field : fields) {
@@ -299,7 +300,8 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   spec->tp_comm_overlap = c.tp_comm_overlap();
   if (!c.flash_attention().empty()) {
     if (c.flash_attention() != "on" && c.flash_attention() != "off") {
-      return where.Invalid("flash_attention", UnknownName("value", c.flash_attention(), {"on", "off"}));
+      return where.Invalid("flash_attention",
+                           UnknownName("value", c.flash_attention(), {"on", "off"}));
     }
     t.flash_attention = c.flash_attention() == "on";
   }
@@ -337,8 +339,8 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
   }
   if (!c.hosts().empty()) {
     if (!choice.platform.ends_with(".xml")) {
-      return where.Invalid("hosts", "applies to an XML platform (" + where.Name("platform") +
-                                        " FILE.xml) only");
+      return where.Invalid(
+          "hosts", "applies to an XML platform (" + where.Name("platform") + " FILE.xml) only");
     }
     choice.hosts = SplitCommas(c.hosts());
   }
@@ -428,15 +430,25 @@ Status ResolveLimits(const proto::RunConfig& c, const Locator& where, RunSpec* s
   return Status();
 }
 
-Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator> where,
+Status ResolveRun(const proto::RunConfig& request_config, std::shared_ptr<const Locator> where,
                   const ResolveOptions& options, RunRequest* request) {
   *request = RunRequest();
+  // Megatron-LM arguments become the request's own fields first (experiments/megatron_request.h).
+  MegatronRequest megatron;
+  if (!request_config.megatron().empty()) {
+    RETURN_IF_ERROR(ApplyMegatron(request_config, where, options.directory, &megatron));
+    where = megatron.where;
+  }
+  const proto::RunConfig& config =
+      request_config.megatron().empty() ? request_config : megatron.config;
   const Locator& at = *where;
   RunSpec base;
   base.where = where;
+  base.import_notes = megatron.notes;
   RETURN_IF_ERROR(ResolveSchedule(config, at, options, &base));
   RETURN_IF_ERROR(ResolveCosts(config, at, options, &base));
   RETURN_IF_ERROR(ResolveModel(config, at, options, &base));
+  base.model_spec = megatron.model;
   RETURN_IF_ERROR(ResolvePlatform(config, at, options, &base));
   RETURN_IF_ERROR(ResolveLimits(config, at, &base));
   if (!config.engine().empty()) {
@@ -461,14 +473,16 @@ Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator>
   }
   RETURN_IF_ERROR(ResolveWorkload(config, at, &base));
   RETURN_IF_ERROR(ResolveOutputs(config, at, request));
+  if (!megatron.file.empty()) request->sources.push_back(megatron.file);
   if (!base.schedule_file.empty()) {
     request->runs.push_back(base);
     return Status();
   }
   const std::vector<std::string> names = SplitCommas(base.schedule_name);
   if (options.one_schedule && names.size() > 1) {
-    return at.Invalid("schedule", "one schedule per point; sweep schedules with an axis (field: "
-                                  "schedule)");
+    return at.Invalid("schedule",
+                      "one schedule per point; sweep schedules with an axis (field: "
+                      "schedule)");
   }
   for (const std::string& name : names) {
     RunSpec spec = base;

@@ -58,12 +58,16 @@ struct RunSpec {
   // costs come from the per-op cost model on the platform's GPU (models/op_costs.h), or with
   // `efficiency` > 0 from the model FLOPs at the GPU's peak FLOP/s times `efficiency`.
   std::string model;
+  // A model built in code (--megatron's), used instead of looking `model` up; null: none.
+  std::shared_ptr<const TransformerSpec> model_spec;
+  // What the request's foreign arguments (--megatron) assumed or ignored, one sentence each.
+  std::vector<std::string> import_notes;
   // The setup, with the parallel layout (training.layout: pp, dp, tp, cp, ep); seq_len 0: the
   // model's own.
   TrainingSetup training;
   LayerSplit layer_split;
-  double efficiency = 0;  // 0: the per-op model
-  PlatformChoice platform;  // preset or file, nodes, set, placement, hosts
+  double efficiency = 0;           // 0: the per-op model
+  PlatformChoice platform;         // preset or file, nodes, set, placement, hosts
   int64_t memory_limit_bytes = 0;  // 0: the platform GPU's memory
   // --memory-limit Kp (ZB-auto only): each stage's activations within K x p x M_B instead of
   // what fits in memory_limit_bytes; 0: not given.

@@ -18,7 +18,6 @@ constexpr NamedValue<OutputFormat> kFormatNames[] = {
     {"csv", OutputFormat::kCsv},
 };
 
-
 int64_t MaxPeak(const RunMetrics& m) {
   int64_t peak = 0;
   for (const RankMetrics& r : m.ranks) peak = std::max(peak, r.peak_activation_bytes);
@@ -64,8 +63,7 @@ void AddPeakMemoryLine(const RunMetrics& m, std::vector<std::vector<std::string>
             HumanBytes(static_cast<double>(bytes));
   }
   const std::string peak = HumanBytes(static_cast<double>(largest->peak_memory_bytes));
-  summary->push_back(
-      {"peak memory", "rank " + std::to_string(largest->rank) + ": " + peak + text});
+  summary->push_back({"peak memory", "rank " + std::to_string(largest->rank) + ": " + peak + text});
 }
 
 // The largest rank's capacity (they are equal today); 0: unlimited.
@@ -83,6 +81,7 @@ nlohmann::ordered_json Assumptions(const RunResult& r) {
   a["microbatch_size"] = t.microbatch_size;
   if (r.seq_len > 0) a["seq_len"] = r.seq_len;
   if (!r.model_notes.empty()) a["model_notes"] = r.model_notes;
+  if (!r.spec.import_notes.empty()) a["megatron_notes"] = r.spec.import_notes;
   if (r.model.empty() || r.spec.costs.any()) {
     a["costs_per"] = std::string(CostsPerName(r.spec.costs_per));
   }
@@ -140,15 +139,14 @@ std::string AssumptionsLine(const RunResult& r) {
             (t.flash_attention ? "on" : "off") +
             (t.sequence_parallel ? ", sequence parallel" : "") +
             (r.spec.tp_comm_overlap ? ", TP communication overlapped" : "") + ", " +
-            (t.fp32_grads ? "fp32" : "bf16") + " gradients, " +
-            std::to_string(bytes.replicated) + "+" + std::to_string(bytes.sharded) +
-            " bytes per parameter" + (t.zero_stage == 1 ? " (ZeRO-1)" : "") + ", layers " +
-            LayerList(r.layers_per_stage);
+            (t.fp32_grads ? "fp32" : "bf16") + " gradients, " + std::to_string(bytes.replicated) +
+            "+" + std::to_string(bytes.sharded) + " bytes per parameter" +
+            (t.zero_stage == 1 ? " (ZeRO-1)" : "") + ", layers " + LayerList(r.layers_per_stage);
     if (r.spec.efficiency > 0) {
       text += ", " + FormatNumber(r.spec.efficiency) + " of peak";
     } else {
-      text += ", per-op model (matmul " + FormatNumber(r.gpu.matmul_efficiency) +
-              ", attention " + FormatNumber(r.gpu.attention_efficiency) + ", HBM " +
+      text += ", per-op model (matmul " + FormatNumber(r.gpu.matmul_efficiency) + ", attention " +
+              FormatNumber(r.gpu.attention_efficiency) + ", HBM " +
               FormatNumber(r.gpu.memory_efficiency) + " of peak)";
     }
   }
@@ -165,6 +163,7 @@ std::string AssumptionsLine(const RunResult& r) {
   }
   // What the model file stated that ppsim ignores or does not model, last.
   for (const std::string& note : r.model_notes) text += "; model: " + note;
+  for (const std::string& note : r.spec.import_notes) text += "; megatron: " + note;
   return text;
 }
 
@@ -441,8 +440,8 @@ std::string SingleTable(const RunResult& r) {
       std::string name = std::string(CollectiveAlgorithmName(c.algorithm)) +
                          (c.protocol.empty() ? "" : "/" + c.protocol) + " " +
                          std::string(CollectiveKindName(c.kind));
-      auto it = std::find_if(kinds.begin(), kinds.end(),
-                             [&](const auto& k) { return k.first == name; });
+      auto it =
+          std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == name; });
       if (it == kinds.end()) {
         kinds.push_back({name, 1});
       } else {
@@ -570,7 +569,8 @@ std::string ComparisonTable(const std::vector<RunResult>& results) {
        [](const RunResult& r) { return HumanDuration(r.time_to_train_s); }},
       {"GPU-hours", [](const RunResult& r) { return r.time_to_train_s > 0; },
        [](const RunResult& r) { return HumanCount(r.gpu_hours); }},
-      {"cost", [](const RunResult& r) { return r.time_to_train_s > 0 && r.spec.gpu_hour_cost >= 0; },
+      {"cost",
+       [](const RunResult& r) { return r.time_to_train_s > 0 && r.spec.gpu_hour_cost >= 0; },
        [](const RunResult& r) { return HumanCount(r.cost); }},
   };
   std::vector<const Column*> shown;

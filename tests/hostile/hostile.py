@@ -389,6 +389,59 @@ for name, text in {"c.yaml": "nodes: -1\n", "c2.yaml": "gpus_per_node: 214748364
                    "c5.yaml": "network: {oversubscription: .nan}\n"}.items():
     case(f"cluster-{name}", run_with("--platform", name), name, files={name: text})
 
+# --- Megatron-LM arguments (interop/megatron_args.h): --megatron ARGS and --megatron @FILE.
+MG = ("--num-layers 4 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --vocab-size 100 "
+      "--bf16 ")
+for name, text, message in [
+        ("unknown", MG + "--frobnicate 3",
+         "--megatron: --frobnicate: unknown Megatron-LM argument; ppsim refuses what it does not "
+         "know rather than drop it (README, --megatron, lists the arguments it reads)"),
+        ("missing-value", MG + "--micro-batch-size",
+         "--megatron: --micro-batch-size: missing value; --micro-batch-size takes one value"),
+        ("not-whole", MG + "--micro-batch-size 1.5",
+         "--megatron: --micro-batch-size: expected a whole number, got '1.5'"),
+        ("huge-whole", MG + "--micro-batch-size 99999999999999999999",
+         "--megatron: --micro-batch-size: expected a whole number, got '99999999999999999999'"),
+        ("tp-heads", MG + "--tensor-model-parallel-size 3",
+         "--megatron: --tensor-model-parallel-size: 3 does not divide the 4 attention heads "
+         "(--num-attention-heads); Megatron asserts it does"),
+        ("huge-layers", MG + "--num-layers 2147483647",
+         "--megatron: --num-layers: must be at most 100000; got 2147483647"),
+        ("huge-pp", MG + "--pipeline-model-parallel-size 2147483647",
+         "--megatron: --pipeline-model-parallel-size: 2147483647 pipeline stages for 4 layers; "
+         "each stage needs a layer"),
+        ("huge-vocab", MG + "--vocab-size 2147483647 --make-vocab-size-divisible-by 2147483647",
+         "--megatron: --vocab-size (model vocab): must be at most 16777216; got 2147483647"),
+        ("deep-moe-freq", MG + "--num-experts 2 --moe-layer-freq '" + "(" * 100000 + "'", None),
+        ("huge-moe-freq", MG + "--num-experts 2 --moe-layer-freq '[1]*999999999*999999999'", None),
+        ("unterminated", MG + "--split '1,2", None),
+        ("expansion", MG + "--save $HOME", None),
+        ("fp32", MG.replace("--bf16 ", ""),
+         "--megatron: --bf16: missing: without --bf16 or --fp16 Megatron trains in fp32, which "
+         "ppsim does not model; give --bf16 or --fp16"),
+        ("refused", MG + "--use-torch-fsdp2",
+         "--megatron: --use-torch-fsdp2: changes performance and is not modelled: sharded data "
+         "parallelism (FSDP) is not modelled yet (issue 30)"),
+        ("recompute-modules", MG + "--recompute-activations --recompute-modules core_attn mlp",
+         None),
+        ("bad-layout", MG + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "
+                            "'Et|tt*99999999999|tL'", None),
+        ("empty", "", None),
+        ("big", ARG, None),
+        ("no-dp", MG, None)]:
+    case(f"megatron-{name}", ["run", "--megatron", text, "--platform", "ideal"], "--megatron",
+         message=message)
+for name, text in [("big", BIG), ("line3", "--num-layers 4\n--hidden-size 64\n--nope 1\n"),
+                   ("utf16", "--num-layers 4 --nope".encode("utf-16"))]:
+    case(f"megatron-file-{name}", ["run", "--megatron", "@a.args"], "a.args",
+         files={"a.args": text})
+case("megatron-file-missing", ["run", "--megatron", "@nope.args"], "nope.args")
+case("megatron-as-ppsim-flag", ["run", "--tensor-model-parallel-size", "8"],
+     "--tensor-model-parallel-size",
+     message="--tensor-model-parallel-size: unknown option; --tensor-model-parallel-size is "
+             "Megatron-LM's; ppsim's flag is --tp, or pass Megatron-LM arguments whole with "
+             "--megatron '--tensor-model-parallel-size ...' (or --megatron @FILE)")
+
 # --- XML platforms.
 XML_HEAD = "<?xml version='1.0'?>\n<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n"
 XML_HOSTS = "<host id=\"a\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/>\n"
