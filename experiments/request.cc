@@ -10,6 +10,7 @@
 #include "base/files.h"
 #include "base/numbers.h"
 #include "config/units.h"
+#include "experiments/torchtitan_run.h"
 #include "schedules/registry.h"
 
 namespace ppsim {
@@ -428,12 +429,15 @@ Status ResolveLimits(const proto::RunConfig& c, const Locator& where, RunSpec* s
   return Status();
 }
 
-Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator> where,
+Status ResolveRun(const proto::RunConfig& request_config, std::shared_ptr<const Locator> where,
                   const ResolveOptions& options, RunRequest* request) {
   *request = RunRequest();
   const Locator& at = *where;
   RunSpec base;
   base.where = where;
+  proto::RunConfig config;  // with a job file's settings under the request's own
+  RETURN_IF_ERROR(ApplyTorchtitan(request_config, at, options, &config, &base.job_file_notes,
+                                  &request->sources));
   RETURN_IF_ERROR(ResolveSchedule(config, at, options, &base));
   RETURN_IF_ERROR(ResolveCosts(config, at, options, &base));
   RETURN_IF_ERROR(ResolveModel(config, at, options, &base));

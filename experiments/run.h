@@ -100,6 +100,9 @@ struct RunSpec {
   bool global_batch_in_tokens = false;
   int64_t train_tokens = 0;   // --train-tokens; 0: not given
   double gpu_hour_cost = -1;  // --gpu-hour-cost; < 0: not given
+  // What a framework's job file (--torchtitan) stated that ppsim ignores or assumes, one
+  // sentence each ("torchtitan: ignored job.dump_folder: bookkeeping").
+  std::vector<std::string> job_file_notes;
   // Where each field was written, for messages ("--pp", "e.yaml:3:5: base.pp").
   std::shared_ptr<const Locator> where = std::make_shared<FieldNames>();
 };

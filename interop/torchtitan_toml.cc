@@ -207,11 +207,15 @@ Status Reader::CheckKeys() {
       for (const Ignored& i : kIgnored) {
         if (i.prefix.starts_with(section + ".")) valid.emplace_back(i.prefix);
       }
-      if (valid.empty()) {
+      if (valid.empty()) {  // an unknown section: list the sections
         for (const auto& [name, keys] : AppliedKeys()) valid.push_back(name);
+        for (const Ignored& i : kIgnored) {
+          const std::string name(i.prefix.substr(0, i.prefix.find('.')));
+          if (std::find(valid.begin(), valid.end(), name) == valid.end()) valid.push_back(name);
+        }
+        return Error(leaf.key, UnknownName("torchtitan section", section, valid));
       }
-      return Error(leaf.key, UnknownName("torchtitan key", leaf.key, valid,
-                                         "(keys of torchtitan 238fa9953e4a's job_config.py)"));
+      return Error(leaf.key, UnknownName("torchtitan key", leaf.key, valid));
     }
     auto group = std::find_if(groups.begin(), groups.end(),
                               [&](const auto& g) { return g.first == ignored->why; });
@@ -232,7 +236,12 @@ Status Reader::Int(std::string_view key, int64_t fallback, int64_t minimum, int6
     return Status();
   }
   const std::optional<int64_t> value = node->value_exact<int64_t>();
-  if (!value) return Error(key, "expected a whole number; give e.g. " + std::to_string(fallback));
+  if (!value) {
+    return Error(
+        key, "a " +
+                 std::string(toml::impl::node_type_friendly_names[static_cast<int>(node->type())]) +
+                 "; expected a whole number, e.g. " + std::to_string(fallback));
+  }
   if (*value < minimum || *value > (int64_t{1} << 30)) {
     return Error(key, std::to_string(*value) + " is out of range; valid: " +
                           std::to_string(minimum) + " to " + std::to_string(int64_t{1} << 30));
