@@ -150,19 +150,19 @@ TEST(TorchtitanToml, BadInputIsLocatedAndNamed) {
             "job.toml:1:7: TOML syntax error: Error while parsing table header: expected ']', "
             "saw '\\n'");
   EXPECT_EQ(TextError(kBase + "tensor_parallel = 2\n").substr(0, 69),
-            "job.toml:7:19: parallelism.tensor_parallel: unknown torchtitan key '");
+            "job.toml:7:19: parallelism.tensor_parallel: unknown torchtitan key 'p");
   EXPECT_EQ(TextError(kBase + "tensor_parallel_degree = \"2\"\n"),
             "job.toml:7:26: parallelism.tensor_parallel_degree: a string; expected a whole "
             "number, e.g. 1");
   EXPECT_EQ(TextError(kBase + "[activation_checkpoint]\nmode = \"full\"\n", 16),
-            "job.toml:6:34: parallelism.data_parallel_shard_degree: "
+            "job.toml:5:30: parallelism.data_parallel_shard_degree: "
             "data_parallel_replicate_degree 8 x context_parallel_degree 1 x "
             "tensor_parallel_degree 1 x pipeline_parallel_degree 1 x data_parallel_shard_degree "
             "1 = 8 GPUs, but the platform has 16 (torchtitan requires the degrees to multiply to "
             "the world size; change --platform/--nodes or the degrees)");
   EXPECT_EQ(TextError("[model]\nname = \"llama3\"\nflavor = \"16B\"\n"),
             "job.toml:3:10: model.flavor: unknown model name and flavor 'llama3 16B'; valid: "
-            "llama3 8B, llama3 70B, llama3 405B, deepseek_v3 671B");
+            "llama3 8B, llama3 70B, llama3 405B, deepseek_v3 671B (did you mean llama3 8B?)");
   // selective with the default selective_ac_option "2": every 2nd layer, not modelled.
   EXPECT_EQ(TextError(kBase),
             "job.toml: activation_checkpoint.selective_ac_option: '2' (the default) checkpoints "
