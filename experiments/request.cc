@@ -11,6 +11,7 @@
 #include "base/numbers.h"
 #include "config/units.h"
 #include "experiments/megatron_request.h"
+#include "experiments/torchtitan_run.h"
 #include "schedules/registry.h"
 
 namespace ppsim {
@@ -433,18 +434,29 @@ Status ResolveLimits(const proto::RunConfig& c, const Locator& where, RunSpec* s
 Status ResolveRun(const proto::RunConfig& request_config, std::shared_ptr<const Locator> where,
                   const ResolveOptions& options, RunRequest* request) {
   *request = RunRequest();
-  // Megatron-LM arguments become the request's own fields first (experiments/megatron_request.h).
+  if (!request_config.megatron().empty() && !request_config.torchtitan().empty()) {
+    return where->Invalid("torchtitan", "a run imports one framework's configuration; give " +
+                                            where->Name("megatron") + " or " +
+                                            where->Name("torchtitan") + ", not both");
+  }
+  // A framework's configuration becomes the request's own fields first, under every field the
+  // request gives itself: Megatron-LM arguments (experiments/megatron_request.h) or a torchtitan
+  // job file (experiments/torchtitan_run.h). Their notes, each prefixed by its framework, are
+  // RunSpec::import_notes.
   MegatronRequest megatron;
   if (!request_config.megatron().empty()) {
     RETURN_IF_ERROR(ApplyMegatron(request_config, where, options.directory, &megatron));
     where = megatron.where;
   }
-  const proto::RunConfig& config =
+  const proto::RunConfig& imported =
       request_config.megatron().empty() ? request_config : megatron.config;
   const Locator& at = *where;
   RunSpec base;
   base.where = where;
-  base.import_notes = megatron.notes;
+  for (const std::string& note : megatron.notes) base.import_notes.push_back("megatron: " + note);
+  proto::RunConfig config;
+  RETURN_IF_ERROR(
+      ApplyTorchtitan(imported, at, options, &config, &base.import_notes, &request->sources));
   RETURN_IF_ERROR(ResolveSchedule(config, at, options, &base));
   RETURN_IF_ERROR(ResolveCosts(config, at, options, &base));
   RETURN_IF_ERROR(ResolveModel(config, at, options, &base));

@@ -42,12 +42,14 @@ struct ResolveOptions {
 };
 
 // Resolves the whole request. InvalidInput, located by `where`, for the first field that is
-// wrong; never touches a file but to check that an output's folder exists.
+// wrong; reads no file but a framework's job file (--torchtitan, with the platform whose GPUs its
+// degrees must fill) and checks that an output's folder exists.
 Status ResolveRun(const proto::RunConfig& config, std::shared_ptr<const Locator> where,
                   const ResolveOptions& options, RunRequest* request);
 
 // The parts of ResolveRun, for commands that take a part of the request (`ppsim schedule`, the
-// schedule; `ppsim model`, the model and the cluster; tests, the costs). Each fills its fields of `spec`.
+// schedule; `ppsim model`, the model and the cluster; tests, the costs). Each fills its fields of
+// `spec`.
 Status ResolveSchedule(const proto::RunConfig& config, const Locator& where,
                        const ResolveOptions& options, RunSpec* spec);
 Status ResolveCosts(const proto::RunConfig& config, const Locator& where,

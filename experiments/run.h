@@ -60,7 +60,8 @@ struct RunSpec {
   std::string model;
   // A model built in code (--megatron's), used instead of looking `model` up; null: none.
   std::shared_ptr<const TransformerSpec> model_spec;
-  // What the request's foreign arguments (--megatron) assumed or ignored, one sentence each.
+  // What the request's framework configuration (--megatron, --torchtitan) assumed or ignored, one
+  // sentence each, prefixed by its framework ("megatron: ...", "torchtitan: ignored ...").
   std::vector<std::string> import_notes;
   // The setup, with the parallel layout (training.layout: pp, dp, tp, cp, ep); seq_len 0: the
   // model's own.

@@ -81,7 +81,7 @@ nlohmann::ordered_json Assumptions(const RunResult& r) {
   a["microbatch_size"] = t.microbatch_size;
   if (r.seq_len > 0) a["seq_len"] = r.seq_len;
   if (!r.model_notes.empty()) a["model_notes"] = r.model_notes;
-  if (!r.spec.import_notes.empty()) a["megatron_notes"] = r.spec.import_notes;
+  if (!r.spec.import_notes.empty()) a["import_notes"] = r.spec.import_notes;
   if (r.model.empty() || r.spec.costs.any()) {
     a["costs_per"] = std::string(CostsPerName(r.spec.costs_per));
   }
@@ -163,7 +163,7 @@ std::string AssumptionsLine(const RunResult& r) {
   }
   // What the model file stated that ppsim ignores or does not model, last.
   for (const std::string& note : r.model_notes) text += "; model: " + note;
-  for (const std::string& note : r.spec.import_notes) text += "; megatron: " + note;
+  for (const std::string& note : r.spec.import_notes) text += "; " + note;
   return text;
 }
 

@@ -60,7 +60,8 @@ TEST(MegatronRequest, FlagsBesideItWinAndDpFollows) {
   const std::vector<std::string>& notes = request.runs[0].import_notes;
   EXPECT_NE(
       std::find(notes.begin(), notes.end(),
-                "--sequence-parallel: off at tensor-parallel size 1, as Megatron turns it off"),
+                "megatron: --sequence-parallel: off at tensor-parallel size 1, as Megatron turns "
+                "it off"),
       notes.end());
   config.set_tp(2);
   config.set_dtype("bf16");

@@ -363,6 +363,23 @@ for name, text in {"m.yaml": "name: x\nlayers: 0\nhidden: 512\nheads: 8\nvocab: 
 # A model file without mlp, norm and tied_embeddings: each named, nothing assumed.
 case("model-file-missing-fields", ["model", "--model", "m7.yaml"], "m7.yaml",
      files={"m7.yaml": "layers: 2\nhidden: 64\nheads: 4\nvocab: 10\nseq_len: 8\n"})
+# torchtitan job files (interop/torchtitan_toml.h): located TOML errors, keys named.
+TT = '[model]\nname = "llama3"\nflavor = "8B"\n[parallelism]\ndata_parallel_shard_degree = 1\n'
+for name, text in [
+        ("syntax", "[model\nname = 1\n"),
+        ("unknown-key", TT + "tensor_parallel = 8\n"),
+        ("unknown-section", TT + "[nonsense]\nx = 1\n"),
+        ("wrong-type", TT + 'tensor_parallel_degree = "8"\n'),
+        ("huge-degree", TT + "tensor_parallel_degree = 99999999999999999999\n"),
+        ("zero-degree", TT + "pipeline_parallel_degree = 0\n"),
+        ("unknown-flavor", TT.replace("8B", "9B")),
+        ("fsdp", TT.replace("= 1", "= -1")),
+        ("deep", "a = " + "[" * 5000 + "]" * 5000 + "\n"),
+        ("nul", "a = 1\n\0"),
+        ("big", "a = \"" + BIG + "\"\n"),
+        ("duplicate", TT + "data_parallel_shard_degree = 2\n")]:
+    case(f"torchtitan-{name}", ["run", "--torchtitan", "job.toml"], "--torchtitan",
+         files={"job.toml": text})
 # Hugging Face config.json files (interop/hf_config.h), told by content.
 HF = ('{"architectures": ["LlamaForCausalLM"], "intermediate_size": 128, "num_hidden_layers": 2, '
       '"num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 64, ')
