@@ -18,7 +18,6 @@ constexpr NamedValue<OutputFormat> kFormatNames[] = {
     {"csv", OutputFormat::kCsv},
 };
 
-
 int64_t MaxPeak(const RunMetrics& m) {
   int64_t peak = 0;
   for (const RankMetrics& r : m.ranks) peak = std::max(peak, r.peak_activation_bytes);
@@ -40,6 +39,22 @@ std::string MemoryOf(const RankMetrics& k) {
   return text + (k.oom ? "  OOM" : "");
 }
 
+// A breakdown's parts in output order: the table's words, the JSON key, the bytes.
+struct MemoryPart {
+  const char* words;
+  const char* key;
+  int64_t bytes;
+};
+std::vector<MemoryPart> MemoryParts(const MemoryBreakdown& b) {
+  return {{"weights", "weights_bytes", b.weights_bytes},
+          {"gradients", "gradients_bytes", b.gradients_bytes},
+          {"optimizer", "optimizer_state_bytes", b.optimizer_state_bytes},
+          {"static unsplit", "unsplit_static_bytes", b.unsplit_static_bytes},
+          {"activations", "activations_bytes", b.activations_bytes},
+          {"fragmentation", "fragmentation_bytes", b.fragmentation_bytes},
+          {"context and NCCL", "fixed_reserve_bytes", b.fixed_reserve_bytes}};
+}
+
 // The rank with the most peak memory (the first of equals) and what its peak is made of, the
 // parts that are not zero: "rank 0: 63.8 GiB = weights 2.9 GiB + ... + context and NCCL 3 GiB";
 // nothing when no rank holds any memory.
@@ -49,23 +64,15 @@ void AddPeakMemoryLine(const RunMetrics& m, std::vector<std::vector<std::string>
     if (largest == nullptr || k.peak_memory_bytes > largest->peak_memory_bytes) largest = &k;
   }
   if (largest == nullptr || largest->peak_memory_bytes == 0) return;
-  const MemoryBreakdown& b = largest->memory;
-  const std::pair<const char*, int64_t> parts[] = {{"weights", b.weights_bytes},
-                                                   {"gradients", b.gradients_bytes},
-                                                   {"optimizer", b.optimizer_state_bytes},
-                                                   {"static unsplit", b.unsplit_static_bytes},
-                                                   {"activations", b.activations_bytes},
-                                                   {"fragmentation", b.fragmentation_bytes},
-                                                   {"context and NCCL", b.fixed_reserve_bytes}};
+  const std::vector<MemoryPart> parts = MemoryParts(largest->memory);
   std::string text;
-  for (const auto& [name, bytes] : parts) {
-    if (bytes == 0) continue;
-    text += (text.empty() ? " = " : " + ") + std::string(name) + " " +
-            HumanBytes(static_cast<double>(bytes));
+  for (const MemoryPart& part : parts) {
+    if (part.bytes == 0) continue;
+    text += (text.empty() ? " = " : " + ") + std::string(part.words) + " " +
+            HumanBytes(static_cast<double>(part.bytes));
   }
   const std::string peak = HumanBytes(static_cast<double>(largest->peak_memory_bytes));
-  summary->push_back(
-      {"peak memory", "rank " + std::to_string(largest->rank) + ": " + peak + text});
+  summary->push_back({"peak memory", "rank " + std::to_string(largest->rank) + ": " + peak + text});
 }
 
 // The largest rank's capacity (they are equal today); 0: unlimited.
@@ -140,15 +147,14 @@ std::string AssumptionsLine(const RunResult& r) {
             (t.flash_attention ? "on" : "off") +
             (t.sequence_parallel ? ", sequence parallel" : "") +
             (r.spec.tp_comm_overlap ? ", TP communication overlapped" : "") + ", " +
-            (t.fp32_grads ? "fp32" : "bf16") + " gradients, " +
-            std::to_string(bytes.replicated) + "+" + std::to_string(bytes.sharded) +
-            " bytes per parameter" + (t.zero_stage == 1 ? " (ZeRO-1)" : "") + ", layers " +
-            LayerList(r.layers_per_stage);
+            (t.fp32_grads ? "fp32" : "bf16") + " gradients, " + std::to_string(bytes.replicated) +
+            "+" + std::to_string(bytes.sharded) + " bytes per parameter" +
+            (t.zero_stage == 1 ? " (ZeRO-1)" : "") + ", layers " + LayerList(r.layers_per_stage);
     if (r.spec.efficiency > 0) {
       text += ", " + FormatNumber(r.spec.efficiency) + " of peak";
     } else {
-      text += ", per-op model (matmul " + FormatNumber(r.gpu.matmul_efficiency) +
-              ", attention " + FormatNumber(r.gpu.attention_efficiency) + ", HBM " +
+      text += ", per-op model (matmul " + FormatNumber(r.gpu.matmul_efficiency) + ", attention " +
+              FormatNumber(r.gpu.attention_efficiency) + ", HBM " +
               FormatNumber(r.gpu.memory_efficiency) + " of peak)";
     }
   }
@@ -301,14 +307,9 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
     rank["peak_memory_bytes"] = k.peak_memory_bytes;
     rank["memory_capacity_bytes"] = k.memory_capacity_bytes;
     rank["oom"] = k.oom;
-    const MemoryBreakdown& b = k.memory;
-    rank["memory"] = {{"weights_bytes", b.weights_bytes},
-                      {"gradients_bytes", b.gradients_bytes},
-                      {"optimizer_state_bytes", b.optimizer_state_bytes},
-                      {"unsplit_static_bytes", b.unsplit_static_bytes},
-                      {"activations_bytes", b.activations_bytes},
-                      {"fragmentation_bytes", b.fragmentation_bytes},
-                      {"fixed_reserve_bytes", b.fixed_reserve_bytes}};
+    nlohmann::ordered_json memory;
+    for (const MemoryPart& part : MemoryParts(k.memory)) memory[part.key] = part.bytes;
+    rank["memory"] = std::move(memory);
     o["ranks"].push_back(std::move(rank));
   }
   o["links"] = nlohmann::ordered_json::array();
@@ -441,8 +442,8 @@ std::string SingleTable(const RunResult& r) {
       std::string name = std::string(CollectiveAlgorithmName(c.algorithm)) +
                          (c.protocol.empty() ? "" : "/" + c.protocol) + " " +
                          std::string(CollectiveKindName(c.kind));
-      auto it = std::find_if(kinds.begin(), kinds.end(),
-                             [&](const auto& k) { return k.first == name; });
+      auto it =
+          std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == name; });
       if (it == kinds.end()) {
         kinds.push_back({name, 1});
       } else {
@@ -570,7 +571,8 @@ std::string ComparisonTable(const std::vector<RunResult>& results) {
        [](const RunResult& r) { return HumanDuration(r.time_to_train_s); }},
       {"GPU-hours", [](const RunResult& r) { return r.time_to_train_s > 0; },
        [](const RunResult& r) { return HumanCount(r.gpu_hours); }},
-      {"cost", [](const RunResult& r) { return r.time_to_train_s > 0 && r.spec.gpu_hour_cost >= 0; },
+      {"cost",
+       [](const RunResult& r) { return r.time_to_train_s > 0 && r.spec.gpu_hour_cost >= 0; },
        [](const RunResult& r) { return HumanCount(r.cost); }},
   };
   std::vector<const Column*> shown;
