@@ -39,6 +39,22 @@ std::string MemoryOf(const RankMetrics& k) {
   return text + (k.oom ? "  OOM" : "");
 }
 
+// A breakdown's parts in output order: the table's words, the JSON key, the bytes.
+struct MemoryPart {
+  const char* words;
+  const char* key;
+  int64_t bytes;
+};
+std::vector<MemoryPart> MemoryParts(const MemoryBreakdown& b) {
+  return {{"weights", "weights_bytes", b.weights_bytes},
+          {"gradients", "gradients_bytes", b.gradients_bytes},
+          {"optimizer", "optimizer_state_bytes", b.optimizer_state_bytes},
+          {"static unsplit", "unsplit_static_bytes", b.unsplit_static_bytes},
+          {"activations", "activations_bytes", b.activations_bytes},
+          {"fragmentation", "fragmentation_bytes", b.fragmentation_bytes},
+          {"context and NCCL", "fixed_reserve_bytes", b.fixed_reserve_bytes}};
+}
+
 // The rank with the most peak memory (the first of equals) and what its peak is made of, the
 // parts that are not zero: "rank 0: 63.8 GiB = weights 2.9 GiB + ... + context and NCCL 3 GiB";
 // nothing when no rank holds any memory.
@@ -48,19 +64,12 @@ void AddPeakMemoryLine(const RunMetrics& m, std::vector<std::vector<std::string>
     if (largest == nullptr || k.peak_memory_bytes > largest->peak_memory_bytes) largest = &k;
   }
   if (largest == nullptr || largest->peak_memory_bytes == 0) return;
-  const MemoryBreakdown& b = largest->memory;
-  const std::pair<const char*, int64_t> parts[] = {{"weights", b.weights_bytes},
-                                                   {"gradients", b.gradients_bytes},
-                                                   {"optimizer", b.optimizer_state_bytes},
-                                                   {"static unsplit", b.unsplit_static_bytes},
-                                                   {"activations", b.activations_bytes},
-                                                   {"fragmentation", b.fragmentation_bytes},
-                                                   {"context and NCCL", b.fixed_reserve_bytes}};
+  const std::vector<MemoryPart> parts = MemoryParts(largest->memory);
   std::string text;
-  for (const auto& [name, bytes] : parts) {
-    if (bytes == 0) continue;
-    text += (text.empty() ? " = " : " + ") + std::string(name) + " " +
-            HumanBytes(static_cast<double>(bytes));
+  for (const MemoryPart& part : parts) {
+    if (part.bytes == 0) continue;
+    text += (text.empty() ? " = " : " + ") + std::string(part.words) + " " +
+            HumanBytes(static_cast<double>(part.bytes));
   }
   const std::string peak = HumanBytes(static_cast<double>(largest->peak_memory_bytes));
   summary->push_back({"peak memory", "rank " + std::to_string(largest->rank) + ": " + peak + text});
@@ -300,14 +309,9 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
     rank["peak_memory_bytes"] = k.peak_memory_bytes;
     rank["memory_capacity_bytes"] = k.memory_capacity_bytes;
     rank["oom"] = k.oom;
-    const MemoryBreakdown& b = k.memory;
-    rank["memory"] = {{"weights_bytes", b.weights_bytes},
-                      {"gradients_bytes", b.gradients_bytes},
-                      {"optimizer_state_bytes", b.optimizer_state_bytes},
-                      {"unsplit_static_bytes", b.unsplit_static_bytes},
-                      {"activations_bytes", b.activations_bytes},
-                      {"fragmentation_bytes", b.fragmentation_bytes},
-                      {"fixed_reserve_bytes", b.fixed_reserve_bytes}};
+    nlohmann::ordered_json memory;
+    for (const MemoryPart& part : MemoryParts(k.memory)) memory[part.key] = part.bytes;
+    rank["memory"] = std::move(memory);
     o["ranks"].push_back(std::move(rank));
   }
   o["links"] = nlohmann::ordered_json::array();

@@ -35,7 +35,7 @@ class OpList {
   // A GEMM of batch x (m x n) results over k: 16-bit (or fp8) operands, a 16-bit result.
   void Gemm(const std::string& name, double m, double n, double k, double batch = 1) {
     ModelOp& op = Add(name, KernelKind::kMatmul);
-    const double in_bytes = sixteen_bit_ ? 2 : in_bytes_;
+    const double in_bytes = OperandBytes();
     op.sixteen_bit = sixteen_bit_ && fp8_;
     // Shapes in whole rows (an expert's share of the routed tokens, m, may be fractional).
     op.m = static_cast<int64_t>(std::ceil(m));
@@ -69,14 +69,16 @@ class OpList {
       case OpPass::kBackwardWeight:
         Gemm(name, k, n, tokens, batch);
         // Reads X and dY; accumulates into the main gradient instead of writing a result.
-        ops_.back().bytes = batch * ((sixteen_bit_ ? 2 : in_bytes_) * tokens * (k + n) +
-                                     grad_accumulate_bytes_ * k * n);
+        ops_.back().bytes =
+            batch * (OperandBytes() * tokens * (k + n) + grad_accumulate_bytes_ * k * n);
         break;
     }
   }
 
   // The next GEMMs are kept in 16 bits in an fp8 run (outside Transformer Engine's FP8 modules).
   void SixteenBit(bool on) { sixteen_bit_ = on; }
+  // Bytes per GEMM operand element: the run's dtype's, or 2 for a GEMM kept in 16 bits.
+  double OperandBytes() const { return sixteen_bit_ ? 2 : in_bytes_; }
   // Marks the last op a GEMM that TE's userbuffers overlap with a TP collective on 16 SMs
   // ('pipeline' or 'bulk'), when tp > 1.
   void TpOverlapped() { ops_.back().tp_overlapped = tp_; }
