@@ -12,7 +12,7 @@
 #include "base/files.h"
 #include "base/numbers.h"
 #include "cli/commands.h"
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "cli/options.h"
 #include "config/config_file.h"
 #include "experiments/request.h"

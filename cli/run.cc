@@ -9,7 +9,7 @@
 #include "base/names.h"
 #include "base/numbers.h"
 #include "cli/commands.h"
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "cli/options.h"
 #include "experiments/experiment.h"
 #include "experiments/locators.h"

@@ -7,7 +7,7 @@
 #include "base/json.h"
 #include "base/names.h"
 #include "cli/commands.h"
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "cli/options.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"

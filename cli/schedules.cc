@@ -3,7 +3,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "cli/options.h"
 #include "schedules/registry.h"
 

@@ -13,7 +13,7 @@
 #include "base/names.h"
 #include "batch/search_output.h"
 #include "cli/commands.h"
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "cli/options.h"
 #include "config/units.h"
 

@@ -10,6 +10,8 @@
 #include "base/names.h"
 #include "base/numbers.h"
 #include "config/units.h"
+#include "base/flag_locator.h"
+#include "experiments/framework_emit.h"
 #include "experiments/megatron_request.h"
 #include "experiments/torchtitan_run.h"
 #include "schedules/registry.h"
@@ -83,6 +85,24 @@ Status ResolveOutputs(const proto::RunConfig& c, const Locator& where, RunReques
   return CheckTraceOutputs(outputs, where);
 }
 
+Status ResolveEmit(const proto::RunConfig& c, const Locator& where, RunSpec* spec) {
+  if (!c.emit_file().empty() && c.emit().empty()) {
+    return where.Invalid("emit_file", "writes the launch that " + where.Name("emit") +
+                                          " reports; add " + where.Name("emit") +
+                                          " megatron or torchtitan");
+  }
+  if (c.emit().empty()) return Status();
+  Framework framework = Framework::kMegatron;
+  RETURN_IF_ERROR(ParseFramework(where.Where("emit"), c.emit(), &framework));
+  spec->emit = framework;
+  spec->emit_file = c.emit_file();
+  if (spec->emit_file.ends_with(".csv")) {
+    return where.Invalid("emit_file", "a .csv name is the schedule CSV's, written beside the "
+                                      "launch; name the arguments or job file (e.g. job.toml)");
+  }
+  return Status();
+}
+
 Status ResolveWorkload(const proto::RunConfig& c, const Locator& where, RunSpec* spec) {
   if (!c.train_tokens().empty()) {
     std::string_view unit;
@@ -108,7 +128,7 @@ Status ResolveWorkload(const proto::RunConfig& c, const Locator& where, RunSpec*
 
 bool IsOutputFileField(std::string_view field) {
   return field == "trace" || field == "chrome_trace" || field == "timeline" ||
-         field == "trace_microbatches";
+         field == "trace_microbatches" || field == "emit_file";
 }
 
 Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,
@@ -485,12 +505,18 @@ Status ResolveRun(const proto::RunConfig& request_config, std::shared_ptr<const 
   }
   RETURN_IF_ERROR(ResolveWorkload(config, at, &base));
   RETURN_IF_ERROR(ResolveOutputs(config, at, request));
+  RETURN_IF_ERROR(ResolveEmit(config, at, &base));
+  base.request = std::make_shared<const proto::RunConfig>(config);
   if (!megatron.file.empty()) request->sources.push_back(megatron.file);
   if (!base.schedule_file.empty()) {
     request->runs.push_back(base);
     return Status();
   }
   const std::vector<std::string> names = SplitCommas(base.schedule_name);
+  if (!base.emit_file.empty() && names.size() > 1) {
+    return at.Invalid("emit_file", "writes one run's launch; give one schedule, or leave " +
+                                       at.Name("emit_file") + " out to print each run's");
+  }
   if (options.one_schedule && names.size() > 1) {
     return at.Invalid("schedule",
                       "one schedule per point; sweep schedules with an axis (field: "
@@ -504,13 +530,52 @@ Status ResolveRun(const proto::RunConfig& request_config, std::shared_ptr<const 
   return Status();
 }
 
+namespace {
+
+// The schedule CSV beside an --emit-file: its name with .csv in place of its extension.
+std::string CsvBeside(const std::string& file) {
+  if (file.empty()) return "";
+  const size_t slash = file.rfind('/');
+  const size_t dot = file.rfind('.');
+  const bool extension = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  return (extension ? file.substr(0, dot) : file) + ".csv";
+}
+
+Status EmitOfRun(const PreparedRun& run, std::optional<FrameworkLaunch>* launch) {
+  if (!run.spec.emit) return Status();
+  const std::string csv = run.spec.emit_file.empty() ? "schedule.csv" : CsvBeside(run.spec.emit_file);
+  const size_t slash = csv.rfind('/');
+  launch->emplace();
+  return EmitLaunch(run, *run.spec.emit, slash == std::string::npos ? csv : csv.substr(slash + 1),
+                    &**launch);
+}
+
+// Writes the launch to --emit-file (and its CSV beside) and puts it in the result.
+Status WriteLaunch(const RunSpec& spec, const std::optional<FrameworkLaunch>& launch,
+                   RunResult* result) {
+  if (!launch) return Status();
+  const std::string& file = spec.emit_file;
+  const std::string shown =
+      !file.empty() ? file : launch->framework == Framework::kMegatron ? "args.txt" : "job.toml";
+  result->launch = launch;
+  result->import_command = ImportCommand(*launch, shown, FlagLocator());
+  if (file.empty()) return Status();
+  RETURN_IF_ERROR(WriteWholeFile(spec.where->Where("emit_file"), file, launch->text));
+  if (launch->schedule_csv.empty()) return Status();
+  return WriteWholeFile(spec.where->Where("emit_file"), CsvBeside(file), launch->schedule_csv);
+}
+
+}  // namespace
+
 Status ExecuteRequest(const RunRequest& request, const std::string& command,
                       std::vector<RunResult>* results) {
   results->clear();
   // Describe and compile every run before any engine starts.
   std::vector<PreparedRun> prepared(request.runs.size());
+  std::vector<std::optional<FrameworkLaunch>> launches(request.runs.size());
   for (size_t i = 0; i < request.runs.size(); ++i) {
     RETURN_IF_ERROR(PrepareRun(request.runs[i], &prepared[i]));
+    RETURN_IF_ERROR(EmitOfRun(prepared[i], &launches[i]));
     if (request.outputs.any()) {
       RETURN_IF_ERROR(CheckTraceWindow(request.runs[i].where->Where("trace_microbatches"),
                                        request.outputs.window,
@@ -526,7 +591,9 @@ Status ExecuteRequest(const RunRequest& request, const std::string& command,
     const Locator& where = *request.runs[i].where;
     for (const auto& [field, path] : {std::pair{"trace", outputs.perfetto_path},
                                       {"chrome_trace", outputs.chrome_path},
-                                      {"timeline", outputs.timeline_path}}) {
+                                      {"timeline", outputs.timeline_path},
+                                      {"emit_file", request.runs[i].emit_file},
+                                      {"emit_file", CsvBeside(request.runs[i].emit_file)}}) {
       RETURN_IF_ERROR(CheckNotAnInput(where.Where(field), path, inputs));
     }
   }
@@ -534,6 +601,7 @@ Status ExecuteRequest(const RunRequest& request, const std::string& command,
   for (size_t i = 0; i < prepared.size(); ++i) {
     Timeline timeline;
     RETURN_IF_ERROR(ExecuteRun(prepared[i], &(*results)[i], &timeline));
+    RETURN_IF_ERROR(WriteLaunch(request.runs[i], launches[i], &(*results)[i]));
     if (request.outputs.any()) {
       const TraceOutputs outputs = prepared.size() == 1
                                        ? request.outputs

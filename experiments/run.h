@@ -14,6 +14,8 @@
 #include "base/locator.h"
 #include "base/parallel_layout.h"
 #include "base/status.h"
+#include "experiments/framework_launch.h"
+#include "experiments/run_config.pb.h"
 #include "models/op_costs.h"
 #include "models/stage_costs.h"
 #include "models/transformer.h"
@@ -105,6 +107,13 @@ struct RunSpec {
   bool global_batch_in_tokens = false;
   int64_t train_tokens = 0;   // --train-tokens; 0: not given
   double gpu_hour_cost = -1;  // --gpu-hour-cost; < 0: not given
+  // --emit: the framework whose launch the run reports (experiments/framework_emit.h), and
+  // --emit-file, where it is written ("": printed in the output only).
+  std::optional<Framework> emit;
+  std::string emit_file;
+  // The request's fields this run was resolved from, after a framework's import (the fields
+  // --emit keeps as ppsim flags); null when the run was not resolved from a request.
+  std::shared_ptr<const proto::RunConfig> request;
   // Where each field was written, for messages ("--pp", "e.yaml:3:5: base.pp").
   std::shared_ptr<const Locator> where = std::make_shared<FieldNames>();
 };
@@ -180,6 +189,9 @@ struct RunResult {
   double gpu_hours = 0;
   double cost = 0;
   RunMetrics metrics;
+  // With --emit: the framework's launch and the `ppsim run` command that imports it back.
+  std::optional<FrameworkLaunch> launch;
+  std::string import_command;
 };
 
 // A tensor-parallel ring step's latency on a cluster with tp > 1: GPU 0 to GPU 1 of replica 0's

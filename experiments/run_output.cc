@@ -7,6 +7,7 @@
 
 #include "base/json.h"
 #include "base/names.h"
+#include "experiments/framework_emit.h"
 #include "config/units.h"
 
 namespace ppsim {
@@ -203,6 +204,46 @@ RunHeadline HeadlineOf(const RunResult& r) {
   return h;
 }
 
+nlohmann::ordered_json LaunchJson(const RunResult& r) {
+  const FrameworkLaunch& l = *r.launch;
+  nlohmann::ordered_json j;
+  j["framework"] = std::string(FrameworkName(l.framework));
+  j["gpus"] = l.gpus;
+  j["text"] = l.text;
+  if (!l.schedule_csv.empty()) {
+    j["schedule_csv_name"] = l.schedule_csv_name;
+    j["schedule_csv"] = l.schedule_csv;
+  }
+  if (!r.spec.emit_file.empty()) j["file"] = r.spec.emit_file;
+  j["import_command"] = r.import_command;
+  j["notes"] = l.notes;
+  return j;
+}
+
+// The launch after a run's table: the arguments or job file (or where they were written), the
+// command that imports them back, and the notes.
+std::string LaunchText(const RunResult& r) {
+  const FrameworkLaunch& l = *r.launch;
+  const bool megatron = l.framework == Framework::kMegatron;
+  std::string out = "\n" + std::string(megatron ? "Megatron-LM arguments (pretrain_gpt.py)"
+                                                 : "torchtitan job file") +
+                    " for " + r.label + " on " + std::to_string(l.gpus) + " GPUs";
+  if (!r.spec.emit_file.empty()) {
+    out += ": written to " + r.spec.emit_file;
+    if (!l.schedule_csv.empty()) out += ", its schedule CSV beside it";
+    out += "\n";
+  } else {
+    out += ":\n" + l.text;
+    if (!l.schedule_csv.empty()) {
+      out += "\n" + l.schedule_csv_name + " (torch's schedule CSV, beside the job file):\n" +
+             l.schedule_csv;
+    }
+  }
+  out += "imported back by: " + r.import_command + "\n";
+  for (const std::string& note : l.notes) out += "note: " + note + "\n";
+  return out;
+}
+
 nlohmann::ordered_json RunJson(const RunResult& r) {
   const RunMetrics& m = r.metrics;
   const RunHeadline h = HeadlineOf(r);
@@ -326,6 +367,7 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
     link["utilization"] = JsonNumber(l.utilization);
     o["links"].push_back(std::move(link));
   }
+  if (r.launch) o["launch"] = LaunchJson(r);
   return o;
 }
 
@@ -605,8 +647,13 @@ Status ParseOutputFormat(std::string_view what, std::string_view text, OutputFor
 
 std::string FormatResults(const std::vector<RunResult>& results, OutputFormat format) {
   switch (format) {
-    case OutputFormat::kTable:
-      return results.size() == 1 ? SingleTable(results[0]) : ComparisonTable(results);
+    case OutputFormat::kTable: {
+      std::string out = results.size() == 1 ? SingleTable(results[0]) : ComparisonTable(results);
+      for (const RunResult& r : results) {
+        if (r.launch) out += LaunchText(r);
+      }
+      return out;
+    }
     case OutputFormat::kJson: {
       if (results.size() == 1) return FormatJsonPretty(RunJson(results[0])) + "\n";
       std::string out = "[";

@@ -10,8 +10,16 @@ namespace {
 // The GPUs the run's platform has (0 when it fixes none: the ideal platform).
 Status WorldGpus(const proto::RunConfig& config, const Locator& where,
                  const ResolveOptions& options, int64_t* gpus) {
+  // The cluster alone: the request's degrees (an --ep or --cp beside the file) need the file's
+  // model, which is not read yet.
+  proto::RunConfig cluster;
+  cluster.set_platform(config.platform());
+  if (config.has_nodes()) cluster.set_nodes(config.nodes());
+  *cluster.mutable_set() = config.set();
+  cluster.set_hosts(config.hosts());
+  cluster.set_calibration(config.calibration());
   RunSpec scratch;
-  RETURN_IF_ERROR(ResolvePlatform(config, where, options, &scratch));
+  RETURN_IF_ERROR(ResolvePlatform(cluster, where, options, &scratch));
   PlatformSpec platform;
   RETURN_IF_ERROR(LoadCluster(scratch.platform, where, &platform));
   *gpus = int64_t{platform.gpus_per_node} * platform.num_nodes;

@@ -48,6 +48,8 @@ constexpr MegatronArgument kTable[] = {
     {"--disable-bias-linear", A::kSwitch, U::kApplied, "checked: the SwiGLU layer has no biases",
      ""},
     {"--add-qkv-bias", A::kSwitch, U::kApplied, "model: qkv_bias (SwiGLU)", ""},
+    {"--qk-layernorm", A::kSwitch, U::kApplied, "model: qk_norm (per-head query and key norms)",
+     ""},
     {"--attention-backend", A::kValue, U::kApplied, "--flash-attention (unfused, local: off)", ""},
     {"--use-flash-attn", A::kSwitch, U::kAssumed, "", "flash attention (ppsim's default)"},
     // The batch.

@@ -509,6 +509,7 @@ Status Attention(const MegatronReader& r, const Shape& s, int64_t hidden,
                                                   std::to_string(hidden) + "; give --kv-channels");
   }
   m->set_qkv_bias(r.Has("--add-qkv-bias"));
+  m->set_qk_norm(r.Has("--qk-layernorm"));
   if (!r.Has("--multi-latent-attention")) return Status();
   if (gqa)
     return r.Invalid("--multi-latent-attention",

@@ -18,10 +18,7 @@ namespace {
 
 // torchtitan's [model] name and flavor -> ppsim's preset of the same shape (torchtitan's
 // models/<name>/__init__.py flavors; the presets are the published configs of the same models).
-struct Flavor {
-  std::string_view name, flavor, preset;
-};
-constexpr Flavor kFlavors[] = {
+constexpr TorchtitanFlavor kFlavors[] = {
     {"llama3", "8B", "llama3-8b"},
     {"llama3", "70B", "llama3-70b"},
     {"llama3", "405B", "llama3-405b"},
@@ -291,7 +288,7 @@ Status Reader::MapModel(int32_t* layers) {
   RETURN_IF_ERROR(Str("model.name", "llama3", &name));
   RETURN_IF_ERROR(Str("model.flavor", "debugmodel", &flavor));
   std::vector<std::string> known;
-  for (const Flavor& f : kFlavors) {
+  for (const TorchtitanFlavor& f : kFlavors) {
     if (f.name == name && f.flavor == flavor) {
       const TransformerSpec* preset = FindTransformerPreset(f.preset);
       if (preset == nullptr) return Status::Internal("preset " + std::string(f.preset));
@@ -431,28 +428,15 @@ Status Reader::MapBatch(int64_t pp, int64_t dp) {
   return Status();
 }
 
-// torchtitan's generate_llm_fqn_per_model_part: the embedding and the output count as
-// first_less and last_less layers; stages of the effective layers differ by at most one.
 Status Reader::Split(int64_t stages, int32_t layers, int64_t first, int64_t last,
                      std::vector<int64_t>* split) const {
-  const int64_t effective = layers + first + last;
-  const std::string key = "parallelism.pipeline_parallel_first_stage_less_layers";
-  const int64_t each = effective / stages, extra = effective % stages;
-  if (stages > effective || each == 0 || first > each || last > each) {
-    return Error(key, std::to_string(stages) + " stages of " + std::to_string(layers) +
-                          " layers + first_stage_less_layers " + std::to_string(first) +
-                          " + last_stage_less_layers " + std::to_string(last) +
-                          ": torchtitan refuses a stage without layers or an embedding or "
-                          "output heavier than a stage; use fewer stages or smaller weights");
-  }
-  int64_t next = 0;
-  for (int64_t i = 0; i < stages; ++i) {
-    int64_t take = each + (i < extra ? 1 : 0);
-    if (i == 0) take -= first;
-    if (i == stages - 1 && stages > 1) take -= last;
-    take = std::min<int64_t>(take, layers - next);
-    split->push_back(take);
-    next += take;
+  if (!TorchtitanLayerSplit(stages, layers, first, last, split)) {
+    return Error("parallelism.pipeline_parallel_first_stage_less_layers",
+                 std::to_string(stages) + " stages of " + std::to_string(layers) +
+                     " layers + first_stage_less_layers " + std::to_string(first) +
+                     " + last_stage_less_layers " + std::to_string(last) +
+                     ": torchtitan refuses a stage without layers or an embedding or "
+                     "output heavier than a stage; use fewer stages or smaller weights");
   }
   return Status();
 }
@@ -479,13 +463,8 @@ Status Reader::MapPipeline(int64_t pp, int32_t layers, const std::string& folder
     }
     return Status();
   }
-  if (!csv.empty()) {
-    Set("schedule_file", csv[0] == '/' ? csv : folder + csv, csv_key);
-    Note("assumed " + csv_key +
-         " relative to the job file's folder (torchtitan: its working "
-         "directory); the layers split evenly over the file's stages");
-    return Status();
-  }
+  // With a CSV the named schedule still decides the stages per rank and their placement (looped
+  // or V), as torchtitan's pipeline_llm builds the stages before the CSV orders them.
   const auto* found = std::find_if(std::begin(kSchedules), std::end(kSchedules),
                                    [&](std::string_view s) { return EqualsIgnoringCase(s, name); });
   if (found == std::end(kSchedules)) {
@@ -512,8 +491,15 @@ Status Reader::MapPipeline(int64_t pp, int32_t layers, const std::string& folder
                                 " stages per rank (as torchtitan checks)");
     }
   }
-  Set("schedule", std::string(*found), schedule_key);
-  Set("stages_per_rank", std::to_string(per_rank), per_stage > 0 ? lps_key : schedule_key);
+  if (csv.empty()) {
+    Set("schedule", std::string(*found), schedule_key);
+    Set("stages_per_rank", std::to_string(per_rank), per_stage > 0 ? lps_key : schedule_key);
+  } else {
+    Set("schedule_file", csv[0] == '/' ? csv : folder + csv, csv_key);
+    Note("assumed " + csv_key +
+         " relative to the job file's folder (torchtitan: its working directory); its stages "
+         "placed and split as " + std::string(*found) + "'s");
+  }
   std::vector<int64_t> split;
   RETURN_IF_ERROR(Split(pp * per_rank, layers, first, last, &split));
   std::string list;
@@ -676,6 +662,29 @@ Status Reader::Map(int64_t world_gpus, const std::string& folder) {
 }
 
 }  // namespace
+
+std::span<const TorchtitanFlavor> TorchtitanFlavors() { return kFlavors; }
+
+std::span<const std::string_view> TorchtitanSchedules() { return kSchedules; }
+
+bool TorchtitanLayerSplit(int64_t stages, int32_t layers, int64_t first, int64_t last,
+                          std::vector<int64_t>* split) {
+  split->clear();
+  const int64_t effective = layers + first + last;
+  if (stages < 1 || stages > effective) return false;
+  const int64_t each = effective / stages, extra = effective % stages;
+  if (each == 0 || first > each || last > each) return false;
+  int64_t next = 0;
+  for (int64_t i = 0; i < stages; ++i) {
+    int64_t take = each + (i < extra ? 1 : 0);
+    if (i == 0) take -= first;
+    if (i == stages - 1 && stages > 1) take -= last;
+    take = std::min<int64_t>(take, layers - next);
+    split->push_back(take);
+    next += take;
+  }
+  return true;
+}
 
 Status ReadTorchtitanToml(std::string_view text, const std::string& source, int64_t world_gpus,
                           const std::string& folder, TorchtitanJob* job) {

@@ -27,6 +27,7 @@
 #define PPSIM_INTEROP_TORCHTITAN_TOML_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,25 @@ struct TorchtitanJob {
   // One sentence each: what was ignored ("[checkpoint] ignored: ...") or assumed.
   std::vector<std::string> notes;
 };
+
+// torchtitan's [model] name and flavor of a ppsim preset of the same shape (torchtitan's
+// models/<name>/__init__.py flavors; the presets are the published configs of the same models).
+struct TorchtitanFlavor {
+  std::string_view name, flavor, preset;
+};
+std::span<const TorchtitanFlavor> TorchtitanFlavors();
+
+// The schedules torch's get_schedule_class knows, as ppsim names them; the first two run one
+// stage per rank (PipelineScheduleSingle), the others several (PipelineScheduleMulti);
+// ZBVZeroBubble and DualPipeV place them as a V, the others looped.
+std::span<const std::string_view> TorchtitanSchedules();
+
+// torchtitan's generate_llm_fqn_per_model_part: the decoder layers of each of `stages` stages,
+// the embedding and the output weighing `first` and `last` layers; stages of the weighted layers
+// differ by at most one. False (and *split unspecified) where torchtitan refuses: a stage without
+// layers, or an embedding or output heavier than a stage.
+bool TorchtitanLayerSplit(int64_t stages, int32_t layers, int64_t first, int64_t last,
+                          std::vector<int64_t>* split);
 
 // torchtitan job files are small; larger files are refused before reading.
 inline constexpr int64_t kMaxTorchtitanFileBytes = int64_t{1} << 20;

@@ -4,7 +4,7 @@
 // target: contention costs at most 2x the simulation time of the ideal run.
 #include <benchmark/benchmark.h>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"
 #include "experiments/run.h"

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"
 #include "experiments/run.h"

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/request.h"
 
 namespace ppsim {

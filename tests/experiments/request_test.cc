@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "batch/sweep.h"
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/experiment.h"
 #include "experiments/locators.h"
 #include "tests/support/cli.h"

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/locators.h"
 #include "platforms/cluster.h"
 #include "tests/fuzz/fuzz.h"

@@ -1,6 +1,6 @@
 // Hugging Face config.json files (interop/hf_config.h), read, checked, then costed for a small
 // pipeline.
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "interop/hf_config.h"
 #include "models/transformer.h"
 #include "tests/fuzz/fuzz.h"

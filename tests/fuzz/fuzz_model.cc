@@ -1,5 +1,5 @@
 // Model files (model.proto) in the three formats, checked, then costed for a small pipeline.
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "config/config_file.h"
 #include "experiments/locators.h"
 #include "models/model.pb.h"

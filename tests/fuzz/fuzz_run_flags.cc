@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "cli/options.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <string>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/locators.h"
 #include "models/op_costs.h"
 #include "models/transformer.h"

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/locators.h"
 #include "models/stage_costs.h"
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/locators.h"
 #include "models/op_costs.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/embedded.h"
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/locators.h"
 #include "platforms/cluster.h"
 

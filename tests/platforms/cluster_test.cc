@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/locators.h"
 #include "tests/support/cli.h"
 #include "tests/support/platforms.h"

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/locators.h"
 #include "platforms/cluster.h"
 #include "tests/support/platforms.h"

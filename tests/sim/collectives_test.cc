@@ -10,7 +10,7 @@
 #include <cmath>
 #include <string>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/locators.h"
 #include "platforms/cluster.h"
 #include "sim/engine.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/locators.h"
 #include "platforms/cluster.h"
 #include "schedules/registry.h"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "config/config_file.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"

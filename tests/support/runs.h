@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"
 #include "experiments/run.h"

@@ -1,8 +1,8 @@
 // Where a request's fields were written on the command line: a field is its flag, underscores as
 // dashes ("--layers-per-stage"), and a cluster setting "set.PATH" is "--set PATH". The one place
 // that knows how flags are spelled; every layer below the CLI is given a Locator (base/locator.h).
-#ifndef PPSIM_CLI_FLAG_LOCATOR_H_
-#define PPSIM_CLI_FLAG_LOCATOR_H_
+#ifndef PPSIM_BASE_FLAG_LOCATOR_H_
+#define PPSIM_BASE_FLAG_LOCATOR_H_
 
 #include <string>
 #include <string_view>
@@ -19,4 +19,4 @@ class FlagLocator : public Locator {
 
 }  // namespace ppsim
 
-#endif  // PPSIM_CLI_FLAG_LOCATOR_H_
+#endif  // PPSIM_BASE_FLAG_LOCATOR_H_

@@ -1,4 +1,4 @@
-#include "cli/flag_locator.h"
+#include "base/flag_locator.h"
 
 #include <algorithm>
 
