@@ -463,7 +463,9 @@ Status EvaluateBaseline(const SearchSpace& space, const SpaceShape& shape,
                                 " GPUs (its --tp, --pp, --cp or --dp)");
   }
   result->baseline_notes.insert(result->baseline_notes.end(), p.notes.begin(), p.notes.end());
-  c.command = RunCommandLine(c.config, *space.where);
+  // Simulated as requested; shown with what the request resolved to.
+  const proto::RunConfig request = c.config;
+  c.command = RunCommandLine(request, *space.where);
   c.config = p.resolved;
   c.peak_memory_bytes = p.peak_memory_bytes;
   c.memory_capacity_bytes = p.capacity_bytes;
@@ -473,7 +475,7 @@ Status EvaluateBaseline(const SearchSpace& space, const SpaceShape& shape,
   Executed executed[2];
   RETURN_IF_ERROR(RunInProcesses(
       std::min(options.jobs, 2), 2,
-      [&](size_t k) { return ExecutedJson(ExecuteCandidate(c.config, engines[k], where)); },
+      [&](size_t k) { return ExecutedJson(ExecuteCandidate(request, engines[k], where)); },
       [&](size_t k, const Json* out) {
         if (out != nullptr) executed[k] = ExecutedOf(*out);
       }));
