@@ -1,5 +1,6 @@
 #include "batch/search.h"
 
+#include <google/protobuf/descriptor.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -60,6 +61,14 @@ struct Prepared {
   int64_t peak_memory_bytes = 0;
   int64_t capacity_bytes = 0;
   double work_s = 0;
+  // Only in the process that prepared it (not in PreparedJson): for the baseline's checks.
+  int64_t gpus = 0;
+  std::string layout;  // "tp 8 x pp 4 x cp 1 x dp 2"
+  // The request with what the run resolved to written in (schedule, tp, pp, microbatch size,
+  // recompute, sequence parallelism, layer split): what the output shows of a baseline whose
+  // framework's configuration gave them.
+  proto::RunConfig resolved;
+  std::vector<std::string> notes;
 };
 
 // A candidate run by an engine in a child process.
@@ -140,17 +149,15 @@ double WorkBound(const PreparedRun& run) {
   return bound;
 }
 
-Prepared PrepareCandidate(const proto::RunConfig& config,
-                          const std::shared_ptr<const Locator>& where) {
-  Prepared p;
+// Resolves and prepares `config` (without compiling): its memory and work bound, and for the
+// baseline its GPUs and import notes.
+Status PrepareOne(const proto::RunConfig& config, const std::shared_ptr<const Locator>& where,
+                  Prepared* out) {
+  Prepared& p = *out;
   RunSpec spec;
-  Status status = ResolveOne(config, where, &spec);
+  RETURN_IF_ERROR(ResolveOne(config, where, &spec));
   PreparedRun run;
-  if (status.ok()) status = PrepareRun(spec, &run, /*compile=*/false);
-  if (!status.ok()) {
-    p.reason = OneLine(status.message());
-    return p;
-  }
+  RETURN_IF_ERROR(PrepareRun(spec, &run, /*compile=*/false));
   p.ok = true;
   const TrainingSetup& t = run.spec.training;
   p.signature = run.label + "|" + std::to_string(run.schedule.num_ranks) + "|" +
@@ -164,6 +171,30 @@ Prepared PrepareCandidate(const proto::RunConfig& config,
   p.peak_memory_bytes = peaks.empty() ? 0 : *std::max_element(peaks.begin(), peaks.end());
   p.capacity_bytes = memory.capacity_bytes;
   p.work_s = WorkBound(run);
+  p.gpus = int64_t{run.schedule.num_ranks} * t.GpusPerRank() * t.layout.dp;
+  p.layout = "tp " + std::to_string(t.layout.tp) + " x pp " +
+             std::to_string(run.schedule.num_ranks) + " x cp " + std::to_string(t.layout.cp) +
+             " x dp " + std::to_string(t.layout.dp);
+  p.notes = run.spec.import_notes;
+  p.resolved = config;
+  p.resolved.set_schedule(run.label);
+  p.resolved.set_tp(t.layout.tp);
+  p.resolved.set_pp(run.schedule.num_ranks);
+  p.resolved.set_microbatch_size(static_cast<int32_t>(t.microbatch_size));
+  p.resolved.set_recompute(std::string(RecomputeName(t.recompute)));
+  p.resolved.set_sequence_parallel(t.sequence_parallel);
+  p.resolved.set_embedding_as_layer(run.spec.layer_split.embedding_as_layer);
+  return Status();
+}
+
+Prepared PrepareCandidate(const proto::RunConfig& config,
+                          const std::shared_ptr<const Locator>& where) {
+  Prepared p;
+  const Status status = PrepareOne(config, where, &p);
+  if (!status.ok()) {
+    p = Prepared();
+    p.reason = OneLine(status.message());
+  }
   return p;
 }
 
@@ -346,6 +377,134 @@ Status CheckBase(SearchSpace* space, SpaceShape* shape) {
     RETURN_IF_ERROR(ParseRecompute(where.Where("recompute"), name, &recompute));
   }
   return Status();
+}
+
+constexpr const char* kBaselinePrefix = "--baseline: ";
+
+// The message of a status about the baseline, starting with "--baseline: " once.
+Status AboutBaseline(const Status& status) {
+  const std::string& message = status.message();
+  return message.starts_with(kBaselinePrefix) ? status
+                                              : status.WithMessage(kBaselinePrefix + message);
+}
+
+// The baseline's output fields (a search reports it by its own --format and --report).
+Status CheckBaselineFields(const proto::RunConfig& baseline, const Locator& where) {
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  baseline.GetReflection()->ListFields(baseline, &fields);
+  for (const google::protobuf::FieldDescriptor* field : fields) {
+    if (field->options().GetExtension(proto::flag).group() != proto::Flag::OUTPUTS) continue;
+    if (IsOutputFileField(field->name())) {
+      return where.Invalid(field->name(),
+                           "the baseline writes no output file; it is simulated as the "
+                           "candidates are: run its command with `ppsim run` for one");
+    }
+    return where.Invalid(field->name(),
+                         "not taken by a baseline, which is simulated with SimGrid as the "
+                         "candidates are and reported in the search's own outputs");
+  }
+  if (baseline.schedule().find(',') != std::string::npos) {
+    return where.Invalid("schedule", "a baseline is one run; give one schedule, not the list '" +
+                                         baseline.schedule() + "'");
+  }
+  return Status();
+}
+
+// The baseline's request: its own fields, the rest from the search's base (see the header).
+proto::RunConfig FilledBaseline(const SearchSpace& space, std::vector<std::string>* notes) {
+  const proto::RunConfig& base = space.base;
+  proto::RunConfig b = space.baseline;
+  if (b.platform().empty()) b.set_platform(base.platform());
+  if (!b.has_nodes() && base.has_nodes()) b.set_nodes(base.nodes());
+  if (b.calibration().empty()) b.set_calibration(base.calibration());
+  if (b.memory_reserve().empty()) b.set_memory_reserve(base.memory_reserve());
+  std::set<std::string> paths;
+  for (const std::string& set : b.set()) paths.insert(set.substr(0, set.find('=')));
+  for (const std::string& set : base.set()) {
+    if (!paths.count(set.substr(0, set.find('=')))) b.add_set(set);
+  }
+  const char* framework = !b.megatron().empty()     ? "megatron"
+                          : !b.torchtitan().empty() ? "torchtitan"
+                                                    : nullptr;
+  if (framework == nullptr) {
+    if (b.model().empty()) b.set_model(base.model());
+    if (b.global_batch().empty()) b.set_global_batch(base.global_batch());
+    if (!b.has_seq_len() && base.has_seq_len()) b.set_seq_len(base.seq_len());
+  } else if (b.model().empty()) {
+    const Locator& where = *space.where;
+    notes->push_back("the baseline's model, global batch and sequence length are its " +
+                     where.Name(framework) + " configuration's, not the search's " +
+                     where.Name("model") + " " + base.model() + " (give them in " +
+                     where.Name("baseline") + " to override)");
+  }
+  return b;
+}
+
+// Evaluates the baseline as the candidates are: resolved and prepared (memory, work bound), then
+// the critical path and SimGrid, each in a process of its own.
+Status EvaluateBaseline(const SearchSpace& space, const SpaceShape& shape,
+                        const SearchOptions& options, SearchResult* result) {
+  const std::shared_ptr<const Locator>& where = space.baseline_where;
+  RETURN_IF_ERROR(AboutBaseline(CheckBaselineFields(space.baseline, *where)));
+  SearchCandidate& c = result->baseline;
+  c.index = -1;
+  c.config = FilledBaseline(space, &result->baseline_notes);
+  Prepared p;
+  RETURN_IF_ERROR(AboutBaseline(PrepareOne(c.config, where, &p)));
+  if (p.gpus != shape.gpus) {
+    const std::string cluster =
+        space.gpus > 0 ? space.where->Name("gpus") + " " + std::to_string(space.gpus)
+                       : space.where->Name("nodes") + " " + std::to_string(space.base.nodes()) +
+                             " of " + shape.platform_name;
+    return Status::InvalidInput(kBaselinePrefix + p.layout + " = " + std::to_string(p.gpus) +
+                                " GPUs, but the candidates run on the search's " +
+                                std::to_string(shape.gpus) + " (" + cluster +
+                                "); give the baseline " + std::to_string(shape.gpus) +
+                                " GPUs (its --tp, --pp, --cp or --dp)");
+  }
+  result->baseline_notes.insert(result->baseline_notes.end(), p.notes.begin(), p.notes.end());
+  // Simulated as requested; shown with what the request resolved to.
+  const proto::RunConfig request = c.config;
+  c.command = RunCommandLine(request, *space.where);
+  c.config = p.resolved;
+  c.peak_memory_bytes = p.peak_memory_bytes;
+  c.memory_capacity_bytes = p.capacity_bytes;
+  c.work_bound_s = p.work_s;
+  c.oom = p.capacity_bytes > 0 && p.peak_memory_bytes > p.capacity_bytes;
+  const EngineKind engines[] = {EngineKind::kCriticalPath, EngineKind::kSimGrid};
+  Executed executed[2];
+  RETURN_IF_ERROR(RunInProcesses(
+      std::min(options.jobs, 2), 2,
+      [&](size_t k) { return ExecutedJson(ExecuteCandidate(request, engines[k], where)); },
+      [&](size_t k, const Json* out) {
+        if (out != nullptr) executed[k] = ExecutedOf(*out);
+      }));
+  for (const Executed& e : executed) {
+    if (!e.ok) {
+      return Status::Internal(kBaselinePrefix + std::string("its simulation failed: ") +
+                              (e.reason.empty() ? "the process evaluating it failed" : e.reason));
+    }
+  }
+  const Executed& e = executed[1];
+  c.critical_path_s = executed[0].makespan_s;
+  c.iteration_s = e.makespan_s;
+  c.tokens_per_s = e.tokens_per_s;
+  c.mfu = e.mfu;
+  c.dp = e.dp;
+  c.microbatches = e.microbatches;
+  c.stages_per_rank = e.stages_per_rank;
+  c.speedup = 1;
+  result->has_baseline = true;
+  return Status();
+}
+
+// Each candidate's tokens/s over the baseline's.
+void SetSpeedups(SearchResult* result) {
+  const double baseline = result->baseline.tokens_per_s;
+  for (std::vector<SearchCandidate>* list :
+       {&result->ranking, &result->pareto, &result->simulated}) {
+    for (SearchCandidate& c : *list) c.speedup = baseline > 0 ? c.tokens_per_s / baseline : 0;
+  }
 }
 
 // One enumerated candidate: its request, or why it is outside the space before any check.
@@ -664,6 +823,10 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
   SearchRun run;
   run.space = given;
   RETURN_IF_ERROR(CheckBase(&run.space, &run.shape));
+  // Before the candidates: a baseline refused is an error to report at once.
+  if (run.space.has_baseline) {
+    RETURN_IF_ERROR(EvaluateBaseline(run.space, run.shape, options, result));
+  }
   run.all = Enumerate(run.space, run.shape);
   SelectShard(options, &run);
   RETURN_IF_ERROR(PrepareTier(options, &run));
@@ -687,6 +850,7 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
   progress << "search: " << elapsed() << ": " << counts.critical_path_evaluated
            << " critical-path evaluations, " << counts.simulated << " SimGrid simulations\n";
   RankSimulated(options, run, std::move(simulated), result);
+  if (result->has_baseline) SetSpeedups(result);
   result->counts = counts;
   result->reasons = TopReasons(run.reasons);
   result->wall_s = std::chrono::duration<double>(Clock::now() - start).count();

@@ -37,6 +37,18 @@
 // are exact: equal to evaluating every candidate with SimGrid. Every candidate has the same global
 // batch, so a shorter iteration is a higher tokens/s.
 //
+// The baseline (--baseline, optional): a `ppsim run` request to compare the candidates with. Its
+// own fields stand; the base fills platform, nodes (from --gpus too), calibration, memory_reserve
+// and the set entries whose PATH it does not set, and model, global_batch and seq_len unless it
+// imports a framework's configuration (megatron or torchtitan), which then gives them (a note says
+// so). It is evaluated as a candidate is, by the same functions (resolve, prepare, memory,
+// critical path, SimGrid), even when it does not fit (it is then flagged oom); it must use the
+// search's GPUs (tp x pp x cp x dp), set no output field (trace, chrome_trace, timeline,
+// trace_microbatches, engine, format, fail_on_oom, train_tokens, gpu_hour_cost) and be a request
+// that ResolveRun and PrepareRun accept; else InvalidInput, every message starting with
+// "--baseline: " (as SearchSpace::baseline_where places it). Each candidate's speedup is its
+// tokens/s over the baseline's.
+//
 // Determinism: candidates are refined in rounds of a fixed size, decided from the results of
 // earlier rounds only, so the same inputs give the same rankings, fronts and counts for any -j.
 // With --shard I/N a shard evaluates the candidates of every N-th group (the same tp, pp,
@@ -72,6 +84,12 @@ struct SearchSpace {
   std::vector<std::string> schedules;  // registry names, as given
   std::vector<int32_t> stages_per_rank;
   std::vector<std::string> recompute;  // none, selective, full
+  // The baseline's own fields as given (see above); has_baseline false: no baseline.
+  bool has_baseline = false;
+  proto::RunConfig baseline;
+  // Where the baseline's fields were written; its Where() should start with "--baseline: ".
+  std::shared_ptr<const Locator> baseline_where =
+      std::make_shared<PrefixLocator>("--baseline: ", std::make_shared<FieldNames>());
 };
 
 struct SearchOptions {
@@ -97,6 +115,7 @@ struct SearchCandidate {
   int32_t dp = 0;  // from here on, as the simulated run had them
   int32_t microbatches = 0;
   int32_t stages_per_rank = 0;
+  double speedup = 0;  // tokens_per_s over the baseline's (1 for the baseline); 0: no baseline
 };
 
 // How many candidates ended where. evaluated = oom + bounded_out_work +
@@ -124,12 +143,20 @@ struct SearchResult {
   // The most frequent reasons candidates were invalid or failed, with their counts, most first.
   std::vector<std::pair<std::string, int64_t>> reasons;
   double wall_s = 0;
+  // The baseline as evaluated (index -1; its command the filled request's; oom when it does not
+  // fit, yet simulated), when SearchSpace::has_baseline.
+  bool has_baseline = false;
+  SearchCandidate baseline;
+  // Where the baseline's model came from when a framework's configuration gave it, then the
+  // framework's own notes (RunSpec::import_notes).
+  std::vector<std::string> baseline_notes;
 };
 
 // Searches `space`. InvalidInput naming the flag for a base the request refuses ("--model: ...",
 // "--global-batch: ...") or an axis value outside the space ("--schedules: unknown schedule ..."),
 // and "ppsim search: no valid configuration ..." with the most frequent reasons when no candidate
-// of this shard is valid. Progress lines (one per tier) go to `progress`.
+// of this shard is valid; "--baseline: ..." for a baseline refused (see above), or Internal when
+// its simulation fails. Progress lines (one per tier) go to `progress`.
 Status RunSearch(const SearchSpace& space, const SearchOptions& options, std::ostream& progress,
                  SearchResult* result);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
@@ -26,7 +27,8 @@ std::string LayerSplit(const SearchCandidate& c) {
   return c.config.embedding_as_layer() ? "balanced" : "even";
 }
 
-Json CandidateJson(const SearchCandidate& c) {
+// With `speedup` (a search with a baseline), the candidate's speedup last.
+Json CandidateJson(const SearchCandidate& c, bool speedup) {
   Json j;
   j["command"] = c.command;
   j["tokens_per_s"] = JsonNumber(c.tokens_per_s);
@@ -48,6 +50,7 @@ Json CandidateJson(const SearchCandidate& c) {
   j["recompute"] = c.config.recompute();
   j["layer_split"] = LayerSplit(c);
   j["sequence_parallel"] = c.config.sequence_parallel();
+  if (speedup) j["speedup"] = JsonNumber(c.speedup);
   return j;
 }
 
@@ -77,33 +80,68 @@ std::string CountsLine(const SearchCounts& n) {
          std::to_string(n.failed) + " failed";
 }
 
-// The cells of a candidate's row, as the table and the page show them.
-std::vector<std::string> Cells(const SearchCandidate& c, size_t rank) {
-  return {std::to_string(rank),
-          ShowValue(kTokensColumn, c.tokens_per_s),
-          ShowValue(kMakespanColumn, c.iteration_s),
-          ShowValue(kPeakMemoryColumn, static_cast<double>(c.peak_memory_bytes)),
-          ShowValue(kMfuColumn, c.mfu),
-          c.config.schedule(),
-          std::to_string(c.config.tp()),
-          std::to_string(c.config.pp()),
-          std::to_string(c.dp),
-          std::to_string(c.config.microbatch_size()),
-          std::to_string(c.microbatches),
-          std::to_string(c.stages_per_rank),
-          c.config.recompute(),
-          LayerSplit(c),
-          c.command};
+// "1.27x": a speedup as the table and the page show it.
+std::string SpeedupText(double speedup) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2fx", speedup);
+  return text;
 }
 
-const std::vector<std::string> kHeader = {
-    "#",  "tokens/s", "iteration", "peak memory", "MFU",       "schedule", "tp",     "pp",
-    "dp", "b",        "m",         "V",           "recompute", "split",    "command"};
+// The cells of a candidate's row, as the table and the page show them; `rank` names the row ("1",
+// "baseline"); with `speedup`, its speed-up after the tokens/s.
+std::vector<std::string> Cells(const SearchCandidate& c, const std::string& rank, bool speedup) {
+  std::vector<std::string> cells = {
+      rank,
+      ShowValue(kTokensColumn, c.tokens_per_s),
+      ShowValue(kMakespanColumn, c.iteration_s),
+      ShowValue(kPeakMemoryColumn, static_cast<double>(c.peak_memory_bytes)),
+      ShowValue(kMfuColumn, c.mfu),
+      c.config.schedule(),
+      std::to_string(c.config.tp()),
+      std::to_string(c.config.pp()),
+      std::to_string(c.dp),
+      std::to_string(c.config.microbatch_size()),
+      std::to_string(c.microbatches),
+      std::to_string(c.stages_per_rank),
+      c.config.recompute(),
+      LayerSplit(c),
+      c.command};
+  if (speedup) cells.insert(cells.begin() + 2, SpeedupText(c.speedup));
+  return cells;
+}
 
-std::string TextTable(const std::vector<SearchCandidate>& rows) {
-  std::vector<std::vector<std::string>> cells = {kHeader};
-  for (size_t r = 0; r < rows.size(); ++r) cells.push_back(Cells(rows[r], r + 1));
+std::vector<std::string> Header(bool speedup) {
+  std::vector<std::string> header = {"#",        "tokens/s", "iteration", "peak memory", "MFU",
+                                     "schedule", "tp",       "pp",        "dp",          "b",
+                                     "m",        "V",        "recompute", "split",       "command"};
+  if (speedup) header.insert(header.begin() + 2, "speed-up");
+  return header;
+}
+
+std::string TextTable(const std::vector<SearchCandidate>& rows, bool speedup) {
+  std::vector<std::vector<std::string>> cells = {Header(speedup)};
+  for (size_t r = 0; r < rows.size(); ++r) {
+    cells.push_back(Cells(rows[r], std::to_string(r + 1), speedup));
+  }
   return FormatColumns(cells);
+}
+
+// The baseline's memory as the table and the page show it: its peak, and whether it fits.
+std::string BaselineMemory(const SearchCandidate& b) {
+  return ShowValue(kPeakMemoryColumn, static_cast<double>(b.peak_memory_bytes)) + " of " +
+         ShowValue(kPeakMemoryColumn, static_cast<double>(b.memory_capacity_bytes)) +
+         (b.oom ? " (OUT OF MEMORY: it would not run; simulated all the same)" : " (fits)");
+}
+
+// "baseline: tokens/s 1.2 M/s, iteration 3.4 s, peak memory 40 GiB of 80 GiB (fits): ppsim run
+// ...", then its notes.
+std::string BaselineLines(const SearchResult& result) {
+  const SearchCandidate& b = result.baseline;
+  std::string out = "baseline: tokens/s " + ShowValue(kTokensColumn, b.tokens_per_s) +
+                    ", iteration " + ShowValue(kMakespanColumn, b.iteration_s) + ", peak memory " +
+                    BaselineMemory(b) + ": " + b.command + "\n";
+  for (const std::string& note : result.baseline_notes) out += "  note: " + note + "\n";
+  return out;
 }
 
 std::string ReasonsText(const SearchResult& result) {
@@ -117,9 +155,12 @@ std::string ReasonsText(const SearchResult& result) {
 }  // namespace
 
 std::string SearchTable(const SearchResult& result) {
-  std::string out = "best " + std::to_string(result.ranking.size()) + " (ranked by tokens/s):\n";
-  out += TextTable(result.ranking);
-  out += "\nPareto front (tokens/s against peak memory):\n" + TextTable(result.pareto);
+  const bool speedup = result.has_baseline;
+  std::string out = speedup ? BaselineLines(result) + "\n" : "";
+  out += "best " + std::to_string(result.ranking.size()) + " (ranked by tokens/s" +
+         (speedup ? "; speed-up: tokens/s over the baseline's" : "") + "):\n";
+  out += TextTable(result.ranking, speedup);
+  out += "\nPareto front (tokens/s against peak memory):\n" + TextTable(result.pareto, speedup);
   out += "\n" + CountsLine(result.counts) + "\n";
   if (!result.reasons.empty())
     out += "most frequent reasons a candidate was left out:\n" + ReasonsText(result);
@@ -129,11 +170,18 @@ std::string SearchTable(const SearchResult& result) {
 
 std::string SearchJson(const SearchResult& result) {
   Json j;
+  const bool speedup = result.has_baseline;
   j["evaluated"] = result.counts.evaluated;
+  if (speedup) {
+    j["baseline"] = CandidateJson(result.baseline, true);
+    j["baseline_notes"] = result.baseline_notes;
+  }
   j["candidates"] = Json::array();
-  for (const SearchCandidate& c : result.ranking) j["candidates"].push_back(CandidateJson(c));
+  for (const SearchCandidate& c : result.ranking) {
+    j["candidates"].push_back(CandidateJson(c, speedup));
+  }
   j["pareto"] = Json::array();
-  for (const SearchCandidate& c : result.pareto) j["pareto"].push_back(CandidateJson(c));
+  for (const SearchCandidate& c : result.pareto) j["pareto"].push_back(CandidateJson(c, speedup));
   j["counts"] = CountsJson(result.counts);
   j["reasons"] = Json::array();
   for (const auto& [reason, count] : result.reasons) {
@@ -146,13 +194,14 @@ std::string SearchCsv(const SearchResult& result) {
   std::set<int64_t> front;
   for (const SearchCandidate& c : result.pareto) front.insert(c.index);
   std::string out = "rank,pareto";
-  const Json first = CandidateJson(SearchCandidate());
+  const bool speedup = result.has_baseline;
+  const Json first = CandidateJson(SearchCandidate(), speedup);
   for (const auto& [name, value] : first.items()) out += "," + name;
   out += "\n";
   for (size_t r = 0; r < result.simulated.size(); ++r) {
     const SearchCandidate& c = result.simulated[r];
     out += std::to_string(r + 1) + "," + (front.count(c.index) ? "true" : "false");
-    const Json fields = CandidateJson(c);
+    const Json fields = CandidateJson(c, speedup);
     for (const auto& [name, value] : fields.items()) {
       out += "," + CsvField(value.is_string() ? value.get<std::string>() : value.dump());
     }
@@ -173,11 +222,34 @@ double TickStep(double max) {
   return step > 0 ? step : max;
 }
 
+// The baseline on the scatter: a dashed line across at its tokens/s and a diamond at its point.
+template <typename X, typename Y>
+std::string BaselineMarks(const SearchCandidate& b, double left, const X& x, const Y& y) {
+  const double bx = x(static_cast<double>(b.peak_memory_bytes)), by = y(b.tokens_per_s);
+  const std::string colour = PaletteColour(2);
+  std::string svg = "<line class=\"baseline\" x1=\"" + Px(left) + "\" y1=\"" + Px(by) + "\" x2=\"" +
+                    Px(kWidth - kRight) + "\" y2=\"" + Px(by) + "\" stroke=\"" + colour +
+                    "\" stroke-dasharray=\"6 4\"/><text x=\"" + Px(kWidth - kRight - 4) +
+                    "\" y=\"" + Px(by - 5) + "\" text-anchor=\"end\" fill=\"" + colour +
+                    "\">baseline</text>\n";
+  svg += "<polygon class=\"marker baseline\" points=\"" + Px(bx) + "," + Px(by - 7) + " " +
+         Px(bx + 7) + "," + Px(by) + " " + Px(bx) + "," + Px(by + 7) + " " + Px(bx - 7) + "," +
+         Px(by) + "\" fill=\"" + colour + "\"><title>" +
+         MarkupEscape("baseline: " + ShowValue(kTokensColumn, b.tokens_per_s) + ", " +
+                      ShowValue(kPeakMemoryColumn, static_cast<double>(b.peak_memory_bytes)) +
+                      (b.oom ? " (out of memory)" : "") + ": " + b.command) +
+         "</title></polygon>\n";
+  return svg;
+}
+
 std::string Scatter(const SearchResult& result) {
   double max_x = 0, max_y = 0;
-  for (const SearchCandidate& c : result.simulated) {
-    max_x = std::max(max_x, static_cast<double>(c.peak_memory_bytes));
-    max_y = std::max(max_y, c.tokens_per_s);
+  std::vector<const SearchCandidate*> shown;
+  for (const SearchCandidate& c : result.simulated) shown.push_back(&c);
+  if (result.has_baseline) shown.push_back(&result.baseline);
+  for (const SearchCandidate* c : shown) {
+    max_x = std::max(max_x, static_cast<double>(c->peak_memory_bytes));
+    max_y = std::max(max_y, c->tokens_per_s);
   }
   const double step_x = TickStep(max_x / (1 << 30)) * (1 << 30), step_y = TickStep(max_y);
   const double top_x = std::max(step_x, std::ceil(max_x / step_x) * step_x);
@@ -223,16 +295,20 @@ std::string Scatter(const SearchResult& result) {
                         ": " + c.command) +
            "</title></circle>\n";
   }
+  if (result.has_baseline) svg += BaselineMarks(result.baseline, x(0), x, y);
   return svg + "</svg>\n";
 }
 
-std::string HtmlTable(const std::vector<SearchCandidate>& rows) {
+// Rows named 1, 2, ... (or all `name`, when given).
+std::string HtmlTable(const std::vector<SearchCandidate>& rows, bool speedup,
+                      const std::string& name = "") {
   std::string out = "<div class=\"table-wrap\"><table class=\"results\"><thead><tr>";
-  for (const std::string& h : kHeader) out += "<th>" + MarkupEscape(h) + "</th>";
+  for (const std::string& h : Header(speedup)) out += "<th>" + MarkupEscape(h) + "</th>";
   out += "</tr></thead><tbody>\n";
   for (size_t r = 0; r < rows.size(); ++r) {
     out += "<tr>";
-    const std::vector<std::string> cells = Cells(rows[r], r + 1);
+    const std::vector<std::string> cells =
+        Cells(rows[r], name.empty() ? std::to_string(r + 1) : name, speedup);
     for (size_t k = 0; k < cells.size(); ++k) {
       out += k + 1 == cells.size() ? "<td><code>" + MarkupEscape(cells[k]) + "</code></td>"
                                    : "<td>" + MarkupEscape(cells[k]) + "</td>";
@@ -245,6 +321,7 @@ std::string HtmlTable(const std::vector<SearchCandidate>& rows) {
 }  // namespace
 
 std::string SearchHtml(const SearchResult& result, const std::string& title) {
+  const bool speedup = result.has_baseline;
   std::string page =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
       MarkupEscape(title) +
@@ -263,13 +340,25 @@ std::string SearchHtml(const SearchResult& result, const std::string& title) {
         "<p>Best: <b>" + MarkupEscape(ShowValue(kTokensColumn, best.tokens_per_s)) +
         "</b> tokens/s at " +
         MarkupEscape(ShowValue(kPeakMemoryColumn, static_cast<double>(best.peak_memory_bytes))) +
-        " per GPU: <code>" + MarkupEscape(best.command) + "</code></p>\n";
+        " per GPU" +
+        (speedup ? " (" + SpeedupText(best.speedup) + " the baseline's tokens/s)" : "") +
+        ": <code>" + MarkupEscape(best.command) + "</code></p>\n";
+  }
+  if (speedup) {
+    const SearchCandidate& b = result.baseline;
+    page += "<h2>Baseline</h2>\n<p>tokens/s " +
+            MarkupEscape(ShowValue(kTokensColumn, b.tokens_per_s)) + ", peak memory " +
+            MarkupEscape(BaselineMemory(b)) + "</p>\n" + HtmlTable({b}, true, "baseline");
+    for (const std::string& note : result.baseline_notes) {
+      page += "<p class=\"note\">note: " + MarkupEscape(note) + "</p>\n";
+    }
   }
   page +=
       "<h2>Throughput against peak memory</h2>\n<p class=\"note\">Every candidate simulated "
-      "with SimGrid; the Pareto front is the line and the larger orange points.</p>\n" +
-      Scatter(result) + "<h2>Ranking</h2>\n" + HtmlTable(result.ranking) +
-      "<h2>Pareto front</h2>\n" + HtmlTable(result.pareto) + "</body>\n</html>\n";
+      "with SimGrid; the Pareto front is the line and the larger orange points" +
+      std::string(speedup ? "; the baseline is the dashed line and the diamond" : "") + ".</p>\n" +
+      Scatter(result) + "<h2>Ranking</h2>\n" + HtmlTable(result.ranking, speedup) +
+      "<h2>Pareto front</h2>\n" + HtmlTable(result.pareto, speedup) + "</body>\n</html>\n";
   return page;
 }
 

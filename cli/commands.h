@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "experiments/run_config.pb.h"
 
 namespace ppsim {
 struct RunSpec;
@@ -29,6 +30,11 @@ int ModelCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int ProfileCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int PlatformsCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int CalibrateCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
+
+// The arguments of a `ppsim run` command (options only: no FILE, no --point, no --help) as the
+// request they give, parsed as `ppsim run` parses them (the one parser of run options); every
+// message starts with `prefix` ("--baseline: --pp: expected an integer, got 'x'").
+Status ParseRunWords(const CommandArgs& args, const std::string& prefix, proto::RunConfig* config);
 
 // The arguments of a `ppsim run` command (options only: no FILE, no --point) resolved into its one
 // run (run.cc), as `ppsim run` resolves them; every message about a field starts with `prefix`

@@ -125,16 +125,21 @@ int RunFile(const std::string& path, const ParsedArgs& parsed, const CommandArgs
 
 }  // namespace
 
+Status ParseRunWords(const CommandArgs& args, const std::string& prefix, proto::RunConfig* config) {
+  ParsedArgs parsed;
+  Status status = ParseArgs("run", args, RunOptions(), 0, &parsed);
+  if (status.ok() && (parsed.help || parsed.values.count("point") > 0)) {
+    status = Status::InvalidInput(std::string(parsed.help ? "--help" : "--point") +
+                                  ": a run here is given by its options alone");
+  }
+  if (status.ok()) status = FillRunConfig(parsed.values, config);
+  return status.ok() ? status : status.WithMessage(prefix + status.message());
+}
+
 Status ResolveRunWords(const CommandArgs& args, const std::string& prefix,
                        const std::string& directory, RunSpec* spec) {
-  ParsedArgs parsed;
-  RETURN_IF_ERROR(ParseArgs("run", args, RunOptions(), 0, &parsed));
-  if (parsed.help || parsed.values.count("point") > 0) {
-    return Status::InvalidInput(prefix + (parsed.help ? "--help" : "--point") +
-                                ": a measured run is given by its options alone");
-  }
   proto::RunConfig config;
-  RETURN_IF_ERROR(FillRunConfig(parsed.values, &config));
+  RETURN_IF_ERROR(ParseRunWords(args, prefix, &config));
   auto where = std::make_shared<PrefixLocator>(prefix, std::make_shared<FlagLocator>());
   RunRequest request;
   ResolveOptions options;

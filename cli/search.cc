@@ -11,6 +11,7 @@
 
 #include "base/files.h"
 #include "base/names.h"
+#include "base/shell_words.h"
 #include "batch/search_output.h"
 #include "cli/commands.h"
 #include "base/flag_locator.h"
@@ -27,7 +28,8 @@ constexpr const char* kSynopsis =
     "--global-batch N [--seq-len S] [--memory-reserve BYTES] [--calibration FILE] [--tp LIST] "
     "[--cp LIST] [--pp LIST] "
     "[--microbatch-size LIST] [--schedules LIST] [--stages-per-rank LIST] [--recompute LIST] "
-    "[--top K] [--format table|json|csv] [-j N] [--shard I/N] [--report FILE.html]\n";
+    "[--baseline ARGS] [--top K] [--format table|json|csv] [-j N] [--shard I/N] "
+    "[--report FILE.html]\n";
 
 // The RunConfig fields every candidate shares, as `ppsim run` reads them.
 const std::vector<std::string> kBaseFields = {"model",   "platform",       "nodes", "global_batch",
@@ -55,8 +57,12 @@ po::options_description SearchOptionsDescription() {
       "recompute", po::value<std::string>()->value_name("LIST"),
       "none, selective, full (default: all three)");
   po::options_description own("Output and execution", 100);
-  own.add_options()("top", po::value<std::string>()->value_name("K"),
-                    "candidates ranked (default 10)")(
+  own.add_options()("baseline", po::value<std::string>()->value_name("ARGS"),
+                    "a `ppsim run` configuration to compare with, as one string of its options "
+                    "(\"--schedule 1F1B --pp 4 --tp 8\", \"--megatron @args.txt\"); the search's "
+                    "model, batch and cluster fill what it does not give; adds its line and each "
+                    "candidate's speed-up (tokens/s over the baseline's)")(
+      "top", po::value<std::string>()->value_name("K"), "candidates ranked (default 10)")(
       "format", po::value<std::string>()->value_name("NAME"), "table (default), json or csv")(
       "jobs,j", po::value<std::string>()->value_name("N"),
       "evaluations at a time, each in its own process (default: the cores; the critical-path and "
@@ -104,6 +110,13 @@ Status ReadSearch(const ParsedArgs& parsed, SearchSpace* space, SearchOptions* o
   RETURN_IF_ERROR(CountList(parsed, "pp", &space->pp));
   RETURN_IF_ERROR(CountList(parsed, "microbatch-size", &space->microbatch_size));
   RETURN_IF_ERROR(CountList(parsed, "stages-per-rank", &space->stages_per_rank));
+  if (parsed.values.count("baseline")) {
+    std::vector<std::string> words;
+    Status status = SplitShellWords(OptionText(parsed, "baseline"), &words);
+    if (!status.ok()) return status.WithMessage("--baseline: " + status.message());
+    RETURN_IF_ERROR(ParseRunWords(words, "--baseline: ", &space->baseline));
+    space->has_baseline = true;
+  }
   space->schedules = NameList(parsed, "schedules");
   space->recompute = NameList(parsed, "recompute");
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -139,13 +152,19 @@ int SearchCommand(const CommandArgs& args, std::ostream& out, std::ostream& err)
   }
   SearchSpace space;
   space.where = std::make_shared<FlagLocator>();
+  space.baseline_where = std::make_shared<PrefixLocator>("--baseline: ", space.where);
   SearchOptions search;
   std::string format;
   status = ReadSearch(parsed, &space, &search, &format);
   if (!status.ok()) return Fail(err, status);
   const std::string report = OptionText(parsed, "report");
   if (!report.empty()) {
-    status = CheckNotAnInput("--report", report, {space.base.model(), space.base.platform()});
+    std::vector<std::string> inputs = {space.base.model(), space.base.platform(),
+                                       space.baseline.model(), space.baseline.torchtitan()};
+    if (space.baseline.megatron().starts_with("@")) {
+      inputs.push_back(space.baseline.megatron().substr(1));
+    }
+    status = CheckNotAnInput("--report", report, inputs);
     if (!status.ok()) return Fail(err, status);
   }
   SearchResult result;

@@ -547,6 +547,21 @@ case("model-pp", ["model", "--model", "llama3-8b", "--pp", "100"], "--pp")
 # The ideal cluster is sized to the run: a search over it needs --gpus (it divided by 0 once).
 case("search-ideal-no-gpus", ["search", "--model", "gpt3-1.5b", "--platform", "ideal",
                               "--global-batch", "32"], "--gpus")
+# --- ppsim search --baseline: one string of `ppsim run` options, split as a shell splits it.
+SEARCH = ["search", "--model", "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "1",
+          "--global-batch", "32", "--schedules", "1F1B", "--baseline"]
+case("search-baseline-quote", SEARCH + ["--schedule '1F1B --pp 2"], "--baseline",
+     message="--baseline: unterminated single quote opened at character 12; close it with '")
+case("search-baseline-expansion", SEARCH + ["--schedule $SCHEDULE"], "--baseline")
+case("search-baseline-huge", SEARCH + ["--pp " + ARG], "--baseline: --pp")
+case("search-baseline-gpus", SEARCH + ["--schedule 1F1B --pp 2 --tp 2"], "--baseline",
+     message="--baseline: tp 2 x pp 2 x cp 1 x dp 1 = 4 GPUs, but the candidates run on the "
+             "search's 8 (--nodes 1 of dgx-h100); give the baseline 8 GPUs (its --tp, --pp, --cp "
+             "or --dp)")
+case("search-baseline-trace", SEARCH + ["--schedule 1F1B --pp 2 --dp 4 --timeline t.svg"],
+     "--baseline: --timeline",
+     message="--baseline: --timeline: the baseline writes no output file; it is simulated as the "
+             "candidates are: run its command with `ppsim run` for one")
 # --- ppsim calibrate: the measurements file, each entry's run string and value, and --calibration.
 MRUN = "--schedule 1F1B --pp 2 --microbatches 2 --f 1ms --b 2ms --platform ideal"
 
