@@ -15,10 +15,12 @@
 #include <tuple>
 
 #include "base/escape.h"
+#include "base/flag_locator.h"
 #include "base/names.h"
 #include "base/numbers.h"
 #include "batch/process_pool.h"
 #include "config/units.h"
+#include "experiments/framework_emit.h"
 #include "experiments/request.h"
 #include "experiments/run.h"
 #include "experiments/run_command.h"
@@ -184,6 +186,23 @@ Status PrepareOne(const proto::RunConfig& config, const std::shared_ptr<const Lo
   p.resolved.set_recompute(std::string(RecomputeName(t.recompute)));
   p.resolved.set_sequence_parallel(t.sequence_parallel);
   p.resolved.set_embedding_as_layer(run.spec.layer_split.embedding_as_layer);
+  return Status();
+}
+
+// The candidate's launch in `framework` (--emit), from its run prepared again.
+Status AddLaunch(const std::shared_ptr<const Locator>& where, Framework framework,
+                 SearchCandidate* c) {
+  proto::RunConfig config = c->config;
+  config.set_emit(std::string(FrameworkName(framework)));
+  RunSpec spec;
+  RETURN_IF_ERROR(ResolveOne(config, where, &spec));
+  PreparedRun run;
+  RETURN_IF_ERROR(PrepareRun(spec, &run, /*compile=*/false));
+  const std::string name = "candidate-" + std::to_string(c->index);
+  c->launch.emplace();
+  RETURN_IF_ERROR(EmitLaunch(run, framework, name + ".csv", &*c->launch));
+  c->import_command = ImportCommand(
+      *c->launch, name + (framework == Framework::kMegatron ? ".args" : ".toml"), FlagLocator());
   return Status();
 }
 
@@ -851,6 +870,13 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
            << " critical-path evaluations, " << counts.simulated << " SimGrid simulations\n";
   RankSimulated(options, run, std::move(simulated), result);
   if (result->has_baseline) SetSpeedups(result);
+  if (options.emit) {
+    for (std::vector<SearchCandidate>* list : {&result->ranking, &result->pareto}) {
+      for (SearchCandidate& c : *list) {
+        RETURN_IF_ERROR(AddLaunch(run.space.where, *options.emit, &c));
+      }
+    }
+  }
   result->counts = counts;
   result->reasons = TopReasons(run.reasons);
   result->wall_s = std::chrono::duration<double>(Clock::now() - start).count();

@@ -58,12 +58,14 @@
 #define PPSIM_BATCH_SEARCH_H_
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "base/locator.h"
 #include "base/status.h"
+#include "experiments/framework_launch.h"
 #include "experiments/run_config.pb.h"
 
 namespace ppsim {
@@ -93,6 +95,8 @@ struct SearchSpace {
 };
 
 struct SearchOptions {
+  // --emit: each reported candidate's launch in this framework (experiments/framework_emit.h).
+  std::optional<Framework> emit;
   int32_t top = 10;  // candidates ranked (>= 1)
   int32_t jobs = 1;  // evaluations at a time, each in a process of its own
   int32_t shard_index = 0;
@@ -116,6 +120,11 @@ struct SearchCandidate {
   int32_t microbatches = 0;
   int32_t stages_per_rank = 0;
   double speedup = 0;  // tokens_per_s over the baseline's (1 for the baseline); 0: no baseline
+  // With SearchOptions::emit: the framework's launch of this configuration (its schedule CSV,
+  // when one is needed, named candidate-INDEX.csv) and the `ppsim run` command importing it
+  // back from candidate-INDEX.args (Megatron-LM) or candidate-INDEX.toml (torchtitan).
+  std::optional<FrameworkLaunch> launch;
+  std::string import_command;
 };
 
 // How many candidates ended where. evaluated = oom + bounded_out_work +

@@ -51,6 +51,7 @@ Json CandidateJson(const SearchCandidate& c, bool speedup) {
   j["layer_split"] = LayerSplit(c);
   j["sequence_parallel"] = c.config.sequence_parallel();
   if (speedup) j["speedup"] = JsonNumber(c.speedup);
+  if (c.launch) j["launch"] = LaunchJson(*c.launch, c.import_command, "");
   return j;
 }
 
@@ -161,6 +162,12 @@ std::string SearchTable(const SearchResult& result) {
          (speedup ? "; speed-up: tokens/s over the baseline's" : "") + "):\n";
   out += TextTable(result.ranking, speedup);
   out += "\nPareto front (tokens/s against peak memory):\n" + TextTable(result.pareto, speedup);
+  if (!result.ranking.empty() && result.ranking[0].launch) {
+    const SearchCandidate& best = result.ranking[0];
+    out += LaunchText(*best.launch, "the best (" + best.config.schedule() + ")",
+                      best.import_command, "");
+    out += "(every candidate's launch: --format json)\n";
+  }
   out += "\n" + CountsLine(result.counts) + "\n";
   if (!result.reasons.empty())
     out += "most frequent reasons a candidate was left out:\n" + ReasonsText(result);

@@ -10,13 +10,14 @@
 #include <vector>
 
 #include "base/files.h"
+#include "base/flag_locator.h"
 #include "base/names.h"
 #include "base/shell_words.h"
 #include "batch/search_output.h"
 #include "cli/commands.h"
-#include "base/flag_locator.h"
 #include "cli/options.h"
 #include "config/units.h"
+#include "experiments/framework_emit.h"
 
 namespace ppsim::cli {
 namespace {
@@ -69,6 +70,9 @@ po::options_description SearchOptionsDescription() {
       "SimGrid tiers run rounds of 4)")("shard", po::value<std::string>()->value_name("I/N"),
                                         "evaluate every N-th group of candidates from the I-th "
                                         "(the best K over shards is the best K)")(
+      "emit", po::value<std::string>()->value_name("FRAMEWORK"),
+      "megatron or torchtitan: each candidate's launch (Megatron-LM arguments or a torchtitan job "
+      "file) and the ppsim command importing it back; the table shows the best's")(
       "report", po::value<std::string>()->value_name("FILE"),
       "write an HTML page: the ranking and throughput against peak memory");
   d.add(space);
@@ -130,6 +134,11 @@ Status ReadSearch(const ParsedArgs& parsed, SearchSpace* space, SearchOptions* o
   if (parsed.values.count("shard")) {
     RETURN_IF_ERROR(
         ParseShard(OptionText(parsed, "shard"), &options->shard_index, &options->shard_count));
+  }
+  if (parsed.values.count("emit")) {
+    Framework framework = Framework::kMegatron;
+    RETURN_IF_ERROR(ParseFramework("--emit", OptionText(parsed, "emit"), &framework));
+    options->emit = framework;
   }
   *format = parsed.values.count("format") ? OptionText(parsed, "format") : "table";
   if (*format != "table" && *format != "json" && *format != "csv") {

@@ -109,14 +109,20 @@ std::string Layout(const std::vector<int32_t>& layers) {
   return text;
 }
 
+// Whether the run's split over `stages` is no split Megatron makes by itself (an even split, with
+// the embedding and loss accounting flags): a layout must give it.
+bool NeedsLayout(const PreparedRun& run, int32_t stages) {
+  const LayerSplit& split = run.spec.layer_split;
+  const int32_t slots =
+      run.transformer.layers + (split.embedding_as_layer ? 1 : 0) + (split.loss_as_layer ? 1 : 0);
+  return !split.layers_per_stage.empty() || slots % stages != 0;
+}
+
 // The layer split: Megatron's even split (with the embedding and loss accounting flags), or a
 // layout of every stage's layers.
 void Split(const PreparedRun& run, int32_t stages, Arguments* args) {
   const LayerSplit& split = run.spec.layer_split;
-  const int32_t slots =
-      run.transformer.layers + (split.embedding_as_layer ? 1 : 0) + (split.loss_as_layer ? 1 : 0);
-  const bool even = split.layers_per_stage.empty() && slots % stages == 0;
-  if (!even) {
+  if (NeedsLayout(run, stages)) {
     args->Add("--pipeline-model-parallel-layout", "'" + Layout(run.layers_per_stage) + "'");
     return;
   }
@@ -133,15 +139,15 @@ void ScheduleArgs(const PreparedRun& run, Arguments* args, FrameworkLaunch* laun
   const bool interleaved = EqualsIgnoringCase(name, "Megatron-Interleaved");
   const bool megatron =
       pp == 1 ? EqualsIgnoringCase(name, "1F1B") : EqualsIgnoringCase(name, "1F1B") || interleaved;
-  if (interleaved && per_rank > 1) {
+  // The virtual stages: a layout places them itself (Megatron refuses both); otherwise the flag,
+  // which for a schedule Megatron does not run gives the split of its stages.
+  const bool one_pipeline = run.schedule.pipelines.size() <= 1;
+  if (per_rank > 1 && one_pipeline && (interleaved || !megatron) &&
+      !NeedsLayout(run, run.schedule.num_stages)) {
     args->Add("--num-virtual-stages-per-pipeline-rank", per_rank);
-    if (run.spec.microbatch_group_size > 0) {
-      args->Add("--microbatch-group-size-per-virtual-pipeline-stage",
-                run.spec.microbatch_group_size);
-    }
-  } else if (!megatron && per_rank > 1 && run.schedule.pipelines.size() <= 1) {
-    // The layer split of the run's virtual stages, under the schedule flag below.
-    args->Add("--num-virtual-stages-per-pipeline-rank", per_rank);
+  }
+  if (interleaved && per_rank > 1 && run.spec.microbatch_group_size > 0) {
+    args->Add("--microbatch-group-size-per-virtual-pipeline-stage", run.spec.microbatch_group_size);
   }
   if (pp > 1 && run.schedule.pipelines.size() <= 1) {
     Split(run, run.schedule.num_stages, args);

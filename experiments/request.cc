@@ -7,10 +7,10 @@
 
 #include "base/escape.h"
 #include "base/files.h"
+#include "base/flag_locator.h"
 #include "base/names.h"
 #include "base/numbers.h"
 #include "config/units.h"
-#include "base/flag_locator.h"
 #include "experiments/framework_emit.h"
 #include "experiments/megatron_request.h"
 #include "experiments/torchtitan_run.h"
@@ -97,8 +97,9 @@ Status ResolveEmit(const proto::RunConfig& c, const Locator& where, RunSpec* spe
   spec->emit = framework;
   spec->emit_file = c.emit_file();
   if (spec->emit_file.ends_with(".csv")) {
-    return where.Invalid("emit_file", "a .csv name is the schedule CSV's, written beside the "
-                                      "launch; name the arguments or job file (e.g. job.toml)");
+    return where.Invalid("emit_file",
+                         "a .csv name is the schedule CSV's, written beside the "
+                         "launch; name the arguments or job file (e.g. job.toml)");
   }
   return Status();
 }
@@ -543,7 +544,8 @@ std::string CsvBeside(const std::string& file) {
 
 Status EmitOfRun(const PreparedRun& run, std::optional<FrameworkLaunch>* launch) {
   if (!run.spec.emit) return Status();
-  const std::string csv = run.spec.emit_file.empty() ? "schedule.csv" : CsvBeside(run.spec.emit_file);
+  const std::string csv =
+      run.spec.emit_file.empty() ? "schedule.csv" : CsvBeside(run.spec.emit_file);
   const size_t slash = csv.rfind('/');
   launch->emplace();
   return EmitLaunch(run, *run.spec.emit, slash == std::string::npos ? csv : csv.substr(slash + 1),
@@ -555,8 +557,9 @@ Status WriteLaunch(const RunSpec& spec, const std::optional<FrameworkLaunch>& la
                    RunResult* result) {
   if (!launch) return Status();
   const std::string& file = spec.emit_file;
-  const std::string shown =
-      !file.empty() ? file : launch->framework == Framework::kMegatron ? "args.txt" : "job.toml";
+  const std::string shown = !file.empty()                               ? file
+                            : launch->framework == Framework::kMegatron ? "args.txt"
+                                                                        : "job.toml";
   result->launch = launch;
   result->import_command = ImportCommand(*launch, shown, FlagLocator());
   if (file.empty()) return Status();

@@ -7,8 +7,8 @@
 
 #include "base/json.h"
 #include "base/names.h"
-#include "experiments/framework_emit.h"
 #include "config/units.h"
+#include "experiments/framework_emit.h"
 
 namespace ppsim {
 namespace {
@@ -204,8 +204,8 @@ RunHeadline HeadlineOf(const RunResult& r) {
   return h;
 }
 
-nlohmann::ordered_json LaunchJson(const RunResult& r) {
-  const FrameworkLaunch& l = *r.launch;
+nlohmann::ordered_json LaunchJson(const FrameworkLaunch& l, const std::string& import_command,
+                                  const std::string& file) {
   nlohmann::ordered_json j;
   j["framework"] = std::string(FrameworkName(l.framework));
   j["gpus"] = l.gpus;
@@ -214,22 +214,21 @@ nlohmann::ordered_json LaunchJson(const RunResult& r) {
     j["schedule_csv_name"] = l.schedule_csv_name;
     j["schedule_csv"] = l.schedule_csv;
   }
-  if (!r.spec.emit_file.empty()) j["file"] = r.spec.emit_file;
-  j["import_command"] = r.import_command;
+  if (!file.empty()) j["file"] = file;
+  j["import_command"] = import_command;
   j["notes"] = l.notes;
   return j;
 }
 
-// The launch after a run's table: the arguments or job file (or where they were written), the
-// command that imports them back, and the notes.
-std::string LaunchText(const RunResult& r) {
-  const FrameworkLaunch& l = *r.launch;
+std::string LaunchText(const FrameworkLaunch& l, const std::string& label,
+                       const std::string& import_command, const std::string& file) {
   const bool megatron = l.framework == Framework::kMegatron;
-  std::string out = "\n" + std::string(megatron ? "Megatron-LM arguments (pretrain_gpt.py)"
-                                                 : "torchtitan job file") +
-                    " for " + r.label + " on " + std::to_string(l.gpus) + " GPUs";
-  if (!r.spec.emit_file.empty()) {
-    out += ": written to " + r.spec.emit_file;
+  std::string out =
+      "\n" +
+      std::string(megatron ? "Megatron-LM arguments (pretrain_gpt.py)" : "torchtitan job file") +
+      " for " + label + " on " + std::to_string(l.gpus) + " GPUs";
+  if (!file.empty()) {
+    out += ": written to " + file;
     if (!l.schedule_csv.empty()) out += ", its schedule CSV beside it";
     out += "\n";
   } else {
@@ -239,7 +238,7 @@ std::string LaunchText(const RunResult& r) {
              l.schedule_csv;
     }
   }
-  out += "imported back by: " + r.import_command + "\n";
+  out += "imported back by: " + import_command + "\n";
   for (const std::string& note : l.notes) out += "note: " + note + "\n";
   return out;
 }
@@ -367,7 +366,7 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
     link["utilization"] = JsonNumber(l.utilization);
     o["links"].push_back(std::move(link));
   }
-  if (r.launch) o["launch"] = LaunchJson(r);
+  if (r.launch) o["launch"] = LaunchJson(*r.launch, r.import_command, r.spec.emit_file);
   return o;
 }
 
@@ -650,7 +649,7 @@ std::string FormatResults(const std::vector<RunResult>& results, OutputFormat fo
     case OutputFormat::kTable: {
       std::string out = results.size() == 1 ? SingleTable(results[0]) : ComparisonTable(results);
       for (const RunResult& r : results) {
-        if (r.launch) out += LaunchText(r);
+        if (r.launch) out += LaunchText(*r.launch, r.label, r.import_command, r.spec.emit_file);
       }
       return out;
     }

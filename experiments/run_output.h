@@ -55,6 +55,15 @@ RunHeadline HeadlineOf(const RunResult& result);
 // their JSON lines (compact).
 nlohmann::ordered_json RunJson(const RunResult& result);
 
+// A framework's launch (--emit) as the run's JSON holds it ({framework, gpus, text,
+// schedule_csv_name, schedule_csv, file, import_command, notes}; the CSV fields only with a CSV,
+// `file` only when written) and as its table ends: the text (or where it was written), the import
+// command and the notes. `label` names the run (its schedule).
+nlohmann::ordered_json LaunchJson(const FrameworkLaunch& launch, const std::string& import_command,
+                                  const std::string& file);
+std::string LaunchText(const FrameworkLaunch& launch, const std::string& label,
+                       const std::string& import_command, const std::string& file);
+
 // One run as a JSON object on a single line (RunJson, compact).
 std::string FormatResultJsonLine(const RunResult& result);
 

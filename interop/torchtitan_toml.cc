@@ -498,7 +498,8 @@ Status Reader::MapPipeline(int64_t pp, int32_t layers, const std::string& folder
     Set("schedule_file", csv[0] == '/' ? csv : folder + csv, csv_key);
     Note("assumed " + csv_key +
          " relative to the job file's folder (torchtitan: its working directory); its stages "
-         "placed and split as " + std::string(*found) + "'s");
+         "placed and split as " +
+         std::string(*found) + "'s");
   }
   std::vector<int64_t> split;
   RETURN_IF_ERROR(Split(pp * per_rank, layers, first, last, &split));

@@ -27,10 +27,7 @@ RoundTrip EmitAndImport(const std::string& framework, std::vector<std::string> a
   const std::string file =
       ::testing::TempDir() + (framework == "megatron" ? "emitted.args" : "emitted.toml");
   args.insert(args.begin(), "run");
-  for (const std::string& a :
-       {"--emit", framework.c_str(), "--emit-file", file.c_str(), "--format", "json"}) {
-    args.push_back(a);
-  }
+  args.insert(args.end(), {"--emit", framework, "--emit-file", file, "--format", "json"});
   const CliResult first = Cli(args);
   EXPECT_EQ(first.code, 0) << first.err;
   if (first.code != 0) return trip;
@@ -250,6 +247,84 @@ TEST(Emit, BadRequestsAreRefused) {
   EXPECT_EQ(r.err,
             "--emit-file: writes one run's launch; give one schedule, or leave "
             "--emit-file out to print each run's\n");
+}
+
+}  // namespace
+}  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+// `ppsim search --emit F`: every reported candidate carries its launch; the best one, written to
+// the file its import command names and imported back, simulates to the search's own time.
+void ExpectSearchPickImportsBack(const std::string& framework) {
+  SCOPED_TRACE(framework);
+  const CliResult r = Cli({"search",
+                           "--model",
+                           "llama3-8b",
+                           "--platform",
+                           "h100-node",
+                           "--nodes",
+                           "1",
+                           "--global-batch",
+                           "16",
+                           "--tp",
+                           "2",
+                           "--pp",
+                           "4",
+                           "--microbatch-size",
+                           "1",
+                           "--recompute",
+                           "none",
+                           "--schedules",
+                           "1F1B,ZB-H1,Interleaved1F1B",
+                           "--top",
+                           "3",
+                           "--format",
+                           "json",
+                           "--emit",
+                           framework,
+                           "-j",
+                           "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json search = nlohmann::json::parse(r.out);
+  ASSERT_EQ(search["candidates"].size(), 3u);
+  for (const nlohmann::json& c : search["candidates"]) {
+    EXPECT_EQ(c["launch"]["framework"], framework);
+  }
+  const nlohmann::json& best = search["candidates"][0];
+  const nlohmann::json& launch = best["launch"];
+  std::vector<std::string> words;
+  ASSERT_TRUE(SplitShellWords(launch["import_command"].get<std::string>(), &words).ok());
+  const std::string dir = ::testing::TempDir();
+  for (std::string& w : words) {
+    if (w.starts_with("@candidate-")) w = "@" + dir + w.substr(1);
+    if (w.starts_with("candidate-")) w = dir + w;
+  }
+  std::string file;
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i] == "--megatron") file = words[i + 1].substr(1);
+    if (words[i] == "--torchtitan") file = words[i + 1];
+  }
+  ASSERT_TRUE(file.starts_with(dir)) << launch["import_command"];
+  WriteFile(file.substr(dir.size()), launch["text"].get<std::string>());
+  if (launch.contains("schedule_csv")) {
+    WriteFile(launch["schedule_csv_name"].get<std::string>(),
+              launch["schedule_csv"].get<std::string>());
+  }
+  words.erase(words.begin());
+  words.push_back("--format");
+  words.push_back("json");
+  const CliResult run = Cli(words);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json imported = nlohmann::json::parse(run.out);
+  EXPECT_EQ(imported["iteration_time_s"], best["iteration_s"]);
+  EXPECT_EQ(imported["peak_memory_bytes"], best["peak_memory_bytes"]);
+}
+
+TEST(EmitSearch, TheBestCandidateImportsBackToItsOwnTime) {
+  ExpectSearchPickImportsBack("megatron");
+  ExpectSearchPickImportsBack("torchtitan");
 }
 
 }  // namespace
