@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <tuple>
 
@@ -107,68 +108,124 @@ void OneStageCalls(const MegatronShape& shape, CallList* calls) {
   }
 }
 
+// Where an interleaved rank's receives go. Megatron posts, after its t-th forward (backward),
+// the receive of the tensor its upstream rank sends in the same step (schedules.py,
+// recv_tensor_from_previous_stage): for most ranks the input of its next forward (backward),
+// t + 1; for the leading rank of the direction (rank 0 forward, the last rank backward) the
+// output the other end of the pipeline computed p - 1 steps earlier, which feeds this rank's next
+// chunk of that microbatch, a later action when microbatch groups are longer than p. In action
+// positions of the rank's order; -1: no receive.
+struct RecvTargets {
+  std::vector<int64_t> after_forward, after_backward;  // by forward (backward) index
+  std::vector<size_t> forward_at, backward_at;         // the position of each forward (backward)
+};
+
+RecvTargets RecvTargetsOf(const Schedule& schedule, int32_t rank) {
+  const int32_t p = schedule.num_ranks;
+  const std::vector<Action>& order = schedule.orders[rank];
+  RecvTargets t;
+  std::map<std::pair<int32_t, int32_t>, int64_t> forward_of, backward_of;  // (mb, stage) -> index
+  std::vector<Op> forwards, backwards;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Op& op = order[i].op(0);
+    const std::pair key(op.microbatch.value(), op.stage.value());
+    if (op.kind == OpKind::kForward) {
+      forward_of[key] = static_cast<int64_t>(forwards.size());
+      forwards.push_back(op);
+      t.forward_at.push_back(i);
+    } else {
+      backward_of[key] = static_cast<int64_t>(backwards.size());
+      backwards.push_back(op);
+      t.backward_at.push_back(i);
+    }
+  }
+  auto targets = [&](const std::vector<Op>& ops, const auto& index_of, bool leading, int32_t step,
+                     const std::vector<size_t>& at) {
+    std::vector<int64_t> out(ops.size(), -1);
+    for (size_t k = 0; k < ops.size(); ++k) {
+      int64_t next = -1;
+      if (!leading) {
+        next = k + 1 < ops.size() ? static_cast<int64_t>(k + 1) : -1;
+      } else if (k + 1 >= static_cast<size_t>(p)) {
+        const Op& sent = ops[k + 1 - p];  // the other end's action of that step
+        const auto it = index_of.find({sent.microbatch.value(), sent.stage.value() + step});
+        if (it != index_of.end()) next = it->second;
+      }
+      out[k] = next < 0 ? -1 : static_cast<int64_t>(at[next]);
+    }
+    return out;
+  };
+  t.after_forward = targets(forwards, forward_of, rank == 0, p, t.forward_at);
+  t.after_backward = targets(backwards, backward_of, rank == p - 1, -p, t.backward_at);
+  return t;
+}
+
+std::vector<size_t> Target(int64_t position) {
+  return position < 0 ? std::vector<size_t>{} : std::vector<size_t>{static_cast<size_t>(position)};
+}
+
 // forward_backward_pipelining_with_interleaving without overlap_p2p_comm: batched, blocking
 // calls; the last warmup call also receives the first backward's input, and each steady pair
 // runs F and B before one call that sends both outputs and receives both next inputs.
-void InterleavedBlockingCalls(const MegatronShape& shape, CallList* calls) {
+void InterleavedBlockingCalls(const MegatronShape& shape, const RecvTargets& t, CallList* calls) {
   const size_t w = shape.warmup;
   const size_t r = shape.pairs;
   calls->Blocking(0, {}, {0});  // recv_forward
   for (size_t k = 0; k < w; ++k) {
-    if (k + 1 == w && r > 0) {
-      calls->Blocking(k + 1, {k}, {k + 1, k + 2});  // send_forward_backward_recv_forward_backward
-    } else {
-      calls->Blocking(k + 1, {k}, {k + 1});  // send_forward_recv_forward
-    }
+    std::vector<size_t> recvs = Target(t.after_forward[k]);
+    if (k + 1 == w && r > 0) recvs.push_back(k + 2);  // also the first backward's input
+    calls->Blocking(k + 1, {k}, recvs);  // send_forward(_backward)_recv_forward(_backward)
   }
   if (r == 0) calls->Blocking(w, {}, {w});  // recv_backward
   for (size_t k = 0; k < r; ++k) {
     const size_t f = w + 2 * k;
     const size_t b = f + 1;
+    std::vector<size_t> recvs = Target(t.after_backward[k]);
     if (k + 1 < r) {
-      calls->Blocking(b + 1, {f, b}, {f + 2, b + 2});
-    } else {
-      calls->Blocking(b + 1, {f, b}, {b + 1});  // the first cooldown backward's input
+      const std::vector<size_t> forward = Target(t.after_forward[w + k]);
+      recvs.insert(recvs.begin(), forward.begin(), forward.end());
     }
+    calls->Blocking(b + 1, {f, b}, recvs);
   }
   for (size_t i = 0; i < w; ++i) {
     const size_t c = w + 2 * r + i;
-    calls->Blocking(c + 1, {c}, {c + 1});  // send_backward_recv_backward
+    calls->Blocking(c + 1, {c}, Target(t.after_backward[r + i]));  // send_backward_recv_backward
   }
 }
 
 // forward_backward_pipelining_with_interleaving with overlap_p2p_comm (the training default for
-// interleaved schedules): single ops, and handles waited on later.
-void InterleavedOverlappedCalls(const MegatronShape& shape, CallList* calls) {
+// interleaved schedules): single ops, and handles waited on later: each wait is on the receive
+// the previous step posted, whichever action it feeds.
+void InterleavedOverlappedCalls(const MegatronShape& shape, const RecvTargets& t, CallList* calls) {
   const size_t w = shape.warmup;
   const size_t r = shape.pairs;
   calls->Blocking(0, {}, {0});  // recv_forward
   for (size_t k = 0; k < w; ++k) {
-    calls->Blocking(k + 1, {k}, {k + 1});  // send_forward_recv_forward, waited
+    calls->Blocking(k + 1, {k}, Target(t.after_forward[k]));  // send_forward_recv_forward, waited
     if (k + 1 == w && r > 0) {
       calls->Add({k + 1, {}, calls->InRange({k + 2}), {}, {}});  // recv for the first B, queued
     }
   }
-  if (r == 0) calls->Blocking(w, {}, {w});  // recv_backward
+  if (r == 0) calls->Blocking(w, {}, {w});              // recv_backward
+  std::vector<size_t> forward_posted, backward_posted;  // the previous step's receives
   for (size_t k = 0; k < r; ++k) {
     const size_t f = w + 2 * k;
     const size_t b = f + 1;
-    // pre_forward: the queued receive of F's input (from the previous pair's post_forward).
-    if (k > 0) calls->Add({f, {}, {}, {}, {f}});
-    // post_forward: send F's output and receive the next F's input; the send is waited on at once
-    // (deallocate_pipeline_outputs); pre_backward: the queued receive of B's input.
-    std::vector<size_t> next_forward =
-        k + 1 < r ? std::vector<size_t>{f + 2} : std::vector<size_t>{};
-    calls->Add({b, {f}, next_forward, {f}, {b}});
-    // post_backward: send B's output and receive the next B's input; wait the previous B's send.
-    const size_t next_backward = k + 1 < r ? b + 2 : b + 1;  // the first cooldown B after the last
+    // pre_forward: the receive the previous pair's post_forward queued.
+    if (k > 0) calls->Add({f, {}, {}, {}, forward_posted});
+    // post_forward: send F's output and receive for the next step; the send is waited on at once
+    // (deallocate_pipeline_outputs); pre_backward: the receive queued for this B.
+    forward_posted = k + 1 < r ? Target(t.after_forward[w + k]) : std::vector<size_t>{};
+    calls->Add({b, {f}, forward_posted, {f}, k == 0 ? calls->InRange({b}) : backward_posted});
+    // post_backward: send B's output and receive for the next step; wait the previous B's send.
+    backward_posted = calls->InRange(Target(t.after_backward[k]));
     std::vector<size_t> previous_send = k > 0 ? std::vector<size_t>{b - 2} : std::vector<size_t>{};
-    calls->Add({b + 1, {b}, calls->InRange({next_backward}), previous_send, {}});
+    calls->Add({b + 1, {b}, backward_posted, previous_send, {}});
   }
   for (size_t i = 0; i < w; ++i) {
     const size_t c = w + 2 * r + i;
-    if (i == 0 && r > 0) calls->Add({c, {}, {}, {}, {c}});  // the queued receive
-    calls->Blocking(c + 1, {c}, {c + 1});                   // send_backward_recv_backward
+    if (i == 0 && r > 0) calls->Add({c, {}, {}, {}, backward_posted});  // the queued receive
+    calls->Blocking(c + 1, {c}, Target(t.after_backward[r + i]));  // send_backward_recv_backward
   }
   // The last pair's backward send is waited on at the end.
   if (r > 0) calls->Add({shape.n, {}, {}, {w + 2 * r - 1}, {}});
@@ -197,9 +254,9 @@ Status MegatronCallsOfRanks(const Schedule& schedule, bool overlap_p2p_comm,
     if (chunks[rank] == 1) {
       OneStageCalls(shape, &list);
     } else if (overlap_p2p_comm) {
-      InterleavedOverlappedCalls(shape, &list);
+      InterleavedOverlappedCalls(shape, RecvTargetsOf(schedule, rank), &list);
     } else {
-      InterleavedBlockingCalls(shape, &list);
+      InterleavedBlockingCalls(shape, RecvTargetsOf(schedule, rank), &list);
     }
   }
   return Status();

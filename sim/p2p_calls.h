@@ -19,6 +19,12 @@
 //     input posted, and the previous B's send waited on; the first cooldown B waits for its queued
 //     input, each cooldown B is followed by a blocking send_backward_recv_backward; the last
 //     pair's send is waited on at the end.
+//   A receive posted after a step is, as Megatron's recv_tensor_from_previous_stage decides, the
+//   tensor the upstream rank sends in the same step: the input of the rank's next forward
+//   (backward), except on the leading rank of the direction (rank 0 forward, the last rank
+//   backward), where it is the output the other end computed p - 1 steps earlier, feeding this
+//   rank's next chunk of that microbatch: the next action when microbatch groups are p long,
+//   a later one with longer groups (Megatron-Interleaved's --microbatch-group-size).
 // A call that waits on nothing that moves is not made.
 //
 // With P2pMode::kTorch the orders are lowered as _PipelineScheduleRuntime's _add_send_recv does:

@@ -100,6 +100,9 @@ TEST(EmitMegatron, EveryScheduleImportsBackToTheSameRun) {
                                   {"--stages-per-rank", "2", "--p2p-mode", "megatron"}));
   ExpectSameRun("megatron", Llama("Megatron-Interleaved",
                                   {"--stages-per-rank", "2", "--microbatch-group-size", "8"}));
+  ExpectSameRun("megatron",
+                Llama("Megatron-Interleaved", {"--stages-per-rank", "2", "--microbatch-group-size",
+                                               "8", "--p2p-mode", "megatron"}));
   // Splits: Megatron's layout string, and its embedding and loss accounting.
   ExpectSameRun("megatron", Llama("1F1B", {"--layers-per-stage", "7,9,9,7"}));
   ExpectSameRun("megatron", Llama("1F1B", {"--embedding-as-layer", "--loss-as-layer",

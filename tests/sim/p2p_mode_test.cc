@@ -30,11 +30,12 @@ StageCosts Uniform(int32_t stages, double f, double b) {
   return c;
 }
 
-Schedule Generated(const std::string& name, int32_t p, int32_t v, int32_t m) {
+Schedule Generated(const std::string& name, int32_t p, int32_t v, int32_t m, int32_t g = 0) {
   ScheduleParams params;
   params.num_ranks = p;
   params.stages_per_rank = v;
   params.num_microbatches = m;
+  params.microbatch_group_size = g;
   Schedule s;
   EXPECT_TRUE(GenerateSchedule(name, params, &s).ok()) << name;
   return s;
@@ -43,13 +44,14 @@ Schedule Generated(const std::string& name, int32_t p, int32_t v, int32_t m) {
 struct Case {
   const char* name;
   int32_t p, v, m;
+  int32_t g = 0;  // Megatron-Interleaved's microbatch group size (0: p)
 };
 
 // Compiles each case with `mode` (uneven message sizes, latency and bandwidth on an ideal network)
 // and expects both engines to run every task at the same times.
 void ExpectEnginesAgree(P2pMode mode, std::initializer_list<Case> cases) {
   for (const Case& k : cases) {
-    const Schedule s = Generated(k.name, k.p, k.v, k.m);
+    const Schedule s = Generated(k.name, k.p, k.v, k.m, k.g);
     StageCosts costs = Uniform(s.num_stages, 0.7, 1.3);
     for (int32_t stage = 0; stage < s.num_stages; ++stage) {
       costs.message_bytes[stage] = 1'000'000 * (stage + 1);
@@ -140,16 +142,34 @@ TEST(P2pMegatron, WithoutLatencyOneFOneBKeepsTheClosedForm) {
 // The engines agree task by task, and Megatron's calls never deadlock, for every schedule with
 // Megatron's shape, with latency and with bandwidth.
 TEST(P2pMegatron, EnginesAgreeOnEveryMegatronShapedSchedule) {
-  ExpectEnginesAgree(P2pMode::kMegatron,
-                     {{"1F1B", 3, 1, 5}, {"1F1B", 4, 1, 2}, {"GPipe", 3, 1, 4},
-                      {"Interleaved1F1B", 2, 2, 4}, {"Interleaved1F1B", 3, 2, 6},
-                      {"Interleaved1F1B", 4, 3, 8}, {"Megatron-Interleaved", 4, 2, 8}});
+  ExpectEnginesAgree(P2pMode::kMegatron, {{"1F1B", 3, 1, 5},
+                                          {"1F1B", 4, 1, 2},
+                                          {"GPipe", 3, 1, 4},
+                                          {"Interleaved1F1B", 2, 2, 4},
+                                          {"Interleaved1F1B", 3, 2, 6},
+                                          {"Interleaved1F1B", 4, 3, 8},
+                                          {"Megatron-Interleaved", 4, 2, 8}});
+}
+
+// Microbatch groups longer than p (--microbatch-group-size-per-virtual-pipeline-stage): rank 0
+// receives the last rank's output for a later forward than its next (and the last rank, rank 0's
+// backward output for a later backward), as Megatron's recv_tensor_from_previous_stage posts it p -
+// 1 steps after the other end computed it. Posting them for the next action instead deadlocked.
+TEST(P2pMegatron, LongMicrobatchGroupsDoNotDeadlock) {
+  for (P2pMode mode : {P2pMode::kMegatron, P2pMode::kMegatronNoOverlap}) {
+    ExpectEnginesAgree(mode, {{"Megatron-Interleaved", 2, 2, 4, 4},
+                              {"Megatron-Interleaved", 4, 2, 16, 8},
+                              {"Megatron-Interleaved", 4, 2, 16, 6},
+                              {"Megatron-Interleaved", 4, 3, 12, 12},
+                              {"Megatron-Interleaved", 3, 4, 10, 5}});
+  }
 }
 
 TEST(P2pMegatron, WithoutOverlapEnginesAgreeAndOneFOneBIsUnchanged) {
-  ExpectEnginesAgree(P2pMode::kMegatronNoOverlap,
-                     {{"1F1B", 3, 1, 5}, {"Interleaved1F1B", 2, 2, 4},
-                      {"Interleaved1F1B", 3, 2, 6}, {"Interleaved1F1B", 4, 3, 8}});
+  ExpectEnginesAgree(P2pMode::kMegatronNoOverlap, {{"1F1B", 3, 1, 5},
+                                                   {"Interleaved1F1B", 2, 2, 4},
+                                                   {"Interleaved1F1B", 3, 2, 6},
+                                                   {"Interleaved1F1B", 4, 3, 8}});
   // 1F1B has no overlap option: the same calls, the same timeline.
   const Schedule s = Generated("1F1B", 4, 1, 8);
   std::vector<double> ends[2];
@@ -173,8 +193,9 @@ TEST(P2pMegatron, OrdersWithoutMegatronsShapeAreRefused) {
   const Status zb = CompileTaskGraph(Generated("ZB-H1", 4, 1, 8), Uniform(4, 1, 2),
                                      Parallelism{{.dp = 1, .tp = 1}, P2pMode::kMegatron}, &graph);
   EXPECT_EQ(zb.code(), StatusCode::kInvalidInput);
-  EXPECT_EQ(zb.message(), "megatron: rank 0's order is not Megatron-LM's: its action 0I0 is not a "
-                          "single F or B; Megatron runs 1F1B, Interleaved1F1B and GPipe orders");
+  EXPECT_EQ(zb.message(),
+            "megatron: rank 0's order is not Megatron-LM's: its action 0I0 is not a "
+            "single F or B; Megatron runs 1F1B, Interleaved1F1B and GPipe orders");
 }
 
 // torch: 1F1B, p = 2, m = 2, F = 1, B = 2, c = 0.25. The runtime's lowering, round by round:
@@ -210,10 +231,13 @@ TEST(P2pTorch, TheRuntimesLoweringPostsReceivesWhereTheSenderWasLowered) {
 // The engines agree task by task in torch mode on every kind of order, split backwards and
 // overlapped pairs included.
 TEST(P2pTorch, EnginesAgreeOnEveryScheduleFamily) {
-  ExpectEnginesAgree(P2pMode::kTorch,
-                     {{"GPipe", 3, 1, 4}, {"1F1B", 4, 1, 8}, {"Interleaved1F1B", 4, 2, 8},
-                      {"ZB-H1", 4, 1, 8}, {"ZBVZeroBubble", 4, 2, 8},
-                      {"InterleavedZeroBubble", 4, 2, 8}, {"DualPipeV", 4, 2, 10}});
+  ExpectEnginesAgree(P2pMode::kTorch, {{"GPipe", 3, 1, 4},
+                                       {"1F1B", 4, 1, 8},
+                                       {"Interleaved1F1B", 4, 2, 8},
+                                       {"ZB-H1", 4, 1, 8},
+                                       {"ZBVZeroBubble", 4, 2, 8},
+                                       {"InterleavedZeroBubble", 4, 2, 8},
+                                       {"DualPipeV", 4, 2, 10}});
 }
 
 }  // namespace
