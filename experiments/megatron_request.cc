@@ -87,7 +87,12 @@ Status ApplyMegatron(const proto::RunConfig& config, std::shared_ptr<const Locat
   }
   if (text.starts_with('@')) out->file = text.substr(1);
   MegatronRun run;
-  RETURN_IF_ERROR(ReadMegatronArgs(text, where->Where("megatron"), &run));
+  MegatronDegrees degrees;
+  if (config.has_tp() && config.tp() > 0) degrees.tp = config.tp();
+  if (config.has_pp() && config.pp() > 0) degrees.pp = config.pp();
+  if (config.has_cp() && config.cp() > 0) degrees.cp = config.cp();
+  if (config.has_ep() && config.ep() > 0) degrees.ep = config.ep();
+  RETURN_IF_ERROR(ReadMegatronArgs(text, where->Where("megatron"), &run, degrees));
   proto::RunConfig& c = out->config;
   std::map<std::string, std::string> flags;
   for (const MegatronSetting& s : run.settings) {

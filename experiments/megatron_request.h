@@ -2,7 +2,9 @@
 // (interop/megatron_args.h) turned into the request's own fields before it is resolved.
 //
 // The arguments' values come first; every field the request gives itself overrides them (flags
-// beside --megatron win). Without --model the arguments' model is the run's. Without --dp the
+// beside --megatron win); its tp, pp, cp and ep are read as the arguments' own degrees, so that
+// what Megatron derives from them (the padded vocabulary, the layer split) follows. Without
+// --model the arguments' model is the run's. Without --dp the
 // data-parallel size is Megatron's: the platform's GPUs (--platform, --nodes) / (tp x pp x cp),
 // which must divide. With --overlap-grad-reduce (and no --grad-bucket) the gradients go in
 // Megatron's buckets: --ddp-bucket-size, else max(40M, 1M x dp x cp) parameters, of 4 bytes each

@@ -384,12 +384,18 @@ Status VirtualStages(const MegatronReader& r, Shape* s) {
   return Status();
 }
 
-Status Parallel(const MegatronReader& r, Shape* s, MegatronRun* run) {
+Status Parallel(const MegatronReader& r, const MegatronDegrees& given, Shape* s,
+                MegatronRun* run) {
   RETURN_IF_ERROR(r.Required("--num-layers", &s->layers));
   RETURN_IF_ERROR(r.Whole("--tensor-model-parallel-size", 1, 1, &s->tp));
   RETURN_IF_ERROR(r.Whole("--pipeline-model-parallel-size", 1, 1, &s->pp));
   RETURN_IF_ERROR(r.Whole("--context-parallel-size", 1, 1, &s->cp));
   RETURN_IF_ERROR(r.Whole("--expert-model-parallel-size", 1, 1, &s->ep));
+  // The request's own degrees win (checked by the request where it gives them).
+  for (auto [degree, value] : {std::pair{&s->tp, given.tp}, {&s->pp, given.pp}, {&s->cp, given.cp},
+                               {&s->ep, given.ep}}) {
+    if (value > 0) *degree = value;
+  }
   Set(run, "tp", std::to_string(s->tp), "--tensor-model-parallel-size");
   Set(run, "pp", std::to_string(s->pp), "--pipeline-model-parallel-size");
   if (s->cp > 1) Set(run, "cp", std::to_string(s->cp), "--context-parallel-size");
@@ -806,7 +812,8 @@ Status Training(const MegatronReader& r, const Shape& s, MegatronRun* run) {
 
 }  // namespace
 
-Status ReadMegatronArgs(std::string_view text, const std::string& where, MegatronRun* run) {
+Status ReadMegatronArgs(std::string_view text, const std::string& where, MegatronRun* run,
+                        const MegatronDegrees& degrees) {
   *run = MegatronRun();
   std::string file;
   std::string contents;
@@ -838,7 +845,7 @@ Status ReadMegatronArgs(std::string_view text, const std::string& where, Megatro
     }
   }
   Shape shape;
-  RETURN_IF_ERROR(Parallel(reader, &shape, run));
+  RETURN_IF_ERROR(Parallel(reader, degrees, &shape, run));
   RETURN_IF_ERROR(Model(reader, shape, run));
   RETURN_IF_ERROR(Training(reader, shape, run));
   run->model.name = file.empty() ? "megatron" : "megatron @" + file;

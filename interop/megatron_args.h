@@ -86,7 +86,16 @@ struct MegatronRun {
 // "args.txt:3:5: --num-layers: expected a whole number, got 'x'", "--megatron: --num-layers:
 // missing; ...", "--megatron: --tensor-model-parallel-size: 8 does not divide the 12 attention
 // heads". InvalidInput for every problem; on error *run is unspecified.
-Status ReadMegatronArgs(std::string_view text, const std::string& where, MegatronRun* run);
+//
+// `degrees`: the request's own parallel degrees beside the arguments (0: not given), which
+// override the arguments' before anything is derived from them, so that what depends on them
+// (the vocabulary's padding to a multiple of TP, the expert tensor-parallel default, the layer
+// split over PP, sequence parallelism at TP 1) is derived as Megatron would with them.
+struct MegatronDegrees {
+  int64_t tp = 0, pp = 0, cp = 0, ep = 0;
+};
+Status ReadMegatronArgs(std::string_view text, const std::string& where, MegatronRun* run,
+                        const MegatronDegrees& degrees = {});
 
 // The hint for a Megatron flag given to ppsim itself ("--tensor-model-parallel-size"): "ppsim's
 // flag is --tp; or pass Megatron-LM arguments whole with --megatron '...'"; "" when `flag` is no

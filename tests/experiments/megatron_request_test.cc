@@ -49,6 +49,26 @@ TEST(MegatronRequest, Gpt3_175bOn16NodesIsTp8Pp16Dp1) {
   EXPECT_EQ(prepared.layers_per_stage, std::vector<int32_t>(16, 6));
 }
 
+// --tp beside the arguments is the TP Megatron derives from: GPT-3's 50,257 tokens padded to a
+// multiple of 128 x 4 = 512: 99 x 512 = 50,688 (with the arguments' TP 8, 50 x 1024 = 51,200).
+TEST(MegatronRequest, TheRequestsTpPadsTheVocabulary) {
+  proto::RunConfig config;
+  config.set_megatron(Args("gpt3_175b.args"));
+  config.set_platform("dgx-h100");
+  config.set_nodes(16);
+  config.set_tp(4);
+  RunRequest request;
+  ASSERT_TRUE(Resolve(config, &request).ok()) << Resolve(config, &request).message();
+  const RunSpec& run = request.runs[0];
+  EXPECT_EQ(run.training.layout.tp, 4);
+  EXPECT_EQ(run.training.layout.dp, 2);  // 128 GPUs / (4 x 16)
+  EXPECT_EQ(run.model_spec->vocab, 50688);
+  EXPECT_NE(std::find(run.import_notes.begin(), run.import_notes.end(),
+                      "megatron: vocabulary 50257 padded to 50688 (a multiple of 512), as "
+                      "Megatron pads it"),
+            run.import_notes.end());
+}
+
 TEST(MegatronRequest, FlagsBesideItWinAndDpFollows) {
   proto::RunConfig config;
   config.set_megatron(Args("llama3_8b_h100_fp8.args"));
