@@ -129,11 +129,12 @@ int SweepCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
   if (status.ok()) status = ExpandPoints(max_points, &plan, FlagLocator());
   const proto::RunConfig& base = plan.experiment.base();
   if (status.ok() && (!base.trace().empty() || !base.chrome_trace().empty() ||
-                      !base.timeline().empty() || base.fail_on_oom())) {
+                      !base.timeline().empty() || base.fail_on_oom() || !base.emit().empty() ||
+                      !base.emit_file().empty())) {
     // Not swept (experiment.cc), so written in the base.
     status = Status::InvalidInput(
         plan.source +
-        ": base: trace, chrome_trace, timeline and fail_on_oom belong to one run "
+        ": base: trace, chrome_trace, timeline, emit, emit_file and fail_on_oom belong to one run "
         "('ppsim run FILE'); a sweep writes timelines with --timelines");
   }
   if (!status.ok()) return Fail(err, status);

@@ -129,7 +129,7 @@ Status ResolveWorkload(const proto::RunConfig& c, const Locator& where, RunSpec*
 
 bool IsOutputFileField(std::string_view field) {
   return field == "trace" || field == "chrome_trace" || field == "timeline" ||
-         field == "trace_microbatches" || field == "emit_file";
+         field == "trace_microbatches" || field == "emit" || field == "emit_file";
 }
 
 Status ResolveSchedule(const proto::RunConfig& c, const Locator& where,

@@ -68,8 +68,8 @@ Status ResolveLimits(const proto::RunConfig& config, const Locator& where, RunSp
 Status ExecuteRequest(const RunRequest& request, const std::string& command,
                       std::vector<RunResult>* results);
 
-// The trace and timeline files (trace, chrome_trace, timeline, trace_microbatches): outputs of
-// one run, not swept.
+// The trace and timeline files and the framework launch (trace, chrome_trace, timeline,
+// trace_microbatches, emit, emit_file): outputs of one run, not swept.
 bool IsOutputFileField(std::string_view field);
 
 }  // namespace ppsim

@@ -148,7 +148,7 @@ skip:
                    "replicas, "
                    "p2p_latency, p2p_bandwidth, "
              "p2p_mode, engine, "
-                   "format, emit, train_tokens, gpu_hour_cost, max_tasks, torchtitan, set.PATH (did you mean microbatches?)\n" +
+                   "format, train_tokens, gpu_hour_cost, max_tasks, torchtitan, set.PATH (did you mean microbatches?)\n" +
             path + ":11:12: axes[3].field: unknown cluster field 'nic.speed'; valid: name, "
                    "description, gpu.name, gpu.dense_bf16, gpu.dense_fp8, gpu.memory, "
                    "gpu.memory_bandwidth, gpu.sms, gpu.matmul_efficiency, gpu.matmul_efficiency_fp8, gpu.attention_efficiency, "
@@ -171,7 +171,7 @@ skip:
                    "replicas, "
                    "p2p_latency, p2p_bandwidth, "
              "p2p_mode, engine, "
-                   "format, emit, train_tokens, gpu_hour_cost, max_tasks, torchtitan, set.PATH (did you mean platform?)\n" +
+                   "format, train_tokens, gpu_hour_cost, max_tasks, torchtitan, set.PATH (did you mean platform?)\n" +
             path + ":10:14: axes[2].values[0]: expected an integer, got 'two'");
 }
 

@@ -211,6 +211,27 @@ TEST(EmitTorchtitan, ACustomOrderGoesBesideAsTorchsCsv) {
   EXPECT_EQ(ReadFile(::testing::TempDir() + "emitted.csv"), schedule.out);
 }
 
+// A sweep has no single launch: emit and emit_file belong to one run, and are not swept.
+TEST(Emit, ASweepRefusesIt) {
+  const std::string file = WriteFile("emit-sweep.yaml",
+                                     "base:\n  schedule: 1F1B\n  pp: 2\n  microbatches: 4\n"
+                                     "  model: llama3-8b\n  emit: megatron\n"
+                                     "axes:\n  - field: microbatches\n    values: [4, 8]\n");
+  CliResult r = Cli({"sweep", file, "-o", ::testing::TempDir() + "emit-sweep.csv"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, file +
+                       ": base: trace, chrome_trace, timeline, emit, emit_file and fail_on_oom "
+                       "belong to one run ('ppsim run FILE'); a sweep writes timelines with "
+                       "--timelines\n");
+  const std::string axis = WriteFile("emit-axis.yaml",
+                                     "base:\n  schedule: 1F1B\n  pp: 2\n  microbatches: 4\n"
+                                     "  model: llama3-8b\n"
+                                     "axes:\n  - field: emit\n    values: [megatron]\n");
+  r = Cli({"sweep", axis, "-o", ::testing::TempDir() + "emit-axis.csv"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("axes[0].field: unknown field 'emit'"), std::string::npos) << r.err;
+}
+
 TEST(Emit, BadRequestsAreRefused) {
   const std::vector<std::string> costs = {
       "run", "--schedule", "1F1B", "--pp", "4",          "--microbatches", "8",
