@@ -6,6 +6,7 @@
 // schedule's label.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -22,10 +23,16 @@ struct RoundTrip {
   std::string emitted;      // the emitted file's text
 };
 
+// This test's own file name in the temporary folder (ctest runs the tests side by side).
+std::string OwnName(const std::string& suffix) {
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  return std::string(test->test_suite_name()) + "." + test->name() + suffix;
+}
+
 RoundTrip EmitAndImport(const std::string& framework, std::vector<std::string> args) {
   RoundTrip trip;
   const std::string file =
-      ::testing::TempDir() + (framework == "megatron" ? "emitted.args" : "emitted.toml");
+      ::testing::TempDir() + OwnName(framework == "megatron" ? ".args" : ".toml");
   args.insert(args.begin(), "run");
   args.insert(args.end(), {"--emit", framework, "--emit-file", file, "--format", "json"});
   const CliResult first = Cli(args);
@@ -202,32 +209,32 @@ TEST(EmitTorchtitan, ACustomOrderGoesBesideAsTorchsCsv) {
   EXPECT_NE(trip.emitted.find("pipeline_parallel_schedule = \"ZBVZeroBubble\"\n"),
             std::string::npos)
       << trip.emitted;
-  EXPECT_NE(trip.emitted.find("pipeline_parallel_schedule_csv = \"emitted.csv\"\n"),
+  EXPECT_NE(trip.emitted.find("pipeline_parallel_schedule_csv = \"" + OwnName(".csv") + "\"\n"),
             std::string::npos);
   // The CSV is `ppsim schedule --format torch-csv` of the same order.
   const CliResult schedule = Cli({"schedule", "--schedule", "V-Half", "--pp", "4", "--microbatches",
                                   "8", "--format", "torch-csv"});
   ASSERT_EQ(schedule.code, 0) << schedule.err;
-  EXPECT_EQ(ReadFile(::testing::TempDir() + "emitted.csv"), schedule.out);
+  EXPECT_EQ(ReadFile(::testing::TempDir() + OwnName(".csv")), schedule.out);
 }
 
 // A sweep has no single launch: emit and emit_file belong to one run, and are not swept.
 TEST(Emit, ASweepRefusesIt) {
-  const std::string file = WriteFile("emit-sweep.yaml",
+  const std::string file = WriteFile(OwnName(".yaml"),
                                      "base:\n  schedule: 1F1B\n  pp: 2\n  microbatches: 4\n"
                                      "  model: llama3-8b\n  emit: megatron\n"
                                      "axes:\n  - field: microbatches\n    values: [4, 8]\n");
-  CliResult r = Cli({"sweep", file, "-o", ::testing::TempDir() + "emit-sweep.csv"});
+  CliResult r = Cli({"sweep", file, "-o", ::testing::TempDir() + OwnName(".csv")});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, file +
                        ": base: trace, chrome_trace, timeline, emit, emit_file and fail_on_oom "
                        "belong to one run ('ppsim run FILE'); a sweep writes timelines with "
                        "--timelines\n");
-  const std::string axis = WriteFile("emit-axis.yaml",
+  const std::string axis = WriteFile(OwnName("-axis.yaml"),
                                      "base:\n  schedule: 1F1B\n  pp: 2\n  microbatches: 4\n"
                                      "  model: llama3-8b\n"
                                      "axes:\n  - field: emit\n    values: [megatron]\n");
-  r = Cli({"sweep", axis, "-o", ::testing::TempDir() + "emit-axis.csv"});
+  r = Cli({"sweep", axis, "-o", ::testing::TempDir() + OwnName("-axis.csv")});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("axes[0].field: unknown field 'emit'"), std::string::npos) << r.err;
 }
@@ -320,7 +327,10 @@ void ExpectSearchPickImportsBack(const std::string& framework) {
   const nlohmann::json& launch = best["launch"];
   std::vector<std::string> words;
   ASSERT_TRUE(SplitShellWords(launch["import_command"].get<std::string>(), &words).ok());
-  const std::string dir = ::testing::TempDir();
+  // The test's own folder (ctest runs tests side by side).
+  const std::string folder = OwnName("-" + framework + "/");
+  const std::string dir = ::testing::TempDir() + folder;
+  std::filesystem::create_directories(dir);
   for (std::string& w : words) {
     if (w.starts_with("@candidate-")) w = "@" + dir + w.substr(1);
     if (w.starts_with("candidate-")) w = dir + w;
@@ -331,9 +341,9 @@ void ExpectSearchPickImportsBack(const std::string& framework) {
     if (words[i] == "--torchtitan") file = words[i + 1];
   }
   ASSERT_TRUE(file.starts_with(dir)) << launch["import_command"];
-  WriteFile(file.substr(dir.size()), launch["text"].get<std::string>());
+  WriteFile(folder + file.substr(dir.size()), launch["text"].get<std::string>());
   if (launch.contains("schedule_csv")) {
-    WriteFile(launch["schedule_csv_name"].get<std::string>(),
+    WriteFile(folder + launch["schedule_csv_name"].get<std::string>(),
               launch["schedule_csv"].get<std::string>());
   }
   words.erase(words.begin());
