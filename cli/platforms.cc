@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "base/flag_locator.h"
 #include "base/names.h"
 #include "cli/commands.h"
-#include "base/flag_locator.h"
 #include "cli/options.h"
 #include "experiments/locators.h"
 #include "platforms/cluster.h"
@@ -37,14 +37,15 @@ int PlatformsCommand(const CommandArgs& args, std::ostream& out, std::ostream& e
   if (!parsed.positional.empty()) {
     const std::string& name = parsed.positional[0];
     if (const ClusterPreset* preset = FindClusterPreset(name)) {
-      out << "# ppsim cluster preset " << preset->name
-          << " (platforms/cluster.proto; sources in platforms/cluster.cc)\n"
+      out << "# ppsim cluster preset " << preset->name << " (platforms/cluster.proto; sources in "
+          << preset->file << ")\n"
           << preset->text;
       return kExitOk;
     }
     std::vector<std::string> names;
     for (const ClusterPreset& p : AllClusterPresets()) names.emplace_back(p.name);
-    return Fail(err, Status::InvalidInput("ppsim platforms: " + UnknownName("preset", name, names)));
+    return Fail(err,
+                Status::InvalidInput("ppsim platforms: " + UnknownName("preset", name, names)));
   }
   for (const ClusterPreset& preset : AllClusterPresets()) {
     PlatformChoice choice;

@@ -289,6 +289,20 @@ void ConvertNetwork(const proto::Cluster& c, const FieldSource& source, Platform
   }
 }
 
+// The GPU's link to host memory (for activation offload, issue 30): optional, checked when given.
+void ConvertHostLink(const proto::Cluster& c, const FieldSource& source, PlatformSpec* p,
+                     ErrorList* errors) {
+  const proto::HostLink& link = c.host_link();
+  if (!link.bandwidth().empty()) {
+    errors->Check(ParseBandwidth(source.Where("host_link.bandwidth"), link.bandwidth(),
+                                 &p->host_link_bandwidth_bytes_per_s));
+  }
+  if (!link.latency().empty()) {
+    errors->Check(
+        ParseDuration(source.Where("host_link.latency"), link.latency(), &p->host_link_latency_s));
+  }
+}
+
 // Checks the cluster and converts it, collecting every problem.
 Status ConvertCluster(const proto::Cluster& c, const FieldSource& source, PlatformSpec* p) {
   ErrorList errors;
@@ -296,6 +310,7 @@ Status ConvertCluster(const proto::Cluster& c, const FieldSource& source, Platfo
   ConvertNodes(c, source, p, &errors);
   ConvertIntraNode(c, source, p, &errors);
   ConvertNetwork(c, source, p, &errors);
+  ConvertHostLink(c, source, p, &errors);
   return errors.ToStatus();
 }
 
@@ -573,6 +588,9 @@ std::string DescribePlatform(const PlatformSpec& p) {
         out += ", rail-optimized " + std::to_string(p.nodes_per_leaf) + " nodes/leaf";
         break;
     }
+  }
+  if (p.host_link_bandwidth_bytes_per_s > 0) {
+    out += "; host link " + Rate(p.host_link_bandwidth_bytes_per_s) + " per GPU";
   }
   return out;
 }

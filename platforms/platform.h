@@ -22,16 +22,16 @@ namespace ppsim {
 // What the cost model and the memory check need from a GPU.
 struct GpuSpec {
   std::string name;
-  double dense_bf16_flops_per_s = 0;  // peak dense FLOP/s at bf16/fp16
-  double dense_fp8_flops_per_s = 0;   // peak dense FLOP/s at fp8; 0: no fp8
-  int64_t memory_bytes = 0;           // HBM capacity
+  double dense_bf16_flops_per_s = 0;        // peak dense FLOP/s at bf16/fp16
+  double dense_fp8_flops_per_s = 0;         // peak dense FLOP/s at fp8; 0: no fp8
+  int64_t memory_bytes = 0;                 // HBM capacity
   double memory_bandwidth_bytes_per_s = 0;  // HBM bandwidth
   // The op cost model's constants (models/op_costs.h; platforms/cluster.proto gives defaults).
-  int32_t sms = 0;  // streaming multiprocessors; 0: no tile or wave quantization
-  double matmul_efficiency = 0;     // of the dense peak, by a large wave-aligned GEMM
+  int32_t sms = 0;                   // streaming multiprocessors; 0: no tile or wave quantization
+  double matmul_efficiency = 0;      // of the dense peak, by a large wave-aligned GEMM
   double matmul_efficiency_fp8 = 0;  // of the FP8 peak, by a large FP8 GEMM
-  double attention_efficiency = 0;  // of the 16-bit peak, by flash attention
-  double memory_efficiency = 0;     // of the HBM bandwidth, by streaming element-wise kernels
+  double attention_efficiency = 0;   // of the 16-bit peak, by flash attention
+  double memory_efficiency = 0;      // of the HBM bandwidth, by streaming element-wise kernels
 };
 
 enum class IntraNodeKind { kNvswitch, kNvlink, kPcie, kUnlimited };
@@ -92,13 +92,17 @@ struct PlatformSpec {
   IntraNodeKind intra_node = IntraNodeKind::kUnlimited;
   NicAttachment nic_attachment = NicAttachment::kPerGpu;
   Topology topology = Topology::kSingleSwitch;
-  int32_t nodes_per_leaf = 0;          // kFatTree, kRailOptimized
+  int32_t nodes_per_leaf = 0;              // kFatTree, kRailOptimized
   double intra_bandwidth_bytes_per_s = 0;  // per GPU port, pair link or fat pipe, per direction
   double intra_latency_s = 0;              // per link crossed
   double nic_bandwidth_bytes_per_s = 0;    // per NIC, per direction
   double nic_latency_s = 0;                // per NIC crossed
   double oversubscription = 1;             // leaf: NIC bandwidth below / uplink bandwidth
   double uplink_latency_s = 0;             // per leaf uplink crossed
+  // GPU <-> host memory, per GPU, per direction (cluster.proto HostLink), for activation offload
+  // (issue 30); nothing uses it yet. 0: not described.
+  double host_link_bandwidth_bytes_per_s = 0;
+  double host_link_latency_s = 0;  // per transfer
 
   // A SimGrid XML platform: the file and the host of every GPU (GPU g is xml_hosts[g]). The
   // routes are SimGrid's; only the SimGrid engine can run it.

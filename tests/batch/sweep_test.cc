@@ -155,7 +155,8 @@ skip:
                    "gpu.memory_efficiency, gpus_per_node, nodes, intra_node.kind, "
                    "intra_node.bandwidth, intra_node.latency, nic.attachment, nic.bandwidth, "
                    "nic.latency, network.topology, network.nodes_per_leaf, "
-                   "network.oversubscription, network.uplink_latency\n" +
+                   "network.oversubscription, network.uplink_latency, host_link.bandwidth, "
+                   "host_link.latency\n" +
             path + ":13:12: axes[4].field: schedule is swept twice; sweep a field in one axis "
                    "(zip fields that vary together with `with`)\n" +
             path + ":16:20: skip[0].when[0].field: unknown field 'platfrom'; valid: schedule, "

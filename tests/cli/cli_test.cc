@@ -585,10 +585,10 @@ TEST(CliPlatforms, ListsThePresetsWithTheirKeyNumbers) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"ideal", "h100-node", "dgx-a100", "dgx-h100",
                                              "h800-cluster", "hgx-h200", "dgx-b200",
-                                             "gb200-nvl72", "pcie-l40s"}));
+                                             "gb200-nvl72", "gb300-nvl72", "pcie-l40s"}));
   EXPECT_NE(r.out.find("dgx-b200    8 GPUs per node (B200: 2.25 PFLOP/s bf16, 167.6 GiB); "
                        "NVSwitch 900 GB/s per GPU port; NIC 50 GB/s per GPU, rail-optimized 32 "
-                       "nodes/leaf\n"),
+                       "nodes/leaf; host link 63 GB/s per GPU\n"),
             std::string::npos)
       << r.out;
   // A printed preset is a cluster file.
@@ -600,7 +600,7 @@ TEST(CliPlatforms, ListsThePresetsWithTheirKeyNumbers) {
   EXPECT_EQ(run.code, 0) << run.err;
   ExpectInvalid(Cli({"platforms", "dgx"}),
                 "ppsim platforms: unknown preset 'dgx'; valid: ideal, h100-node, dgx-a100, "
-                "dgx-h100, h800-cluster, hgx-h200, dgx-b200, gb200-nvl72, pcie-l40s");
+                "dgx-h100, h800-cluster, hgx-h200, dgx-b200, gb200-nvl72, gb300-nvl72, pcie-l40s");
 }
 
 double Makespan(const CliResult& r) {
@@ -664,7 +664,8 @@ TEST(CliPlatforms, BadClustersAndSettingsExitTwoWithTheLocation) {
                 "gpus_per_node, "
                 "nodes, intra_node.kind, intra_node.bandwidth, intra_node.latency, "
                 "nic.attachment, nic.bandwidth, nic.latency, network.topology, "
-                "network.nodes_per_leaf, network.oversubscription, network.uplink_latency");
+                "network.nodes_per_leaf, network.oversubscription, network.uplink_latency, "
+                "host_link.bandwidth, host_link.latency");
   ExpectInvalid(RunIdeal({"--nodes", "0"}), "--nodes: must be at least 1; got 0");
   ExpectInvalid(RunIdeal({"--hosts", "a,b"}),
                 "--hosts: applies to an XML platform (--platform FILE.xml) only");

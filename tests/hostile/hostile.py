@@ -403,7 +403,9 @@ for name, text, message in [
 for name, text in {"c.yaml": "nodes: -1\n", "c2.yaml": "gpus_per_node: 2147483647\nnodes: 2147483647\n",
                    "c3.json": "{\"gpu\": {\"dense_bf16\": \"1e-300FLOP/s\"}}",
                    "c4.textproto": "intra_node { kind: WARP }\n",
-                   "c5.yaml": "network: {oversubscription: .nan}\n"}.items():
+                   "c5.yaml": "network: {oversubscription: .nan}\n",
+                   "c6.yaml": "host_link: {bandwidth: -1GB/s, latency: 1e400s}\n",
+                   "c7.json": "{\"host_link\": {\"bandwidth\": 7}}"}.items():
     case(f"cluster-{name}", run_with("--platform", name), name, files={name: text})
 
 # --- Megatron-LM arguments (interop/megatron_args.h): --megatron ARGS and --megatron @FILE.

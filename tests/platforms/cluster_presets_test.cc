@@ -34,6 +34,7 @@ struct Expected {
   Topology topology;
   int32_t nodes_per_leaf;
   double uplink_latency;
+  double host_link_bandwidth, host_link_latency;  // for activation offload (issue 30)
 };
 
 TEST(ClusterPresetFiles, GiveEveryFieldAsBeforeInTheListOrder) {
@@ -41,27 +42,34 @@ TEST(ClusterPresetFiles, GiveEveryFieldAsBeforeInTheListOrder) {
   const auto kNvswitch = IntraNodeKind::kNvswitch;
   const auto kPerGpu = NicAttachment::kPerGpu;
   const auto kRail = Topology::kRailOptimized;
+  // clang-format off
   const Expected expected[] = {
       {"ideal", "H100 SXM", 989e12, 1979e12, k80GiB, 3.35e12, 132, 0.75, 0,
-       IntraNodeKind::kUnlimited, INFINITY, 0, kPerGpu, 0, 0, Topology::kSingleSwitch, 0, 0},
+       IntraNodeKind::kUnlimited, INFINITY, 0, kPerGpu, 0, 0, Topology::kSingleSwitch, 0, 0,
+       INFINITY, 0},
       {"h100-node", "H100 SXM", 989e12, 1979e12, k80GiB, 3.35e12, 132, 0.75, 8, kNvswitch, 450e9,
-       1.5e-6, kPerGpu, 50e9, 2.5e-6, Topology::kSingleSwitch, 0, 0},
+       1.5e-6, kPerGpu, 50e9, 2.5e-6, Topology::kSingleSwitch, 0, 0, 63e9, 1e-6},
       {"dgx-a100", "A100 SXM4 80GB", 312e12, 0, k80GiB, 2039e9, 108, 0.8, 8, kNvswitch, 300e9,
-       1.5e-6, kPerGpu, 25e9, 2.5e-6, kRail, 20, 0.5e-6},
+       1.5e-6, kPerGpu, 25e9, 2.5e-6, kRail, 20, 0.5e-6, 31.5e9, 1e-6},
       {"dgx-h100", "H100 SXM", 989e12, 1979e12, k80GiB, 3.35e12, 132, 0.75, 8, kNvswitch, 450e9,
-       1.5e-6, kPerGpu, 50e9, 2.5e-6, kRail, 32, 0.5e-6},
+       1.5e-6, kPerGpu, 50e9, 2.5e-6, kRail, 32, 0.5e-6, 63e9, 1e-6},
       {"h800-cluster", "H800 SXM", 989e12, 1979e12, k80GiB, 3.35e12, 132, 0.75, 8, kNvswitch, 160e9,
-       1.5e-6, kPerGpu, 50e9, 2.5e-6, kRail, 32, 0.5e-6},
+       1.5e-6, kPerGpu, 50e9, 2.5e-6, kRail, 32, 0.5e-6, 63e9, 1e-6},
       {"hgx-h200", "H200 SXM", 989e12, 1979e12, 141'000'000'000, 4.8e12, 132, 0.75, 8, kNvswitch,
-       450e9, 1.5e-6, kPerGpu, 50e9, 2.5e-6, Topology::kFatTree, 4, 0.5e-6},
+       450e9, 1.5e-6, kPerGpu, 50e9, 2.5e-6, Topology::kFatTree, 4, 0.5e-6, 63e9, 1e-6},
       {"dgx-b200", "B200", 2.25e15, 4.5e15, 180'000'000'000, 8e12, 148, 0.75, 8, kNvswitch, 900e9,
-       1.5e-6, kPerGpu, 50e9, 2.5e-6, kRail, 32, 0.5e-6},
+       1.5e-6, kPerGpu, 50e9, 2.5e-6, kRail, 32, 0.5e-6, 63e9, 1e-6},
       {"gb200-nvl72", "GB200", 2.5e15, 5e15, 186'000'000'000, 8e12, 148, 0.75, 72, kNvswitch, 900e9,
-       1.5e-6, kPerGpu, 50e9, 2.5e-6, Topology::kSingleSwitch, 0, 0},
+       1.5e-6, kPerGpu, 50e9, 2.5e-6, Topology::kSingleSwitch, 0, 0, 225e9, 1e-6},
+      // gb300-nvl72: 20 TB / 72 rounded down to 277 GB; 800 Gb/s = 100e9 B/s; NVLink-C2C
+      // 900 GB/s bidirectional over two GPUs = 225e9 B/s per direction per GPU.
+      {"gb300-nvl72", "GB300", 2.5e15, 5e15, 277'000'000'000, 8e12, 160, 0.75, 72, kNvswitch, 900e9,
+       1.5e-6, kPerGpu, 100e9, 2.5e-6, Topology::kSingleSwitch, 0, 0, 225e9, 1e-6},
       {"pcie-l40s", "L40S", 362e12, 733e12, 48'000'000'000, 864e9, 142, 0.75, 8,
        IntraNodeKind::kPcie, 31.5e9, 1e-6, NicAttachment::kPerNode, 25e9, 2.5e-6,
-       Topology::kSingleSwitch, 0, 0},
+       Topology::kSingleSwitch, 0, 0, 31.5e9, 1e-6},
   };
+  // clang-format on
   const std::vector<ClusterPreset>& presets = AllClusterPresets();
   ASSERT_EQ(presets.size(), std::size(expected));
   for (size_t i = 0; i < presets.size(); ++i) {
@@ -94,7 +102,34 @@ TEST(ClusterPresetFiles, GiveEveryFieldAsBeforeInTheListOrder) {
     EXPECT_EQ(p.nodes_per_leaf, e.nodes_per_leaf);
     EXPECT_DOUBLE_EQ(p.oversubscription, 1);
     EXPECT_DOUBLE_EQ(p.uplink_latency_s, e.uplink_latency);
+    EXPECT_DOUBLE_EQ(p.host_link_bandwidth_bytes_per_s, e.host_link_bandwidth);
+    EXPECT_DOUBLE_EQ(p.host_link_latency_s, e.host_link_latency);
   }
+}
+
+// gb300-nvl72's numbers worked out from the rack figures its file cites, independently of the
+// file: NVIDIA's per-rack FP16/BF16 360 and FP8/FP6 720 PFLOP/s are with sparsity (dense is half),
+// 20 TB HBM3e and 576 TB/s over 72 GPUs, a ConnectX-8 800 Gb/s per GPU, NVLink-C2C 900 GB/s
+// bidirectional per Grace CPU and its two GPUs; the FP8 efficiency is 0.75 x the B300 SXM's
+// measured FP8/BF16 MAMF ratio (models/measured/mamf.csv, the B300 SXM rows: 1769 of 2250 BF16,
+// 3353.3 of 4500 FP8).
+TEST(ClusterPresetFiles, Gb300Nvl72IsTheRackDividedBy72) {
+  PlatformChoice choice;
+  choice.platform = "gb300-nvl72";
+  PlatformSpec p;
+  ASSERT_TRUE(LoadCluster(choice, FlagLocator(), &p).ok());
+  EXPECT_DOUBLE_EQ(p.gpu.dense_bf16_flops_per_s, 360e15 / 2 / 72);
+  EXPECT_DOUBLE_EQ(p.gpu.dense_fp8_flops_per_s, 720e15 / 2 / 72);
+  EXPECT_EQ(p.gpu.memory_bytes, static_cast<int64_t>(std::floor(20e12 / 72 / 1e9)) * 1'000'000'000);
+  EXPECT_DOUBLE_EQ(p.gpu.memory_bandwidth_bytes_per_s, 576e12 / 72);
+  EXPECT_DOUBLE_EQ(p.intra_bandwidth_bytes_per_s, 1.8e12 / 2);
+  EXPECT_DOUBLE_EQ(p.nic_bandwidth_bytes_per_s, 800e9 / 8);
+  EXPECT_DOUBLE_EQ(p.host_link_bandwidth_bytes_per_s, 900e9 / 2 / 2);
+  EXPECT_EQ(p.gpu.sms, 160);
+  EXPECT_DOUBLE_EQ(p.gpu.matmul_efficiency, 0.75);
+  EXPECT_DOUBLE_EQ(p.gpu.matmul_efficiency_fp8,
+                   std::round(100 * 0.75 * (3353.3 / 4500) / (1769.0 / 2250)) / 100);
+  EXPECT_DOUBLE_EQ(p.gpu.matmul_efficiency_fp8, 0.71);
 }
 
 TEST(ClusterPresetFiles, AreTheSourceFilesWithTheirCitations) {

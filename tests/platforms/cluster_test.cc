@@ -43,6 +43,7 @@ TEST(ClusterPresets, CarryTheDatasheetNumbers) {
       {"hgx-h200", 989e12, 1979e12, 141'000'000'000, 8, 450e9, 50e9, 132},
       {"dgx-b200", 2.25e15, 4.5e15, 180'000'000'000, 8, 900e9, 50e9, 148},
       {"gb200-nvl72", 2.5e15, 5e15, 186'000'000'000, 72, 900e9, 50e9, 148},
+      {"gb300-nvl72", 2.5e15, 5e15, 277'000'000'000, 72, 900e9, 100e9, 160},
       {"pcie-l40s", 362e12, 733e12, 48'000'000'000, 8, 31.5e9, 25e9, 142},
   };
   for (const Expected& e : expected) {
@@ -60,7 +61,7 @@ TEST(ClusterPresets, CarryTheDatasheetNumbers) {
   }
   EXPECT_EQ(ClusterPresetNames(),
             "ideal, h100-node, dgx-a100, dgx-h100, h800-cluster, hgx-h200, dgx-b200, gb200-nvl72, "
-            "pcie-l40s");
+            "gb300-nvl72, pcie-l40s");
 }
 
 TEST(ClusterPresets, EveryPresetScalesToSeveralNodes) {
@@ -198,7 +199,8 @@ TEST(ClusterSettings, OverrideAnyFieldAndReportTheKey) {
             "gpu.attention_efficiency, gpu.memory_efficiency, gpus_per_node, nodes, "
             "intra_node.kind, intra_node.bandwidth, intra_node.latency, nic.attachment, "
             "nic.bandwidth, nic.latency, network.topology, network.nodes_per_leaf, "
-            "network.oversubscription, network.uplink_latency (did you mean nic.bandwidth?)");
+            "network.oversubscription, network.uplink_latency, host_link.bandwidth, "
+            "host_link.latency (did you mean nic.bandwidth?)");
   EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"nic"})),
             "--set nic: expected PATH=VALUE, e.g. --set nic.bandwidth=200Gbps");
   EXPECT_EQ(LoadError(PresetChoice("dgx-h100", {"nic.bandwidth=fast"})),
@@ -228,10 +230,39 @@ TEST(ClusterSettings, OverrideAnyFieldAndReportTheKey) {
             "SINGLE_SWITCH, FAT_TREE, RAIL_OPTIMIZED");
 }
 
+// The GPU's link to host memory (for activation offload, issue 30): optional, so that cluster
+// files written before it still load; set, overridden and checked like the other links.
+TEST(ClusterHostLink, IsOptionalSettableAndChecked) {
+  PlatformSpec p;
+  ASSERT_TRUE(Load(PresetChoice(WriteFile("old.textproto", kTextProto)), &p).ok());
+  EXPECT_EQ(p.host_link_bandwidth_bytes_per_s, 0);
+  EXPECT_EQ(p.host_link_latency_s, 0);
+  ASSERT_TRUE(
+      Load(PresetChoice("dgx-b200", {"host_link.bandwidth=128GB/s", "host_link.latency=2us"}), &p)
+          .ok());
+  EXPECT_EQ(p.host_link_bandwidth_bytes_per_s, 128e9);
+  EXPECT_EQ(p.host_link_latency_s, 2e-6);
+  EXPECT_EQ(DescribePlatform(p),
+            "8 GPUs per node (B200: 2.25 PFLOP/s bf16, 167.6 GiB); NVSwitch 900 GB/s per GPU port; "
+            "NIC 50 GB/s per GPU, rail-optimized 32 nodes/leaf; host link 128 GB/s per GPU");
+  EXPECT_EQ(LoadError(PresetChoice("gb200-nvl72", {"host_link.bandwidth=fast"})),
+            "--set host_link.bandwidth: invalid bandwidth 'fast'; expected a positive rate such as "
+            "450GB/s, 50GiB/s, 400Gbps or 400Gb/s (a bare number is bytes per second), or inf");
+  EXPECT_EQ(LoadError(PresetChoice("gb200-nvl72", {"host_link.latency=-1us"})),
+            "--set host_link.latency: negative duration '-1us'; durations must be >= 0");
+  const std::string path = WriteFile("host.yaml", R"(gpu: {dense_bf16: 1PFLOP/s, memory: 80GiB}
+gpus_per_node: 4
+intra_node: {kind: NVSWITCH, bandwidth: 450GB/s}
+host_link: {bandwidth: 0GB/s}
+)");
+  EXPECT_EQ(LoadError(PresetChoice(path)).rfind(path + ":4:24: host_link.bandwidth: ", 0), 0u)
+      << LoadError(PresetChoice(path));
+}
+
 TEST(ClusterChoice, ReportsUnknownPlatformsAndMisplacedFlags) {
   EXPECT_EQ(LoadError(PresetChoice("dgx-h10")),
             "--platform: unknown platform 'dgx-h10'; valid: ideal, h100-node, dgx-a100, dgx-h100, "
-            "h800-cluster, hgx-h200, dgx-b200, gb200-nvl72, pcie-l40s, a cluster file (.textproto, .json, "
+            "h800-cluster, hgx-h200, dgx-b200, gb200-nvl72, gb300-nvl72, pcie-l40s, a cluster file (.textproto, .json, "
             ".yaml) or a SimGrid .xml (did you mean dgx-h100?)");
   PlatformChoice choice = PresetChoice("h100-node");
   choice.p2p_latency = "1us";
