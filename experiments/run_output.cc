@@ -243,6 +243,52 @@ std::string LaunchText(const FrameworkLaunch& l, const std::string& label,
   return out;
 }
 
+namespace {
+
+// Each kind that occurs, in CommKind order (sim/communication.h): the run's largest total and
+// exposed time over ranks and the ranks with them; and the exposed times alone.
+void AddCommunicationJson(const RunCommunication& c, nlohmann::ordered_json* o) {
+  nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
+  nlohmann::ordered_json exposed = nlohmann::ordered_json::object();
+  for (int k = 0; k < kNumCommKinds; ++k) {
+    if (!c.occurs[k]) continue;
+    const std::string key(CommKindName(CommKindAt(k)));
+    kinds[key]["total_s"] = JsonNumber(c.max[k].total_s);
+    kinds[key]["exposed_s"] = JsonNumber(c.max[k].exposed_s);
+    kinds[key]["total_rank"] = c.total_rank[k];
+    kinds[key]["exposed_rank"] = c.exposed_rank[k];
+    exposed[key] = JsonNumber(c.max[k].exposed_s);
+  }
+  (*o)["communication"] = std::move(kinds);
+  (*o)["exposed_s"] = std::move(exposed);
+}
+
+nlohmann::ordered_json RankCommunicationJson(const RunCommunication& c, int32_t rank) {
+  nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
+  for (int k = 0; k < kNumCommKinds; ++k) {
+    if (!c.occurs[k] || static_cast<size_t>(rank) >= c.ranks.size()) continue;
+    const CommSeconds& s = c.ranks[rank].kinds[k];
+    const std::string key(CommKindName(CommKindAt(k)));
+    kinds[key]["total_s"] = JsonNumber(s.total_s);
+    kinds[key]["exposed_s"] = JsonNumber(s.exposed_s);
+  }
+  return kinds;
+}
+
+// "tp 1.2 s (300 ms exposed), dp ...": the run's largest per rank, or "" without communication.
+std::string CommunicationLine(const RunCommunication& c) {
+  std::string line;
+  for (int k = 0; k < kNumCommKinds; ++k) {
+    if (!c.occurs[k]) continue;
+    line += (line.empty() ? "" : ", ") + std::string(CommKindName(CommKindAt(k))) + " " +
+            HumanDuration(c.max[k].total_s) + " (" + HumanDuration(c.max[k].exposed_s) +
+            " exposed)";
+  }
+  return line.empty() ? line : line + " (busiest rank of each, replica 0)";
+}
+
+}  // namespace
+
 nlohmann::ordered_json RunJson(const RunResult& r) {
   const RunMetrics& m = r.metrics;
   const RunHeadline h = HeadlineOf(r);
@@ -286,6 +332,7 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   };
   o["traffic"]["intra_node"] = traffic(m.intra_node);
   o["traffic"]["inter_node"] = traffic(m.inter_node);
+  AddCommunicationJson(m.communication, &o);
   o["peak_memory_bytes"] = h.peak_memory_bytes;
   o["memory_capacity_bytes"] = h.memory_capacity_bytes;
   o["oom"] = h.oom;
@@ -352,6 +399,7 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
     nlohmann::ordered_json memory;
     for (const MemoryPart& part : MemoryParts(k.memory)) memory[part.key] = part.bytes;
     rank["memory"] = std::move(memory);
+    rank["communication"] = RankCommunicationJson(m.communication, k.rank);
     o["ranks"].push_back(std::move(rank));
   }
   o["links"] = nlohmann::ordered_json::array();
@@ -520,6 +568,9 @@ std::string SingleTable(const RunResult& r) {
                                          std::to_string(r.spec.training.layout.ep) + ", " +
                                          HumanBytes(static_cast<double>(m.alltoall_bytes)) +
                                          " sent)"});
+  }
+  if (const std::string line = CommunicationLine(m.communication); !line.empty()) {
+    summary.push_back({"communication", line});
   }
   if (m.intra_node.transfers + m.inter_node.transfers > 0) {
     auto traffic = [](const TrafficMetrics& t) {
