@@ -19,6 +19,8 @@ using Intervals = std::vector<Interval>;
 struct RankIntervals {
   Intervals compute;
   std::array<Intervals, kNumCommKinds> kinds;
+  // Whether the rank has activities of the kind, even if they take no time (merging drops those).
+  std::array<bool, kNumCommKinds> present = {};
 };
 
 class Collector {
@@ -145,7 +147,10 @@ std::vector<RankIntervals> MergedIntervals(const TaskGraph& graph, const Timelin
   std::vector<RankIntervals> ranks = Collector(graph, timeline, num_ranks).Take();
   for (RankIntervals& r : ranks) {
     Merge(&r.compute);
-    for (Intervals& k : r.kinds) Merge(&k);
+    for (int k = 0; k < kNumCommKinds; ++k) {
+      r.present[k] = !r.kinds[k].empty();
+      Merge(&r.kinds[k]);
+    }
   }
   return ranks;
 }
@@ -161,8 +166,8 @@ RunCommunication ComputeCommunication(const TaskGraph& graph, const Timeline& ti
   run.ranks.resize(ranks.size());
   for (size_t r = 0; r < ranks.size(); ++r) {
     for (int k = 0; k < kNumCommKinds; ++k) {
+      if (!ranks[r].present[k]) continue;
       const Intervals& flight = ranks[r].kinds[k];
-      if (flight.empty()) continue;
       CommSeconds& s = run.ranks[r].kinds[k];
       s.total_s = Measure(flight);
       Uncovered(flight, ranks[r].compute, [&](double a, double b) { s.exposed_s += b - a; });

@@ -68,7 +68,8 @@ struct RankCommunication {
 };
 
 struct RunCommunication {
-  // Whether the run has any activity of the kind (on replica 0).
+  // Whether the run has any activity of the kind on replica 0 (even one that takes no time, as
+  // transfers on an ideal platform without latency).
   std::array<bool, kNumCommKinds> occurs = {};
   // Per kind: the largest total_s and the largest exposed_s over ranks, and the first rank with
   // each.

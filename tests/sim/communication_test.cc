@@ -193,7 +193,8 @@ TEST(Communication, OverlappedPairHidesPartOfTheAllToAlls) {
     // The exposed intervals add up to the exposed time; the pair's are the gaps between its
     // compute parts.
     double sum = 0;
-    for (const ExposedInterval& i : ExposedIntervals(graph, timeline, 1)[0]) {
+    const auto exposed = ExposedIntervals(graph, timeline, 1);
+    for (const ExposedInterval& i : exposed[0]) {
       if (i.kind == CommKind::kEpAllToAll) sum += i.end_s - i.start_s;
     }
     EXPECT_NEAR(sum, a2a.exposed_s, 1e-12);
