@@ -104,9 +104,13 @@ class Collector {
 
 // Sorts `intervals` and merges those that overlap or touch; drops empty ones.
 void Merge(Intervals* intervals) {
-  std::sort(intervals->begin(), intervals->end(), [](const Interval& a, const Interval& b) {
+  const auto earlier = [](const Interval& a, const Interval& b) {
     return a.start_s != b.start_s ? a.start_s < b.start_s : a.end_s < b.end_s;
-  });
+  };
+  // A rank's compute comes in stream order, mostly sorted already: check before sorting.
+  if (!std::is_sorted(intervals->begin(), intervals->end(), earlier)) {
+    std::sort(intervals->begin(), intervals->end(), earlier);
+  }
   size_t out = 0;
   for (const Interval& i : *intervals) {
     if (!(i.end_s > i.start_s)) continue;
