@@ -473,6 +473,39 @@ std::string FormatColumns(const std::vector<std::vector<std::string>>& rows) {
 
 namespace {
 
+// The table's collectives line: "tree/LL128 all-reduce x 3, ring/Simple all-reduce x 29 (128 GPUs
+// per collective, ...)". REQUIRES: r.collectives is not empty.
+std::string CollectivesLine(const RunResult& r) {
+  std::vector<std::pair<std::string, int>> kinds;
+  for (const CollectiveRow& c : r.collectives) {
+    std::string name = std::string(CollectiveAlgorithmName(c.algorithm)) +
+                       (c.protocol.empty() ? "" : "/" + c.protocol) + " " +
+                       std::string(CollectiveKindName(c.kind));
+    auto it =
+        std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == name; });
+    if (it == kinds.end()) {
+      kinds.push_back({name, 1});
+    } else {
+      ++it->second;
+    }
+  }
+  std::string text;
+  for (const auto& [name, count] : kinds) {
+    text += (text.empty() ? "" : ", ") + name + " x " + std::to_string(count);
+  }
+  const CollectiveRow& first = r.collectives.front();
+  text += " (" + std::to_string(first.members) + " GPUs per collective";
+  if (first.members_per_node > 0) {
+    text += ", " + std::to_string(first.members_per_node) + " per node";
+  }
+  bool modelled = false;  // NCCL's model chose at least one
+  for (const CollectiveRow& c : r.collectives) modelled = modelled || !c.protocol.empty();
+  text += r.spec.collective_algorithm ? "; forced)"
+          : modelled                  ? "; NCCL 2.23's choice)"
+                                      : "; rings: " + first.why + ")";
+  return text;
+}
+
 std::string SingleTable(const RunResult& r) {
   const RunMetrics& m = r.metrics;
   std::string out = r.label + ": " + Plural(r.num_ranks, "rank") + ", " +
@@ -526,37 +559,7 @@ std::string SingleTable(const RunResult& r) {
                                         HumanDuration(m.p2p_wait_s) +
                                         " blocked in them (all ranks)"});
   }
-  if (!r.collectives.empty()) {
-    // "tree/LL128 x 3, ring/Simple x 29 (all-reduce, 128 GPUs on 128 nodes)"
-    std::vector<std::pair<std::string, int>> kinds;
-    for (const CollectiveRow& c : r.collectives) {
-      std::string name = std::string(CollectiveAlgorithmName(c.algorithm)) +
-                         (c.protocol.empty() ? "" : "/" + c.protocol) + " " +
-                         std::string(CollectiveKindName(c.kind));
-      auto it =
-          std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == name; });
-      if (it == kinds.end()) {
-        kinds.push_back({name, 1});
-      } else {
-        ++it->second;
-      }
-    }
-    std::string text;
-    for (const auto& [name, count] : kinds) {
-      text += (text.empty() ? "" : ", ") + name + " x " + std::to_string(count);
-    }
-    const CollectiveRow& first = r.collectives.front();
-    text += " (" + std::to_string(first.members) + " GPUs per collective";
-    if (first.members_per_node > 0) {
-      text += ", " + std::to_string(first.members_per_node) + " per node";
-    }
-    bool modelled = false;  // NCCL's model chose at least one
-    for (const CollectiveRow& c : r.collectives) modelled = modelled || !c.protocol.empty();
-    text += r.spec.collective_algorithm ? "; forced)"
-            : modelled                  ? "; NCCL 2.23's choice)"
-                                        : "; rings: " + first.why + ")";
-    summary.push_back({"collectives", text});
-  }
+  if (!r.collectives.empty()) summary.push_back({"collectives", CollectivesLine(r)});
   if (m.num_allreduce_tasks > 0) {
     summary.push_back({"all-reduce", std::to_string(m.num_allreduce_tasks) + " steps (" +
                                          HumanBytes(static_cast<double>(m.allreduce_bytes)) +
