@@ -5,10 +5,12 @@
 //   pp_p2p       pipeline stage-boundary transfers (TaskKind::kTransfer)
 //   tp           tensor-parallel rings (PartKind::kTpRing parts, sim/task_program.h)
 //   cp           ring attention (PartKind::kCpRing parts)
-//   dp           data-parallel gradient collectives: their steps (TaskKind::kAllReduce) and their
-//                timers (TaskKind::kDelay: NCCL's fixed latency, the join of a two-part step);
-//                the timers of gradient buckets becoming ready (TaskGraph::bucket_timers) are
-//                progress through a backward, not communication, and are left out
+//   dp           data-parallel gradient collectives (all-reduce, ZeRO-1's reduce-scatter and
+//                all-gather, the experts' gradients' all-reduce): their steps
+//                (TaskKind::kAllReduce) and their timers (TaskKind::kDelay: NCCL's fixed latency,
+//                the join of a two-part step); the timers of gradient buckets becoming ready
+//                (TaskGraph::bucket_timers) are progress through a backward, not communication, and
+//                are left out
 //   ep_alltoall  expert-parallel all-to-alls (PartKind::kAllToAll parts)
 //
 // Definitions (also in README.md):

@@ -6,6 +6,7 @@
 // schedule's label.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -22,10 +23,18 @@ struct RoundTrip {
   std::string emitted;      // the emitted file's text
 };
 
+// A folder of the running test's own: ctest runs this file's tests side by side, in processes
+// that share TempDir.
+std::string TestDir() {
+  const std::string dir = ::testing::TempDir() + "emit_test_" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "/";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 RoundTrip EmitAndImport(const std::string& framework, std::vector<std::string> args) {
   RoundTrip trip;
-  const std::string file =
-      ::testing::TempDir() + (framework == "megatron" ? "emitted.args" : "emitted.toml");
+  const std::string file = TestDir() + (framework == "megatron" ? "emitted.args" : "emitted.toml");
   args.insert(args.begin(), "run");
   args.insert(args.end(), {"--emit", framework, "--emit-file", file, "--format", "json"});
   const CliResult first = Cli(args);
@@ -208,7 +217,7 @@ TEST(EmitTorchtitan, ACustomOrderGoesBesideAsTorchsCsv) {
   const CliResult schedule = Cli({"schedule", "--schedule", "V-Half", "--pp", "4", "--microbatches",
                                   "8", "--format", "torch-csv"});
   ASSERT_EQ(schedule.code, 0) << schedule.err;
-  EXPECT_EQ(ReadFile(::testing::TempDir() + "emitted.csv"), schedule.out);
+  EXPECT_EQ(ReadFile(TestDir() + "emitted.csv"), schedule.out);
 }
 
 // A sweep has no single launch: emit and emit_file belong to one run, and are not swept.

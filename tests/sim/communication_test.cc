@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 #include "schedules/registry.h"
@@ -116,19 +117,25 @@ TEST(Communication, TensorParallelRingsExposedUnlessOverlapped) {
 // Buckets of 1e8: ready at 2, 3, 4 and 5 (timers from 1 that are not communication); each
 // 0.05 + 2 x (0.01 + 0.05) = 0.17 < 1, so the first three run during B: total 4 x 0.17, exposed
 // the last 0.17.
+// Folded (replica 0 compiled alone, standing for the other) or not, replica 0's figures are the
+// same.
 TEST(Communication, DataParallelCollectivesWithTheirTimersNotTheBucketTimers) {
-  for (int64_t bucket : {int64_t{0}, int64_t{100'000'000}}) {
+  for (const auto& [bucket, fold] :
+       {std::pair{int64_t{0}, false}, std::pair{int64_t{100'000'000}, false},
+        std::pair{int64_t{0}, true}, std::pair{int64_t{100'000'000}, true}}) {
     StageCosts costs = OneStageCosts(1, 4);
     costs.gradient_bytes = {400'000'000};
     Parallelism parallelism{{.dp = 2, .tp = 1}, P2pMode::kEager};
     parallelism.grad_bucket_bytes = bucket;
+    parallelism.fold_replicas = fold;
     parallelism.reduce_plans = {CollectivePlan{.fixed_latency_s = 0.05}};
     TaskGraph graph;
     ASSERT_TRUE(CompileTaskGraph(OneRankOneMicrobatch(), costs, parallelism, &graph).ok());
-    EXPECT_EQ(graph.bucket_timers.size(), bucket > 0 ? 2 * 3 : 0);  // 3 per replica
+    EXPECT_EQ(graph.bucket_timers.size(), bucket > 0 ? (fold ? 3 : 2 * 3) : 0);  // 3 per replica
     const PlatformSpec platform = PlatformOrDie(IdealChoice(0.01, 1e9), 1, 2, 1);
     for (EngineKind engine : kEngines) {
-      SCOPED_TRACE(std::string(EngineName(engine)) + (bucket > 0 ? " buckets" : ""));
+      SCOPED_TRACE(std::string(EngineName(engine)) + (bucket > 0 ? " buckets" : "") +
+                   (fold ? " folded" : ""));
       Timeline timeline;
       const RunCommunication c = Measure(graph, engine, platform, 1, &timeline);
       EXPECT_NEAR(Of(c, 0, CommKind::kDp).total_s, bucket > 0 ? 4 * 0.17 : 0.47, 1e-9);
