@@ -1,13 +1,14 @@
 #include "sim/communication.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace ppsim {
 namespace {
 
-// Indexed by CommKind; kNumCommKinds must match.
-constexpr std::array<std::string_view, kNumCommKinds> kCommKindNames = {"pp_p2p", "tp", "cp", "dp",
-                                                                        "ep_alltoall"};
+// Indexed by CommKind.
+constexpr std::string_view kCommKindNames[] = {"pp_p2p", "tp", "cp", "dp", "ep_alltoall"};
+static_assert(std::size(kCommKindNames) == kNumCommKinds);
 
 struct Interval {
   double start_s;
@@ -35,7 +36,7 @@ class Collector {
       AddCommunicationTask(t);
     }
     for (size_t t = graph_.optimizers_begin(); t < graph_.num_tasks(); ++t) {
-      if (graph_.tasks[t].replica == 0) Add(graph_.tasks[t].rank, nullptr, TaskInterval(t));
+      if (graph_.tasks[t].replica == 0) AddCompute(graph_.tasks[t].rank, TaskInterval(t));
     }
     return std::move(ranks_);
   }
@@ -43,10 +44,15 @@ class Collector {
  private:
   Interval TaskInterval(size_t t) const { return {timeline_.start_s[t], timeline_.end_s[t]}; }
 
-  void Add(int32_t rank, const CommKind* kind, Interval interval) {
-    if (rank < 0 || static_cast<size_t>(rank) >= ranks_.size()) return;
-    RankIntervals& r = ranks_[static_cast<size_t>(rank)];
-    (kind == nullptr ? r.compute : r.kinds[static_cast<int>(*kind)]).push_back(interval);
+  // Ranks outside [0, num_ranks) are not measured.
+  bool Measured(int32_t rank) const {
+    return rank >= 0 && static_cast<size_t>(rank) < ranks_.size();
+  }
+  void AddCompute(int32_t rank, Interval interval) {
+    if (Measured(rank)) ranks_[rank].compute.push_back(interval);
+  }
+  void AddCommunication(int32_t rank, CommKind kind, Interval interval) {
+    if (Measured(rank)) ranks_[rank].kinds[static_cast<int>(kind)].push_back(interval);
   }
 
   void AddComputeTask(size_t t) {
@@ -54,7 +60,7 @@ class Collector {
     const TaskProgram* program = graph_.ProgramOfTask(t);
     const double start = timeline_.start_s[t];
     if (program == nullptr || !HasMoeParts(*program)) {
-      Add(task.rank, nullptr, {start, start + task.duration_s});
+      AddCompute(task.rank, {start, start + task.duration_s});
     }
     if (program == nullptr) return;
     for (size_t i = 0; i < program->size(); ++i) {
@@ -63,7 +69,7 @@ class Collector {
       CommKind kind = CommKind::kEpAllToAll;
       switch ((*program)[i].kind) {
         case PartKind::kCompute:
-          Add(task.rank, nullptr, part);
+          AddCompute(task.rank, part);
           continue;
         case PartKind::kAllToAll:
           kind = CommKind::kEpAllToAll;
@@ -75,25 +81,23 @@ class Collector {
           kind = CommKind::kCp;
           break;
       }
-      Add(task.rank, &kind, part);
+      AddCommunication(task.rank, kind, part);
     }
   }
 
   void AddCommunicationTask(size_t t) {
     const Task& task = graph_.tasks[t];
     if (task.kind == TaskKind::kTransfer) {
-      const CommKind kind = CommKind::kPpP2p;
-      if (task.peer_replica == 0) Add(task.peer, &kind, TaskInterval(t));
+      if (task.peer_replica == 0) AddCommunication(task.peer, CommKind::kPpP2p, TaskInterval(t));
       // In Megatron's and torch's calls the sender blocks too.
       if (graph_.p2p_mode != P2pMode::kEager && task.replica == 0) {
-        Add(task.rank, &kind, TaskInterval(t));
+        AddCommunication(task.rank, CommKind::kPpP2p, TaskInterval(t));
       }
     } else if (task.kind == TaskKind::kAllReduce ||
                (task.kind == TaskKind::kDelay &&
                 !std::binary_search(graph_.bucket_timers.begin(), graph_.bucket_timers.end(),
                                     static_cast<TaskId>(t)))) {
-      const CommKind kind = CommKind::kDp;
-      if (task.replica == 0) Add(task.rank, &kind, TaskInterval(t));
+      if (task.replica == 0) AddCommunication(task.rank, CommKind::kDp, TaskInterval(t));
     }
   }
 
