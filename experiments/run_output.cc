@@ -243,6 +243,52 @@ std::string LaunchText(const FrameworkLaunch& l, const std::string& label,
   return out;
 }
 
+namespace {
+
+// Each kind that occurs, in CommKind order (sim/communication.h): the run's largest total and
+// exposed time over ranks and the ranks with them; and the exposed times alone.
+void AddCommunicationJson(const RunCommunication& c, nlohmann::ordered_json* o) {
+  nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
+  nlohmann::ordered_json exposed = nlohmann::ordered_json::object();
+  for (int k = 0; k < kNumCommKinds; ++k) {
+    if (!c.occurs[k]) continue;
+    const std::string key(CommKindName(CommKindAt(k)));
+    kinds[key]["total_s"] = JsonNumber(c.max[k].total_s);
+    kinds[key]["exposed_s"] = JsonNumber(c.max[k].exposed_s);
+    kinds[key]["total_rank"] = c.total_rank[k];
+    kinds[key]["exposed_rank"] = c.exposed_rank[k];
+    exposed[key] = JsonNumber(c.max[k].exposed_s);
+  }
+  (*o)["communication"] = std::move(kinds);
+  (*o)["exposed_s"] = std::move(exposed);
+}
+
+nlohmann::ordered_json RankCommunicationJson(const RunCommunication& c, int32_t rank) {
+  nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
+  for (int k = 0; k < kNumCommKinds; ++k) {
+    if (!c.occurs[k] || static_cast<size_t>(rank) >= c.ranks.size()) continue;
+    const CommSeconds& s = c.ranks[rank].kinds[k];
+    const std::string key(CommKindName(CommKindAt(k)));
+    kinds[key]["total_s"] = JsonNumber(s.total_s);
+    kinds[key]["exposed_s"] = JsonNumber(s.exposed_s);
+  }
+  return kinds;
+}
+
+// "tp 1.2 s (300 ms exposed), dp ...": the run's largest per rank, or "" without communication.
+std::string CommunicationLine(const RunCommunication& c) {
+  std::string line;
+  for (int k = 0; k < kNumCommKinds; ++k) {
+    if (!c.occurs[k]) continue;
+    line += (line.empty() ? "" : ", ") + std::string(CommKindName(CommKindAt(k))) + " " +
+            HumanDuration(c.max[k].total_s) + " (" + HumanDuration(c.max[k].exposed_s) +
+            " exposed)";
+  }
+  return line.empty() ? line : line + " (busiest rank of each, replica 0)";
+}
+
+}  // namespace
+
 nlohmann::ordered_json RunJson(const RunResult& r) {
   const RunMetrics& m = r.metrics;
   const RunHeadline h = HeadlineOf(r);
@@ -286,6 +332,7 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
   };
   o["traffic"]["intra_node"] = traffic(m.intra_node);
   o["traffic"]["inter_node"] = traffic(m.inter_node);
+  AddCommunicationJson(m.communication, &o);
   o["peak_memory_bytes"] = h.peak_memory_bytes;
   o["memory_capacity_bytes"] = h.memory_capacity_bytes;
   o["oom"] = h.oom;
@@ -352,6 +399,7 @@ nlohmann::ordered_json RunJson(const RunResult& r) {
     nlohmann::ordered_json memory;
     for (const MemoryPart& part : MemoryParts(k.memory)) memory[part.key] = part.bytes;
     rank["memory"] = std::move(memory);
+    rank["communication"] = RankCommunicationJson(m.communication, k.rank);
     o["ranks"].push_back(std::move(rank));
   }
   o["links"] = nlohmann::ordered_json::array();
@@ -425,6 +473,39 @@ std::string FormatColumns(const std::vector<std::vector<std::string>>& rows) {
 
 namespace {
 
+// The table's collectives line: "tree/LL128 all-reduce x 3, ring/Simple all-reduce x 29 (128 GPUs
+// per collective, ...)". REQUIRES: r.collectives is not empty.
+std::string CollectivesLine(const RunResult& r) {
+  std::vector<std::pair<std::string, int>> kinds;
+  for (const CollectiveRow& c : r.collectives) {
+    std::string name = std::string(CollectiveAlgorithmName(c.algorithm)) +
+                       (c.protocol.empty() ? "" : "/" + c.protocol) + " " +
+                       std::string(CollectiveKindName(c.kind));
+    auto it =
+        std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == name; });
+    if (it == kinds.end()) {
+      kinds.push_back({name, 1});
+    } else {
+      ++it->second;
+    }
+  }
+  std::string text;
+  for (const auto& [name, count] : kinds) {
+    text += (text.empty() ? "" : ", ") + name + " x " + std::to_string(count);
+  }
+  const CollectiveRow& first = r.collectives.front();
+  text += " (" + std::to_string(first.members) + " GPUs per collective";
+  if (first.members_per_node > 0) {
+    text += ", " + std::to_string(first.members_per_node) + " per node";
+  }
+  bool modelled = false;  // NCCL's model chose at least one
+  for (const CollectiveRow& c : r.collectives) modelled = modelled || !c.protocol.empty();
+  text += r.spec.collective_algorithm ? "; forced)"
+          : modelled                  ? "; NCCL 2.23's choice)"
+                                      : "; rings: " + first.why + ")";
+  return text;
+}
+
 std::string SingleTable(const RunResult& r) {
   const RunMetrics& m = r.metrics;
   std::string out = r.label + ": " + Plural(r.num_ranks, "rank") + ", " +
@@ -478,37 +559,7 @@ std::string SingleTable(const RunResult& r) {
                                         HumanDuration(m.p2p_wait_s) +
                                         " blocked in them (all ranks)"});
   }
-  if (!r.collectives.empty()) {
-    // "tree/LL128 x 3, ring/Simple x 29 (all-reduce, 128 GPUs on 128 nodes)"
-    std::vector<std::pair<std::string, int>> kinds;
-    for (const CollectiveRow& c : r.collectives) {
-      std::string name = std::string(CollectiveAlgorithmName(c.algorithm)) +
-                         (c.protocol.empty() ? "" : "/" + c.protocol) + " " +
-                         std::string(CollectiveKindName(c.kind));
-      auto it =
-          std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == name; });
-      if (it == kinds.end()) {
-        kinds.push_back({name, 1});
-      } else {
-        ++it->second;
-      }
-    }
-    std::string text;
-    for (const auto& [name, count] : kinds) {
-      text += (text.empty() ? "" : ", ") + name + " x " + std::to_string(count);
-    }
-    const CollectiveRow& first = r.collectives.front();
-    text += " (" + std::to_string(first.members) + " GPUs per collective";
-    if (first.members_per_node > 0) {
-      text += ", " + std::to_string(first.members_per_node) + " per node";
-    }
-    bool modelled = false;  // NCCL's model chose at least one
-    for (const CollectiveRow& c : r.collectives) modelled = modelled || !c.protocol.empty();
-    text += r.spec.collective_algorithm ? "; forced)"
-            : modelled                  ? "; NCCL 2.23's choice)"
-                                        : "; rings: " + first.why + ")";
-    summary.push_back({"collectives", text});
-  }
+  if (!r.collectives.empty()) summary.push_back({"collectives", CollectivesLine(r)});
   if (m.num_allreduce_tasks > 0) {
     summary.push_back({"all-reduce", std::to_string(m.num_allreduce_tasks) + " steps (" +
                                          HumanBytes(static_cast<double>(m.allreduce_bytes)) +
@@ -520,6 +571,9 @@ std::string SingleTable(const RunResult& r) {
                                          std::to_string(r.spec.training.layout.ep) + ", " +
                                          HumanBytes(static_cast<double>(m.alltoall_bytes)) +
                                          " sent)"});
+  }
+  if (const std::string line = CommunicationLine(m.communication); !line.empty()) {
+    summary.push_back({"communication", line});
   }
   if (m.intra_node.transfers + m.inter_node.transfers > 0) {
     auto traffic = [](const TrafficMetrics& t) {

@@ -266,6 +266,7 @@ RunMetrics ComputeMetrics(const Schedule& schedule, const StageCosts& costs, con
     m.ranks.push_back(r);
   }
 
+  m.communication = ComputeCommunication(graph, timeline, schedule.num_ranks);
   const double capacity = schedule.num_ranks * m.makespan_s;
   m.bubble_over_makespan = capacity > 0 ? 1 - total_busy / capacity : 0;
   m.bubble_over_ideal = total_busy > 0 ? (capacity - total_busy) / total_busy : 0;

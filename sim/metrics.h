@@ -32,6 +32,7 @@
 
 #include "models/stage_costs.h"
 #include "schedules/schedule.h"
+#include "sim/communication.h"
 #include "sim/engine.h"
 #include "sim/task_graph.h"
 
@@ -149,6 +150,9 @@ struct RunMetrics {
   TrafficMetrics inter_node;
   std::vector<RankMetrics> ranks;
   int32_t oom_ranks = 0;
+  // Each kind of communication's total and exposed time, per rank and the run's (replica 0:
+  // sim/communication.h).
+  RunCommunication communication;
   // Per rank, every change of live activation bytes in time order (for traces and plots).
   std::vector<std::vector<MemorySample>> memory_timeline;
   // The reserve the per-rank memory counts (what ComputeMetrics was given).

@@ -144,6 +144,7 @@ void SetRunLayout(const Parallelism& parallelism, int32_t replicas, TaskGraph* g
   graph->layout.ep = parallelism.layout.ep;
   graph->tp_comm_overlap = parallelism.tp_comm_overlap;
   graph->node_limited_routing = parallelism.node_limited_routing;
+  graph->p2p_mode = parallelism.p2p_mode;
 }
 
 // Replica 0's compute tasks, rank by rank in schedule order, with their programs; returns which
@@ -321,6 +322,8 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   const BoundaryTransfers transfers =
       AddDataDependencies(schedule, costs, parallelism, producers, &builder);
   const GradientSync sync = AddGradientSync(schedule, costs, parallelism, &builder);
+  for (const auto& [backward, timer] : sync.delays) built.bucket_timers.push_back(timer);
+  std::sort(built.bucket_timers.begin(), built.bucket_timers.end());
   built.waits_begin = builder.next_id();
   if (parallelism.p2p_mode != P2pMode::kEager) {
     RETURN_IF_ERROR(AddP2pCalls(schedule, parallelism.p2p_mode, transfers, &builder));

@@ -177,6 +177,7 @@ struct TaskGraph {
   // alongside its compute (else after it: sim/task_program.h).
   bool tp_comm_overlap = false;
   bool node_limited_routing = false;  // Parallelism::node_limited_routing
+  P2pMode p2p_mode = P2pMode::kEager;  // Parallelism::p2p_mode
   // Programs (sim/task_program.h): the distinct programs of the compute tasks that have one
   // (MoE parts, tensor-parallel rings, ring attention), and per compute task the index of its
   // program (kNoProgram: none); program_of is empty when no task has one. part_begin[t]: the
@@ -211,7 +212,10 @@ struct TaskGraph {
   // (kNoTask, as in a graph built by hand: none.)
   TaskId waits_begin = kNoTask;
   std::vector<TaskId> wait_after;
-  // Delay tasks (kDelay) sit among the transfers and all-reduce steps.
+  // Delay tasks (kDelay) sit among the transfers and all-reduce steps. bucket_timers: those that
+  // are gradient buckets becoming ready part-way through a backward (sim/gradient_sync.h), in
+  // increasing order; the others belong to collectives (a fixed latency, a join).
+  std::vector<TaskId> bucket_timers;
   // Optimizer steps, one per rank and replica whose stages have one: [optimizer_begin, num_tasks()).
   TaskId optimizer_begin = kNoTask;
   static constexpr TaskId kNoTask = ~TaskId{0};

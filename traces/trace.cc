@@ -13,6 +13,7 @@
 
 #include "base/escape.h"
 #include "config/units.h"
+#include "sim/communication.h"
 
 namespace ppsim {
 namespace {
@@ -102,6 +103,7 @@ class TraceStreamer {
     for (const TraceTrack& track : tracks_) sink_->Track(track);
     EmitCompute();
     EmitCommunication();
+    EmitExposed();
     EmitMemory();
   }
 
@@ -200,7 +202,7 @@ class TraceStreamer {
     const bool tp_rings = graph_.HasParts(PartKind::kTpRing);
     const bool cp_rings = graph_.HasParts(PartKind::kCpRing);
     const bool moe_parts = graph_.HasMoeParts();
-    tracks_.reserve(2 + first_stream_of_process.size() + 6 * num_streams_ + lanes);
+    tracks_.reserve(2 + first_stream_of_process.size() + 7 * num_streams_ + lanes);
     TraceTrack& all = NewTrack(TraceTrackKind::kProcess, 0, "all GPUs");
     all.pid = 1;
     all.sort_index = -1;
@@ -279,6 +281,70 @@ class TraceStreamer {
       }
     }
     AddLaneTracks();
+    AddExposedTracks();
+  }
+
+  // Replica 0's exposed communication (sim/communication.h), a track per rank that has some in
+  // the shown time: its segments in whole nanoseconds, touching ones of the same kinds joined.
+  void AddExposedTracks() {
+    const auto [begin, end] = ShownSpan();
+    const auto segments = ExposedSegments(graph_, timeline_, schedule_.num_ranks);
+    exposed_.assign(segments.size(), {});
+    for (int32_t rank = 0; rank < schedule_.num_ranks; ++rank) {
+      std::vector<Exposed>& out = exposed_[rank];
+      for (const ExposedSegment& s : segments[rank]) {
+        const int64_t a = std::max(TraceNs(s.start_s), begin);
+        const int64_t b = std::min(TraceNs(s.end_s), end);
+        if (a >= b) continue;
+        if (!out.empty() && out.back().kinds == s.kinds && out.back().end_ns == a) {
+          out.back().end_ns = b;
+        } else {
+          out.push_back({a, b, s.kinds});
+        }
+      }
+      if (out.empty()) continue;
+      const int32_t gpu = platform_.GpuOf(0, rank, 0);
+      const int32_t key = ProcessKeyOf(gpu);
+      TraceTrack& track =
+          NewTrack(TraceTrackKind::kTransfers, process_uuid_[key],
+                   StreamPrefix(0) + "rank " + std::to_string(rank) + " · exposed communication");
+      track.pid = key + 2;
+      track.tid = platform_.num_gpus() + 1 + static_cast<int32_t>(tracks_.size());
+      track.sort_index = StreamOf(0, rank) * kSortSlots + kSortSlots - 3;
+      exposed_track_.push_back(tracks_.size() - 1);
+    }
+  }
+
+  // The time the shown actions span, in nanoseconds (everything for the whole run).
+  std::pair<int64_t, int64_t> ShownSpan() const {
+    if (whole_) return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    int64_t begin = std::numeric_limits<int64_t>::max();
+    int64_t end = 0;
+    for (TaskId c = 0; c < graph_.num_compute_tasks(); ++c) {
+      if (!Shown(ActionOf(c))) continue;
+      begin = std::min(begin, Start(c));
+      end = std::max(end, End(c));
+    }
+    return begin > end ? std::pair<int64_t, int64_t>{0, 0} : std::pair{begin, end};
+  }
+
+  // A slice per exposed segment, named by its kinds ("tp", "pp_p2p+dp").
+  void EmitExposed() {
+    size_t next = 0;
+    for (const std::vector<Exposed>& segments : exposed_) {
+      if (segments.empty()) continue;
+      const TraceTrack& track = tracks_[exposed_track_[next++]];
+      for (const Exposed& e : segments) {
+        const std::string name = ExposedKindsName(e.kinds);
+        TraceSlice slice;
+        slice.track = &track;
+        slice.kind = TaskKind::kTransfer;
+        slice.name = name;
+        slice.start_ns = e.start_ns;
+        slice.end_ns = e.end_ns;
+        sink_->Slice(slice);
+      }
+    }
   }
 
   TraceTrack& NewTrack(TraceTrackKind kind, uint64_t parent, std::string name) {
@@ -753,15 +819,7 @@ class TraceStreamer {
   }
 
   void EmitMemory() {
-    // The time the shown actions span.
-    int64_t begin = std::numeric_limits<int64_t>::max();
-    int64_t end = 0;
-    for (TaskId c = 0; c < graph_.num_compute_tasks(); ++c) {
-      if (!Shown(ActionOf(c))) continue;
-      begin = std::min(begin, Start(c));
-      end = std::max(end, End(c));
-    }
-    if (begin > end) begin = end = 0;
+    const auto [begin, end] = ShownSpan();
     const CounterWindow window{begin, end, whole_};
 
     int64_t total = 0;
@@ -846,6 +904,14 @@ class TraceStreamer {
   std::vector<size_t> part_track_;  // per stream: its MoE parts track, its all-to-all track
   std::vector<size_t> memory_track_;
   size_t total_track_ = 0;
+  // Replica 0's exposed communication per rank, and the tracks of the ranks that have some.
+  struct Exposed {
+    int64_t start_ns;
+    int64_t end_ns;
+    uint32_t kinds;
+  };
+  std::vector<std::vector<Exposed>> exposed_;
+  std::vector<size_t> exposed_track_;
   // Per transfer and all-reduce step: its group and lane; group kHidden when not shown.
   struct Place {
     uint32_t group = kHidden;

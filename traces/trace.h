@@ -19,6 +19,10 @@
 //     (a slice per compute part of its actions, "F3 attention 0") and "all-to-all" (a slice per
 //     all-to-all, "F3 dispatch 0", with args layer, bytes to each peer (node-limited: to each
 //     peer in its node; TaskPart::node_bytes go to each other node) and duration_ns);
+//   - "exposed communication", a track per rank of replica 0 that has some (sim/communication.h):
+//     a slice per stretch of time in which the rank waits on communication with nothing to
+//     compute, named by the kinds exposed then ("pp_p2p", "tp", "pp_p2p+dp"), clipped to the
+//     shown actions' span;
 //   - flows: one per dependency edge that has a transfer or all-reduce step at either end
 //     (producer → transfer, transfer → consumer, step → step), and into and out of every
 //     all-to-all from and to the compute parts beside it in its chunk;
@@ -28,9 +32,9 @@
 // StreamTrace calls the sink with every track first (parents before children), then every slice
 // (track by track, in time order on each), then every counter sample (track by track, in time
 // order). Slices come compute streams first, then transfers and all-reduce steps in task order
-// (each before the steps it feeds). Beyond the run it reads, it holds 8 bytes per transfer (its
-// lane; 32 while lanes are assigned) and a few values per track: a trace of a million tasks
-// streams in a few megabytes more than the run itself.
+// (each before the steps it feeds), then the exposed communication. Beyond the run it reads, it
+// holds 8 bytes per transfer (its lane; 32 while lanes are assigned) and a few values per track: a
+// trace of a million tasks streams in a few megabytes more than the run itself.
 #ifndef PPSIM_TRACES_TRACE_H_
 #define PPSIM_TRACES_TRACE_H_
 

@@ -17,6 +17,7 @@
 
 #include "experiments/run.h"
 #include "traces/chrome_trace.h"
+#include "sim/communication.h"
 #include "traces/perfetto_trace.h"
 #include "traces/perfetto_trace.pb.h"
 #include "tests/support/cli.h"
@@ -72,10 +73,26 @@ std::string TempPath(const std::string& name) {
 }
 
 // A Perfetto trace read back, with what the invariant checks found.
+// Whether `name` is an exposed-communication slice's (sim/communication.h ExposedKindsName):
+// kinds joined by '+'.
+bool ExposedName(std::string_view name) {
+  for (size_t at = 0; at <= name.size();) {
+    const size_t plus = std::min(name.find('+', at), name.size());
+    bool kind = false;
+    for (int k = 0; k < kNumCommKinds; ++k) {
+      kind = kind || name.substr(at, plus - at) == CommKindName(CommKindAt(k));
+    }
+    if (!kind) return false;
+    at = plus + 1;
+  }
+  return true;
+}
+
 struct Decoded {
   pp::Trace trace;
   std::map<uint64_t, pp::TrackDescriptor> tracks;
-  size_t slices = 0;
+  size_t slices = 0;  // but the exposed-communication ones
+  size_t exposed_slices = 0;
   std::map<uint64_t, int> flow_starts;  // id -> count
   std::map<uint64_t, int> flow_ends;
   std::map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> counters;  // uuid -> samples
@@ -132,7 +149,9 @@ Decoded DecodePerfetto(const std::string& path) {
     events[e.track_uuid()].push_back({ts, static_cast<size_t>(i), e.type(), name});
     for (uint64_t id : e.flow_ids()) ++d.flow_starts[id];
     for (uint64_t id : e.terminating_flow_ids()) ++d.flow_ends[id];
-    if (e.type() == pp::TrackEvent::TYPE_SLICE_BEGIN) ++d.slices;
+    if (e.type() == pp::TrackEvent::TYPE_SLICE_BEGIN) {
+      ++(ExposedName(name) ? d.exposed_slices : d.slices);
+    }
   }
   for (auto& [uuid, list] : events) {
     std::stable_sort(list.begin(), list.end(),
@@ -322,6 +341,28 @@ TEST(PerfettoTrace, TracksAreOrderedByRankWithLanesForTransfers) {
   EXPECT_GE(TrackNamed(d, "rank 1 → rank 0"), 1u);
 }
 
+// The exposed-communication track (sim/communication.h): 1F1B, p = 2, m = 1, F = 1 s, B = 2 s,
+// every transfer 0.25 s (ideal, eager p2p). Rank 1 waits for F0's activation over [1, 1.25] s,
+// rank 0 for B0's gradient over [4.25, 4.5] s (tests/sim/communication_test.cc): one pp_p2p slice
+// on each rank's track.
+TEST(PerfettoTrace, ExposedCommunicationHasASlicePerWait) {
+  proto::RunConfig spec = OneFOneB(2, 1);
+  spec.set_f("1s");
+  spec.set_b("2s");
+  spec.set_p2p_latency("250ms");
+  auto run = Execute(spec);
+  const std::string path = TempPath("exposed.pftrace");
+  ASSERT_TRUE(WritePerfettoTrace(run->trace, TraceWindow(), "--trace", path).ok());
+  const Decoded d = DecodePerfetto(path);
+  const uint64_t rank0 = TrackNamed(d, "rank 0 · exposed communication");
+  const uint64_t rank1 = TrackNamed(d, "rank 1 · exposed communication");
+  using Times = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(d.slice_times.at(rank0), (Times{{4'250'000'000, 4'500'000'000}}));
+  EXPECT_EQ(d.slice_times.at(rank1), (Times{{1'000'000'000, 1'250'000'000}}));
+  EXPECT_EQ(d.slice_names.at(rank0), (std::vector<std::string>{"pp_p2p"}));
+  EXPECT_EQ(d.slice_names.at(rank1), (std::vector<std::string>{"pp_p2p"}));
+}
+
 TEST(PerfettoTrace, GzipHoldsTheSameBytes) {
   auto run = Execute(OneFOneB(2, 4));
   const std::string plain = TempPath("same.pftrace");
@@ -423,7 +464,7 @@ TEST(ChromeTrace, EventsMatchTheProtobufTrace) {
     const std::string ph = e["ph"].get<std::string>();
     const int64_t pid = static_cast<int64_t>(e["pid"].get<double>());
     if (ph == "X") {
-      ++slices;
+      if (!ExposedName(e["name"].get<std::string>())) ++slices;
       const int64_t ts = std::llround(e["ts"].get<double>() * 1000);
       json_times.insert({ts, ts + std::llround(e["dur"].get<double>() * 1000)});
     } else if (ph == "s") {
