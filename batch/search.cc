@@ -86,6 +86,16 @@ struct Executed {
   int32_t stages_per_rank = 0;
 };
 
+// A SimGrid evaluation's figures into the candidate (the baseline's and every simulated one's).
+void TakeSimulation(const Executed& e, SearchCandidate* c) {
+  c->iteration_s = e.makespan_s;
+  c->tokens_per_s = e.tokens_per_s;
+  c->mfu = e.mfu;
+  c->dp = e.dp;
+  c->microbatches = e.microbatches;
+  c->stages_per_rank = e.stages_per_rank;
+}
+
 Status ResolveOne(const proto::RunConfig& config, const std::shared_ptr<const Locator>& where,
                   RunSpec* spec) {
   RunRequest request;
@@ -504,14 +514,8 @@ Status EvaluateBaseline(const SearchSpace& space, const SpaceShape& shape,
                               (e.reason.empty() ? "the process evaluating it failed" : e.reason));
     }
   }
-  const Executed& e = executed[1];
   c.critical_path_s = executed[0].makespan_s;
-  c.iteration_s = e.makespan_s;
-  c.tokens_per_s = e.tokens_per_s;
-  c.mfu = e.mfu;
-  c.dp = e.dp;
-  c.microbatches = e.microbatches;
-  c.stages_per_rank = e.stages_per_rank;
+  TakeSimulation(executed[1], &c);
   c.speedup = 1;
   result->has_baseline = true;
   return Status();
@@ -796,12 +800,7 @@ Status BoundAndSimulate(const SearchOptions& options, SearchRun* run,
         open.insert({e.makespan_s, memory, index, Level::kCriticalPath, k});
         continue;
       }
-      c.iteration_s = e.makespan_s;
-      c.tokens_per_s = e.tokens_per_s;
-      c.mfu = e.mfu;
-      c.dp = e.dp;
-      c.microbatches = e.microbatches;
-      c.stages_per_rank = e.stages_per_rank;
+      TakeSimulation(e, &c);
       incumbents.Add(c.iteration_s, c.peak_memory_bytes, c.index);
       simulated->push_back(k);
     }
