@@ -9,24 +9,24 @@
 // The engine is a per-process singleton that cannot be reset, so RunSimGrid runs the simulation in
 // a child process (base/subprocess.h) which sends the timeline back; a process that exists only
 // for this run (a sweep's point) calls SimulateInThisProcess instead.
-#include <simgrid/s4u/Activity.hpp>
-#include <simgrid/s4u/Comm.hpp>
-#include <simgrid/s4u/Engine.hpp>
-#include <simgrid/s4u/Exec.hpp>
 #include <xbt/log.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <tuple>
 #include <set>
+#include <simgrid/s4u/Activity.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
-#include "sim/engine.h"
 #include "base/subprocess.h"
+#include "sim/engine.h"
 #include "sim/simgrid_platform.h"
 
 namespace ppsim {
@@ -34,8 +34,8 @@ namespace {
 
 namespace s4u = simgrid::s4u;
 
-constexpr uint64_t kMagic = 0x7070'7369'6d54'4c32ULL;       // "ppsimTL2": a timeline follows
-constexpr uint64_t kInputError = 0x7070'7369'6d45'5231ULL;  // "ppsimER1": a message follows
+constexpr uint64_t kMagic = 0x7070'7369'6d54'4c32ULL;          // "ppsimTL2": a timeline follows
+constexpr uint64_t kInputError = 0x7070'7369'6d45'5231ULL;     // "ppsimER1": a message follows
 constexpr uint64_t kInternalError = 0x7070'7369'6d45'5232ULL;  // "ppsimER2": a message follows
 
 // Where a transfer goes in SimGrid: its receiver's host, or for a mirrored step a mirror host of
@@ -149,11 +149,19 @@ std::map<int32_t, double> LinkSharers(const TaskGraph& graph, const PlatformSpec
   return sharers;
 }
 
+// The merged all-to-all flows of each (replica, rank) with all-to-alls, and the links of their own
+// that they cross (PrivateLinkId).
+struct AllToAllPlan {
+  std::map<std::pair<int32_t, int32_t>, std::vector<AllToAllGroup>> groups;
+  std::vector<PrivateLink> private_links;
+};
+
 // The routes the graph's transfers and rings use, by endpoints. Two transfers between the same
 // hosts on different routes (mirror hosts of one variant for two routes) set `clash`.
-std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(
-    const TaskGraph& graph, const PlatformSpec& platform,
-    const std::map<int32_t, double>& a2a_shares, bool* clash) {
+std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(const TaskGraph& graph,
+                                                        const PlatformSpec& platform,
+                                                        const std::map<int32_t, double>& a2a_shares,
+                                                        AllToAllPlan* a2a, bool* clash) {
   std::map<std::pair<int32_t, int32_t>, Route> routes;
   *clash = false;
   ForEachTransfer(graph, platform, [&](const Task& task, int32_t ring_link) {
@@ -166,9 +174,12 @@ std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(
       *clash = true;
     }
   });
-  // All-to-all flows, one set per replica and rank with all-to-alls: to the receiver's
-  // all-to-all host, over the links' all-to-all shadows where the compiled flows stand for more
-  // (AllToAllShadowOf).
+  // All-to-all flows, one set per replica and rank with all-to-alls, merged where they move alike
+  // (GroupAllToAllFlows): to the receiver's all-to-all host, over the links' all-to-all shadows
+  // where the compiled flows stand for more or a merged flow crosses them (AllToAllShadowOf), and
+  // over links of their own where a merged flow's members each cross a different link or a fat
+  // pipe.
+  const std::map<int32_t, int64_t> totals = AllToAllTotalLoads(graph, platform);
   std::set<std::pair<int32_t, int32_t>> seen;
   for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
     const Task& task = graph.tasks[t];
@@ -177,15 +188,32 @@ std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(
         !seen.insert({task.replica, task.rank}).second) {
       continue;
     }
-    for (const TaskGpus& flow : AllToAllFlows(graph, platform, task)) {
-      auto [it, added] = routes.try_emplace({flow.src, MirrorHostOf(flow.dst, kAllToAllHost)});
+    a2a->groups[{task.replica, task.rank}] = GroupAllToAllFlows(
+        graph, platform, AllToAllFlows(graph, platform, task), totals, a2a_shares);
+  }
+  EqualizeAllToAllGroups(platform, &a2a->groups);
+  for (const auto& [key, groups] : a2a->groups) {
+    for (const AllToAllGroup& group : groups) {
+      auto [it, added] =
+          routes.try_emplace({group.ends.src, MirrorHostOf(group.ends.dst, kAllToAllHost)});
       if (!added) continue;
-      Route route = platform.RouteBetween(flow.src, flow.dst);
+      Route route = platform.RouteBetween(group.ends.src, group.ends.dst);
       for (int i = 0; i < route.num_links; ++i) {
-        const auto share = a2a_shares.find(route.links[i]);
-        if (share != a2a_shares.end() && share->second > 1 &&
-            !platform.Link(route.links[i]).fatpipe) {
-          route.links[i] = AllToAllShadowOf(route.links[i]);
+        const int32_t real = route.links[i];
+        const LinkSpec link = platform.Link(real);
+        if (group.count > 1 && ((group.fatpipe | group.distinct) >> i & 1)) {
+          // The members' bandwidths: a fat pipe's whole to each, else each one's fair share.
+          const auto total = totals.find(real);
+          const double loads =
+              link.fatpipe || total == totals.end() ? 1.0 : static_cast<double>(total->second);
+          route.links[i] = PrivateLinkId(static_cast<int32_t>(a2a->private_links.size()));
+          a2a->private_links.push_back({real, group.count * link.bandwidth_bytes_per_s / loads});
+          continue;
+        }
+        const auto share = a2a_shares.find(real);
+        if (!link.fatpipe &&
+            (group.count > 1 || (share != a2a_shares.end() && share->second > 1))) {
+          route.links[i] = AllToAllShadowOf(real);
         }
       }
       it->second = route;
@@ -213,10 +241,11 @@ std::vector<int32_t> UsedGpus(const TaskGraph& graph, const PlatformSpec& platfo
 // Launches tasks as their predecessors finish and records when each ran.
 class JustInTimeRunner {
  public:
-  JustInTimeRunner(const TaskGraph& graph, const PlatformSpec& platform,
+  JustInTimeRunner(const TaskGraph& graph, const PlatformSpec& platform, const AllToAllPlan& a2a,
                    GpuHosts gpus, Timeline* timeline)
       : graph_(graph),
         platform_(platform),
+        a2a_(a2a),
         gpus_(std::move(gpus)),
         timeline_(timeline),
         remaining_(graph.num_predecessors),
@@ -381,14 +410,15 @@ class JustInTimeRunner {
       const size_t i = state.next_comm++;
       state.comm_running = static_cast<int32_t>(i);
       timeline_->part_start_s[graph_.part_begin[t] + i] = s4u::Engine::get_clock();
-      const std::vector<TaskGpus>& flows = FlowsOf(t);
+      const std::vector<AllToAllGroup>& flows = FlowsOf(t);
       state.pending_flows = static_cast<int32_t>(flows.size());
       released_.insert(released_.end(), state.flows.begin(), state.flows.end());
       state.flows.clear();
-      for (const TaskGpus& flow : flows) {
+      for (const AllToAllGroup& flow : flows) {
         s4u::CommPtr comm = s4u::Comm::sendto_init(
-            gpus_.at(flow.src), gpus_.at(MirrorHostOf(flow.dst, kAllToAllHost)));
-        comm->set_payload_size(static_cast<uint64_t>(FlowBytes(graph_, platform_, flow, parts[i])));
+            gpus_.at(flow.ends.src), gpus_.at(MirrorHostOf(flow.ends.dst, kAllToAllHost)));
+        comm->set_payload_size(
+            static_cast<uint64_t>(flow.count * FlowBytes(graph_, platform_, flow.ends, parts[i])));
         comm->set_data(DataOf(t, kProgramPart));
         state.flows.push_back(comm);
         comm->start();
@@ -416,8 +446,8 @@ class JustInTimeRunner {
   }
 
   // The flows of task t's all-to-alls (the same for each of its parts).
-  const std::vector<TaskGpus>& FlowsOf(TaskId t) {
-    return flows_.Of(graph_, platform_, graph_.tasks[t]);
+  const std::vector<AllToAllGroup>& FlowsOf(TaskId t) {
+    return a2a_.groups.at({graph_.tasks[t].replica, graph_.tasks[t].rank});
   }
 
   // Task t's compute (its Exec or its MoE parts) has ended.
@@ -486,6 +516,7 @@ class JustInTimeRunner {
 
   const TaskGraph& graph_;
   const PlatformSpec& platform_;
+  const AllToAllPlan& a2a_;
   GpuHosts gpus_;
   Timeline* timeline_;
   std::vector<TaskId> remaining_;
@@ -503,7 +534,6 @@ class JustInTimeRunner {
   std::unordered_map<TaskId, Program> programs_;
   std::vector<TaskId> programs_done_;
   std::vector<s4u::ActivityPtr> released_;  // ended parts, released once no callback runs
-  AllToAllFlowCache flows_;
   int depth_ = 0;
   size_t completed_ = 0;
 };
@@ -544,43 +574,50 @@ Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platfor
   GpuHosts gpus;
   bool clash = false;
   const std::map<int32_t, double> a2a_shares = AllToAllShares(graph, platform);
+  AllToAllPlan a2a;
   const std::map<std::pair<int32_t, int32_t>, Route> routes =
-      UsedRoutes(graph, platform, a2a_shares, &clash);
+      UsedRoutes(graph, platform, a2a_shares, &a2a, &clash);
   if (clash) {
-    return Status::Internal("simgrid: two transfers between the same hosts take different "
-                            "routes (mirrored collective steps of one variant)");
+    return Status::Internal(
+        "simgrid: two transfers between the same hosts take different "
+        "routes (mirrored collective steps of one variant)");
   }
   int32_t delays = 0;
   for (const Task& task : graph.tasks) delays += task.kind == TaskKind::kDelay ? 1 : 0;
   if (delays > 0 && !platform.xml_file.empty()) {
-    return Status::InvalidInput("simgrid: gradient buckets need a cluster platform; the XML "
-                                "platform " + platform.xml_file + " has no timer");
+    return Status::InvalidInput(
+        "simgrid: gradient buckets need a cluster platform; the XML "
+        "platform " +
+        platform.xml_file + " has no timer");
   }
   RETURN_IF_ERROR(BuildSimGridPlatform(platform, UsedGpus(graph, platform, routes), routes,
-                                       LinkSharers(graph, platform), a2a_shares, delays, &gpus));
-  JustInTimeRunner runner(graph, platform, std::move(gpus), timeline);
+                                       LinkSharers(graph, platform), a2a_shares, a2a.private_links,
+                                       delays, &gpus));
+  JustInTimeRunner runner(graph, platform, a2a, std::move(gpus), timeline);
   runner.Start();
   engine->run();
   if (runner.completed() != graph.num_tasks()) {
     return Status::Internal("simgrid: " + std::to_string(graph.num_tasks() - runner.completed()) +
-                            " of " + std::to_string(graph.num_tasks()) +
-                            " tasks did not complete");
+                            " of " + std::to_string(graph.num_tasks()) + " tasks did not complete");
   }
   return Status();
 }
 
 Status RunSimGrid(const TaskGraph& graph, const PlatformSpec& platform, Timeline* timeline) {
   std::string bytes;
-  Status status = RunInChild("simgrid", [&] {
-    Timeline own;
-    const Status simulated = SimulateInThisProcess(graph, platform, &own);
-    if (!simulated.ok()) {
-      return ErrorBytes(simulated.code() == StatusCode::kInvalidInput ? kInputError
-                                                                      : kInternalError,
-                        simulated.message());
-    }
-    return TimelineBytes(own);
-  }, &bytes);
+  Status status = RunInChild(
+      "simgrid",
+      [&] {
+        Timeline own;
+        const Status simulated = SimulateInThisProcess(graph, platform, &own);
+        if (!simulated.ok()) {
+          return ErrorBytes(
+              simulated.code() == StatusCode::kInvalidInput ? kInputError : kInternalError,
+              simulated.message());
+        }
+        return TimelineBytes(own);
+      },
+      &bytes);
   if (!status.ok()) return status;
   uint64_t header[3] = {0, 0, 0};
   std::memcpy(header, bytes.data(), std::min(bytes.size(), sizeof(header)));

@@ -94,7 +94,8 @@ Status LoadXmlPlatform(const PlatformSpec& platform,
 Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int32_t>& used_gpus,
                             const std::map<std::pair<int32_t, int32_t>, Route>& routes,
                             const std::map<int32_t, double>& sharers,
-                            const std::map<int32_t, double>& a2a_shares, int32_t timer_cores,
+                            const std::map<int32_t, double>& a2a_shares,
+                            const std::vector<PrivateLink>& private_links, int32_t timer_cores,
                             GpuHosts* gpus) {
   gpus->clear();
   if (!platform.xml_file.empty()) return LoadXmlPlatform(platform, routes, gpus);
@@ -120,13 +121,19 @@ Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int3
   auto link = [&](int32_t id) {
     auto [it, added] = links.emplace(id, nullptr);
     if (added) {
-      const bool shadow = id < 0;  // AllToAllShadowOf
-      const int32_t real = shadow ? -1 - id : id;
+      const bool own = id <= kPrivateLinkBase;
+      const bool shadow = !own && id < 0;  // AllToAllShadowOf
+      const PrivateLink* mine = own ? &private_links.at(kPrivateLinkBase - id) : nullptr;
+      const int32_t real = own ? mine->real : shadow ? -1 - id : id;
       LinkSpec spec = platform.Link(real);
       const std::map<int32_t, double>& shares = shadow ? a2a_shares : sharers;
       const auto shared = shares.find(real);
-      const double share = shared == shares.end() ? 1 : shared->second;
+      const double share = own || shared == shares.end() ? 1 : shared->second;
       if (shadow) spec.name += ".a2a";
+      if (own) {
+        spec.name += ".a2a" + std::to_string(kPrivateLinkBase - id);
+        spec.bandwidth_bytes_per_s = mine->bandwidth_bytes_per_s;
+      }
       it->second =
           zone->create_link(spec.name, SimGridBandwidth(spec.bandwidth_bytes_per_s) / share)
               ->set_latency(spec.latency_s)

@@ -2,14 +2,14 @@
 #ifndef PPSIM_SIM_SIMGRID_PLATFORM_H_
 #define PPSIM_SIM_SIMGRID_PLATFORM_H_
 
-#include <simgrid/s4u/Host.hpp>
 #include <map>
+#include <simgrid/s4u/Host.hpp>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "platforms/platform.h"
 #include "base/status.h"
+#include "platforms/platform.h"
 
 namespace ppsim {
 
@@ -33,6 +33,15 @@ inline constexpr int32_t MirrorHostOf(int32_t gpu, int32_t variant) {
 // their share of it without dividing the link for the pipeline's transfers and collectives,
 // which then do not contend with the all-to-all on it.
 inline constexpr int32_t AllToAllShadowOf(int32_t id) { return -1 - id; }
+// A link of a merged all-to-all flow's own (sim/engine.h GroupAllToAllFlows): link `real`'s
+// latency, sharing policy and name, with its own bandwidth; routes name the i-th of a run's
+// private links PrivateLinkId(i).
+struct PrivateLink {
+  int32_t real = 0;
+  double bandwidth_bytes_per_s = 0;
+};
+inline constexpr int32_t kPrivateLinkBase = -(1 << 29);
+inline constexpr int32_t PrivateLinkId(int32_t i) { return kPrivateLinkBase - i; }
 // The timer host's speed per core, in FLOP/s: a delay of d seconds is an Exec of d x this.
 inline constexpr double kTimerSpeed = 1e12;
 
@@ -43,16 +52,17 @@ inline constexpr double kTimerSpeed = 1e12;
 // the run does not use are not created. A link listed in `sharers` with k > 1 gets 1/k of its
 // bandwidth (k need not be whole): the share of one of k replicas that cross it alike (folded
 // replicas); a shadow link (AllToAllShadowOf) gets 1/k of the link's bandwidth, k its share in
-// `a2a_shares`. An XML platform
+// `a2a_shares`; a private link (PrivateLinkId(i)) is `private_links[i]`. An XML platform
 // is loaded from its file and its hosts looked up by name (InvalidInput where the hosts were given
-// when one is missing, or when a pair of hosts in `routes` has no route in the file). With `timer_cores` > 0 a cluster also gets a timer host (kTimerHost) of
-// that many cores at kTimerSpeed each: up to that many delays run on it at once without sharing
-// (an Exec uses one core).
-// REQUIRES: the engine exists, its network model is configured, and no zone was created yet.
+// when one is missing, or when a pair of hosts in `routes` has no route in the file). With
+// `timer_cores` > 0 a cluster also gets a timer host (kTimerHost) of that many cores at kTimerSpeed
+// each: up to that many delays run on it at once without sharing (an Exec uses one core). REQUIRES:
+// the engine exists, its network model is configured, and no zone was created yet.
 Status BuildSimGridPlatform(const PlatformSpec& platform, const std::vector<int32_t>& used_gpus,
                             const std::map<std::pair<int32_t, int32_t>, Route>& routes,
                             const std::map<int32_t, double>& sharers,
-                            const std::map<int32_t, double>& a2a_shares, int32_t timer_cores,
+                            const std::map<int32_t, double>& a2a_shares,
+                            const std::vector<PrivateLink>& private_links, int32_t timer_cores,
                             GpuHosts* gpus);
 
 }  // namespace ppsim

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -78,20 +79,19 @@ TEST(AllToAll, ForwardAndBackwardPrograms) {
   StageCosts costs = SplitCosts(1, Layer(2, 800, 1600));
   costs.forward_s = {7e-3};
   costs.backward_input_s = {10e-3};
-  EXPECT_EQ(Describe(ProgramOf(costs, Action::Single(OpOf(OpKind::kForward, 0)), 8, 1)),
-            (std::vector<std::string>{"0 F rest 0 1ms",        // 7 - 2 x (1 + 2)
-                                      "0 F attention 0 1ms", "0 F dispatch 0 100B",
-                                      "0 F mlp 0 2ms", "0 F combine 0 200B",
-                                      "0 F attention 1 1ms", "0 F dispatch 1 100B",
-                                      "0 F mlp 1 2ms", "0 F combine 1 200B"}));
+  EXPECT_EQ(
+      Describe(ProgramOf(costs, Action::Single(OpOf(OpKind::kForward, 0)), 8, 1)),
+      (std::vector<std::string>{"0 F rest 0 1ms",  // 7 - 2 x (1 + 2)
+                                "0 F attention 0 1ms", "0 F dispatch 0 100B", "0 F mlp 0 2ms",
+                                "0 F combine 0 200B", "0 F attention 1 1ms", "0 F dispatch 1 100B",
+                                "0 F mlp 1 2ms", "0 F combine 1 200B"}));
   // I: layers in reverse, the combine's gradient first; both gradient all-to-alls in 16 bits
   // (the combine's size); the rest (10 - 2 x 4.5) last.
-  EXPECT_EQ(Describe(ProgramOf(costs, Action::Single(OpOf(OpKind::kBackwardInput, 0)), 8, 1)),
-            (std::vector<std::string>{"0 B combine 1 200B", "0 B mlp 1 3ms",
-                                      "0 B dispatch 1 200B", "0 B attention 1 1.5ms",
-                                      "0 B combine 0 200B", "0 B mlp 0 3ms",
-                                      "0 B dispatch 0 200B", "0 B attention 0 1.5ms",
-                                      "0 B rest 0 1ms"}));
+  EXPECT_EQ(
+      Describe(ProgramOf(costs, Action::Single(OpOf(OpKind::kBackwardInput, 0)), 8, 1)),
+      (std::vector<std::string>{"0 B combine 1 200B", "0 B mlp 1 3ms", "0 B dispatch 1 200B",
+                                "0 B attention 1 1.5ms", "0 B combine 0 200B", "0 B mlp 0 3ms",
+                                "0 B dispatch 0 200B", "0 B attention 0 1.5ms", "0 B rest 0 1ms"}));
   // W has no all-to-all; ep 1 has none at all.
   EXPECT_TRUE(ProgramOf(costs, Action::Single(OpOf(OpKind::kBackwardWeight, 0)), 8, 1).empty());
   EXPECT_TRUE(ProgramOf(costs, Action::Single(OpOf(OpKind::kForward, 0)), 1, 1).empty());
@@ -102,25 +102,23 @@ TEST(AllToAll, FullRecomputationRerunsTheForwardInTheBackward) {
   moe.full_recompute = true;
   StageCosts costs = SplitCosts(1, moe);
   costs.backward_s = {11e-3};  // 1 + 2 recomputed, 4.5 + 1.5 backward, 2 rest
-  EXPECT_EQ(Describe(ProgramOf(costs, Action::Single(OpOf(OpKind::kBackward, 0)), 8, 1)),
-            (std::vector<std::string>{"0 F attention 0 1ms", "0 F dispatch 0 10B",
-                                      "0 F mlp 0 2ms", "0 F combine 0 20B",
-                                      "0 B combine 0 20B", "0 B mlp 0 4ms",
-                                      "0 B dispatch 0 20B", "0 B attention 0 2ms",
-                                      "0 B rest 0 2ms"}));
+  EXPECT_EQ(
+      Describe(ProgramOf(costs, Action::Single(OpOf(OpKind::kBackward, 0)), 8, 1)),
+      (std::vector<std::string>{"0 F attention 0 1ms", "0 F dispatch 0 10B", "0 F mlp 0 2ms",
+                                "0 F combine 0 20B", "0 B combine 0 20B", "0 B mlp 0 4ms",
+                                "0 B dispatch 0 20B", "0 B attention 0 2ms", "0 B rest 0 2ms"}));
 }
 
 TEST(AllToAll, OverlappedPairInterleavesAsDeepSeekV3Figure4) {
   const StageCosts costs = SplitCosts(2, Layer(1, 800, 800));
-  const Action pair = Action::OverlapForwardBackward(OpOf(OpKind::kForward, 0, 1),
-                                                     OpOf(OpKind::kBackward, 1, 0));
+  const Action pair =
+      Action::OverlapForwardBackward(OpOf(OpKind::kForward, 0, 1), OpOf(OpKind::kBackward, 1, 0));
   // Compute parts x 1.25 (32 of 160 SMs to communication).
   EXPECT_EQ(Describe(ProgramOf(costs, pair, 8, 1.25)),
-            (std::vector<std::string>{"0 F rest 0 1.25ms", "0 F attention 0 1.25ms",
-                                      "1 B combine 0 100B", "1 B mlp 0 5ms",
-                                      "0 F dispatch 0 100B", "0 F mlp 0 2.5ms",
-                                      "1 B dispatch 0 100B", "1 B attention 0 2.5ms",
-                                      "0 F combine 0 100B", "1 B rest 0 1.25ms"}));
+            (std::vector<std::string>{
+                "0 F rest 0 1.25ms", "0 F attention 0 1.25ms", "1 B combine 0 100B",
+                "1 B mlp 0 5ms", "0 F dispatch 0 100B", "0 F mlp 0 2.5ms", "1 B dispatch 0 100B",
+                "1 B attention 0 2.5ms", "0 F combine 0 100B", "1 B rest 0 1.25ms"}));
   // --overlap gives the pair's duration: no parts.
   StageCosts given = costs;
   given.overlap_s = {9e-3, 9e-3};
@@ -176,15 +174,15 @@ TEST(AllToAll, InterNodeRailsClosedForm) {
   // 15 peers; to the 8 on the other node over PXN: every NIC carries the flows of its node's 8
   // GPUs to the other node's GPU on its rail, 8 flows of D/16 at 50/8 GB/s each, after the two
   // NICs' 2 x 2.5 us (the NVLink flows end sooner): 5 us + D / (2 x 50 GB/s).
-  const PlatformSpec platform = PlatformOrDie(
-      PresetChoice("dgx-h100", {"intra_node.latency=0"}, 2), 1, 16, 1);
+  const PlatformSpec platform =
+      PlatformOrDie(PresetChoice("dgx-h100", {"intra_node.latency=0"}, 2), 1, 16, 1);
   const int64_t dispatch = 100'000'000, combine = 200'000'000;
   auto a2a = [](int64_t bytes) { return 5e-6 + static_cast<double>(bytes) / 100e9; };
   for (bool fold : {true, false}) {
     for (EngineKind engine : kEngines) {
       SCOPED_TRACE(std::string(EngineName(engine)) + (fold ? " folded" : " every replica"));
-      const OneRankRun run = RunOneRank(platform, engine, 16, 16, Layer(1, dispatch, combine),
-                                        fold);
+      const OneRankRun run =
+          RunOneRank(platform, engine, 16, 16, Layer(1, dispatch, combine), fold);
       const double forward = 4e-3 + a2a(dispatch) + a2a(combine);
       EXPECT_NEAR(run.timeline.end_s[0], forward, 1e-9);
       EXPECT_NEAR(run.timeline.end_s[1], forward + 7e-3 + 2 * a2a(combine), 1e-9);
@@ -208,8 +206,8 @@ TEST(AllToAll, NodeLimitedRoutingClosedForm) {
   // its index on each of the 3 other nodes (its own NIC carries its 3 flows: X / (50/3 GB/s)
   // after 2 x 2.5 us) beside Y = 4 x D/32 (the 4 nodes' tokens for its node's experts) to each of
   // the 7 GPUs of its node (7Y at 450 GB/s: less).
-  const PlatformSpec platform = PlatformOrDie(
-      PresetChoice("dgx-h100", {"intra_node.latency=0"}, 4), 1, 32, 1);
+  const PlatformSpec platform =
+      PlatformOrDie(PresetChoice("dgx-h100", {"intra_node.latency=0"}, 4), 1, 32, 1);
   MoeStage moe = Layer(1, 320'000'000, 640'000'000);
   moe.group_nodes = 4;
   moe.node_dispatch_bytes = 40'000'000;
@@ -229,6 +227,47 @@ TEST(AllToAll, NodeLimitedRoutingClosedForm) {
       const int64_t gpus = fold ? 1 : 32;
       EXPECT_EQ(metrics.intra_node.alltoall_bytes, gpus * 7 * (40'000'000 + 3 * 80'000'000));
       EXPECT_EQ(metrics.inter_node.alltoall_bytes, gpus * 3 * (40'000'000 + 3 * 80'000'000));
+    }
+  }
+}
+
+TEST(AllToAll, EightNodeGroupMergesSymmetricFlowsAndMeetsClosedForm) {
+  // ep 64 over 8 dgx-h100 nodes (dp 64, tp 1), NVLink latency 0: DeepSeek-V3's expert-parallel
+  // group. Each GPU sends D/64 to each of 63 peers; each NIC carries its rail's flows to the 7
+  // other nodes: its own GPU's 7 and, over PXN, 7 from each of the 7 other GPUs of its node, 56
+  // flows of D/64 at 50/56 GB/s each (and as many in), after 2 x 2.5 us: 5 us + (56/64) D /
+  // 50 GB/s (NVLink carries 56 flows of D/64 per port at 450 GB/s: less).
+  const PlatformSpec platform =
+      PlatformOrDie(PresetChoice("dgx-h100", {"intra_node.latency=0"}, 8), 1, 64, 1);
+  const int64_t dispatch = 64'000'000, combine = 128'000'000;
+  auto a2a = [](int64_t bytes) { return 5e-6 + 56.0 / 64 * static_cast<double>(bytes) / 50e9; };
+  for (bool fold : {true, false}) {
+    for (EngineKind engine : kEngines) {
+      SCOPED_TRACE(std::string(EngineName(engine)) + (fold ? " folded" : " every replica"));
+      const OneRankRun run =
+          RunOneRank(platform, engine, 64, 64, Layer(1, dispatch, combine), fold);
+      const double forward = 4e-3 + a2a(dispatch) + a2a(combine);
+      EXPECT_NEAR(run.timeline.end_s[0], forward, 1e-9);
+      EXPECT_NEAR(run.timeline.end_s[1], forward + 7e-3 + 2 * a2a(combine), 1e-9);
+      if (!fold || engine != EngineKind::kSimGrid) continue;
+      // The folded GPU's 63 sends and 63 receives: in groups of 7 that move alike, each crossing
+      // one link or 7 different ones at every hop. Sends: to its node's 7 GPUs (one port out, 7
+      // ports in); to the GPU of its rail on each of 7 nodes (its NIC out, 7 NICs in); over PXN to
+      // the GPUs of rail r (r = 1..7) on the 7 nodes (its port, GPU r's port in and NIC out, 7
+      // NICs in). Receives alike: 2 + 7 groups.
+      const std::vector<TaskGpus> flows = AllToAllFlows(run.graph, platform, run.graph.tasks[0]);
+      ASSERT_EQ(flows.size(), 126u);
+      std::map<std::pair<int32_t, int32_t>, std::vector<AllToAllGroup>> groups;
+      const std::pair<int32_t, int32_t> rank0{0, 0};
+      groups[rank0] =
+          GroupAllToAllFlows(run.graph, platform, flows, AllToAllTotalLoads(run.graph, platform),
+                             AllToAllShares(run.graph, platform));
+      EqualizeAllToAllGroups(platform, &groups);
+      ASSERT_EQ(groups[rank0].size(), 18u);
+      for (const AllToAllGroup& group : groups[rank0]) {
+        EXPECT_EQ(group.count, 7);
+        EXPECT_EQ(group.members.size(), 7u);
+      }
     }
   }
 }
@@ -281,7 +320,6 @@ TEST(AllToAll, OverlappedPairHidesAllToAllsUntilTheyOutlastComputation) {
   }
 }
 
-
 TEST(AllToAll, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   // dp 8 on an h100-node, ep 4: the dense gradients' ring over the 8 replicas (14 steps of D/8),
   // then the experts' over the 2 GPUs holding the same experts, replicas r and r + 4 (2 steps of
@@ -303,8 +341,7 @@ TEST(AllToAll, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
       ASSERT_TRUE(Execute(engine, graph, platform, &timeline).ok());
       double makespan = 0;
       for (double end : timeline.end_s) makespan = std::max(makespan, end);
-      EXPECT_NEAR(makespan,
-                  11e-3 + 14 * (3e-6 + 100e6 / 450e9) + 2 * (3e-6 + 450e6 / 450e9), 1e-9);
+      EXPECT_NEAR(makespan, 11e-3 + 14 * (3e-6 + 100e6 / 450e9) + 2 * (3e-6 + 450e6 / 450e9), 1e-9);
     }
   }
 }
@@ -347,8 +384,9 @@ PipelineRun RunPipeline(const std::string& name, const std::string& nic, EngineK
 }
 
 // What a rank's actions take, by hand, with all-to-alls of t: F 4 ms + 2t, B 7 ms + 2t, I 5 ms +
-// 2t, W 2 ms, and a pair max(11 ms, ...) as OverlappedPairHidesAllToAllsUntilTheyOutlastComputation:
-// 11 ms while t is under every part (1 ms), 4t once it is over every part (4 ms).
+// 2t, W 2 ms, and a pair max(11 ms, ...) as
+// OverlappedPairHidesAllToAllsUntilTheyOutlastComputation: 11 ms while t is under every part (1
+// ms), 4t once it is over every part (4 ms).
 double ExpectedBusy(const Schedule& schedule, int32_t rank, double t) {
   double busy = 0;
   for (const Action& action : schedule.orders[rank]) {
@@ -357,18 +395,26 @@ double ExpectedBusy(const Schedule& schedule, int32_t rank, double t) {
       continue;
     }
     switch (action.op(0).kind) {
-      case OpKind::kForward: busy += 4e-3 + 2 * t; break;
-      case OpKind::kBackward: busy += 7e-3 + 2 * t; break;
-      case OpKind::kBackwardInput: busy += 5e-3 + 2 * t; break;
-      case OpKind::kBackwardWeight: busy += 2e-3; break;
+      case OpKind::kForward:
+        busy += 4e-3 + 2 * t;
+        break;
+      case OpKind::kBackward:
+        busy += 7e-3 + 2 * t;
+        break;
+      case OpKind::kBackwardInput:
+        busy += 5e-3 + 2 * t;
+        break;
+      case OpKind::kBackwardWeight:
+        busy += 2e-3;
+        break;
     }
   }
   return busy;
 }
 
 TEST(AllToAll, SlowerNicHurts1F1BMoreThanDualPipeV) {
-  const double fast = 5e-6 + 20e6 / 100e9;    // 400 Gb/s
-  const double slow = 5e-6 + 20e6 / 25e9;     // 100 Gb/s: still under every compute part
+  const double fast = 5e-6 + 20e6 / 100e9;              // 400 Gb/s
+  const double slow = 5e-6 + 20e6 / 25e9;               // 100 Gb/s: still under every compute part
   const double slower = 5e-6 + 20e6 / 3.33333333333e9;  // 13.33 Gb/s: over every part
   for (EngineKind engine : kEngines) {
     SCOPED_TRACE(EngineName(engine));
@@ -394,7 +440,6 @@ TEST(AllToAll, SlowerNicHurts1F1BMoreThanDualPipeV) {
     EXPECT_GT(v_slower.makespan_s - v_slow.makespan_s, 4 * (slower - slow) * 8);
   }
 }
-
 
 TEST(AllToAll, DualPipeRunsAsWithTheHandComputedOverlap) {
   // DualPipe's all-to-alls simulated part by part give the iteration that the same schedule gives
