@@ -303,8 +303,9 @@ Status PlaceRanks(const ParallelLayout& layout, const Placement& placement, cons
   }
   const bool spanning = tp > per_node;
   if (per_node % tp != 0 && tp % per_node != 0) {
-    return where.Invalid("cp", std::to_string(tp_degree) + " x " + where.Name("cp") + " " +
-                                   std::to_string(cp) + " = " + std::to_string(tp) +
+    return where.Invalid("cp", where.Name("tp") + " " + std::to_string(tp_degree) + " x " +
+                                   where.Name("cp") + " " + std::to_string(cp) + " = " +
+                                   std::to_string(tp) +
                                    " neither divides nor is a multiple of the " +
                                    std::to_string(per_node) + " GPUs per node of " + p->name +
                                    "; a rank's group of GPUs fits in a node or takes whole nodes");

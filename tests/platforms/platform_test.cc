@@ -221,8 +221,8 @@ TEST(Placement, ContextParallelGroupsTakeWholeNodes) {
             "--placement: entry 1 (rank 1, replica 0): GPU 12: the group of --tp 8 x --cp 2 = 16 "
             "GPUs spans nodes and must start a node (a multiple of 8)");
   EXPECT_EQ(BuildCp(PresetChoice("dgx-h100", {}, 4), 1, 1, 4, 3, &p).message(),
-            "--cp: 4 x --cp 3 = 12 neither divides nor is a multiple of the 8 GPUs per node of "
-            "dgx-h100; a rank's group of GPUs fits in a node or takes whole nodes");
+            "--cp: --tp 4 x --cp 3 = 12 neither divides nor is a multiple of the 8 GPUs per node "
+            "of dgx-h100; a rank's group of GPUs fits in a node or takes whole nodes");
   EXPECT_EQ(BuildCp(PresetChoice("dgx-h100", {}, 4), 1, 1, 16, 2, &p).message(),
             "--tp: 16 does not divide the 8 GPUs per node of dgx-h100; a tensor-parallel group "
             "stays inside one node");

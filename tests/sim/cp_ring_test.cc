@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "schedules/registry.h"
+#include "sim/communication.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "sim/task_graph.h"
@@ -58,6 +59,37 @@ TEST(CpRing, RingAttentionRunsAlongsideTheCompute) {
     // Every one of the 8 GPUs sends to its peer in the next slice, in both ops.
     EXPECT_EQ(metrics.intra_node.transfers, 2 * tp * cp);
     EXPECT_EQ(metrics.intra_node.bytes, tp * cp * (90'000'000LL + 900'000'000LL));
+  }
+}
+
+TEST(CpRing, SerialExchangesRunBeforeTheCompute) {
+  // --cp-comm-type allgather or a2a: the compute waits for the exchange. F: 0.09 GB at 450 GB/s
+  // + 3 us, then 1 ms; B: 0.9 GB + 3 us, then 2 ms.
+  const int32_t tp = 2, cp = 4;
+  const PlatformSpec platform = PlatformOrDie(PresetChoice("h100-node"), 1, 1, tp * cp);
+  const Schedule s = OneRankOneMicrobatch();
+  StageCosts costs = OneStageCosts(1e-3, 2e-3);
+  costs.cp_forward_bytes = {90'000'000};
+  costs.cp_backward_bytes = {900'000'000};
+  costs.cp_serial = true;
+  Parallelism parallelism{{.dp = 1, .tp = tp}, P2pMode::kEager};
+  parallelism.layout.cp = cp;
+  TaskGraph graph;
+  ASSERT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
+  const size_t ring = graph.RingRecord(0, PartKind::kCpRing);
+  const double f_end = kRoute + 90e6 / kBandwidth + 1e-3;
+  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
+    SCOPED_TRACE(EngineName(engine));
+    Timeline timeline;
+    ASSERT_TRUE(Execute(engine, graph, platform, &timeline).ok());
+    EXPECT_NEAR(timeline.part_end_s[ring], kRoute + 90e6 / kBandwidth, 1e-12);
+    EXPECT_NEAR(timeline.end_s[0], f_end, 1e-12);
+    EXPECT_NEAR(timeline.end_s[1], f_end + kRoute + 900e6 / kBandwidth + 2e-3, 1e-12);
+    // Nothing hides the exchanges: all of their time is exposed.
+    const RunCommunication comm = ComputeCommunication(graph, timeline, 1);
+    const double cp_s = 2 * kRoute + 990e6 / kBandwidth;
+    EXPECT_NEAR(comm.max[static_cast<int>(CommKind::kCp)].total_s, cp_s, 1e-12);
+    EXPECT_NEAR(comm.max[static_cast<int>(CommKind::kCp)].exposed_s, cp_s, 1e-12);
   }
 }
 
