@@ -192,6 +192,9 @@ void ParallelArgs(const PreparedRun& run, Arguments* args, FrameworkLaunch* laun
   args->Add("--tensor-model-parallel-size", l.tp);
   args->Add("--pipeline-model-parallel-size", l.pp);
   if (l.cp > 1) args->Add("--context-parallel-size", l.cp);
+  if (l.cp > 1 && run.setup.cp_comm_type != CpCommType::kP2p) {
+    args->Add("--cp-comm-type", std::string(CpCommTypeName(run.setup.cp_comm_type)));
+  }
   if (l.ep > 1) args->Add("--expert-model-parallel-size", l.ep);
   if (run.setup.sequence_parallel) args->Add("--sequence-parallel");
   if (run.spec.tp_comm_overlap) {

@@ -52,13 +52,6 @@ Status DataParallel(const proto::RunConfig& c, const Locator& where, int64_t per
   RETURN_IF_ERROR(LoadCluster(scratch.platform, where, &cluster));
   const int64_t gpus = int64_t{cluster.gpus_per_node} * cluster.num_nodes;
   if (per_pipeline < 1) return Status();  // ResolveSchedule reports the bad --pp
-  const int64_t group = int64_t{c.has_tp() ? c.tp() : 1} * (c.has_cp() ? c.cp() : 1);
-  if (c.has_cp() && c.cp() > 1 && cluster.gpus_per_node > 0 && group > cluster.gpus_per_node) {
-    return where.Invalid(
-        "cp", "context parallelism across nodes (tp x cp = " + std::to_string(group) +
-                  " GPUs, a node of " + cluster.name + " has " +
-                  std::to_string(cluster.gpus_per_node) + ") is not modelled yet (issue 30)");
-  }
   if (gpus == 0) {
     return where.Invalid("megatron", cluster.name + " has as many GPUs as a run needs: give " +
                                          where.Name("dp") + " for the data-parallel size");

@@ -264,6 +264,14 @@ Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const Resol
   return Status();
 }
 
+// --cp-comm-type: with a model only (its checks against the heads are CheckTrainingSetup's).
+Status ResolveCpCommType(const proto::RunConfig& c, const Locator& where, TrainingSetup* t) {
+  if (c.cp_comm_type().empty()) return Status();
+  if (c.model().empty())
+    return where.Invalid("cp_comm_type", "applies with " + where.Name("model") + " only");
+  return ParseCpCommType(where.Where("cp_comm_type"), c.cp_comm_type(), &t->cp_comm_type);
+}
+
 Status ResolveModel(const proto::RunConfig& c, const Locator& where, const ResolveOptions& options,
                     RunSpec* spec) {
   TrainingSetup& t = spec->training;
@@ -276,6 +284,7 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
     RETURN_IF_ERROR(AtLeast(where, "microbatch_size", c.microbatch_size(), 1));
     t.microbatch_size = c.microbatch_size();
   }
+  RETURN_IF_ERROR(ResolveCpCommType(c, where, &t));
   if (c.model().empty()) {
     // The model's options mean nothing without a model.
     const char* fields[] = {

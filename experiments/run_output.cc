@@ -106,6 +106,7 @@ nlohmann::ordered_json Assumptions(const RunResult& r) {
     a["flash_attention"] = t.flash_attention;
     a["sequence_parallel"] = t.sequence_parallel;
     a["tp_comm_overlap"] = r.spec.tp_comm_overlap;
+    if (t.layout.cp > 1) a["cp_comm_type"] = std::string(CpCommTypeName(t.cp_comm_type));
     a["zero"] = t.zero_stage;
     a["grad_dtype"] = t.fp32_grads ? "fp32" : "bf16";
     const ParamBytes bytes = RecipeBytes(t);
@@ -148,10 +149,14 @@ std::string AssumptionsLine(const RunResult& r) {
             std::string(RecomputeName(t.recompute)) + ", flash attention " +
             (t.flash_attention ? "on" : "off") +
             (t.sequence_parallel ? ", sequence parallel" : "") +
-            (r.spec.tp_comm_overlap ? ", TP communication overlapped" : "") + ", " +
-            (t.fp32_grads ? "fp32" : "bf16") + " gradients, " + std::to_string(bytes.replicated) +
-            "+" + std::to_string(bytes.sharded) + " bytes per parameter" +
-            (t.zero_stage == 1 ? " (ZeRO-1)" : "") + ", layers " + LayerList(r.layers_per_stage);
+            (r.spec.tp_comm_overlap ? ", TP communication overlapped" : "") +
+            (t.layout.cp > 1 && t.cp_comm_type != CpCommType::kP2p
+                 ? ", CP " + std::string(CpCommTypeName(t.cp_comm_type))
+                 : "") +
+            ", " + (t.fp32_grads ? "fp32" : "bf16") + " gradients, " +
+            std::to_string(bytes.replicated) + "+" + std::to_string(bytes.sharded) +
+            " bytes per parameter" + (t.zero_stage == 1 ? " (ZeRO-1)" : "") + ", layers " +
+            LayerList(r.layers_per_stage);
     if (r.spec.efficiency > 0) {
       text += ", " + FormatNumber(r.spec.efficiency) + " of peak";
     } else {

@@ -384,6 +384,22 @@ Status VirtualStages(const MegatronReader& r, Shape* s) {
   return Status();
 }
 
+// --cp-comm-type: one value, or one per layer (Megatron lets layers differ); ppsim models one
+// type for every layer, so a list must repeat one value. a2a+p2p is refused by the request.
+Status CpCommTypeArg(const MegatronReader& r, MegatronRun* run) {
+  if (!r.Has("--cp-comm-type")) return Status();
+  const std::vector<std::string>& types = r.Values("--cp-comm-type");
+  for (const std::string& type : types) {
+    if (type != types.front()) {
+      return r.Invalid("--cp-comm-type", "layers of different types (" + Quoted(types.front()) +
+                                             ", " + Quoted(type) +
+                                             ") are not modelled; give one type for every layer");
+    }
+  }
+  Set(run, "cp_comm_type", types.front(), "--cp-comm-type");
+  return Status();
+}
+
 Status Parallel(const MegatronReader& r, const MegatronDegrees& given, Shape* s,
                 MegatronRun* run) {
   RETURN_IF_ERROR(r.Required("--num-layers", &s->layers));
@@ -399,6 +415,7 @@ Status Parallel(const MegatronReader& r, const MegatronDegrees& given, Shape* s,
   Set(run, "tp", std::to_string(s->tp), "--tensor-model-parallel-size");
   Set(run, "pp", std::to_string(s->pp), "--pipeline-model-parallel-size");
   if (s->cp > 1) Set(run, "cp", std::to_string(s->cp), "--context-parallel-size");
+  RETURN_IF_ERROR(CpCommTypeArg(r, run));
   if (s->ep > 1) Set(run, "ep", std::to_string(s->ep), "--expert-model-parallel-size");
   run->gpus_per_pipeline = s->tp * s->pp * s->cp;
   RETURN_IF_ERROR(VirtualStages(r, s));

@@ -115,6 +115,9 @@ struct StageCosts {
   // slice during F and during I (or B). Empty: none.
   std::vector<int64_t> cp_forward_bytes;
   std::vector<int64_t> cp_backward_bytes;
+  // Those exchanges run before the op's compute, not alongside it (--cp-comm-type allgather or
+  // a2a: models/transformer.h CpCommType).
+  bool cp_serial = false;
   // Mixture-of-experts layers whose all-to-alls the engines run (a model with --ep > 1), one
   // entry per stage (layers 0 where a stage has none). Empty: none.
   std::vector<MoeStage> moe;

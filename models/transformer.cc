@@ -302,6 +302,49 @@ std::string_view DtypeName(Dtype dtype) { return NameOf(kDtypes, dtype); }
 
 std::string_view RecomputeName(Recompute recompute) { return NameOf(kRecomputes, recompute); }
 
+namespace {
+constexpr NamedValue<CpCommType> kCpCommTypes[] = {
+    {"p2p", CpCommType::kP2p},
+    {"a2a", CpCommType::kA2a},
+    {"allgather", CpCommType::kAllGather},
+};
+
+// The cp_comm_type checks of CheckTrainingSetup: a2a splits the heads (and the KV heads) of a
+// tensor-parallel shard over the c GPUs; the serial exchanges run before the compute, which MoE
+// layers' all-to-all parts replace (not modelled together).
+Status CheckCpCommType(const TransformerSpec& spec, const TrainingSetup& setup,
+                       const Locator& where) {
+  const int64_t c = setup.layout.cp;
+  if (c == 1 || setup.cp_comm_type == CpCommType::kP2p) return Status();
+  const int64_t t = setup.layout.tp;
+  if (setup.cp_comm_type == CpCommType::kA2a &&
+      ((spec.heads / t) % c != 0 || (spec.kv_heads / t) % c != 0)) {
+    return where.Invalid("cp_comm_type", "a2a scatters each GPU's heads over " + where.Name("cp") +
+                                             " " + std::to_string(c) + ": " + std::to_string(c) +
+                                             " must divide the " + std::to_string(spec.heads / t) +
+                                             " heads and the " + std::to_string(spec.kv_heads / t) +
+                                             " KV heads per tensor-parallel GPU of " + spec.name);
+  }
+  if (setup.layout.ep > 1) {
+    return where.Invalid("cp_comm_type", std::string(CpCommTypeName(setup.cp_comm_type)) +
+                                             " with expert parallelism is not modelled yet; "
+                                             "use p2p");
+  }
+  return Status();
+}
+}  // namespace
+
+Status ParseCpCommType(std::string_view what, std::string_view text, CpCommType* type) {
+  if (text == "a2a+p2p") {
+    return Status::InvalidInput(std::string(what) +
+                                ": a2a+p2p (hierarchical context parallelism) is not modelled "
+                                "yet; valid: p2p, a2a, allgather");
+  }
+  return ParseNamed(kCpCommTypes, "value", what, text, type, /*ignore_case=*/false);
+}
+
+std::string_view CpCommTypeName(CpCommType type) { return NameOf(kCpCommTypes, type); }
+
 int64_t DtypeBytes(Dtype dtype) { return dtype == Dtype::kFp8 ? 1 : 2; }
 
 int64_t GradientBytesPerParameter(const TrainingSetup& setup) { return setup.fp32_grads ? 4 : 2; }
@@ -329,6 +372,7 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
                                    std::to_string(2 * setup.layout.cp) + " does not divide the " +
                                    "sequence length " + std::to_string(setup.seq_len));
   }
+  RETURN_IF_ERROR(CheckCpCommType(spec, setup, where));
   if (setup.layout.cp > 1 && !setup.flash_attention) {
     return where.Invalid("cp",
                          "context parallelism runs ring attention on flash attention "
@@ -525,6 +569,24 @@ Status SplitLayers(const TransformerSpec& spec, int32_t num_stages, const LayerS
   return Status();
 }
 
+namespace {
+// A stage's context-parallel bytes per GPU (CpCommType): `qkv` and `out` bytes of Q, K, V and of
+// the output on this GPU, `kv_block` its K and V, for `layers` layers.
+void CpLayerBytes(const TrainingSetup& setup, int64_t qkv, int64_t out, int64_t kv_block,
+                  int64_t recompute, int32_t layers, StageModel* stage) {
+  const int64_t c = setup.layout.cp;
+  int64_t forward = (c - 1) * kv_block;  // p2p and allgather: c - 1 blocks each way
+  int64_t backward = 2 * forward;        // K and V again, and their gradients
+  if (setup.cp_comm_type == CpCommType::kA2a) {
+    // What leaves the GPU: (c - 1) / c of Q, K, V and of O (forward), of dO, dQ, dK, dV.
+    forward = (qkv + out) * (c - 1) / c;
+    backward = forward;
+  }
+  stage->cp_forward_bytes = layers * forward;
+  stage->cp_backward_bytes = layers * (backward + recompute * forward);
+}
+}  // namespace
+
 std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const TrainingSetup& setup,
                                          const std::vector<int32_t>& layers_per_stage) {
   const int64_t t = setup.layout.tp;
@@ -645,10 +707,9 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
       // K and V of this GPU's tokens.
       const AttentionWidths w = AttentionWidthsOf(spec);
       const int64_t kv_block = 2 * sb * (w.key / t) + 2 * sb * (w.value / t);
-      const int64_t forward = (setup.layout.cp - 1) * kv_block;
       const int64_t recompute = setup.recompute == Recompute::kNone ? 0 : 1;
-      stage.cp_forward_bytes = stage.layers * forward;
-      stage.cp_backward_bytes = stage.layers * (2 + recompute) * forward;
+      CpLayerBytes(setup, 2 * sb * (w.query / t) + kv_block, 2 * sb * (w.context / t), kv_block,
+                   recompute, stage.layers, &stage);
     }
     if (m > 0) {
       // T_g k h: this GPU's T_g = sb/t tokens, each to k experts.
@@ -694,6 +755,7 @@ StageCosts ModelStageCosts(const std::vector<StageModel>& stages,
     if (layout.cp > 1) {
       costs.cp_forward_bytes.push_back(stage.cp_forward_bytes);
       costs.cp_backward_bytes.push_back(stage.cp_backward_bytes);
+      costs.cp_serial = setup.cp_comm_type != CpCommType::kP2p;
     }
     if (layout.ep > 1) {
       const MoeLayerSeconds& parts = seconds[k].moe_layer;

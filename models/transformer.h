@@ -239,6 +239,33 @@ std::string_view RecomputeName(Recompute recompute);
 // Bytes of one element of a tensor passed between stages (2 for bf16/fp16, 1 for fp8).
 int64_t DtypeBytes(Dtype dtype);
 
+// Context parallelism's communication, Megatron-core's --cp-comm-type with Transformer Engine's
+// attention (transformer_engine/pytorch/attention: AttnFuncWithCPAndKVP2P, ...KVAllGather,
+// ...QKVOA2A). Per layer and GPU, with t = tp, c = cp, sb = s b / c this GPU's tokens, widths in
+// elements and 16-bit activations:
+//   kP2p: ring attention, overlapped with the attention: the forward passes K and V
+//     (2 sb (k + v) / t bytes) around the ring c - 1 times; the backward passes K, V and their
+//     gradients, twice that (plus a forward's worth when recomputing).
+//   kAllGather: K and V all-gathered before the attention (a ring all-gather: each GPU sends
+//     (c - 1) x its block, the bytes of kP2p's forward) and, in the backward, gathered again and
+//     their gradients reduce-scattered (kP2p's backward bytes); not overlapped: the attention
+//     waits for them.
+//   kA2a (DeepSpeed-Ulysses): all-to-alls of Q (2 sb q / t bytes per GPU), K and V
+//     (2 sb k / t, 2 sb v / t) before the attention (heads scattered, sequence gathered) and of
+//     the output (2 sb q / t) after it; in the backward the same for the gradients (dO before,
+//     dQ, dK, dV after); (c - 1) / c of each leaves the GPU. Not overlapped. Needs c to divide
+//     the heads / t and the KV heads / t.
+// The engines run a kAllGather or kA2a exchange as each GPU sending its bytes to its ring
+// successor before the task's compute (StageCosts::cp_serial): for the all-to-all, each GPU's
+// c - 1 flows of 1/c each leave through its one port or NIC and the c - 1 it receives enter
+// through one, so on NVSwitch nodes and one-NIC-per-GPU fabrics with equal route latencies this is
+// its time; what differs (routes of different latency) is not modelled.
+enum class CpCommType { kP2p, kAllGather, kA2a };
+// "p2p", "allgather", "a2a"; "a2a+p2p" (hierarchical) is refused: not modelled yet. Messages
+// start with `what`.
+Status ParseCpCommType(std::string_view what, std::string_view text, CpCommType* type);
+std::string_view CpCommTypeName(CpCommType type);
+
 struct TrainingSetup {
   int64_t seq_len = 0;          // s
   int64_t microbatch_size = 1;  // b
@@ -256,6 +283,7 @@ struct TrainingSetup {
   bool sequence_parallel = false;  // Megatron's sequence parallelism (with tp > 1)
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;
+  CpCommType cp_comm_type = CpCommType::kP2p;  // with cp > 1
   int32_t zero_stage = 0;  // 0 or 1 (ZeRO-1 shards the optimizer state over dp)
   // Main gradients in fp32 (Megatron-LM's default for 16-bit training,
   // --accumulate-allreduce-grads-in-fp32), else in the parameters' 16 bits.

@@ -293,14 +293,22 @@ Status PlaceRanks(const ParallelLayout& layout, const Placement& placement, cons
                                    p->name + " has " + std::to_string(p->num_gpus()) + nodes_text);
   }
   const int32_t per_node = p->xml_file.empty() ? p->gpus_per_node : p->num_gpus();
-  if (per_node % tp != 0) {
-    return where.Invalid("tp", (cp > 1 ? std::to_string(tp_degree) + " x " + where.Name("cp") +
-                                             " " + std::to_string(cp) + " = "
-                                       : std::string()) +
-                                   std::to_string(tp) + " does not divide the " +
+  // Tensor parallelism stays inside a node; a rank's tp x cp group either fits in a node or takes
+  // whole nodes (context parallelism across nodes: Megatron's order, tp fastest then cp, puts
+  // each CP slice of tp GPUs in one node and the CP peers of one TP index on other nodes).
+  if (per_node % tp_degree != 0) {
+    return where.Invalid("tp", std::to_string(tp_degree) + " does not divide the " +
                                    std::to_string(per_node) + " GPUs per node of " + p->name +
-                                   (cp > 1 ? "; a rank's group of GPUs stays inside one node"
-                                            : "; a tensor-parallel group stays inside one node"));
+                                   "; a tensor-parallel group stays inside one node");
+  }
+  const bool spanning = tp > per_node;
+  if (per_node % tp != 0 && tp % per_node != 0) {
+    return where.Invalid("cp", where.Name("tp") + " " + std::to_string(tp_degree) + " x " +
+                                   where.Name("cp") + " " + std::to_string(cp) + " = " +
+                                   std::to_string(tp) +
+                                   " neither divides nor is a multiple of the " +
+                                   std::to_string(per_node) + " GPUs per node of " + p->name +
+                                   "; a rank's group of GPUs fits in a node or takes whole nodes");
   }
   const int32_t nodes = p->xml_file.empty() ? p->num_nodes : 1;
   // GPU -> group using it, to find overlaps in explicit placements.
@@ -325,8 +333,9 @@ Status PlaceRanks(const ParallelLayout& layout, const Placement& placement, cons
         gpu = j * tp;
         break;
       case PlacementKind::kRoundRobin:
-        // Fits: groups <= nodes x groups_per_node, so no node gets more than it holds.
-        gpu = (j % nodes) * per_node + (j / nodes) * tp;
+        // Fits: groups <= nodes x groups_per_node, so no node gets more than it holds. A group
+        // spanning nodes takes whole nodes, no node holds two groups: as contiguous.
+        gpu = spanning ? j * tp : (j % nodes) * per_node + (j / nodes) * tp;
         break;
       case PlacementKind::kExplicit: {
         gpu = placement.gpus[j];
@@ -341,7 +350,14 @@ Status PlaceRanks(const ParallelLayout& layout, const Placement& placement, cons
                                                               std::to_string(tp)
                                                         : ""));
         }
-        if (gpu / per_node != (gpu + tp - 1) / per_node) {
+        if (spanning && gpu % per_node != 0) {
+          return where.Invalid("placement", entry + ": the group of " + group_text + " = " +
+                                                std::to_string(tp) +
+                                                " GPUs spans nodes and must start a node (a "
+                                                "multiple of " +
+                                                std::to_string(per_node) + ")");
+        }
+        if (!spanning && gpu / per_node != (gpu + tp - 1) / per_node) {
           return where.Invalid("placement", entry + ": the group of " + group_text +
                                                 " GPUs would cross a node boundary; a node has " +
                                                 std::to_string(per_node) + " GPUs");

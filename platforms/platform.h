@@ -111,7 +111,9 @@ struct PlatformSpec {
   std::string xml_hosts_where;  // where the hosts were given, for messages (a Locator's Where)
 
   // The run placed on it: layout.pp pipeline ranks, layout.dp replicas of the pipeline, each rank
-  // a group of layout.GpusPerRank() GPUs in one node, starting at group_gpu[replica × pp + rank].
+  // a group of layout.GpusPerRank() = tp x cp consecutive GPUs starting at
+  // group_gpu[replica × pp + rank], inside one node or (cp across nodes) on whole nodes; GPU
+  // first + cp_index x tp + tp_index, as Megatron orders ranks.
   ParallelLayout layout{.pp = 0};
   std::vector<int32_t> group_gpu;
 

@@ -60,7 +60,12 @@ class Collector {
     const TaskProgram* program = graph_.ProgramOfTask(t);
     const double start = timeline_.start_s[t];
     if (program == nullptr || !HasMoeParts(*program)) {
-      AddCompute(task.rank, {start, start + task.duration_s});
+      // After a serial context-parallel exchange, which it waits for.
+      const int32_t cp = program == nullptr ? -1 : RingPartOf(*program, PartKind::kCpRing);
+      const double begin = cp >= 0 && (*program)[cp].serial
+                               ? timeline_.part_end_s[graph_.part_begin[t] + cp]
+                               : start;
+      AddCompute(task.rank, {begin, begin + task.duration_s});
     }
     if (program == nullptr) return;
     for (size_t i = 0; i < program->size(); ++i) {

@@ -53,11 +53,19 @@ class CriticalPath {
     const double start = start_[t];
     double duration = graph_.tasks[t].duration_s;
     if (HasMoeParts(program)) duration = RunMoeParts(t, program) - start;
+    // A serial exchange (the other --cp-comm-types) runs first; the compute and the other rings
+    // after it.
+    const int32_t cp = RingPartOf(program, PartKind::kCpRing);
+    const double before =
+        cp >= 0 && program[cp].serial ? RingTime(graph_.tasks[t], program[cp].bytes, true) : 0;
     const double compute_s = duration;
+    duration += before;
     for (size_t i = MoePartCount(program); i < program.size(); ++i) {
       const TaskPart& ring = program[i];
       const bool attention = ring.kind == PartKind::kCpRing;
-      const double ring_start = attention || graph_.tp_comm_overlap ? start : start + compute_s;
+      const double ring_start = attention                ? start
+                                : graph_.tp_comm_overlap ? start + before
+                                                         : start + before + compute_s;
       const double ring_end = ring_start + RingTime(graph_.tasks[t], ring.bytes, attention);
       timeline_->part_start_s[graph_.part_begin[t] + i] = ring_start;
       timeline_->part_end_s[graph_.part_begin[t] + i] = ring_end;

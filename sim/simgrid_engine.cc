@@ -327,6 +327,14 @@ class JustInTimeRunner {
         Ring& ring = rings_[t];
         ring.start_s = s4u::Engine::get_clock();
         ring.pending = 1;
+        const int32_t cp = RingPartOf(*program, PartKind::kCpRing);
+        if (cp >= 0 && (*program)[cp].serial) {
+          // The compute (and the rings beside it) start once the exchange has ended.
+          ring.waiting = exec;
+          ring.cp_pending = graph_.layout.tp * graph_.layout.cp;
+          LaunchRing(t, kCpRing);
+          return;
+        }
         LaunchRing(t, kCpRing);
         if (graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
       }
@@ -496,6 +504,11 @@ class JustInTimeRunner {
       auto ring = rings_.find(t);
       double& end = timeline_->part_end_s[graph_.RingRecord(t, RingKind(part))];
       end = std::max(end, activity.get_finish_time());
+      if (part == kCpRing && ring->second.waiting && --ring->second.cp_pending == 0) {
+        ring->second.waiting->start();
+        ring->second.waiting.reset();
+        if (graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
+      }
       if (--ring->second.pending == 0) {
         rings_done_.push_back(t);
         Finished(t, ring->second.start_s, s4u::Engine::get_clock());
@@ -528,6 +541,9 @@ class JustInTimeRunner {
     int32_t pending = 0;
     double start_s = 0;
     std::vector<s4u::CommPtr> transfers;
+    // A serial exchange's transfers still to end, and the compute waiting for them.
+    int32_t cp_pending = 0;
+    s4u::ExecPtr waiting;
   };
   std::unordered_map<TaskId, Ring> rings_;
   std::vector<TaskId> rings_done_;

@@ -124,6 +124,7 @@ uint32_t ProgramTable::Of(const Action& action, int64_t tp_ring_bytes, int64_t c
     TaskPart ring;
     ring.kind = kind;
     ring.bytes = bytes;
+    ring.serial = kind == PartKind::kCpRing && costs_.cp_serial;
     program.push_back(ring);
   }
   if (!program.empty()) {

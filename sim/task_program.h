@@ -16,7 +16,9 @@
 // its tensor-parallel slice for the action's collectives (kTpRing: all its ring steps as one
 // transfer per GPU, whose latencies but one are in the compute's duration, ComputeLoadOf); with
 // context parallelism (cp > 1) each GPU sends `bytes` of K and V to its peer in the next slice
-// (kCpRing: ring attention). Ring attention starts with the task, alongside its compute; the
+// (kCpRing: ring attention; serial, the all-gather or all-to-all exchanges of the other
+// --cp-comm-types, which the compute waits for). Ring attention starts with the task, alongside
+// its compute; the
 // tensor-parallel rings start once the compute has ended (after all the MoE parts, when there
 // are some) or, with Parallelism::tp_comm_overlap, with the task. A ring ends when all its GPUs'
 // transfers have; the task ends when its compute and its rings have ended.
@@ -56,6 +58,9 @@ struct TaskPart {
   // GPU of the rank sends to the next one of its ring.
   int64_t bytes = 0;
   int64_t node_bytes = 0;  // node-limited all-to-alls: to the same GPU of each other node
+  // kCpRing: the exchange runs before the task's compute, which waits for it (StageCosts::
+  // cp_serial), instead of alongside it.
+  bool serial = false;
   friend bool operator==(const TaskPart&, const TaskPart&) = default;
 };
 using TaskProgram = std::vector<TaskPart>;

@@ -131,49 +131,57 @@ skip:
   - when: [{field: platfrom, equals: [ideal]}]
 )");
   ExperimentPlan plan;
-  EXPECT_EQ(LoadExperiment(path, &plan).message(),
-            path + ":8:42: axes[1].with[0].values: 1 values zipped with the 2 of schedule; give "
-                   "exactly one per value of the axis\n" +
-            path + ":14:13: axes[4].values: no values; an axis needs at least one\n" +
-            path + ":3:12: axes[0].field: unknown field 'microbatch'; valid: schedule, "
-                   "schedule_file, pp, microbatches, global_batch, stages_per_rank, "
-                   "microbatch_group_size, stage_to_rank, f, i, w, b, overlap, activation, "
-                   "activation_w, message_bytes, grad_bytes, costs_per, profile, memory_limit, "
-                   "memory_reserve, activation_overhead, fail_on_oom, model, seq_len, "
-                   "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
-                   "grad_dtype, bytes_per_param, tp_comm_overlap, layers_per_stage, "
-                   "embedding_as_layer, loss_as_layer, efficiency, megatron, platform, nodes, calibration, "
-                   "placement, "
-                   "hosts, tp, cp, ep, moe_node_limit, comm_sms, dp, grad_bucket, collective_algorithm, "
-                   "replicas, "
-                   "p2p_latency, p2p_bandwidth, "
-             "p2p_mode, engine, "
-                   "format, train_tokens, gpu_hour_cost, max_tasks, torchtitan, set.PATH (did you mean microbatches?)\n" +
-            path + ":11:12: axes[3].field: unknown cluster field 'nic.speed'; valid: name, "
-                   "description, gpu.name, gpu.dense_bf16, gpu.dense_fp8, gpu.memory, "
-                   "gpu.memory_bandwidth, gpu.sms, gpu.matmul_efficiency, gpu.matmul_efficiency_fp8, gpu.attention_efficiency, "
-                   "gpu.memory_efficiency, gpus_per_node, nodes, intra_node.kind, "
-                   "intra_node.bandwidth, intra_node.latency, nic.attachment, nic.bandwidth, "
-                   "nic.latency, network.topology, network.nodes_per_leaf, "
-                   "network.oversubscription, network.uplink_latency, host_link.bandwidth, "
-                   "host_link.latency\n" +
-            path + ":13:12: axes[4].field: schedule is swept twice; sweep a field in one axis "
-                   "(zip fields that vary together with `with`)\n" +
-            path + ":16:20: skip[0].when[0].field: unknown field 'platfrom'; valid: schedule, "
-                   "schedule_file, pp, microbatches, global_batch, stages_per_rank, "
-                   "microbatch_group_size, stage_to_rank, f, i, w, b, overlap, activation, "
-                   "activation_w, message_bytes, grad_bytes, costs_per, profile, memory_limit, "
-                   "memory_reserve, activation_overhead, fail_on_oom, model, seq_len, "
-                   "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
-                   "grad_dtype, bytes_per_param, tp_comm_overlap, layers_per_stage, "
-                   "embedding_as_layer, loss_as_layer, efficiency, megatron, platform, nodes, calibration, "
-                   "placement, "
-                   "hosts, tp, cp, ep, moe_node_limit, comm_sms, dp, grad_bucket, collective_algorithm, "
-                   "replicas, "
-                   "p2p_latency, p2p_bandwidth, "
-             "p2p_mode, engine, "
-                   "format, train_tokens, gpu_hour_cost, max_tasks, torchtitan, set.PATH (did you mean platform?)\n" +
-            path + ":10:14: axes[2].values[0]: expected an integer, got 'two'");
+  EXPECT_EQ(
+      LoadExperiment(path, &plan).message(),
+      path +
+          ":8:42: axes[1].with[0].values: 1 values zipped with the 2 of schedule; give "
+          "exactly one per value of the axis\n" +
+          path + ":14:13: axes[4].values: no values; an axis needs at least one\n" + path +
+          ":3:12: axes[0].field: unknown field 'microbatch'; valid: schedule, "
+          "schedule_file, pp, microbatches, global_batch, stages_per_rank, "
+          "microbatch_group_size, stage_to_rank, f, i, w, b, overlap, activation, "
+          "activation_w, message_bytes, grad_bytes, costs_per, profile, memory_limit, "
+          "memory_reserve, activation_overhead, fail_on_oom, model, seq_len, "
+          "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
+          "grad_dtype, bytes_per_param, cp_comm_type, tp_comm_overlap, layers_per_stage, "
+          "embedding_as_layer, loss_as_layer, efficiency, megatron, platform, nodes, calibration, "
+          "placement, "
+          "hosts, tp, cp, ep, moe_node_limit, comm_sms, dp, grad_bucket, collective_algorithm, "
+          "replicas, "
+          "p2p_latency, p2p_bandwidth, "
+          "p2p_mode, engine, "
+          "format, train_tokens, gpu_hour_cost, max_tasks, torchtitan, set.PATH (did you mean "
+          "microbatches?)\n" +
+          path +
+          ":11:12: axes[3].field: unknown cluster field 'nic.speed'; valid: name, "
+          "description, gpu.name, gpu.dense_bf16, gpu.dense_fp8, gpu.memory, "
+          "gpu.memory_bandwidth, gpu.sms, gpu.matmul_efficiency, gpu.matmul_efficiency_fp8, "
+          "gpu.attention_efficiency, "
+          "gpu.memory_efficiency, gpus_per_node, nodes, intra_node.kind, "
+          "intra_node.bandwidth, intra_node.latency, nic.attachment, nic.bandwidth, "
+          "nic.latency, network.topology, network.nodes_per_leaf, "
+          "network.oversubscription, network.uplink_latency, host_link.bandwidth, "
+          "host_link.latency\n" +
+          path +
+          ":13:12: axes[4].field: schedule is swept twice; sweep a field in one axis "
+          "(zip fields that vary together with `with`)\n" +
+          path +
+          ":16:20: skip[0].when[0].field: unknown field 'platfrom'; valid: schedule, "
+          "schedule_file, pp, microbatches, global_batch, stages_per_rank, "
+          "microbatch_group_size, stage_to_rank, f, i, w, b, overlap, activation, "
+          "activation_w, message_bytes, grad_bytes, costs_per, profile, memory_limit, "
+          "memory_reserve, activation_overhead, fail_on_oom, model, seq_len, "
+          "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
+          "grad_dtype, bytes_per_param, cp_comm_type, tp_comm_overlap, layers_per_stage, "
+          "embedding_as_layer, loss_as_layer, efficiency, megatron, platform, nodes, calibration, "
+          "placement, "
+          "hosts, tp, cp, ep, moe_node_limit, comm_sms, dp, grad_bucket, collective_algorithm, "
+          "replicas, "
+          "p2p_latency, p2p_bandwidth, "
+          "p2p_mode, engine, "
+          "format, train_tokens, gpu_hour_cost, max_tasks, torchtitan, set.PATH (did you mean "
+          "platform?)\n" +
+          path + ":10:14: axes[2].values[0]: expected an integer, got 'two'");
 }
 
 // A small grid: 2 schedules x 3 microbatch counts, on ideal with latency (6 points).

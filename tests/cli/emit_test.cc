@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "base/shell_words.h"
@@ -138,6 +140,39 @@ TEST(EmitMegatron, ExpertsAndLatentAttentionImportBack) {
                 {"--model", std::string(PPSIM_SOURCE_DIR) + "/tests/data/hf/qwen3-4b.json", "--tp",
                  "2", "--pp", "2", "--schedule", "1F1B", "--global-batch", "8",
                  "--sequence-parallel", "--engine", "critical-path"});
+}
+
+TEST(EmitMegatron, ContextParallelismAcrossNodesImportsBack) {
+  // TP 4 x CP 4 spans two nodes of h100-node; each communication type goes through
+  // --cp-comm-type (p2p, the default, is not written). a2a needs CP to divide the 2 KV heads of a
+  // TP 4 shard of llama3-8b: CP 2.
+  for (const auto& [type, cp, nodes] :
+       {std::tuple{"p2p", "4", "4"}, {"allgather", "4", "4"}, {"a2a", "2", "2"}}) {
+    SCOPED_TRACE(type);
+    ExpectSameRun("megatron", {"--model",
+                               "llama3-8b",
+                               "--platform",
+                               "h100-node",
+                               "--nodes",
+                               nodes,
+                               "--tp",
+                               "4",
+                               "--cp",
+                               cp,
+                               "--pp",
+                               "2",
+                               "--seq-len",
+                               "16384",
+                               "--sequence-parallel",
+                               "--schedule",
+                               "1F1B",
+                               "--global-batch",
+                               "4",
+                               "--cp-comm-type",
+                               type,
+                               "--engine",
+                               "critical-path"});
+  }
 }
 
 TEST(EmitMegatron, TheArgumentsAreMegatronsSpelling) {

@@ -109,13 +109,14 @@ TEST(MegatronRequest, MessagesNameTheArgument) {
       "--bf16 --micro-batch-size 0");
   EXPECT_EQ(Resolve(config, &request).message(),
             "--megatron: --micro-batch-size: must be at least 1; got 0");
-  // Context parallelism across nodes: a later issue's.
+  // Context parallelism across nodes: tp 8 x cp 2 spans two nodes of h100-node (one node: it
+  // needs --nodes 2).
   config.set_megatron(
       "--num-layers 4 --hidden-size 64 --num-attention-heads 8 --seq-length 64 --vocab-size 64 "
       "--bf16 --tensor-model-parallel-size 8 --context-parallel-size 2");
   EXPECT_EQ(Resolve(config, &request).message(),
-            "--megatron: --context-parallel-size (ppsim's --cp): context parallelism across nodes "
-            "(tp x cp = 16 GPUs, a node of h100-node has 8) is not modelled yet (issue 30)");
+            "--megatron: the 8 GPUs of h100-node are not a multiple of tp x pp x cp = 16 (one "
+            "pipeline); give --nodes or --dp");
   // A degree the arguments set, checked by ppsim's own rule: named by its argument.
   config.set_megatron(
       "--num-layers 4 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --vocab-size 64 "

@@ -237,6 +237,21 @@ TEST(MegatronArgs, BadInputIsLocated) {
   EXPECT_NE(Error("stray").find("'stray': expected a Megatron-LM argument"), std::string::npos);
 }
 
+TEST(MegatronArgs, CpCommTypeIsOneTypeForEveryLayer) {
+  const std::string cp = std::string(kSmall) + "--context-parallel-size 2 ";
+  EXPECT_EQ(Setting(Read(cp), "cp_comm_type"), "");
+  EXPECT_EQ(Setting(Read(cp + "--cp-comm-type a2a"), "cp_comm_type"), "a2a");
+  EXPECT_EQ(
+      Setting(Read(cp + "--cp-comm-type allgather allgather allgather allgather"), "cp_comm_type"),
+      "allgather");
+  EXPECT_EQ(Error(cp + "--cp-comm-type p2p p2p a2a p2p"),
+            "--megatron: --cp-comm-type: layers of different types ('p2p', 'a2a') are not "
+            "modelled; give one type for every layer");
+  EXPECT_NE(Error(cp + "--hierarchical-context-parallel-sizes 2 1")
+                .find("hierarchical context parallelism (a2a+p2p) is not modelled yet"),
+            std::string::npos);
+}
+
 TEST(MegatronArgs, FlagHintNamesPpsimsFlagAndMegatron) {
   EXPECT_EQ(MegatronFlagHint("--tensor-model-parallel-size"),
             "--tensor-model-parallel-size is Megatron-LM's; ppsim's flag is --tp, or pass "

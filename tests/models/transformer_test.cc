@@ -193,6 +193,41 @@ TEST(TransformerLayerCosts, ContextParallelismSplitsTheTokens) {
   EXPECT_EQ(stage.message_bytes, s * b * h * 2);
 }
 
+TEST(TransformerLayerCosts, ContextParallelCommunicationTypes) {
+  // llama3-8b, s 8192, b 1, t 2, c 4: sb = 2048 tokens per GPU, q / t = 2048, k / t = v / t = 512.
+  const TransformerSpec& llama = Preset("llama3-8b");
+  TrainingSetup setup = Training(8192, 1);
+  setup.layout.tp = 2;
+  setup.layout.cp = 4;
+  // allgather: K and V (2 x 2048 x 512 x 2 bytes = 4 MiB) gathered, each GPU sending c - 1 = 3
+  // blocks; gathered again and their gradients reduce-scattered in the backward: as p2p's.
+  setup.cp_comm_type = CpCommType::kAllGather;
+  StageModel stage = BuildStageModels(llama, setup, {32})[0];
+  EXPECT_EQ(stage.cp_forward_bytes, 32 * 3 * 4'194'304LL);
+  EXPECT_EQ(stage.cp_backward_bytes, 2 * stage.cp_forward_bytes);
+  // a2a: Q 2048 x 2048 x 2 bytes = 8 MiB, K and V 2 MiB each, O 8 MiB: 20 MiB, 3/4 of it leaves
+  // the GPU (15,728,640 bytes per layer), the same for the gradients; recomputing adds a forward.
+  setup.cp_comm_type = CpCommType::kA2a;
+  stage = BuildStageModels(llama, setup, {32})[0];
+  EXPECT_EQ(stage.cp_forward_bytes, 32 * 15'728'640LL);
+  EXPECT_EQ(stage.cp_backward_bytes, stage.cp_forward_bytes);
+  setup.recompute = Recompute::kFull;
+  stage = BuildStageModels(llama, setup, {32})[0];
+  EXPECT_EQ(stage.cp_backward_bytes, 2 * stage.cp_forward_bytes);
+  EXPECT_TRUE(CheckTrainingSetup(llama, setup, FlagLocator()).ok());
+  // 8 KV heads over t 2: 4 per GPU; c 8 does not divide them.
+  setup.layout.cp = 8;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
+            "--cp-comm-type: a2a scatters each GPU's heads over --cp 8: 8 must divide the 16 "
+            "heads and the 4 KV heads per tensor-parallel GPU of llama3-8b");
+  CpCommType type;
+  EXPECT_EQ(ParseCpCommType("--cp-comm-type", "a2a+p2p", &type).message(),
+            "--cp-comm-type: a2a+p2p (hierarchical context parallelism) is not modelled yet; "
+            "valid: p2p, a2a, allgather");
+  EXPECT_EQ(ParseCpCommType("--cp-comm-type", "ring", &type).message(),
+            "--cp-comm-type: unknown value 'ring'; valid: p2p, a2a, allgather");
+}
+
 TEST(TransformerLayerCosts, GptActivationsFollowKorthikanti) {
   const TransformerSpec& spec = Preset("gpt3-175b");
   const int64_t s = 2048, b = 2, h = 12288, a = 96, t = 8;

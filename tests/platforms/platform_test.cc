@@ -189,5 +189,44 @@ TEST(Placement, ReportsWhatDoesNotFit) {
             "list of GPU numbers (the first GPU of each rank's group), e.g. 0,8,1,9");
 }
 
+// Context parallelism across nodes: tp x cp groups of whole nodes, GPU first + cp_index x tp +
+// tp_index (Megatron's order).
+Status BuildCp(const PlatformChoice& choice, int32_t ranks, int32_t dp, int32_t tp, int32_t cp,
+               PlatformSpec* platform) {
+  ParallelLayout layout{.pp = ranks, .dp = dp, .tp = tp};
+  layout.cp = cp;
+  return BuildPlatform(choice, layout, FlagLocator(), platform);
+}
+
+TEST(Placement, ContextParallelGroupsTakeWholeNodes) {
+  PlatformSpec p;
+  // 2 ranks x dp 2 of tp 4 x cp 4 = 16 GPUs: two nodes per group, eight nodes.
+  for (const char* kind : {"contiguous", "round-robin"}) {
+    PlatformChoice choice = PresetChoice("dgx-h100", {}, 8);
+    ASSERT_TRUE(ParsePlacement("--placement", kind, &choice.placement).ok());
+    ASSERT_TRUE(BuildCp(choice, 2, 2, 4, 4, &p).ok());
+    EXPECT_EQ(p.GpuOf(0, 0, 0), 0);
+    EXPECT_EQ(p.GpuOf(1, 0, 0), 16);
+    EXPECT_EQ(p.GpuOf(0, 1, 0), 32);
+    EXPECT_EQ(p.GpuOf(1, 1, 15), 63);
+    // cp index 2, tp index 1: GPU 2 x 4 + 1 of the group, on its second node.
+    EXPECT_EQ(p.NodeOf(p.GpuOf(0, 1, 9)), 5);
+  }
+  PlatformChoice choice = PresetChoice("dgx-h100", {}, 4);
+  ASSERT_TRUE(ParsePlacement("--placement", "16,0", &choice.placement).ok());
+  ASSERT_TRUE(BuildCp(choice, 2, 1, 8, 2, &p).ok());
+  EXPECT_EQ(p.GpuOf(0, 0, 8), 24);
+  ASSERT_TRUE(ParsePlacement("--placement", "0,12", &choice.placement).ok());
+  EXPECT_EQ(BuildCp(choice, 2, 1, 8, 2, &p).message(),
+            "--placement: entry 1 (rank 1, replica 0): GPU 12: the group of --tp 8 x --cp 2 = 16 "
+            "GPUs spans nodes and must start a node (a multiple of 8)");
+  EXPECT_EQ(BuildCp(PresetChoice("dgx-h100", {}, 4), 1, 1, 4, 3, &p).message(),
+            "--cp: --tp 4 x --cp 3 = 12 neither divides nor is a multiple of the 8 GPUs per node "
+            "of dgx-h100; a rank's group of GPUs fits in a node or takes whole nodes");
+  EXPECT_EQ(BuildCp(PresetChoice("dgx-h100", {}, 4), 1, 1, 16, 2, &p).message(),
+            "--tp: 16 does not divide the 8 GPUs per node of dgx-h100; a tensor-parallel group "
+            "stays inside one node");
+}
+
 }  // namespace
 }  // namespace ppsim

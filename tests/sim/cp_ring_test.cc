@@ -1,12 +1,16 @@
 // Context parallelism: ring attention's K/V passes alongside the compute, and the gradients'
 // rings over the data- and context-parallel GPUs. Expected times are written out by hand on an
-// idle NVSwitch (h100-node: 450 GB/s per port and direction, 3 us per route).
+// idle NVSwitch (h100-node: 450 GB/s per port and direction, 3 us per route), and across nodes
+// on dgx-h100's NICs (400 Gb/s = 50 GB/s per NIC and direction, 2.5 us per NIC: 5 us per route
+// between two nodes under one leaf).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "schedules/registry.h"
+#include "sim/communication.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "sim/task_graph.h"
@@ -58,6 +62,37 @@ TEST(CpRing, RingAttentionRunsAlongsideTheCompute) {
   }
 }
 
+TEST(CpRing, SerialExchangesRunBeforeTheCompute) {
+  // --cp-comm-type allgather or a2a: the compute waits for the exchange. F: 0.09 GB at 450 GB/s
+  // + 3 us, then 1 ms; B: 0.9 GB + 3 us, then 2 ms.
+  const int32_t tp = 2, cp = 4;
+  const PlatformSpec platform = PlatformOrDie(PresetChoice("h100-node"), 1, 1, tp * cp);
+  const Schedule s = OneRankOneMicrobatch();
+  StageCosts costs = OneStageCosts(1e-3, 2e-3);
+  costs.cp_forward_bytes = {90'000'000};
+  costs.cp_backward_bytes = {900'000'000};
+  costs.cp_serial = true;
+  Parallelism parallelism{{.dp = 1, .tp = tp}, P2pMode::kEager};
+  parallelism.layout.cp = cp;
+  TaskGraph graph;
+  ASSERT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
+  const size_t ring = graph.RingRecord(0, PartKind::kCpRing);
+  const double f_end = kRoute + 90e6 / kBandwidth + 1e-3;
+  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
+    SCOPED_TRACE(EngineName(engine));
+    Timeline timeline;
+    ASSERT_TRUE(Execute(engine, graph, platform, &timeline).ok());
+    EXPECT_NEAR(timeline.part_end_s[ring], kRoute + 90e6 / kBandwidth, 1e-12);
+    EXPECT_NEAR(timeline.end_s[0], f_end, 1e-12);
+    EXPECT_NEAR(timeline.end_s[1], f_end + kRoute + 900e6 / kBandwidth + 2e-3, 1e-12);
+    // Nothing hides the exchanges: all of their time is exposed.
+    const RunCommunication comm = ComputeCommunication(graph, timeline, 1);
+    const double cp_s = 2 * kRoute + 990e6 / kBandwidth;
+    EXPECT_NEAR(comm.max[static_cast<int>(CommKind::kCp)].total_s, cp_s, 1e-12);
+    EXPECT_NEAR(comm.max[static_cast<int>(CommKind::kCp)].exposed_s, cp_s, 1e-12);
+  }
+}
+
 TEST(CpRing, GradientsAreReducedOverTheContextParallelGpus) {
   // dp 1, cp 2, tp 1: a ring of the 2 GPUs holding the same parameters, 2 steps of G/2 after B.
   const PlatformSpec platform = PlatformOrDie(PresetChoice("h100-node"), 1, 1, 2);
@@ -70,6 +105,55 @@ TEST(CpRing, GradientsAreReducedOverTheContextParallelGpus) {
     for (double end : timeline.end_s) makespan = std::max(makespan, end);
     EXPECT_NEAR(makespan, 3e-3 + 2 * (kRoute + 450e6 / kBandwidth), 1e-12);
   }
+}
+
+// A rank's tp x cp GPUs placed on `nodes` nodes of dgx-h100 (`sets` applied).
+PlatformSpec DgxH100(int32_t nodes, int32_t tp, int32_t cp, std::vector<std::string> sets = {}) {
+  PlatformSpec platform;
+  ParallelLayout layout{.pp = 1, .dp = 1, .tp = tp};
+  layout.cp = cp;
+  const Status status = BuildPlatform(PresetChoice("dgx-h100", std::move(sets), nodes), layout,
+                                      FlagLocator(), &platform);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return platform;
+}
+
+// F's ring attention alone (B sends nothing): the end of its ring part on `platform`.
+double RingEnd(const PlatformSpec& platform, int32_t tp, int32_t cp, int64_t bytes) {
+  const TaskGraph graph = Compile(tp, cp, bytes, 0);
+  const size_t ring = graph.RingRecord(0, PartKind::kCpRing);
+  EXPECT_NE(ring, TaskGraph::kNoRecord);
+  Timeline timeline;
+  EXPECT_TRUE(Execute(EngineKind::kSimGrid, graph, platform, &timeline).ok());
+  Timeline critical;
+  EXPECT_TRUE(Execute(EngineKind::kCriticalPath, graph, platform, &critical).ok());
+  EXPECT_NEAR(critical.part_end_s[ring], timeline.part_end_s[ring], 1e-12);
+  return timeline.part_end_s[ring];
+}
+
+TEST(CpRing, AcrossNodesTheRingGoesOverTheNics) {
+  // tp 1 x cp 2 on two one-GPU nodes: the K/V block crosses GPU 0's NIC out and GPU 1's NIC in
+  // (2 x 2.5 us) at 50 GB/s: 5 us + 0.5 GB / 50 GB/s = 10.005 ms; in one node of two GPUs, over
+  // NVSwitch (2 x 1.5 us) at 450 GB/s: 3 us + 0.5 GB / 450 GB/s.
+  const int64_t bytes = 500'000'000;
+  const PlatformSpec across = DgxH100(2, 1, 2, {"gpus_per_node=1"});
+  EXPECT_EQ(across.NodeOf(across.GpuOf(0, 0, 0)), 0);
+  EXPECT_EQ(across.NodeOf(across.GpuOf(0, 0, 1)), 1);
+  EXPECT_NEAR(RingEnd(across, 1, 2, bytes), 5e-6 + 500e6 / 50e9, 1e-12);
+  const PlatformSpec inside = DgxH100(1, 1, 2);
+  EXPECT_NEAR(RingEnd(inside, 1, 2, bytes), kRoute + 500e6 / kBandwidth, 1e-12);
+}
+
+TEST(CpRing, TensorParallelInsideNodesContextParallelAcross) {
+  // tp 8 x cp 2 on two DGX H100 nodes (Megatron-Bridge's Llama 3.1 405B layout): slice 0 is node
+  // 0's 8 GPUs, slice 1 node 1's; GPU k sends to GPU k + 8 (the same TP index) on its own rail,
+  // one NIC each: 5 us + 0.2 GB / 50 GB/s.
+  const PlatformSpec platform = DgxH100(2, 8, 2);
+  for (int32_t k = 0; k < 8; ++k) {
+    EXPECT_EQ(platform.GpuOf(0, 0, k), k);
+    EXPECT_EQ(platform.GpuOf(0, 0, 8 + k), 8 + k);
+  }
+  EXPECT_NEAR(RingEnd(platform, 8, 2, 200'000'000), 5e-6 + 200e6 / 50e9, 1e-12);
 }
 
 }  // namespace
