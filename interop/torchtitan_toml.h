@@ -20,8 +20,7 @@
 //   - data_parallel_shard_degree S > 1 is FSDP2 (parallelize.py apply_fsdp): zero 3, dp = R x S
 //     with R = data_parallel_replicate_degree, dp_shard S when R > 1 (HSDP);
 //     fsdp_reshard_after_forward default/always/never: reshard_after_forward default/on/off;
-//     training.mixed_precision_reduce float32 (default: fp32 gradients) or bfloat16 (grad_dtype
-//     bf16).
+//     training.mixed_precision_reduce float32 (the default) only.
 // Refused by name (exit 2): context_parallel_degree > 1 (torchtitan runs it under FSDP; not
 // imported yet); experts sharded by FSDP; fp32 compute; partial activation checkpointing; MX
 // formats; gradient accumulation around a pipeline; CPU offload.
