@@ -101,6 +101,8 @@ TEST(EmitMegatron, EveryScheduleImportsBackToTheSameRun) {
   ExpectSameRun("megatron", Llama("1F1B"));
   ExpectSameRun("megatron", Llama("1F1B", {"--p2p-mode", "megatron", "--dtype", "fp8",
                                            "--recompute", "full", "--zero", "1"}));
+  ExpectSameRun("megatron", Llama("1F1B", {"--zero", "3", "--recompute", "full"}));
+  ExpectSameRun("megatron", Llama("1F1B", {"--zero", "2"}));
   ExpectSameRun("megatron", Llama("1F1B", {"--p2p-mode", "megatron-no-overlap", "--recompute",
                                            "selective", "--grad-dtype", "bf16"}));
   ExpectSameRun("megatron", Llama("Megatron-Interleaved",
