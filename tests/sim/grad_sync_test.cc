@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "schedules/registry.h"
+#include "sim/communication.h"
 #include "sim/engine.h"
 #include "sim/task_graph.h"
 #include "tests/support/one_rank.h"
@@ -80,7 +81,7 @@ TEST(ZeroOne, ReduceScatterThenTheStepThenAllGather) {
 // halfway through B and at its end), and the 16-bit parameters (`gather_bytes`, 2 units of
 // gather_bytes / 2) all-gathered before F (and before B with `reshard`): one step each of
 // 0.01 + gather_bytes / 4 / 1e9.
-double FsdpMakespan(int64_t gather_bytes, bool reshard) {
+double FsdpMakespan(int64_t gather_bytes, bool reshard, CommSeconds* dp = nullptr) {
   const Schedule s = OneRankOneMicrobatch();
   StageCosts costs = OneStageCosts(1, 4);
   costs.gradient_bytes = {400'000'000};
@@ -97,6 +98,10 @@ double FsdpMakespan(int64_t gather_bytes, bool reshard) {
     Timeline timeline;
     EXPECT_TRUE(Execute(engine, graph, platform, &timeline).ok());
     for (double end : timeline.end_s) makespans[k] = std::max(makespans[k], end);
+    if (dp != nullptr && engine == EngineKind::kSimGrid) {
+      *dp =
+          ComputeCommunication(graph, timeline, 1).ranks[0].kinds[static_cast<int>(CommKind::kDp)];
+    }
     ++k;
   }
   EXPECT_NEAR(makespans[0], makespans[1], 1e-9);
@@ -112,7 +117,13 @@ TEST(Fsdp, PrefetchHidesAllButTheFirstUnit) {
 TEST(Fsdp, AGatherLongerThanTheComputeIsExposed) {
   // Units of 3e9: 0.01 + 1.5 = 1.51 each. Unit 1 [0, 1.51], F [1.51, 2.51]; unit 2 [1.51, 3.02]
   // outlasts F: B [3.02, 7.02]; the last reduce-scatter 7.02 + 0.11.
-  EXPECT_NEAR(FsdpMakespan(6'000'000'000, false), 1.51 + 1.51 + 4 + 0.11, 1e-9);
+  CommSeconds dp;
+  EXPECT_NEAR(FsdpMakespan(6'000'000'000, false, &dp), 1.51 + 1.51 + 4 + 0.11, 1e-9);
+  // The gathers and reduce-scatters are "dp" communication: in flight [0, 3.02] and the two
+  // reduce-scatters [5.02, 5.13], [7.02, 7.13]; exposed outside F [1.51, 2.51] and B
+  // [3.02, 7.02]: 1.51 + 0.51 + 0.11.
+  EXPECT_NEAR(dp.total_s, 3.02 + 0.11 + 0.11, 1e-9);
+  EXPECT_NEAR(dp.exposed_s, 1.51 + 0.51 + 0.11, 1e-9);
 }
 
 TEST(Fsdp, ReshardAfterForwardGathersAgainForTheBackward) {
