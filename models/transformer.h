@@ -297,14 +297,15 @@ ParamBytes RecipeBytes(const TrainingSetup& setup);
 int64_t GradientBytesPerParameter(const TrainingSetup& setup);
 
 // Checks a setup against a model (positive sizes; tp divides heads, kv_heads, ffn_hidden and the
-// shared experts' channels; zero_stage 0 or 1; replicated bytes per parameter at least the
-// gradients' (bytes_per_param); 2cp divides seq_len, and cp > 1 needs flash
-// attention; a MoE model with tp > 1 needs sequence parallelism, as Megatron-core asserts; ep at
-// least 1, above 1 only for a model with experts, dividing the experts and the dp x tp x cp GPUs
-// of a stage); messages start where the field was written (fields tp, cp, seq_len,
-// microbatch_size, dp, zero, ep): "--tp: 3 does not divide the 32 heads of llama3-8b", "--zero: 2
-// is not supported; valid: 0, 1", "--ep: 3 does not divide the 8 experts of mixtral-8x7b". The
-// other functions below REQUIRE a setup that passes.
+// shared experts' channels; zero_stage 0 to 3, 2 and 3 without routed experts; dp_shard
+// dividing dp and only with zero 3, as reshard_after_forward; replicated bytes per parameter at
+// least the gradients' (bytes_per_param); 2cp divides seq_len, and cp > 1 needs flash attention; a
+// MoE model with tp > 1 needs sequence parallelism, as Megatron-core asserts; ep at least 1, above
+// 1 only for a model with experts, dividing the experts and the dp x tp x cp GPUs of a stage);
+// messages start where the field was written (fields tp, cp, seq_len, microbatch_size, dp, zero,
+// dp_shard, reshard_after_forward, ep): "--tp: 3 does not divide the 32 heads of llama3-8b",
+// "--zero: 4 is not a ZeRO stage; valid: 0, 1, 2, 3", "--ep: 3 does not divide the 8 experts of
+// mixtral-8x7b". The other functions below REQUIRE a setup that passes.
 Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup,
                           const Locator& where);
 
