@@ -208,6 +208,18 @@ void ParallelArgs(const PreparedRun& run, Arguments* args, FrameworkLaunch* laun
     }
   }
   if (run.setup.zero_stage == 1) args->Add("--use-distributed-optimizer");
+  if (run.setup.zero_stage >= 2) {
+    // Megatron-FSDP's strategies (interop/megatron_args.cc); HSDP and the reshard policy are
+    // FSDP2's (torchtitan's) and stay ppsim flags.
+    args->Add("--use-megatron-fsdp");
+    args->Add("--data-parallel-sharding-strategy",
+              run.setup.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
+    if (run.setup.dp_shard > 0) launch->ppsim_fields.set_dp_shard(run.setup.dp_shard);
+    if (run.setup.reshard_after_forward != TrainingSetup::Reshard::kDefault) {
+      launch->ppsim_fields.set_reshard_after_forward(
+          run.setup.reshard_after_forward == TrainingSetup::Reshard::kOn ? "on" : "off");
+    }
+  }
   const int64_t world = run.platform.num_nodes * int64_t{run.platform.gpus_per_node};
   if (world != l.Gpus()) {
     launch->ppsim_fields.set_dp(l.dp);

@@ -125,6 +125,28 @@ Status ResolveWorkload(const proto::RunConfig& c, const Locator& where, RunSpec*
   return Status();
 }
 
+// The sharding fields: zero (0 to 3; CheckTrainingSetup says which combine), dp_shard (at least
+// 1) and reshard_after_forward (on, off, default).
+Status ReadSharding(const proto::RunConfig& c, const Locator& where, TrainingSetup* t) {
+  if (c.has_zero()) {
+    RETURN_IF_ERROR(AtLeast(where, "zero", c.zero(), 0));
+    t->zero_stage = c.zero();
+  }
+  if (c.has_dp_shard()) {
+    RETURN_IF_ERROR(AtLeast(where, "dp_shard", c.dp_shard(), 1));
+    t->dp_shard = c.dp_shard();
+  }
+  const std::string& reshard = c.reshard_after_forward();
+  if (reshard.empty() || reshard == "default") return Status();
+  if (reshard != "on" && reshard != "off") {
+    return where.Invalid("reshard_after_forward",
+                         UnknownName("value", reshard, {"on", "off", "default"}));
+  }
+  t->reshard_after_forward =
+      reshard == "on" ? TrainingSetup::Reshard::kOn : TrainingSetup::Reshard::kOff;
+  return Status();
+}
+
 }  // namespace
 
 bool IsOutputFileField(std::string_view field) {
@@ -287,10 +309,20 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   RETURN_IF_ERROR(ResolveCpCommType(c, where, &t));
   if (c.model().empty()) {
     // The model's options mean nothing without a model.
-    const char* fields[] = {
-        "dtype",      "sequence_parallel", "recompute",          "flash_attention",
-        "zero",       "layers_per_stage",  "embedding_as_layer", "loss_as_layer",
-        "efficiency", "grad_dtype",        "bytes_per_param",    "tp_comm_overlap"};
+    const char* fields[] = {"dtype",
+                            "sequence_parallel",
+                            "recompute",
+                            "flash_attention",
+                            "zero",
+                            "dp_shard",
+                            "reshard_after_forward",
+                            "layers_per_stage",
+                            "embedding_as_layer",
+                            "loss_as_layer",
+                            "efficiency",
+                            "grad_dtype",
+                            "bytes_per_param",
+                            "tp_comm_overlap"};
     const google::protobuf::Descriptor* type = c.GetDescriptor();
     const google::protobuf::Reflection* reflection = c.GetReflection();
     for (const char* field : fields) {
@@ -302,10 +334,7 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   }
   const bool preset = FindTransformerPreset(c.model()) != nullptr;  // "gpt3-1.5b" has a dot
   spec->model = !preset && LooksLikeFile(c.model()) ? InputPath(options, c.model()) : c.model();
-  if (c.has_zero()) {
-    RETURN_IF_ERROR(AtLeast(where, "zero", c.zero(), 0));
-    t.zero_stage = c.zero();
-  }
+  RETURN_IF_ERROR(ReadSharding(c, where, &t));
   if (!c.dtype().empty()) RETURN_IF_ERROR(ParseDtype(where.Where("dtype"), c.dtype(), &t.dtype));
   if (!c.recompute().empty()) {
     RETURN_IF_ERROR(ParseRecompute(where.Where("recompute"), c.recompute(), &t.recompute));
@@ -441,6 +470,7 @@ Status ResolvePlatform(const proto::RunConfig& c, const Locator& where,
     if (spec->grad_bucket_bytes == 0) {
       return where.Invalid("grad_bucket", "must be more than 0 bytes");
     }
+    spec->training.grad_bucket_bytes = spec->grad_bucket_bytes;  // ZeRO-2's bucket in flight
     if (spec->training.layout.dp * spec->training.layout.cp < 2) {
       return where.Invalid("grad_bucket", "buckets the data-parallel all-reduce; give " +
                                               where.Name("dp") + " 2 or more (or " +

@@ -13,6 +13,17 @@
 namespace ppsim {
 namespace {
 
+// The ZeRO stage in the assumed line: " (ZeRO-1)", " (ZeRO-2)", " (ZeRO-3, shard 8, reshard on)".
+std::string ZeroLabel(const TrainingSetup& t) {
+  if (t.zero_stage == 0) return "";
+  std::string label = " (ZeRO-" + std::to_string(t.zero_stage);
+  if (t.zero_stage == 3) {
+    label += ", shard " + std::to_string(t.dp_shard > 0 ? t.dp_shard : t.layout.dp) + ", reshard " +
+             (t.ReshardAfterForward() ? "on" : "off");
+  }
+  return label + ")";
+}
+
 constexpr NamedValue<OutputFormat> kFormatNames[] = {
     {"table", OutputFormat::kTable},
     {"json", OutputFormat::kJson},
@@ -108,6 +119,10 @@ nlohmann::ordered_json Assumptions(const RunResult& r) {
     a["tp_comm_overlap"] = r.spec.tp_comm_overlap;
     if (t.layout.cp > 1) a["cp_comm_type"] = std::string(CpCommTypeName(t.cp_comm_type));
     a["zero"] = t.zero_stage;
+    if (t.zero_stage == 3) {  // FSDP's shard group and policy (README, Sharded data parallelism)
+      a["dp_shard"] = t.dp_shard > 0 ? t.dp_shard : t.layout.dp;
+      a["reshard_after_forward"] = t.ReshardAfterForward();
+    }
     a["grad_dtype"] = t.fp32_grads ? "fp32" : "bf16";
     const ParamBytes bytes = RecipeBytes(t);
     a["bytes_per_param_replicated"] = bytes.replicated;
@@ -155,8 +170,7 @@ std::string AssumptionsLine(const RunResult& r) {
                  : "") +
             ", " + (t.fp32_grads ? "fp32" : "bf16") + " gradients, " +
             std::to_string(bytes.replicated) + "+" + std::to_string(bytes.sharded) +
-            " bytes per parameter" + (t.zero_stage == 1 ? " (ZeRO-1)" : "") + ", layers " +
-            LayerList(r.layers_per_stage);
+            " bytes per parameter" + ZeroLabel(t) + ", layers " + LayerList(r.layers_per_stage);
     if (r.spec.efficiency > 0) {
       text += ", " + FormatNumber(r.spec.efficiency) + " of peak";
     } else {

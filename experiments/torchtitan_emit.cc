@@ -110,10 +110,23 @@ Status ModelSection(const PreparedRun& run, Toml* toml) {
                                              " (as ppsim maps them to presets)");
 }
 
+// The FSDP shard degree torchtitan runs a setup with: S with --zero 3, else 1 (no FSDP).
+int32_t FsdpShards(const TrainingSetup& setup) {
+  if (setup.zero_stage != 3) return 1;
+  return setup.dp_shard > 0 ? setup.dp_shard : setup.layout.dp;
+}
+
 void Degrees(const PreparedRun& run, Toml* toml, FrameworkLaunch* launch) {
   const ParallelLayout& l = run.setup.layout;
-  toml->Key("data_parallel_replicate_degree", l.dp);
-  toml->Key("data_parallel_shard_degree", 1);
+  // FSDP (--zero 3 over S > 1): replicate dp / S, shard S (torchtitan's HSDP when both > 1).
+  const int32_t shard = FsdpShards(run.setup);
+  toml->Key("data_parallel_replicate_degree", l.dp / shard);
+  toml->Key("data_parallel_shard_degree", shard);
+  if (shard > 1 && run.setup.reshard_after_forward != TrainingSetup::Reshard::kDefault) {
+    toml->Key(
+        "fsdp_reshard_after_forward",
+        Quote(run.setup.reshard_after_forward == TrainingSetup::Reshard::kOn ? "always" : "never"));
+  }
   toml->Key("tensor_parallel_degree", l.tp);
   toml->Key("pipeline_parallel_degree", l.pp);
   if (l.cp > 1) {
@@ -238,11 +251,17 @@ void TrainingKeys(const PreparedRun& run, Toml* toml, FrameworkLaunch* launch) {
         "torchtitan computes in bf16 (mixed_precision_param); --dtype fp16 "
         "kept as a ppsim flag");
   }
-  if (s.zero_stage > 0) {
+  if (s.zero_stage > 0 && FsdpShards(s) == 1) {
     launch->ppsim_fields.set_zero(s.zero_stage);
     launch->notes.push_back(
-        "torchtitan shards optimizer state with FSDP (issue 30): --zero kept "
-        "as a ppsim flag");
+        "torchtitan shards with FSDP (ZeRO-3, data_parallel_shard_degree > 1) or not at all: "
+        "--zero " +
+        std::to_string(s.zero_stage) + " kept as a ppsim flag");
+    if (s.dp_shard > 0) launch->ppsim_fields.set_dp_shard(s.dp_shard);
+    if (s.reshard_after_forward != TrainingSetup::Reshard::kDefault) {
+      launch->ppsim_fields.set_reshard_after_forward(
+          s.reshard_after_forward == TrainingSetup::Reshard::kOn ? "on" : "off");
+    }
   }
   toml->Section("activation_checkpoint");
   if (s.recompute == Recompute::kSelective) {

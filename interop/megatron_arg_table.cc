@@ -80,8 +80,12 @@ constexpr MegatronArgument kTable[] = {
     {"--use-distributed-optimizer", A::kSwitch, U::kApplied, "--zero 1", ""},
     {"--use-torch-fsdp2", A::kSwitch, U::kRefused, "",
      "sharded data parallelism (FSDP) is not modelled yet (issue 30)"},
-    {"--use-megatron-fsdp", A::kSwitch, U::kRefused, "",
-     "sharded data parallelism (FSDP) is not modelled yet (issue 30)"},
+    {"--use-megatron-fsdp", A::kSwitch, U::kApplied, "--zero by --data-parallel-sharding-strategy",
+     ""},
+    {"--data-parallel-sharding-strategy", A::kValue, U::kApplied,
+     "with --use-megatron-fsdp: no_shard --zero 0 (1 with --use-distributed-optimizer), optim 1, "
+     "optim_grads 2, optim_grads_params 3",
+     ""},
     {"--hybrid-context-parallel", A::kSwitch, U::kRefused, "",
      "hybrid context parallelism is not modelled"},
     // Layer placement.

@@ -400,16 +400,39 @@ Status CpCommTypeArg(const MegatronReader& r, MegatronRun* run) {
   return Status();
 }
 
-Status Parallel(const MegatronReader& r, const MegatronDegrees& given, Shape* s,
-                MegatronRun* run) {
+// The ZeRO stage: --use-distributed-optimizer 1; Megatron-FSDP (--use-megatron-fsdp) by its
+// --data-parallel-sharding-strategy: optim 1, optim_grads 2, optim_grads_params 3 (costed as
+// FSDP2 is: models/transformer.h), no_shard the distributed optimizer's stage. The strategy
+// needs Megatron-FSDP.
+Status MapMegatronFsdp(const MegatronReader& r, MegatronRun* run) {
+  constexpr std::string_view kStrategy = "--data-parallel-sharding-strategy";
+  constexpr std::string_view kDistributed = "--use-distributed-optimizer";
+  std::string strategy = "no_shard";
+  if (r.Has("--use-megatron-fsdp")) {
+    RETURN_IF_ERROR(r.Choice(kStrategy, "no_shard",
+                             {"no_shard", "optim", "optim_grads", "optim_grads_params"},
+                             &strategy));
+  } else if (r.Has(kStrategy)) {
+    return r.Invalid(kStrategy, "applies with --use-megatron-fsdp");
+  }
+  if (strategy != "no_shard") {
+    const char* zero = strategy == "optim" ? "1" : strategy == "optim_grads" ? "2" : "3";
+    Set(run, "zero", zero, std::string(kStrategy));
+  } else if (r.Has(kDistributed)) {
+    Set(run, "zero", "1", std::string(kDistributed));
+  }
+  return Status();
+}
+
+Status Parallel(const MegatronReader& r, const MegatronDegrees& given, Shape* s, MegatronRun* run) {
   RETURN_IF_ERROR(r.Required("--num-layers", &s->layers));
   RETURN_IF_ERROR(r.Whole("--tensor-model-parallel-size", 1, 1, &s->tp));
   RETURN_IF_ERROR(r.Whole("--pipeline-model-parallel-size", 1, 1, &s->pp));
   RETURN_IF_ERROR(r.Whole("--context-parallel-size", 1, 1, &s->cp));
   RETURN_IF_ERROR(r.Whole("--expert-model-parallel-size", 1, 1, &s->ep));
   // The request's own degrees win (checked by the request where it gives them).
-  for (auto [degree, value] : {std::pair{&s->tp, given.tp}, {&s->pp, given.pp}, {&s->cp, given.cp},
-                               {&s->ep, given.ep}}) {
+  for (auto [degree, value] :
+       {std::pair{&s->tp, given.tp}, {&s->pp, given.pp}, {&s->cp, given.cp}, {&s->ep, given.ep}}) {
     if (value > 0) *degree = value;
   }
   Set(run, "tp", std::to_string(s->tp), "--tensor-model-parallel-size");
@@ -454,8 +477,7 @@ Status Parallel(const MegatronReader& r, const MegatronDegrees& given, Shape* s,
                        "needs --sequence-parallel with TP 2 or more, as Megatron asserts");
     Set(run, "tp_comm_overlap", "true", "--tp-comm-overlap");
   }
-  if (r.Has("--use-distributed-optimizer")) Set(run, "zero", "1", "--use-distributed-optimizer");
-  return Status();
+  return MapMegatronFsdp(r, run);
 }
 
 }  // namespace

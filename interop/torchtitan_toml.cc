@@ -37,14 +37,15 @@ const std::map<std::string, std::vector<std::string>>& AppliedKeys() {
       {"model", {"name", "flavor", "converters"}},
       {"training",
        {"local_batch_size", "batch_size", "global_batch_size", "seq_len", "dtype",
-        "mixed_precision_param", "enable_cpu_offload"}},
+        "mixed_precision_param", "mixed_precision_reduce", "enable_cpu_offload"}},
       {"parallelism",
        {"data_parallel_replicate_degree", "data_parallel_shard_degree", "tensor_parallel_degree",
         "context_parallel_degree", "expert_parallel_degree", "expert_tensor_parallel_degree",
         "pipeline_parallel_degree", "pipeline_parallel_schedule", "pipeline_parallel_schedule_csv",
         "pipeline_parallel_layers_per_stage", "pipeline_parallel_first_stage_less_layers",
         "pipeline_parallel_last_stage_less_layers", "pipeline_parallel_microbatch_size",
-        "enable_async_tensor_parallel", "module_fqns_per_model_part"}},
+        "enable_async_tensor_parallel", "module_fqns_per_model_part",
+        "fsdp_reshard_after_forward"}},
       {"activation_checkpoint", {"mode", "selective_ac_option"}},
       {"compile", {"enable", "components"}},
       {"fault_tolerance", {"enable"}},
@@ -80,8 +81,6 @@ constexpr Ignored kIgnored[] = {
     {"training.steps", "a steady step is simulated"},
     {"training.gc_freq", "host garbage collection"},
     {"training.gc_debug", "host garbage collection"},
-    {"training.mixed_precision_reduce", "FSDP's reduce dtype (no FSDP here)"},
-    {"parallelism.fsdp_reshard_after_forward", "FSDP's policy (no FSDP here)"},
     {"parallelism.disable_loss_parallel", "the loss's sharding over TP"},
     {"parallelism.context_parallel_", "context parallelism is off (degree 1)"},
     {"parallelism.expert_parallel_comm_backend", "costed as standard all-to-alls"},
@@ -121,6 +120,7 @@ class Reader {
 
   Status MapModel(int32_t* layers);
   Status MapDegrees(int64_t world_gpus, int64_t* pp);
+  Status MapFsdp(int64_t replicate, int64_t shard);
   Status MapBatch(int64_t pp, int64_t dp);
   Status MapPipeline(int64_t pp, int32_t layers, const std::string& folder);
   Status Split(int64_t stages, int32_t layers, int64_t first, int64_t last,
@@ -340,19 +340,11 @@ Status Reader::MapDegrees(int64_t world_gpus, int64_t* pp) {
                                 " (torchtitan requires the degrees to multiply to the world "
                                 "size; change --platform/--nodes or the degrees)");
   }
-  const std::string fsdp =
-      "; sharded data parallelism (torchtitan's FSDP2) is issue 30's, not "
-      "modelled yet. data_parallel_shard_degree = 1 with "
-      "data_parallel_replicate_degree = N runs as plain data parallelism";
-  if (shard > 1) {
-    return Error(shard_key, std::to_string(shard) + " shards the weights (FSDP)" + fsdp);
-  }
   if (cp > 1) {
     return Error("parallelism.context_parallel_degree",
                  std::to_string(cp) +
-                     ": torchtitan runs context parallelism under FSDP over "
-                     "the context-parallel ranks" +
-                     fsdp);
+                     ": torchtitan runs context parallelism under FSDP over the context-parallel "
+                     "ranks; ppsim does not import it yet (give context_parallel_degree 1)");
   }
   if (ep > 1 && (etp != 1 || ep != tp)) {
     return Error("parallelism.expert_parallel_degree",
@@ -364,7 +356,17 @@ Status Reader::MapDegrees(int64_t world_gpus, int64_t* pp) {
                      "the experts is issue 30's");
   }
   const std::string mesh = "parallelism.data_parallel_replicate_degree";
-  Set("dp", std::to_string(replicate), mesh);
+  if (shard > 1) {
+    RETURN_IF_ERROR(MapFsdp(replicate, shard));
+  } else {
+    Set("dp", std::to_string(replicate), mesh);
+    for (const char* key :
+         {"parallelism.fsdp_reshard_after_forward", "training.mixed_precision_reduce"}) {
+      if (Find(key) != nullptr) {
+        Note(std::string("ignored ") + key + ": no FSDP (data_parallel_shard_degree 1)");
+      }
+    }
+  }
   Set("tp", std::to_string(tp), "parallelism.tensor_parallel_degree");
   Set("pp", std::to_string(*pp), "parallelism.pipeline_parallel_degree");
   if (ep > 1) Set("ep", std::to_string(ep), "parallelism.expert_parallel_degree");
@@ -373,6 +375,37 @@ Status Reader::MapDegrees(int64_t world_gpus, int64_t* pp) {
     Note(
         "assumed sequence parallelism with tensor_parallel_degree > 1: torchtitan's TP plan "
         "shards the norms along the sequence (SequenceParallel)");
+  }
+  return Status();
+}
+
+// torchtitan's FSDP2 (parallelize.py apply_fsdp): data_parallel_shard_degree S > 1 shards
+// everything over S (ZeRO-3), replicated over data_parallel_replicate_degree R (HSDP): dp R x S;
+// fsdp_reshard_after_forward "default" (on without a pipeline, off with one), "always", "never".
+Status Reader::MapFsdp(int64_t replicate, int64_t shard) {
+  const std::string key = "parallelism.data_parallel_shard_degree";
+  Set("dp", std::to_string(replicate * shard),
+      "parallelism.data_parallel_replicate_degree and " + key);
+  Set("zero", "3", key);
+  if (replicate > 1) Set("dp_shard", std::to_string(shard), key);
+  const std::string policy_key = "parallelism.fsdp_reshard_after_forward";
+  std::string policy;
+  RETURN_IF_ERROR(Str(policy_key, "default", &policy));
+  if (policy != "default" && policy != "always" && policy != "never") {
+    return Error(policy_key, UnknownName("policy", policy, {"default", "always", "never"}));
+  }
+  if (policy != "default") {
+    Set("reshard_after_forward", policy == "always" ? "on" : "off", policy_key);
+  }
+  const std::string reduce_key = "training.mixed_precision_reduce";
+  std::string reduce;
+  RETURN_IF_ERROR(Str(reduce_key, "float32", &reduce));
+  if (reduce != "float32") {
+    // bfloat16 would halve the reduce-scatters and the unsharded gradients in flight only (the
+    // sharded gradients stay fp32, as the sharded parameters are): not modelled.
+    return Error(reduce_key, "'" + reduce +
+                                 "': FSDP's gradient reduction in another dtype than the fp32 "
+                                 "gradients is not modelled; valid: float32 (the default)");
   }
   return Status();
 }

@@ -17,10 +17,13 @@
 //     torchtitan's generate_llm_fqn_per_model_part splits them.
 //   - Without a pipeline the local batch is one microbatch; training.global_batch_size adds
 //     gradient accumulation steps (microbatches) then.
-// Refused by name (exit 2): sharded data parallelism (data_parallel_shard_degree > 1, or
-// context_parallel_degree > 1, which torchtitan always runs under FSDP): issue 30's; experts
-// sharded by FSDP; fp32 compute; partial activation checkpointing; MX formats; gradient
-// accumulation around a pipeline; CPU offload.
+//   - data_parallel_shard_degree S > 1 is FSDP2 (parallelize.py apply_fsdp): zero 3, dp = R x S
+//     with R = data_parallel_replicate_degree, dp_shard S when R > 1 (HSDP);
+//     fsdp_reshard_after_forward default/always/never: reshard_after_forward default/on/off;
+//     training.mixed_precision_reduce float32 (the default) only.
+// Refused by name (exit 2): context_parallel_degree > 1 (torchtitan runs it under FSDP; not
+// imported yet); experts sharded by FSDP; fp32 compute; partial activation checkpointing; MX
+// formats; gradient accumulation around a pipeline; CPU offload.
 // Messages: "SOURCE:LINE:COL: section.key: what is wrong; what is valid"; a TOML syntax error as
 // "SOURCE:LINE:COL: TOML syntax error: ...".
 #ifndef PPSIM_INTEROP_TORCHTITAN_TOML_H_

@@ -89,8 +89,13 @@ struct StageCosts {
   // expert-data-parallel group (sim/gradient_sync.h) instead of the data-parallel replicas. Empty:
   // none.
   std::vector<int64_t> expert_gradient_bytes;
-  // The gradients the data-parallel collectives reduce: gradient_bytes less the experts'.
+  // ZeRO-2 and 3 (a model's): the gradients each GPU reduce-scatters, the stage's whole, while
+  // gradient_bytes holds the memory of its shard and of what is in flight. Empty: gradient_bytes.
+  std::vector<int64_t> gradient_sync_bytes;
+  // The gradients the data-parallel collectives reduce: gradient_bytes (or gradient_sync_bytes)
+  // less the experts'.
   int64_t DenseGradientBytes(int32_t stage) const {
+    if (!gradient_sync_bytes.empty()) return gradient_sync_bytes[stage];
     if (gradient_bytes.empty()) return 0;
     return gradient_bytes[stage] -
            (expert_gradient_bytes.empty() ? 0 : expert_gradient_bytes[stage]);
@@ -105,6 +110,14 @@ struct StageCosts {
   // GPU all-gathers after the optimizer step; the gradients are then reduce-scattered, not
   // all-reduced. Empty: all-reduce.
   std::vector<int64_t> param_gather_bytes;
+  // ZeRO-3 (FSDP2 as torchtitan runs it, sim/gradient_sync.h): per stage its FSDP units and the
+  // 16-bit parameters each GPU all-gathers for all of them (split evenly over the units); the
+  // gradients are reduce-scattered unit by unit over the stage's last backward. With fsdp_reshard
+  // the units are gathered before every forward and every backward (B or I) of the stage, else
+  // once, before its first forward. Empty: no FSDP.
+  std::vector<int32_t> fsdp_units;
+  std::vector<int64_t> fsdp_gather_bytes;
+  bool fsdp_reshard = false;
   // Tensor-parallel collectives inside F and inside I (or B), from a model with --tp > 1: per op,
   // the ring steps of all its collectives (2(t - 1) per all-reduce, t - 1 per reduce-scatter or
   // all-gather) and the bytes each GPU of the group sends per step. Empty: none.

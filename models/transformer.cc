@@ -229,6 +229,70 @@ LayerActivations LayerActivationBytes(const TransformerSpec& spec, const Trainin
   return bytes;
 }
 
+// A stage's largest FSDP unit on one GPU of its tensor-parallel group (torchtitan's
+// fully_shard units: the embedding, each layer, the final norm with the head): dense models only.
+int64_t FsdpUnitParameters(const TransformerSpec& spec, const StageModel& stage, int64_t t) {
+  int64_t unit = stage.layers > 0 ? CeilDiv(spec.LayerParameters(), t) : 0;
+  if (stage.embedding) unit = std::max(unit, CeilDiv(spec.EmbeddingParameters(), t));
+  if (stage.lm_head) {
+    int64_t head = FinalNormParameters(spec) + spec.HeadParameters();
+    if (spec.tied_embeddings && !stage.embedding) head += spec.vocab * spec.hidden;
+    unit = std::max(unit, CeilDiv(head, t));
+  }
+  return unit;
+}
+
+// ZeRO-2 and ZeRO-3 (setup.zero_stage 2, 3): a stage's weights, gradients and optimizer state
+// on one GPU once the gradients (2) or everything (3) are sharded over the n GPUs holding the same
+// parameters (dp x cp; ZeRO-3: S x cp, S = dp_shard). `unit_parameters` is the stage's largest
+// FSDP unit's (a layer, the embedding, or the final norm with the head) on this GPU. With the
+// recipe's R = w + g bytes per parameter (weights w, gradients g) and S sharded (RecipeBytes):
+//   ZeRO-2: weights w P; gradients g P / n plus the bucket in flight (--grad-bucket; without it
+//     the stage's gradients are one bucket: g P in all); optimizer S P / n.
+//   ZeRO-3 (FSDP2): all of R + S sharded: weights w P / n, gradients g P / n, optimizer S P / n
+//     (torchtitan's recipe 8 + 8, fp32 parameters and gradients and Adam's moments, is FSDP2's 16
+//     bytes; Megatron's 6 + 12 keeps its 16-bit copy too); in flight, the 16-bit parameters
+//     gathered (2 bytes: FSDP2's param_dtype), two units (the one computing and the one
+//     prefetched) with reshard-after-forward, the whole stage without; and the unsharded
+//     gradients (g bytes: the reduce dtype), one unit's with reshard-after-forward
+//     (reduce-scattered unit by unit), the stage's without (FSDP2 keeps them while gradient sync is
+//     off until the last microbatch, as torchtitan runs it with a pipeline).
+constexpr int64_t kGatheredBytesPerParameter = 2;  // FSDP2's param_dtype bf16 (torchtitan's)
+
+void ShardMemory(const TrainingSetup& setup, int64_t unit_parameters, StageModel* stage) {
+  const ParamBytes bytes = RecipeBytes(setup);
+  const int64_t g = GradientBytesPerParameter(setup);
+  const int64_t w = bytes.replicated - g;
+  const int64_t p = stage->parameters;
+  const int64_t cp = setup.layout.cp;
+  stage->gradient_sync_bytes = g * p;
+  if (setup.zero_stage == 2) {
+    const int64_t n = int64_t{setup.layout.dp} * cp;
+    const int64_t bucket = setup.grad_bucket_bytes > 0 ? setup.grad_bucket_bytes : g * p;
+    stage->gradient_bytes = std::min(g * p, CeilDiv(g * p, n) + bucket);
+    stage->optimizer_state_bytes = CeilDiv(bytes.sharded * p, n);
+  } else {
+    const int64_t s = setup.dp_shard > 0 ? setup.dp_shard : setup.layout.dp;
+    const int64_t n = s * cp;
+    const bool reshard = setup.ReshardAfterForward();
+    const int64_t gathered = reshard ? std::min(p, 2 * unit_parameters) : p;
+    const int64_t unsharded_gradients = reshard ? std::min(p, unit_parameters) : p;
+    stage->weight_bytes = CeilDiv(w * p, n) + kGatheredBytesPerParameter * gathered;
+    stage->gradient_bytes = CeilDiv(g * p, n) + g * unsharded_gradients;
+    stage->optimizer_state_bytes = CeilDiv(bytes.sharded * p, n);
+    stage->fsdp_units = stage->layers + (stage->embedding ? 1 : 0) + (stage->lm_head ? 1 : 0);
+    stage->fsdp_gather_bytes = kGatheredBytesPerParameter * p;
+  }
+  stage->static_bytes = stage->weight_bytes + stage->gradient_bytes + stage->optimizer_state_bytes;
+  // Adam's step on the shard (models/transformer.h StageModel::optimizer_step_bytes); ZeRO-3 writes
+  // no 16-bit copy (the next forward gathers one from the fp32 shard): 2 bytes less.
+  const int64_t n = setup.zero_stage == 2
+                        ? int64_t{setup.layout.dp} * cp
+                        : (setup.dp_shard > 0 ? setup.dp_shard : setup.layout.dp) * cp;
+  stage->optimizer_step_bytes =
+      ((setup.fp32_grads ? 30 : 36) - (setup.zero_stage == 3 ? 2 : 0)) * CeilDiv(p, n);
+}
+
 }  // namespace
 
 int64_t TransformerSpec::LayerParameters() const {
@@ -356,6 +420,39 @@ ParamBytes RecipeBytes(const TrainingSetup& setup) {
   return bytes;
 }
 
+namespace {
+
+// The sharding options (zero, dp_shard): see CheckTrainingSetup.
+Status CheckSharding(const TransformerSpec& spec, const TrainingSetup& setup,
+                     const Locator& where) {
+  if (setup.zero_stage < 0 || setup.zero_stage > 3) {
+    return where.Invalid(
+        "zero", std::to_string(setup.zero_stage) + " is not a ZeRO stage; valid: 0, 1, 2, 3");
+  }
+  if (setup.zero_stage >= 2 && spec.moe()) {
+    return where.Invalid("zero", std::to_string(setup.zero_stage) + " with the routed experts of " +
+                                     spec.name +
+                                     " is not modelled (their expert-data-parallel sharding); "
+                                     "valid with experts: 0, 1");
+  }
+  if (setup.dp_shard != 0 && setup.zero_stage != 3) {
+    return where.Invalid("dp_shard", "shards parameters with " + where.Name("zero") +
+                                         " 3 only; give " + where.Name("zero") + " 3");
+  }
+  if (setup.dp_shard < 0 || (setup.dp_shard > 0 && setup.layout.dp % setup.dp_shard != 0)) {
+    return where.Invalid("dp_shard", std::to_string(setup.dp_shard) + " does not divide " +
+                                         where.Name("dp") + " " + std::to_string(setup.layout.dp) +
+                                         "; give a divisor of it (HSDP: shard over S, replicate "
+                                         "over dp / S)");
+  }
+  if (setup.reshard_after_forward != TrainingSetup::Reshard::kDefault && setup.zero_stage != 3) {
+    return where.Invalid("reshard_after_forward", "applies with " + where.Name("zero") + " 3 only");
+  }
+  return Status();
+}
+
+}  // namespace
+
 Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup,
                           const Locator& where) {
   auto at_least_one = [&](std::string_view field, int64_t value) {
@@ -379,10 +476,7 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
                          "(Transformer Engine); drop " +
                              where.Name("flash_attention") + " off");
   }
-  if (setup.zero_stage != 0 && setup.zero_stage != 1) {
-    return where.Invalid("zero",
-                         std::to_string(setup.zero_stage) + " is not supported; valid: 0, 1");
-  }
+  RETURN_IF_ERROR(CheckSharding(spec, setup, where));
   if (RecipeBytes(setup).replicated < GradientBytesPerParameter(setup)) {
     // The replicated bytes hold each GPU's gradients (what the all-reduce moves) and weights.
     return where.Invalid(
@@ -675,6 +769,7 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
     stage.optimizer_step_bytes =
         (setup.fp32_grads ? 30 : 36) * (CeilDiv(dense_parameters, optimizer_shards) +
                                         CeilDiv(stage.expert_parameters, expert_shards));
+    if (setup.zero_stage >= 2) ShardMemory(setup, FsdpUnitParameters(spec, stage, t), &stage);
     if (t > 1) {
       const int32_t all_reduce = 2 * (setup.layout.tp - 1);
       const int32_t half = setup.layout.tp - 1;  // a reduce-scatter or an all-gather
@@ -722,6 +817,19 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
   return stages;
 }
 
+namespace {
+
+// ZeRO-2 and 3: the bytes reduced and, with ZeRO-3, the FSDP units' gathers (StageCosts).
+void AddShardedCosts(const StageModel& stage, const TrainingSetup& setup, StageCosts* costs) {
+  costs->gradient_sync_bytes.push_back(stage.gradient_sync_bytes);
+  if (setup.zero_stage != 3) return;
+  costs->fsdp_units.push_back(stage.fsdp_units);
+  costs->fsdp_gather_bytes.push_back(stage.fsdp_gather_bytes);
+  costs->fsdp_reshard = setup.ReshardAfterForward();
+}
+
+}  // namespace
+
 StageCosts ModelStageCosts(const std::vector<StageModel>& stages,
                            const std::vector<PassSeconds>& seconds, const TrainingSetup& setup) {
   StageCosts costs;
@@ -743,7 +851,8 @@ StageCosts ModelStageCosts(const std::vector<StageModel>& stages,
     costs.optimizer_state_bytes.push_back(stage.optimizer_state_bytes);
     costs.optimizer_step_bytes.push_back(stage.optimizer_step_bytes);
     if (experts) costs.expert_gradient_bytes.push_back(stage.expert_gradient_bytes);
-    if (setup.zero_stage == 1 && layout.dp * layout.cp > 1) {
+    if (setup.zero_stage >= 2 && layout.dp * layout.cp > 1) AddShardedCosts(stage, setup, &costs);
+    if ((setup.zero_stage == 1 || setup.zero_stage == 2) && layout.dp * layout.cp > 1) {
       // The dense parameters: the experts' are reduced over their own groups (sim/gradient_sync.h).
       costs.param_gather_bytes.push_back(2 * (stage.parameters - stage.expert_parameters));
     }

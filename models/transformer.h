@@ -284,7 +284,24 @@ struct TrainingSetup {
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;
   CpCommType cp_comm_type = CpCommType::kP2p;  // with cp > 1
-  int32_t zero_stage = 0;  // 0 or 1 (ZeRO-1 shards the optimizer state over dp)
+  // ZeRO stage: 0; 1 shards the optimizer state over dp x cp (Megatron's distributed optimizer);
+  // 2 the gradients too; 3 everything, as FSDP2 (torchtitan's fully_shard) does: see
+  // ShardedMemory below.
+  int32_t zero_stage = 0;
+  // ZeRO-3: the data-parallel replicas each parameter is sharded over, S (HSDP: shard over S,
+  // replicate over dp / S); 0: dp. REQUIRES S divides dp.
+  int32_t dp_shard = 0;
+  // ZeRO-3: whether a unit's 16-bit parameters are freed after its forward and gathered again for
+  // its backward (FSDP2's reshard_after_forward). Default: torchtitan's "default" policy, on
+  // without pipeline parallelism (pp 1) and off with it.
+  enum class Reshard { kDefault, kOn, kOff };
+  Reshard reshard_after_forward = Reshard::kDefault;
+  bool ReshardAfterForward() const {
+    return reshard_after_forward == Reshard::kDefault ? layout.pp == 1
+                                                      : reshard_after_forward == Reshard::kOn;
+  }
+  // ZeRO-2: the gradient bucket in flight (--grad-bucket); 0: the stage's gradients are one bucket.
+  int64_t grad_bucket_bytes = 0;
   // Main gradients in fp32 (Megatron-LM's default for 16-bit training,
   // --accumulate-allreduce-grads-in-fp32), else in the parameters' 16 bits.
   bool fp32_grads = true;
@@ -308,14 +325,15 @@ ParamBytes RecipeBytes(const TrainingSetup& setup);
 int64_t GradientBytesPerParameter(const TrainingSetup& setup);
 
 // Checks a setup against a model (positive sizes; tp divides heads, kv_heads, ffn_hidden and the
-// shared experts' channels; zero_stage 0 or 1; replicated bytes per parameter at least the
-// gradients' (bytes_per_param); 2cp divides seq_len, and cp > 1 needs flash
-// attention; a MoE model with tp > 1 needs sequence parallelism, as Megatron-core asserts; ep at
-// least 1, above 1 only for a model with experts, dividing the experts and the dp x tp x cp GPUs
-// of a stage); messages start where the field was written (fields tp, cp, seq_len,
-// microbatch_size, dp, zero, ep): "--tp: 3 does not divide the 32 heads of llama3-8b", "--zero: 2
-// is not supported; valid: 0, 1", "--ep: 3 does not divide the 8 experts of mixtral-8x7b". The
-// other functions below REQUIRE a setup that passes.
+// shared experts' channels; zero_stage 0 to 3, 2 and 3 without routed experts; dp_shard
+// dividing dp and only with zero 3, as reshard_after_forward; replicated bytes per parameter at
+// least the gradients' (bytes_per_param); 2cp divides seq_len, and cp > 1 needs flash attention; a
+// MoE model with tp > 1 needs sequence parallelism, as Megatron-core asserts; ep at least 1, above
+// 1 only for a model with experts, dividing the experts and the dp x tp x cp GPUs of a stage);
+// messages start where the field was written (fields tp, cp, seq_len, microbatch_size, dp, zero,
+// dp_shard, reshard_after_forward, ep): "--tp: 3 does not divide the 32 heads of llama3-8b",
+// "--zero: 4 is not a ZeRO stage; valid: 0, 1, 2, 3", "--ep: 3 does not divide the 8 experts of
+// mixtral-8x7b". The other functions below REQUIRE a setup that passes.
 Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup,
                           const Locator& where);
 
@@ -409,6 +427,13 @@ struct StageModel {
   int64_t static_bytes = 0;
   int64_t weight_bytes = 0;
   int64_t optimizer_state_bytes = 0;
+  // ZeRO-2 and 3 (ShardedMemory): the gradients each GPU reduce-scatters, the stage's whole
+  // (gradient_bytes then holds its shard and what is in flight); 0: gradient_bytes.
+  int64_t gradient_sync_bytes = 0;
+  // ZeRO-3: the stage's FSDP units (torchtitan's fully_shard calls: the embedding, each layer, the
+  // final norm with the head) and the 16-bit parameters one GPU gathers for all of them.
+  int32_t fsdp_units = 0;
+  int64_t fsdp_gather_bytes = 0;
   // Adam's step on this GPU's parameters (its 1/dp shard with ZeRO-1): per parameter it reads the
   // fp32 main gradient, main parameter and two moments (16 bytes) and writes the main parameter,
   // the moments and the 16-bit parameter (14): 30 bytes; with 16-bit gradients the main gradient

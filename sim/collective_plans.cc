@@ -162,13 +162,16 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
                           " has no nodes ppsim knows)") +
             "; use ring");
   }
-  const bool zero = !costs.param_gather_bytes.empty();
+  const bool fsdp = !costs.fsdp_units.empty();
+  const bool zero = !costs.param_gather_bytes.empty() || fsdp;
   const NcclCommunicator comm = CommunicatorOf(platform);
   for (int32_t stage = 0; stage < schedule.num_stages; ++stage) {
     const int32_t rank = schedule.stage_to_rank[stage].value();
     const int64_t gradient = costs.DenseGradientBytes(stage);
+    // ZeRO-3's collectives run unit by unit (sim/gradient_sync.h).
     const int64_t buckets =
-        grad_bucket_bytes > 0
+        fsdp ? std::max<int64_t>(1, costs.fsdp_units[stage])
+        : grad_bucket_bytes > 0
             ? std::max<int64_t>(1, (gradient + grad_bucket_bytes - 1) / grad_bucket_bytes)
             : 1;
     const int32_t ppn =
@@ -180,7 +183,9 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
       row.kind = k == 1 ? CollectiveKind::kAllGather
                  : zero ? CollectiveKind::kReduceScatter
                         : CollectiveKind::kAllReduce;
-      const int64_t total = k == 1 ? costs.param_gather_bytes[stage] : gradient;
+      const int64_t total = k == 0 ? gradient
+                            : fsdp ? costs.fsdp_gather_bytes[stage]
+                                   : costs.param_gather_bytes[stage];
       row.bytes = total / buckets + (total % buckets > 0 ? 1 : 0);
       const std::string what = where.Where("collective_algorithm") + ": stage " +
                                std::to_string(stage) + "'s " +

@@ -5,8 +5,9 @@
 //   pp_p2p       pipeline stage-boundary transfers (TaskKind::kTransfer)
 //   tp           tensor-parallel rings (PartKind::kTpRing parts, sim/task_program.h)
 //   cp           ring attention (PartKind::kCpRing parts)
-//   dp           data-parallel gradient collectives (all-reduce, ZeRO-1's reduce-scatter and
-//                all-gather, the experts' gradients' all-reduce): their steps
+//   dp           data-parallel gradient collectives (all-reduce, ZeRO-1's and 2's reduce-scatter
+//                and all-gather, FSDP's (ZeRO-3's) parameter all-gathers and gradient
+//                reduce-scatters, the experts' gradients' all-reduce): their steps
 //                (TaskKind::kAllReduce) and their timers (TaskKind::kDelay: NCCL's fixed latency,
 //                the join of a two-part step); the timers of gradient buckets becoming ready
 //                (TaskGraph::bucket_timers) are progress through a backward, not communication, and

@@ -65,23 +65,33 @@ void AddBucketTimers(size_t position, int32_t cp, StageGradients* stage, Gradien
 // per bucket (each after its bucket is ready and the bucket before's), with ZeRO-1 each followed
 // by its parameters' all-gather (whose first tasks go to sync->gather_starts). Returns each
 // compiled member's last reduce task.
-std::vector<TaskId> AddShardCollectives(const StageGradients& stage, int32_t index,
-                                        const StageCosts& costs, const Parallelism& par,
-                                        GradientSync* sync, TaskGraphBuilder* builder) {
+// The data-parallel group of `stage` (on `rank`) over the GPUs of tensor-parallel index `index`:
+// its dp x cp members, of which the compiled ones, replica x cp + slice, are in the ring.
+CollectiveGroup DataParallelGroup(int32_t rank, int32_t stage, int32_t index,
+                                  const Parallelism& par, const TaskGraphBuilder& builder) {
   const int32_t tp = par.layout.tp;
   const int32_t cp = par.layout.cp;
-  const int32_t m = builder->graph().num_replicas * cp;  // compiled ring members
-  const int32_t n = par.layout.dp * cp;                  // ring members
-  const bool zero = !costs.param_gather_bytes.empty();
+  const int32_t m = builder.graph().num_replicas * cp;  // compiled ring members
+  const int32_t n = par.layout.dp * cp;                 // ring members
   CollectiveGroup group;
-  group.ring.rank = stage.rank;
-  group.ring.stage = stage.stage;
+  group.ring.rank = rank;
+  group.ring.stage = stage;
   group.ring.size = n;
   group.shard = index;
   group.replicas = par.layout.dp;
   for (int32_t i = 0; i < m; ++i) group.ring.members.push_back({i / cp, (i % cp) * tp + index});
   // Folded, the last compiled member sends to the first member of replica 1.
   group.ring.wrap_to = m < n ? RingMember{1, index} : group.ring.members[0];
+  return group;
+}
+
+std::vector<TaskId> AddShardCollectives(const StageGradients& stage, int32_t index,
+                                        const StageCosts& costs, const Parallelism& par,
+                                        GradientSync* sync, TaskGraphBuilder* builder) {
+  const int32_t m = builder->graph().num_replicas * par.layout.cp;  // compiled ring members
+  // ZeRO-1 and 2 reduce-scatter and gather after the step; ZeRO-3 (FSDP) reduce-scatters only.
+  const bool zero = !costs.param_gather_bytes.empty() || !costs.fsdp_units.empty();
+  const CollectiveGroup group = DataParallelGroup(stage.rank, stage.stage, index, par, *builder);
   const CollectivePlan reduce_plan =
       par.reduce_plans.empty() ? CollectivePlan() : par.reduce_plans[stage.stage];
   const CollectivePlan gather_plan =
@@ -96,7 +106,7 @@ std::vector<TaskId> AddShardCollectives(const StageGradients& stage, int32_t ind
                           SplitBytes(stage.dense_bytes, buckets, bucket), {stage.ready[j], chain},
                           builder)
                 .last;
-    if (!zero) continue;
+    if (costs.param_gather_bytes.empty()) continue;
     const int64_t params = SplitBytes(costs.param_gather_bytes[stage.stage], buckets, bucket);
     MemberSpan gather = AddCollective(group, gather_plan, CollectiveKind::kAllGather, params,
                                       {none, gather_chain}, builder);
@@ -170,6 +180,80 @@ void AddStageSync(StageGradients stage, size_t position, const StageCosts& costs
   if (stage.expert_bytes > 0) AddExpertSync(stage, par, dense_end, sync, builder);
 }
 
+// Whether the op needs its stage's parameters gathered first (StageCosts::fsdp_units): every F
+// and every B or I with resharding, else the stage's first F only.
+bool NeedsGather(const Op& op, const StageCosts& costs, std::vector<bool>* gathered) {
+  const int32_t stage = op.stage.value();
+  if (costs.fsdp_units[stage] < 1) return false;
+  if (op.kind == OpKind::kForward) {
+    const bool first = !(*gathered)[stage];
+    (*gathered)[stage] = true;
+    return first || costs.fsdp_reshard;
+  }
+  return costs.fsdp_reshard && (op.kind == OpKind::kBackward || op.kind == OpKind::kBackwardInput);
+}
+
+// FSDP's parameter all-gathers of one op at `position` on `rank`: one collective per unit, in
+// order, on one stream per GPU (`chain`, per tensor-parallel index and compiled member): the first
+// unit after the rank's previous op (FSDP2 issues it when the op starts: exposed), the op after
+// the first unit, the rank's next op (or its optimizer step) after the last (the others are
+// prefetched while the op computes).
+void AddOpGathers(const Schedule& schedule, int32_t rank, size_t position, int32_t stage,
+                  const StageCosts& costs, const Parallelism& par,
+                  std::vector<std::vector<TaskId>>* chain, GradientSync* sync,
+                  TaskGraphBuilder* builder) {
+  const int32_t cp = par.layout.cp;
+  const int32_t units = costs.fsdp_units[stage];
+  const CollectivePlan plan = par.gather_plans.empty() ? CollectivePlan() : par.gather_plans[stage];
+  const int32_t m = builder->graph().num_replicas * cp;
+  std::vector<TaskId> previous_op(m, TaskGraph::kNoTask);
+  for (int32_t i = 0; position > 0 && i < m; ++i) {
+    previous_op[i] = builder->graph().ComputeTask(rank, position - 1, i / cp);
+  }
+  const bool last_op = position + 1 == schedule.orders[rank].size();
+  for (int32_t index = 0; index < par.layout.tp; ++index) {
+    const CollectiveGroup group = DataParallelGroup(rank, stage, index, par, *builder);
+    std::vector<TaskId>& previous = (*chain)[index];
+    for (int32_t unit = 0; unit < units; ++unit) {
+      const std::vector<TaskId> ready =
+          unit == 0 ? previous_op : std::vector<TaskId>(m, TaskGraph::kNoTask);
+      const int64_t bytes = SplitBytes(costs.fsdp_gather_bytes[stage], units, unit);
+      previous =
+          AddCollective(group, plan, CollectiveKind::kAllGather, bytes, {ready, previous}, builder)
+              .last;
+      for (int32_t i = 0; i < m; ++i) {
+        if (unit == 0)
+          builder->AddEdge(previous[i], builder->graph().ComputeTask(rank, position, i / cp));
+        if (unit + 1 < units) continue;
+        if (last_op) {
+          sync->last_steps[stage].push_back(previous[i]);
+        } else {
+          builder->AddEdge(previous[i], builder->graph().ComputeTask(rank, position + 1, i / cp));
+        }
+      }
+    }
+  }
+}
+
+// FSDP's parameter all-gathers of every rank (NeedsGather, AddOpGathers).
+void AddFsdpGathers(const Schedule& schedule, const StageCosts& costs, const Parallelism& par,
+                    GradientSync* sync, TaskGraphBuilder* builder) {
+  const int32_t m = builder->graph().num_replicas * par.layout.cp;
+  for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+    std::vector<bool> gathered(schedule.num_stages, false);
+    std::vector<std::vector<TaskId>> chain(par.layout.tp,
+                                           std::vector<TaskId>(m, TaskGraph::kNoTask));
+    const auto& order = schedule.orders[rank];
+    for (size_t position = 0; position < order.size(); ++position) {
+      for (int k = 0; k < order[position].num_ops(); ++k) {
+        const Op& op = order[position].op(k);
+        if (!NeedsGather(op, costs, &gathered)) continue;
+        AddOpGathers(schedule, rank, position, op.stage.value(), costs, par, &chain, sync, builder);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 GradientSync AddGradientSync(const Schedule& schedule, const StageCosts& costs,
@@ -197,8 +281,13 @@ GradientSync AddGradientSync(const Schedule& schedule, const StageCosts& costs,
     }
     const int64_t bucket = par.grad_bucket_bytes;
     gradients.buckets = bucket > 0 ? (gradients.dense_bytes + bucket - 1) / bucket : 1;
+    // FSDP reduce-scatters unit by unit as the backward finishes them.
+    if (!costs.fsdp_units.empty()) gradients.buckets = std::max(1, costs.fsdp_units[stage]);
     AddStageSync(std::move(gradients), static_cast<size_t>(last_backward[stage]), costs, par, &sync,
                  builder);
+  }
+  if (!costs.fsdp_units.empty() && layout.dp * layout.cp > 1) {
+    AddFsdpGathers(schedule, costs, par, &sync, builder);
   }
   return sync;
 }

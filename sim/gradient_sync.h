@@ -33,6 +33,15 @@
 // share of it that one replica has (sim/engine.h). Exact when replicas are symmetric; see README
 // for the bounds.
 //
+// FSDP (ZeRO-3, StageCosts::fsdp_units): the gradients are reduce-scattered unit by unit, each
+// unit's a bucket ready as the last backward finishes it (no all-gather after the step); the
+// units' 16-bit parameters are all-gathered, one collective per unit in order on one stream per
+// GPU, before each op that needs them (the stage's first F; with fsdp_reshard every F and every
+// B or I): the first unit after the rank's previous op ends (exposed), the op after the first
+// unit, the rank's next op (or its optimizer step) after the last unit, so that the others are
+// prefetched under the op's compute. HSDP (a shard group smaller than dp) is timed as the full
+// dp x cp ring: its per-GPU bytes differ by the replica all-reduce of the 1/S shard (README).
+//
 // Optimizer steps: one per rank and replica whose stages have one (StageCosts::optimizer_step_s),
 // after the rank's last task on its stream and the last reduce steps of its stages' gradients;
 // with ZeRO-1 the all-gathers of its stages follow it (or follow the reduce-scatters, without a

@@ -532,8 +532,8 @@ TEST(Cli, ModelFlagsRejectBadValuesByName) {
                 "--placement: invalid placement 'contigous'; valid: contiguous, round-robin, or a "
                 "comma list of GPU numbers (the first GPU of each rank's group), e.g. 0,8,1,9 "
                 "(did you mean contiguous?)");
-  ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--zero", "2"})),
-                "--zero: 2 is not supported; valid: 0, 1");
+  ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--zero", "4"})),
+                "--zero: 4 is not a ZeRO stage; valid: 0, 1, 2, 3");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--efficiency", "1.5"})),
                 "--efficiency: invalid value '1.5'; expected a fraction of peak in [0.001, 1], e.g. "
                 "0.45");

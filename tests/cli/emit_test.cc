@@ -103,6 +103,8 @@ TEST(EmitMegatron, EveryScheduleImportsBackToTheSameRun) {
   ExpectSameRun("megatron", Llama("1F1B"));
   ExpectSameRun("megatron", Llama("1F1B", {"--p2p-mode", "megatron", "--dtype", "fp8",
                                            "--recompute", "full", "--zero", "1"}));
+  ExpectSameRun("megatron", Llama("1F1B", {"--zero", "3", "--recompute", "full"}));
+  ExpectSameRun("megatron", Llama("1F1B", {"--zero", "2"}));
   ExpectSameRun("megatron", Llama("1F1B", {"--p2p-mode", "megatron-no-overlap", "--recompute",
                                            "selective", "--grad-dtype", "bf16"}));
   ExpectSameRun("megatron", Llama("Megatron-Interleaved",
@@ -233,6 +235,19 @@ TEST(EmitTorchtitan, EveryScheduleImportsBackToTheSameRun) {
                 Llama("1F1B", {"--dtype", "fp8", "--recompute", "selective", "--tp-comm-overlap",
                                "--bytes-per-param", "4,4", "--grad-dtype", "bf16"}));
   ExpectSameRun("torchtitan", Llama("1F1B", {"--recompute", "full", "--bytes-per-param", "8,8"}));
+  // FSDP: --zero 3 as data_parallel_shard_degree, HSDP as replicate x shard, the reshard policy.
+  ExpectSameRun("torchtitan", {"--model", "llama3-8b", "--tp", "2", "--pp", "1", "--dp", "4",
+                               "--schedule", "1F1B", "--sequence-parallel", "--zero", "3",
+                               "--microbatches", "1", "--engine", "critical-path"});
+  ExpectSameRun("torchtitan", {"--model", "llama3-8b", "--platform", "h100-node", "--tp", "2",
+                               "--pp", "1", "--dp", "4", "--dp-shard", "2", "--zero", "3",
+                               "--microbatches", "1", "--schedule", "1F1B", "--sequence-parallel"});
+  ExpectSameRun("torchtitan",
+                {"--model", "llama3-8b", "--platform", "h100-node", "--tp", "2", "--pp", "2",
+                 "--dp", "2", "--global-batch", "8", "--zero", "3", "--reshard-after-forward", "on",
+                 "--schedule", "Interleaved1F1B", "--sequence-parallel"});
+  // Sharded over one GPU (S = 1): no FSDP in torchtitan; the flags stay ppsim's.
+  ExpectSameRun("torchtitan", Llama("1F1B", {"--zero", "3", "--reshard-after-forward", "off"}));
   // No pipeline: the local batch and accumulation steps.
   ExpectSameRun("torchtitan", {"--model", "llama3-8b", "--tp", "2", "--pp", "1", "--dp", "4",
                                "--schedule", "1F1B", "--microbatches", "2", "--sequence-parallel",

@@ -64,7 +64,8 @@ for flag in ["--pp", "--microbatches", "--stages-per-rank", "--nodes", "--tp", "
         if flag == "--max-tasks" and value == "2147483648":
             continue  # a valid limit (64-bit)
         case(f"count{flag}-{i}", run_with(flag, value), flag)
-for flag in ["--seq-len", "--microbatch-size", "--zero", "--ep", "--comm-sms", "--moe-node-limit"]:
+for flag in ["--seq-len", "--microbatch-size", "--zero", "--ep", "--comm-sms", "--moe-node-limit",
+             "--dp-shard"]:
     for i, value in enumerate(["-1", "2147483648", "abc", ARG]):
         case(f"model-count{flag}-{i}", run_with("--model", "llama3-8b", ("--f", "--b")) + [flag, value], flag)
 case("issue-dp-huge", run_with("--dp", "2147483647") + ["--grad-bytes", "1"], "--dp",
@@ -75,6 +76,12 @@ case("issue-pp-m-huge", run_with("--pp", "100000", microbatches="100000"), "--pp
 case("issue-nodes-wrap", run_with("--nodes", "536870913", platform="h100-node"), "--nodes")
 case("issue-seq-mbs", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--seq-len", "2147483647", "--microbatch-size", "2147483647"], "--seq-len")
+# Sharded data parallelism: a stage past 3, a shard group not dividing dp, an unknown policy.
+case("zero-stage-4", run_with("--model", "llama3-8b", ("--f", "--b")) + ["--zero", "4"], "--zero")
+case("dp-shard-not-divisor", run_with("--model", "llama3-8b", ("--f", "--b")) +
+     ["--dp", "4", "--zero", "3", "--dp-shard", "3"], "--dp-shard")
+case("reshard-unknown", run_with("--model", "llama3-8b", ("--f", "--b")) +
+     ["--dp", "2", "--zero", "3", "--reshard-after-forward", "sometimes"], "--reshard-after-forward")
 case("zero-max-tasks", run_with("--max-tasks", "0"), "--max-tasks",
      message="--max-tasks: must be at least 1; got 0")
 
@@ -382,6 +389,8 @@ for name, text in [
         ("zero-degree", TT + "pipeline_parallel_degree = 0\n"),
         ("unknown-flavor", TT.replace("8B", "9B")),
         ("fsdp", TT.replace("= 1", "= -1")),
+        ("fsdp-policy", TT.replace("= 1", "= 2") + 'fsdp_reshard_after_forward = "sometimes"\n'),
+        ("fsdp-reduce", TT.replace("= 1", "= 2") + '[training]\nmixed_precision_reduce = "x"\n'),
         ("deep", "a = " + "[" * 5000 + "]" * 5000 + "\n"),
         ("nul", "a = 1\n\0"),
         ("big", "a = \"" + BIG + "\"\n"),

@@ -87,6 +87,20 @@ TEST(MegatronArgs, Gpt3_175bScriptGivesMegatronsModelAndLayout) {
             std::string::npos);
 }
 
+// Megatron-FSDP's sharding strategies as ZeRO stages.
+TEST(MegatronArgs, MegatronFsdpStrategiesAreZeroStages) {
+  std::string base;
+  ASSERT_TRUE(ReadFile(DataPath("llama3_8b_h100_fp8.args"), &base).ok());
+  const std::string fsdp = base + " --use-megatron-fsdp";
+  EXPECT_EQ(Setting(Read(fsdp + " --data-parallel-sharding-strategy optim_grads_params"), "zero"),
+            "3");
+  EXPECT_EQ(Setting(Read(fsdp + " --data-parallel-sharding-strategy optim_grads"), "zero"), "2");
+  EXPECT_EQ(Setting(Read(fsdp + " --data-parallel-sharding-strategy optim"), "zero"), "1");
+  EXPECT_EQ(Setting(Read(fsdp), "zero"), "1");  // no_shard: the distributed optimizer's
+  EXPECT_EQ(Error(base + " --data-parallel-sharding-strategy optim"),
+            "--megatron: --data-parallel-sharding-strategy: applies with --use-megatron-fsdp");
+}
+
 TEST(MegatronArgs, Llama3_8bFp8ScriptMatchesThePreset) {
   const MegatronRun run = Read("@" + DataPath("llama3_8b_h100_fp8.args"));
   const TransformerSpec* preset = FindTransformerPreset("llama3-8b");

@@ -34,19 +34,55 @@ std::string TextError(const std::string& text, int64_t world = 8) {
 }
 
 // torchtitan's own files leave data_parallel_shard_degree at -1: the rest of the world, which
-// is FSDP (llama3_8b.toml's note: a preset for 64 GPUs -> 64 shards). Refused, precisely.
-TEST(TorchtitanToml, RealFilesNeedFsdp) {
-  EXPECT_EQ(FileError("llama3_8b.toml", 64),
-            kData +
-                "llama3_8b.toml:40:30: parallelism.data_parallel_shard_degree: 64 shards the "
-                "weights (FSDP); sharded data parallelism (torchtitan's FSDP2) is issue 30's, "
-                "not modelled yet. data_parallel_shard_degree = 1 with "
-                "data_parallel_replicate_degree = N runs as plain data parallelism");
-  // 70B on 64 GPUs: tp 8 -> 8 shards.
-  EXPECT_NE(FileError("llama3_70b.toml", 64).find("degree: 8 shards the weights (FSDP)"),
-            std::string::npos);
-  EXPECT_NE(FileError("deepseek_v3_671b.toml", 8).find("8 shards the weights (FSDP)"),
-            std::string::npos);
+// is FSDP2 (parallelize.py apply_fsdp): ZeRO-3 over all the data-parallel GPUs.
+TEST(TorchtitanToml, RealFilesRunFsdp) {
+  // llama3_405b.toml on 128 GPUs: tp 8 -> 16 shards, no replication.
+  auto s = Settings("llama3_405b.toml", 128);
+  EXPECT_EQ(s.at("dp"), "16");
+  EXPECT_EQ(s.at("tp"), "8");
+  EXPECT_EQ(s.at("zero"), "3");
+  EXPECT_EQ(s.count("dp_shard"), 0u);               // S = dp
+  EXPECT_EQ(s.count("reshard_after_forward"), 0u);  // torchtitan's "default"
+  s = Settings("llama3_8b.toml", 64);
+  EXPECT_EQ(s.at("dp"), "64");
+  EXPECT_EQ(s.at("zero"), "3");
+  // deepseek_v3_671b.toml: fsdp_reshard_after_forward = "default" read; the run refuses FSDP of
+  // experts (models/transformer.h CheckTrainingSetup).
+  s = Settings("deepseek_v3_671b.toml", 8);
+  EXPECT_EQ(s.at("zero"), "3");
+  EXPECT_EQ(s.count("reshard_after_forward"), 0u);
+}
+
+// HSDP: replicate R x shard S -> dp R x S, dp_shard S; the reshard policy and the reduce dtype.
+TEST(TorchtitanToml, HsdpAndPolicies) {
+  const std::string base =
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[activation_checkpoint]\nmode = "
+      "\"full\"\n[parallelism]\ndata_parallel_replicate_degree = 2\n"
+      "data_parallel_shard_degree = 4\n";
+  TorchtitanJob job;
+  ASSERT_TRUE(
+      ReadTorchtitanToml(base + "fsdp_reshard_after_forward = \"never\"\n", "job.toml", 8, "", &job)
+          .ok());
+  std::map<std::string, std::string> s;
+  for (const TorchtitanSetting& t : job.settings) s[t.field] = t.value;
+  EXPECT_EQ(s.at("dp"), "8");
+  EXPECT_EQ(s.at("dp_shard"), "4");
+  EXPECT_EQ(s.at("zero"), "3");
+  EXPECT_EQ(s.at("reshard_after_forward"), "off");
+  job = TorchtitanJob();
+  ASSERT_TRUE(ReadTorchtitanToml(base + "fsdp_reshard_after_forward = \"always\"\n", "job.toml", 8,
+                                 "", &job)
+                  .ok());
+  s.clear();
+  for (const TorchtitanSetting& t : job.settings) s[t.field] = t.value;
+  EXPECT_EQ(s.at("reshard_after_forward"), "on");
+  EXPECT_EQ(TextError(base + "[training]\nmixed_precision_reduce = \"bfloat16\"\n"),
+            "job.toml:10:26: training.mixed_precision_reduce: 'bfloat16': FSDP's gradient "
+            "reduction in another dtype than the fp32 gradients is not modelled; valid: float32 "
+            "(the default)");
+  EXPECT_EQ(TextError(base + "fsdp_reshard_after_forward = \"sometimes\"\n"),
+            "job.toml:9:30: parallelism.fsdp_reshard_after_forward: unknown policy 'sometimes'; "
+            "valid: default, always, never");
 }
 
 // llama3_8b.toml with replicate 8, shard 1 (edited): DDP over 8 GPUs, no pipeline, the local

@@ -561,9 +561,9 @@ TEST(TransformerSetup, MessagesNameTheFlag) {
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
             "--dp: must be at least 1; got 0");
   setup.layout.dp = 4;
-  setup.zero_stage = 2;
+  setup.zero_stage = 4;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
-            "--zero: 2 is not supported; valid: 0, 1");
+            "--zero: 4 is not a ZeRO stage; valid: 0, 1, 2, 3");
   setup.zero_stage = 0;
   setup.layout.cp = 3;
   EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),

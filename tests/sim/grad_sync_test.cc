@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "schedules/registry.h"
+#include "sim/communication.h"
 #include "sim/engine.h"
 #include "sim/task_graph.h"
 #include "tests/support/one_rank.h"
@@ -73,6 +74,62 @@ TEST(ZeroOne, ReduceScatterThenTheStepThenAllGather) {
   // Without an optimizer step the all-gather follows the reduce-scatter.
   EXPECT_NEAR(Makespan(400'000'000, 0, kBandwidth, {200'000'000}),
               5 + (kLatency + 0.2) + (kLatency + 0.1), 1e-9);
+}
+
+// FSDP (ZeRO-3) over the same two replicas: 2 units, the stage's gradients of 4e8 bytes
+// reduce-scattered unit by unit (2 buckets of 2e8: one step of 0.01 + 1e8/1e9 = 0.11 each, ready
+// halfway through B and at its end), and the 16-bit parameters (`gather_bytes`, 2 units of
+// gather_bytes / 2) all-gathered before F (and before B with `reshard`): one step each of
+// 0.01 + gather_bytes / 4 / 1e9.
+double FsdpMakespan(int64_t gather_bytes, bool reshard, CommSeconds* dp = nullptr) {
+  const Schedule s = OneRankOneMicrobatch();
+  StageCosts costs = OneStageCosts(1, 4);
+  costs.gradient_bytes = {400'000'000};
+  costs.fsdp_units = {2};
+  costs.fsdp_gather_bytes = {gather_bytes};
+  costs.fsdp_reshard = reshard;
+  Parallelism parallelism{{.dp = 2, .tp = 1}, P2pMode::kEager};
+  TaskGraph graph;
+  EXPECT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
+  const PlatformSpec platform = PlatformOrDie(IdealChoice(kLatency, kBandwidth), 1, 2, 1);
+  double makespans[2] = {0, 0};
+  int k = 0;
+  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
+    Timeline timeline;
+    EXPECT_TRUE(Execute(engine, graph, platform, &timeline).ok());
+    for (double end : timeline.end_s) makespans[k] = std::max(makespans[k], end);
+    if (dp != nullptr && engine == EngineKind::kSimGrid) {
+      *dp =
+          ComputeCommunication(graph, timeline, 1).ranks[0].kinds[static_cast<int>(CommKind::kDp)];
+    }
+    ++k;
+  }
+  EXPECT_NEAR(makespans[0], makespans[1], 1e-9);
+  return makespans[1];
+}
+
+TEST(Fsdp, PrefetchHidesAllButTheFirstUnit) {
+  // Units of 1e8: 0.01 + 0.05 = 0.06 each. Unit 1 [0, 0.06], F [0.06, 1.06]; unit 2 [0.06, 0.12]
+  // under F. B [1.06, 5.06]; reduce-scatters ready at 3.06 and 5.06: 5.06 + 0.11.
+  EXPECT_NEAR(FsdpMakespan(200'000'000, false), 0.06 + 1 + 4 + 0.11, 1e-9);
+}
+
+TEST(Fsdp, AGatherLongerThanTheComputeIsExposed) {
+  // Units of 3e9: 0.01 + 1.5 = 1.51 each. Unit 1 [0, 1.51], F [1.51, 2.51]; unit 2 [1.51, 3.02]
+  // outlasts F: B [3.02, 7.02]; the last reduce-scatter 7.02 + 0.11.
+  CommSeconds dp;
+  EXPECT_NEAR(FsdpMakespan(6'000'000'000, false, &dp), 1.51 + 1.51 + 4 + 0.11, 1e-9);
+  // The gathers and reduce-scatters are "dp" communication: in flight [0, 3.02] and the two
+  // reduce-scatters [5.02, 5.13], [7.02, 7.13]; exposed outside F [1.51, 2.51] and B
+  // [3.02, 7.02]: 1.51 + 0.51 + 0.11.
+  EXPECT_NEAR(dp.total_s, 3.02 + 0.11 + 0.11, 1e-9);
+  EXPECT_NEAR(dp.exposed_s, 1.51 + 0.51 + 0.11, 1e-9);
+}
+
+TEST(Fsdp, ReshardAfterForwardGathersAgainForTheBackward) {
+  // As PrefetchHides..., then B's units: unit 1 after F [1.06, 1.12], B [1.12, 5.12] (unit 2
+  // under it), the last reduce-scatter 5.12 + 0.11.
+  EXPECT_NEAR(FsdpMakespan(200'000'000, true), 0.06 + 1 + 0.06 + 4 + 0.11, 1e-9);
 }
 
 }  // namespace
