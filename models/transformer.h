@@ -227,8 +227,31 @@ Status ReadTransformerPresetFile(const EmbeddedFile& file, TransformerSpec* spec
 Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLocations& locations,
                             TransformerSpec* spec);
 
-enum class Dtype { kBf16, kFp16, kFp8 };
+// kFp8: Transformer Engine's FP8 (Hopper and later: E4M3/hybrid, per-tensor or blockwise
+// scaling); kMxfp8: Blackwell's MXFP8 (1 byte per value and one E8M0 scale byte per block of 32;
+// the GPU's gpu.mxfp8 capability, platforms/cluster.proto), its GEMMs at the FP8 peak.
+enum class Dtype { kBf16, kFp16, kFp8, kMxfp8 };
 enum class Recompute { kNone, kSelective, kFull };
+// Either FP8 recipe: the linear layers' GEMMs in 8 bits (models/op_costs.h).
+inline bool IsFp8(Dtype dtype) { return dtype == Dtype::kFp8 || dtype == Dtype::kMxfp8; }
+
+// Megatron-core's selective recomputation modules (TransformerConfig.recompute_modules, a bit
+// each): what a layer discards in the forward and recomputes in the backward for inputs (I).
+// See "Recomputation by module" below for the bytes and ops of each.
+enum RecomputeModule : uint32_t {
+  kRecomputeCoreAttn = 1,
+  kRecomputeMlp = 2,
+  kRecomputeMoe = 4,
+  kRecomputeMoeAct = 8,
+  kRecomputeLayernorm = 16,
+  kRecomputeMlaUpProj = 32,
+  kRecomputeSharedExperts = 64,
+};
+// Megatron's recompute_method with full granularity: kAll (ppsim's default: every layer
+// recomputed, one checkpoint per layer), kUniform (groups of recompute_num_layers layers, each
+// group's input kept), kBlock (the first recompute_num_layers layers of each virtual stage
+// recomputed, the others keep everything).
+enum class RecomputeMethod { kAll, kUniform, kBlock };
 
 // "bf16", "fp16", "fp8" / "none", "selective", "full" (any case); messages start with `what`
 // (where the value was written): "--dtype: unknown value 'fp32'; valid: bf16, fp16, fp8".
@@ -236,8 +259,17 @@ Status ParseDtype(std::string_view what, std::string_view text, Dtype* dtype);
 Status ParseRecompute(std::string_view what, std::string_view text, Recompute* recompute);
 std::string_view DtypeName(Dtype dtype);
 std::string_view RecomputeName(Recompute recompute);
-// Bytes of one element of a tensor passed between stages (2 for bf16/fp16, 1 for fp8).
+// Bytes of one element of a tensor passed between stages (2 for bf16/fp16, 1 for fp8/mxfp8).
 int64_t DtypeBytes(Dtype dtype);
+// "core_attn,mlp,..." (Megatron's names, comma- or space-separated, each once) into a mask of
+// RecomputeModule; messages start with `what`: "--recompute-modules: unknown module 'attn';
+// valid: core_attn, mlp, moe, moe_act, layernorm, mla_up_proj, shared_experts". Empty: error.
+Status ParseRecomputeModules(std::string_view what, std::string_view text, uint32_t* modules);
+// The mask's names in the order above, comma-separated ("core_attn,moe_act").
+std::string RecomputeModulesName(uint32_t modules);
+// "uniform", "block" (kAll has no Megatron name: "").
+Status ParseRecomputeMethod(std::string_view what, std::string_view text, RecomputeMethod* method);
+std::string_view RecomputeMethodName(RecomputeMethod method);
 
 struct TrainingSetup {
   int64_t seq_len = 0;          // s
@@ -255,6 +287,12 @@ struct TrainingSetup {
   int32_t GpusPerRank() const { return layout.GpusPerRank(); }
   bool sequence_parallel = false;  // Megatron's sequence parallelism (with tp > 1)
   Recompute recompute = Recompute::kNone;
+  // With kSelective: the modules recomputed (RecomputeModule bits); 0 means core_attn, Megatron's
+  // default list (RecomputeModulesOf).
+  uint32_t recompute_modules = 0;
+  // With kFull: which layers (RecomputeMethod) and N, recompute_num_layers (>= 1 unless kAll).
+  RecomputeMethod recompute_method = RecomputeMethod::kAll;
+  int32_t recompute_num_layers = 0;
   bool flash_attention = true;
   int32_t zero_stage = 0;  // 0 or 1 (ZeRO-1 shards the optimizer state over dp)
   // Main gradients in fp32 (Megatron-LM's default for 16-bit training,
@@ -265,6 +303,10 @@ struct TrainingSetup {
   int64_t replicated_bytes_per_param = -1;
   int64_t sharded_bytes_per_param = -1;
 };
+
+// The modules a setup recomputes: its recompute_modules with kSelective (core_attn when 0), none
+// otherwise.
+uint32_t RecomputeModulesOf(const TrainingSetup& setup);
 
 // Bytes per parameter of mixed-precision Adam as Megatron-LM's distributed-optimizer guide gives
 // them (docs/source/api-guide/dist_optimizer.md, "theoretical number of bytes per parameter"):
@@ -347,6 +389,10 @@ struct StageModel {
   // Of them, MoE layers: stage i of a pipeline holds its global layers [start, start + layers) in
   // order, the first first_dense_layers of the model dense. 0 for a dense model.
   int32_t moe_layers = 0;
+  // Of them, recomputed whole (--recompute full: all, or the first N with the block method), and
+  // the MoE layers among those.
+  int32_t recomputed_layers = 0;
+  int32_t recomputed_moe_layers = 0;
   bool embedding = false;  // the pipeline's first stage
   bool lm_head = false;    // the pipeline's last stage (LM head and loss)
   // Held by this GPU: its share (/ t, rounded up) of the layers, the embedding, the final norm and
