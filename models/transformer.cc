@@ -623,6 +623,52 @@ void AddLayers(const LayerCosts& layer, int64_t count, StageModel* stage) {
   stage->activation_w_bytes += count * layer.activation_w_bytes;
 }
 
+// A layer's costs as a stage's layers take them: with the setup's recompute, and (full recompute
+// of part of the layers, block) keeping everything.
+struct StageLayerCosts {
+  LayerCosts layer, moe_layer, kept_layer, kept_moe_layer;
+};
+
+StageLayerCosts StageLayerCostsOf(const TransformerSpec& spec, const TrainingSetup& setup) {
+  StageLayerCosts c;
+  c.layer = TransformerLayerCosts(spec, setup);
+  if (spec.moe()) c.moe_layer = TransformerLayerCosts(spec, setup, LayerKind::kMoe);
+  TrainingSetup keep_all = setup;
+  keep_all.recompute = Recompute::kNone;
+  keep_all.recompute_method = RecomputeMethod::kAll;
+  keep_all.recompute_num_layers = 0;
+  c.kept_layer = TransformerLayerCosts(spec, keep_all);
+  if (spec.moe()) c.kept_moe_layer = TransformerLayerCosts(spec, keep_all, LayerKind::kMoe);
+  return c;
+}
+
+// Adds a stage's layers (stage->layers, of them stage->moe_layers MoE) and sets which are
+// recomputed fully: all with full (every layer, uniform), the stage's first N with block (its
+// dense layers come first); uniform keeps one input per group of N.
+void AddStageLayers(const StageLayerCosts& c, const TrainingSetup& setup, StageModel* stage) {
+  const bool full = setup.recompute == Recompute::kFull;
+  const int64_t n = stage->layers - stage->moe_layers;
+  const int64_t m = stage->moe_layers;
+  int64_t full_layers = full ? stage->layers : 0;
+  if (full && setup.recompute_method == RecomputeMethod::kBlock) {
+    full_layers = std::min<int64_t>(setup.recompute_num_layers, stage->layers);
+  }
+  stage->recomputed_layers = static_cast<int32_t>(full_layers);
+  stage->recomputed_moe_layers = static_cast<int32_t>(full_layers - std::min(full_layers, n));
+  const int64_t full_dense = full_layers - stage->recomputed_moe_layers;
+  AddLayers(c.layer, full ? full_dense : n, stage);
+  AddLayers(c.moe_layer, full ? stage->recomputed_moe_layers : m, stage);
+  if (full) {
+    AddLayers(c.kept_layer, n - full_dense, stage);
+    AddLayers(c.kept_moe_layer, m - stage->recomputed_moe_layers, stage);
+  }
+  if (full && setup.recompute_method == RecomputeMethod::kUniform) {
+    const int64_t groups = CeilDiv(stage->layers, setup.recompute_num_layers);
+    stage->activation_bytes = groups * c.layer.activation_bytes;
+    stage->activation_w_bytes = std::min(stage->activation_w_bytes, stage->activation_bytes);
+  }
+}
+
 }  // namespace
 
 std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const TrainingSetup& setup,
@@ -631,18 +677,7 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
   const int64_t sb = setup.seq_len / setup.layout.cp * setup.microbatch_size;  // this GPU's tokens
   const int64_t h_per_gpu = setup.sequence_parallel ? spec.hidden / t : spec.hidden;
   const int64_t vocab_shard = CeilDiv(spec.vocab, t);
-  const LayerCosts layer = TransformerLayerCosts(spec, setup);
-  const LayerCosts moe_layer =
-      spec.moe() ? TransformerLayerCosts(spec, setup, LayerKind::kMoe) : LayerCosts();
-  // Full recompute of part of a stage's layers (block): the others keep everything.
-  TrainingSetup keep_all = setup;
-  keep_all.recompute = Recompute::kNone;
-  keep_all.recompute_method = RecomputeMethod::kAll;
-  keep_all.recompute_num_layers = 0;
-  const LayerCosts kept_layer = TransformerLayerCosts(spec, keep_all);
-  const LayerCosts kept_moe_layer =
-      spec.moe() ? TransformerLayerCosts(spec, keep_all, LayerKind::kMoe) : LayerCosts();
-  const bool full = setup.recompute == Recompute::kFull;
+  const StageLayerCosts costs = StageLayerCostsOf(spec, setup);
   const uint32_t modules = RecomputeModulesOf(setup);
   const double head_flops = 2.0 * static_cast<double>(sb) * static_cast<double>(spec.hidden) *
                             static_cast<double>(vocab_shard);
@@ -667,27 +702,8 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
     stage.lm_head = s == num_stages - 1;
     const int64_t n = stage.layers - stage.moe_layers;  // dense layers
     const int64_t m = stage.moe_layers;
-    // The layers fully recomputed: all with full (kAll, uniform), the stage's first N with block
-    // (its dense layers come first).
-    int64_t full_layers = full ? stage.layers : 0;
-    if (full && setup.recompute_method == RecomputeMethod::kBlock) {
-      full_layers = std::min<int64_t>(setup.recompute_num_layers, stage.layers);
-    }
-    stage.recomputed_layers = static_cast<int32_t>(full_layers);
-    stage.recomputed_moe_layers = static_cast<int32_t>(full_layers - std::min(full_layers, n));
-    const int64_t full_dense = full_layers - stage.recomputed_moe_layers;
-    AddLayers(layer, full ? full_dense : n, &stage);
-    AddLayers(moe_layer, full ? stage.recomputed_moe_layers : m, &stage);
-    if (full) {
-      AddLayers(kept_layer, n - full_dense, &stage);
-      AddLayers(kept_moe_layer, m - stage.recomputed_moe_layers, &stage);
-    }
-    if (full && setup.recompute_method == RecomputeMethod::kUniform) {
-      // Groups of N layers, each keeping its input (one layer's full-recompute bytes).
-      const int64_t groups = CeilDiv(stage.layers, setup.recompute_num_layers);
-      stage.activation_bytes = groups * layer.activation_bytes;
-      stage.activation_w_bytes = std::min(stage.activation_w_bytes, stage.activation_bytes);
-    }
+    AddStageLayers(costs, setup, &stage);
+    const int64_t full_dense = stage.recomputed_layers - stage.recomputed_moe_layers;
     int64_t parameters = n * spec.LayerParameters() + m * moe_shared_parameters;
     if (stage.embedding) {
       parameters += spec.EmbeddingParameters();
