@@ -236,17 +236,25 @@ void TrainingArgs(const PreparedRun& run, Arguments* args, FrameworkLaunch* laun
   args->Add("--global-batch-size",
             int64_t{run.schedule.num_microbatches} * s.microbatch_size * s.layout.dp);
   args->Add(s.dtype == Dtype::kFp16 ? "--fp16" : "--bf16");
-  if (s.dtype == Dtype::kFp8) {
+  if (IsFp8(s.dtype)) {
     args->Add("--fp8-format", std::string("hybrid"));
-    args->Add("--fp8-recipe", std::string("delayed"));
+    args->Add("--fp8-recipe", std::string(s.dtype == Dtype::kMxfp8 ? "mxfp8" : "delayed"));
   }
   if (!s.fp32_grads) args->Add("--grad-reduce-in-bf16");
   if (s.recompute == Recompute::kSelective) {
     args->Add("--recompute-granularity", std::string("selective"));
+    if (s.recompute_modules != 0) {
+      // Megatron's list is space-separated (nargs='*').
+      std::string modules = RecomputeModulesName(s.recompute_modules);
+      std::replace(modules.begin(), modules.end(), ',', ' ');
+      args->Add("--recompute-modules", modules);
+    }
   } else if (s.recompute == Recompute::kFull) {
     args->Add("--recompute-granularity", std::string("full"));
-    args->Add("--recompute-method", std::string("uniform"));
-    args->Add("--recompute-num-layers", 1);
+    const bool all = s.recompute_method == RecomputeMethod::kAll;
+    args->Add("--recompute-method",
+              std::string(all ? "uniform" : RecomputeMethodName(s.recompute_method)));
+    args->Add("--recompute-num-layers", all ? 1 : s.recompute_num_layers);
   }
   if (!s.flash_attention) args->Add("--attention-backend", std::string("unfused"));
   const int64_t bucket = run.spec.grad_bucket_bytes;

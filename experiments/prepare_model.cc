@@ -1,9 +1,13 @@
 // PrepareRun's model phase and the model's pieces other commands use (experiments/run_phases.h).
+#include <algorithm>
+
 #include "base/files.h"
 #include "base/names.h"
 #include "config/config_file.h"
 #include "experiments/run_phases.h"
 #include "interop/hf_config.h"
+#include "platforms/cluster.h"
+#include "platforms/cluster.pb.h"
 
 namespace ppsim {
 
@@ -58,11 +62,31 @@ Status BuildModelStages(const RunSpec& spec, const Schedule& schedule,
 }
 
 double PeakFlopsPerS(const PlatformSpec& platform, Dtype dtype) {
-  return dtype == Dtype::kFp8 ? platform.gpu.dense_fp8_flops_per_s
-                              : platform.gpu.dense_bf16_flops_per_s;
+  return IsFp8(dtype) ? platform.gpu.dense_fp8_flops_per_s : platform.gpu.dense_bf16_flops_per_s;
+}
+
+// The presets' GPUs that run MXFP8 (gpu.mxfp8), for messages: "B200, GB200, GB300".
+std::string Mxfp8Gpus() {
+  std::vector<std::string> names;
+  for (const ClusterPreset& preset : AllClusterPresets()) {
+    proto::Cluster cluster;
+    if (!ReadClusterPreset(preset, &cluster).ok() || !cluster.gpu().mxfp8()) continue;
+    if (std::find(names.begin(), names.end(), cluster.gpu().name()) == names.end()) {
+      names.push_back(cluster.gpu().name());
+    }
+  }
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
 }
 
 Status CheckDtypeOnGpu(const PlatformSpec& platform, Dtype dtype, const Locator& where) {
+  if (dtype == Dtype::kMxfp8 && !platform.gpu.mxfp8) {
+    return where.Invalid("dtype", "mxfp8 needs a Blackwell GPU (MXFP8 tensor cores); " +
+                                      platform.gpu.name + " of " + platform.name +
+                                      " has none (gpu.mxfp8); GPUs that do: " + Mxfp8Gpus() +
+                                      "; use fp8 or bf16");
+  }
   if (PeakFlopsPerS(platform, dtype) > 0) return Status();
   return where.Invalid("dtype", std::string(DtypeName(dtype)) +
                                     " needs a GPU with that "
@@ -83,7 +107,7 @@ GpuModel GpuModelOf(const PlatformSpec& platform, const RunSpec& spec) {
   gpu.attention_flops_per_s = platform.gpu.dense_bf16_flops_per_s;
   gpu.sms = platform.gpu.sms;
   gpu.matmul_efficiency =
-      dtype == Dtype::kFp8 ? platform.gpu.matmul_efficiency_fp8 : platform.gpu.matmul_efficiency;
+      IsFp8(dtype) ? platform.gpu.matmul_efficiency_fp8 : platform.gpu.matmul_efficiency;
   gpu.matmul_16bit_efficiency = platform.gpu.matmul_efficiency;
   if (spec.tp_comm_overlap && gpu.sms > kTpOverlapSms) {
     gpu.tp_overlapped_sm_share = static_cast<double>(gpu.sms - kTpOverlapSms) / gpu.sms;

@@ -294,6 +294,26 @@ Status ResolveCpCommType(const proto::RunConfig& c, const Locator& where, Traini
   return ParseCpCommType(where.Where("cp_comm_type"), c.cp_comm_type(), &t->cp_comm_type);
 }
 
+// Megatron's recompute modules, method and N (checked against the model by CheckTrainingSetup);
+// modules imply --recompute selective and a method --recompute full when none is given.
+Status ResolveRecomputeDetail(const proto::RunConfig& c, const Locator& where, TrainingSetup* t) {
+  if (!c.recompute_modules().empty()) {
+    RETURN_IF_ERROR(ParseRecomputeModules(where.Where("recompute_modules"), c.recompute_modules(),
+                                          &t->recompute_modules));
+    if (c.recompute().empty()) t->recompute = Recompute::kSelective;
+  }
+  if (!c.recompute_method().empty()) {
+    RETURN_IF_ERROR(ParseRecomputeMethod(where.Where("recompute_method"), c.recompute_method(),
+                                         &t->recompute_method));
+    if (c.recompute().empty()) t->recompute = Recompute::kFull;
+  }
+  if (c.has_recompute_num_layers()) {
+    RETURN_IF_ERROR(AtLeast(where, "recompute_num_layers", c.recompute_num_layers(), 1));
+    t->recompute_num_layers = c.recompute_num_layers();
+  }
+  return Status();
+}
+
 Status ResolveModel(const proto::RunConfig& c, const Locator& where, const ResolveOptions& options,
                     RunSpec* spec) {
   TrainingSetup& t = spec->training;
@@ -322,7 +342,10 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
                             "efficiency",
                             "grad_dtype",
                             "bytes_per_param",
-                            "tp_comm_overlap"};
+                            "tp_comm_overlap",
+                            "recompute_modules",
+                            "recompute_method",
+                            "recompute_num_layers"};
     const google::protobuf::Descriptor* type = c.GetDescriptor();
     const google::protobuf::Reflection* reflection = c.GetReflection();
     for (const char* field : fields) {
@@ -339,6 +362,7 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   if (!c.recompute().empty()) {
     RETURN_IF_ERROR(ParseRecompute(where.Where("recompute"), c.recompute(), &t.recompute));
   }
+  RETURN_IF_ERROR(ResolveRecomputeDetail(c, where, &t));
   if (!c.grad_dtype().empty()) {
     if (c.grad_dtype() != "fp32" && c.grad_dtype() != "bf16") {
       return where.Invalid("grad_dtype", UnknownName("value", c.grad_dtype(), {"fp32", "bf16"}));

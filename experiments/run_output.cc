@@ -114,6 +114,12 @@ nlohmann::ordered_json Assumptions(const RunResult& r) {
   if (!r.model.empty()) {
     a["dtype"] = std::string(DtypeName(t.dtype));
     a["recompute"] = std::string(RecomputeName(t.recompute));
+    if (t.recompute_modules != 0)
+      a["recompute_modules"] = RecomputeModulesName(t.recompute_modules);
+    if (t.recompute_method != RecomputeMethod::kAll) {
+      a["recompute_method"] = std::string(RecomputeMethodName(t.recompute_method));
+      a["recompute_num_layers"] = t.recompute_num_layers;
+    }
     a["flash_attention"] = t.flash_attention;
     a["sequence_parallel"] = t.sequence_parallel;
     a["tp_comm_overlap"] = r.spec.tp_comm_overlap;
@@ -160,9 +166,15 @@ std::string AssumptionsLine(const RunResult& r) {
   }
   if (!r.model.empty()) {
     const ParamBytes bytes = RecipeBytes(t);
-    text += ", " + std::string(DtypeName(t.dtype)) + ", recompute " +
-            std::string(RecomputeName(t.recompute)) + ", flash attention " +
-            (t.flash_attention ? "on" : "off") +
+    std::string recompute(RecomputeName(t.recompute));
+    if (t.recompute_modules != 0)
+      recompute += " (" + RecomputeModulesName(t.recompute_modules) + ")";
+    if (t.recompute_method != RecomputeMethod::kAll) {
+      recompute += " (" + std::string(RecomputeMethodName(t.recompute_method)) + " " +
+                   std::to_string(t.recompute_num_layers) + ")";
+    }
+    text += ", " + std::string(DtypeName(t.dtype)) + ", recompute " + recompute +
+            ", flash attention " + (t.flash_attention ? "on" : "off") +
             (t.sequence_parallel ? ", sequence parallel" : "") +
             (r.spec.tp_comm_overlap ? ", TP communication overlapped" : "") +
             (t.layout.cp > 1 && t.cp_comm_type != CpCommType::kP2p

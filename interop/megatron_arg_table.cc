@@ -98,12 +98,10 @@ constexpr MegatronArgument kTable[] = {
      "--layers-per-stage (interop/megatron_layout)", ""},
     // Recomputation.
     {"--recompute-granularity", A::kValue, U::kApplied, "--recompute (full, selective)", ""},
-    {"--recompute-method", A::kValue, U::kApplied,
-     "--recompute full when every layer is recomputed", ""},
-    {"--recompute-num-layers", A::kValue, U::kApplied,
-     "--recompute full when every layer is recomputed", ""},
+    {"--recompute-method", A::kValue, U::kApplied, "--recompute-method (uniform, block)", ""},
+    {"--recompute-num-layers", A::kValue, U::kApplied, "--recompute-num-layers", ""},
     {"--recompute-activations", A::kSwitch, U::kApplied, "--recompute selective", ""},
-    {"--recompute-modules", A::kList, U::kApplied, "--recompute selective (core_attn only)", ""},
+    {"--recompute-modules", A::kList, U::kApplied, "--recompute-modules", ""},
     {"--distribute-saved-activations", A::kSwitch, U::kRefused, "",
      "recomputed layer inputs split over TP are not modelled"},
     {"--cpu-offloading", A::kSwitch, U::kRefused, "",
@@ -129,8 +127,8 @@ constexpr MegatronArgument kTable[] = {
     {"--fp16", A::kSwitch, U::kApplied, "--dtype fp16", ""},
     {"--fp8-format", A::kValue, U::kApplied, "--dtype fp8", ""},
     {"--fp8-recipe", A::kValue, U::kAssumed, "",
-     "one FP8 model for every recipe: matmuls at the GPU's FP8 rate, the recipe's scaling work not "
-     "counted"},
+     "mxfp8 is --dtype mxfp8; the others one FP8 model: matmuls at the GPU's FP8 rate, the "
+     "recipe's scaling work not counted"},
     {"--fp8-param-gather", A::kSwitch, U::kAssumed, "",
      "FP8 parameter all-gather: the parameters' bytes are the precision recipe's"},
     {"--fp4-format", A::kValue, U::kRefused, "", "FP4 training is not modelled"},

@@ -741,6 +741,13 @@ Status Precision(const MegatronReader& r, MegatronRun* run) {
     RETURN_IF_ERROR(r.Choice("--fp8-format", "", {"e4m3", "hybrid"}, &format));
     dtype = "fp8";
     from = "--fp8-format";
+    // Blackwell's MXFP8 recipe keeps a scale byte per 32 values (models/transformer.h).
+    std::string recipe;
+    if (r.Has("--fp8-recipe")) {
+      RETURN_IF_ERROR(r.Choice("--fp8-recipe", "",
+                               {"tensorwise", "delayed", "mxfp8", "blockwise", "custom"}, &recipe));
+    }
+    if (recipe == "mxfp8") dtype = "mxfp8";
   }
   Set(run, "dtype", dtype, from);
   const bool bf16_grads =
@@ -775,16 +782,12 @@ Status Recomputation(const MegatronReader& r, const Shape& s, MegatronRun* run) 
       }
     }
     if (r.Has("--recompute-modules")) {
+      // Megatron's names are ppsim's (checked against the model with the run).
+      std::string modules;
       for (const std::string& module : r.Values("--recompute-modules")) {
-        if (module != "core_attn") {
-          return r.Invalid(
-              "--recompute-modules",
-              "recomputing " + Quoted(module) +
-                  " is not modelled yet (issue 30): "
-                  "ppsim's selective recomputation is core_attn's (the attention scores "
-                  "and context)");
-        }
+        modules += (modules.empty() ? "" : ",") + module;
       }
+      Set(run, "recompute_modules", modules, "--recompute-modules");
     }
     Set(run, "recompute", "selective", from);
     return Status();
@@ -804,17 +807,11 @@ Status Recomputation(const MegatronReader& r, const Shape& s, MegatronRun* run) 
                      "--recompute-granularity full");
   }
   RETURN_IF_ERROR(r.Whole("--recompute-num-layers", 1, 1, &count));
-  if (method == "block" && count < s.max_stage_layers) {
-    return r.Invalid("--recompute-num-layers",
-                     "recomputing " + std::to_string(count) + " of a stage's " +
-                         std::to_string(s.max_stage_layers) +
-                         " layers is not modelled yet (issue 30); ppsim recomputes every layer: "
-                         "give at least " +
-                         std::to_string(s.max_stage_layers));
-  }
-  if (method == "uniform" && count > 1) {
-    run->notes.push_back("--recompute-num-layers " + std::to_string(count) +
-                         ": every layer is recomputed; memory counted as one layer per checkpoint");
+  // uniform 1 is ppsim's default full recompute (a checkpoint per layer); block with N at least
+  // the layers of every stage recomputes them all.
+  if (!(method == "uniform" && count == 1) && !(method == "block" && count >= s.max_stage_layers)) {
+    Set(run, "recompute_method", method, "--recompute-method");
+    Set(run, "recompute_num_layers", std::to_string(count), "--recompute-num-layers");
   }
   Set(run, "recompute", "full", from);
   return Status();

@@ -24,7 +24,7 @@ class OpList {
   explicit OpList(const TrainingSetup& setup)
       : in_bytes_(static_cast<double>(DtypeBytes(setup.dtype))),
         grad_accumulate_bytes_(setup.fp32_grads ? 8 : 4),
-        fp8_(setup.dtype == Dtype::kFp8),
+        fp8_(IsFp8(setup.dtype)),
         tp_(setup.layout.tp > 1) {}
 
   void Memory(const std::string& name, double bytes) {
@@ -393,6 +393,16 @@ void MoeMlpOps(const Dims& d, OpPass direction, OpList* ops) {
   }
 }
 
+// A dense layer's MLP after norm 2: up (SwiGLU: gate and up), the activation, down.
+void DenseMlpForward(const Dims& d, OpList* ops) {
+  ops->Weight("mlp up", OpPass::kForward, d.tokens, UpWidth(d), d.h);
+  ops->Memory("activation", (d.gpt ? 4 : 6) * d.tokens * d.f / d.t);
+  // Megatron's activation (bias_gelu / bias_swiglu) writes 16 bits, cast for the FP8 GEMM.
+  ops->Fp8Cast("mlp down input", d.tokens * d.f / d.t);
+  ops->Weight("mlp down", OpPass::kForward, d.tokens, d.h, d.f / d.t);
+  ops->TpOverlapped();
+}
+
 void LayerForwardOps(const Dims& d, bool flash, LayerKind kind, OpList* ops) {
   const double residual = (d.gpt ? 7 : 6) * d.tokens_r * d.h;
   AttentionPartForward(d, flash, ops);
@@ -403,15 +413,52 @@ void LayerForwardOps(const Dims& d, bool flash, LayerKind kind, OpList* ops) {
   } else {
     ops->Part(LayerPart::kMlp);
     ops->Memory("norm 2", 4 * d.tokens_r * d.h);
-    ops->Weight("mlp up", OpPass::kForward, d.tokens, UpWidth(d), d.h);
-    ops->Memory("activation", (d.gpt ? 4 : 6) * d.tokens * d.f / d.t);
-    // Megatron's activation (bias_gelu / bias_swiglu) writes 16 bits, cast for the FP8 GEMM.
-    ops->Fp8Cast("mlp down input", d.tokens * d.f / d.t);
-    ops->Weight("mlp down", OpPass::kForward, d.tokens, d.h, d.f / d.t);
-    ops->TpOverlapped();
+    DenseMlpForward(d, ops);
   }
   ops->Part(LayerPart::kMlp);
   ops->Memory("residual 2", residual);
+}
+
+// The forward ops that Megatron's selective modules (`modules`, RecomputeModule bits) run again
+// in I (models/transformer.h, "Recomputation by module"): layernorm the two norms, core_attn the
+// attention core, mla_up_proj q_b, kv_b and the rotary embedding, mlp a dense layer's MLP, moe a
+// MoE layer's router and experts, moe_act the routed experts' activation, shared_experts the
+// shared experts' MLP.
+void SelectiveRecomputeOps(const Dims& d, bool flash, LayerKind kind, uint32_t modules,
+                           OpList* ops) {
+  const bool moe = kind == LayerKind::kMoe;
+  ops->Part(LayerPart::kAttention);
+  if (modules & kRecomputeLayernorm) ops->Memory("norm 1", 4 * d.tokens_r * d.h);
+  if (modules & kRecomputeMlaUpProj) {
+    if (d.q_lora > 0) {
+      ops->Weight("q up", OpPass::kForward, d.tokens, d.heads * d.qk_head, d.q_lora);
+    }
+    ops->Weight("kv up", OpPass::kForward, d.tokens, d.heads * (d.qk_head - d.rope + d.v_head),
+                d.kv_lora);
+    ops->Memory("rotary", 4 * d.tokens * d.heads * d.rope + 4 * d.tokens_r * d.rope);
+  }
+  if (modules & kRecomputeCoreAttn) AttentionOps(d, flash, /*backward=*/false, ops);
+  if (modules & kRecomputeLayernorm) {
+    ops->Part(moe ? LayerPart::kAttention : LayerPart::kMlp);
+    ops->Memory("norm 2", 4 * d.tokens_r * d.h);
+  }
+  if (!moe) {
+    ops->Part(LayerPart::kMlp);
+    if (modules & kRecomputeMlp) DenseMlpForward(d, ops);
+    return;
+  }
+  if (modules & kRecomputeMoe) {
+    RouterOps(d, OpPass::kForward, ops);
+    MoeMlpOps(d, OpPass::kForward, ops);
+    return;
+  }
+  ops->Part(LayerPart::kMlp);
+  if (modules & kRecomputeMoeAct) {
+    ops->Memory("expert activation", (d.gpt ? 4 : 6) * d.routed_tokens * d.top_k * d.expert_f);
+  }
+  if ((modules & kRecomputeSharedExperts) && d.shared_f > 0) {
+    MlpOps(d, "shared ", d.tokens, d.shared_f / d.t, OpPass::kForward, ops);
+  }
 }
 
 }  // namespace
@@ -428,8 +475,7 @@ std::vector<ModelOp> LayerOps(const TransformerSpec& spec, const TrainingSetup& 
   if (setup.recompute == Recompute::kFull) {
     LayerForwardOps(d, flash, kind, &ops);
   } else if (setup.recompute == Recompute::kSelective) {
-    ops.Part(LayerPart::kAttention);
-    AttentionOps(d, flash, /*backward=*/false, &ops);
+    SelectiveRecomputeOps(d, flash, kind, RecomputeModulesOf(setup), &ops);
   }
   ops.Tag(OpPass::kBackwardInput);
   // The gradient add of the residual stream, and GPT's dropout backward.
@@ -619,13 +665,25 @@ std::vector<PassSeconds> StagePassSeconds(const TransformerSpec& spec, const Tra
     moe_layer = SumOps(ops, gpu);
     moe_parts = SumParts(ops, gpu, setup);
   }
+  // Full recompute of part of a stage's layers (the block method): the others' ops without it.
+  TrainingSetup keep_all = setup;
+  keep_all.recompute = Recompute::kNone;
+  const bool full = setup.recompute == Recompute::kFull;
+  const PassSeconds kept_layer = full ? SumOps(LayerOps(spec, keep_all), gpu) : layer;
+  const PassSeconds kept_moe_layer =
+      full && spec.moe() ? SumOps(LayerOps(spec, keep_all, LayerKind::kMoe), gpu) : moe_layer;
   const PassSeconds embedding = SumOps(EmbeddingOps(spec, setup), gpu);
   const PassSeconds head = SumOps(HeadOps(spec, setup), gpu);
   for (const StageModel& stage : stages) {
     PassSeconds total;
-    AddScaled(layer, stage.layers - stage.moe_layers, &total);
+    const int32_t full_moe = full ? stage.recomputed_moe_layers : stage.moe_layers;
+    const int32_t full_dense =
+        full ? stage.recomputed_layers - full_moe : stage.layers - stage.moe_layers;
+    AddScaled(layer, full_dense, &total);
+    AddScaled(kept_layer, stage.layers - stage.moe_layers - full_dense, &total);
     if (stage.moe_layers > 0) {
-      AddScaled(moe_layer, stage.moe_layers, &total);
+      AddScaled(moe_layer, full_moe, &total);
+      AddScaled(kept_moe_layer, stage.moe_layers - full_moe, &total);
       total.moe_layer = moe_parts;
     }
     if (stage.embedding) AddScaled(embedding, 1, &total);

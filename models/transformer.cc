@@ -67,6 +67,7 @@ constexpr NamedValue<Dtype> kDtypes[] = {
     {"bf16", Dtype::kBf16},
     {"fp16", Dtype::kFp16},
     {"fp8", Dtype::kFp8},
+    {"mxfp8", Dtype::kMxfp8},
 };
 constexpr NamedValue<Recompute> kRecomputes[] = {
     {"none", Recompute::kNone},
@@ -81,6 +82,8 @@ struct LayerFlops {
   double mlp_weights = 0;
   double weights = 0;  // both
   double attention = 0;
+  // Parts that modules recompute: a MoE layer's router and shared experts, MLA's q_b and kv_b.
+  double router = 0, shared_mlp = 0, mla_up = 0;
 };
 
 // The MLP's FLOPs per token: 4hf (GELU) or 6hf (SwiGLU).
@@ -97,7 +100,7 @@ LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& se
   const double kv = static_cast<double>(KvWidth(spec));
   const double q = static_cast<double>(QueryWidth(spec));
   const double t = static_cast<double>(setup.layout.tp);
-  double attention_weights = 0;
+  double attention_weights = 0, up_projections = 0, router = 0, shared = 0;
   if (spec.mla) {
     // q_a and q_b (or one query projection), kv_a, kv_b, output: 2bs x their parameters.
     const double a = spec.heads;
@@ -109,6 +112,7 @@ LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& se
     const double kv_b = kv_lora * a * static_cast<double>(spec.qk_nope_head_dim + spec.v_head_dim);
     const double output = a * static_cast<double>(spec.v_head_dim) * h;
     attention_weights = 2 * b * s * (queries + kv_a + kv_b + output);
+    up_projections = 2 * b * s * ((spec.q_lora_rank > 0 ? q_lora * qk : 0) + kv_b);
   } else {
     const double qkv = 2 * b * s * h * (q + 2 * kv);
     const double projection = 2 * b * s * q * h;
@@ -117,9 +121,11 @@ LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& se
   double mlp = 0;
   if (kind == LayerKind::kMoe) {
     // The router's logits, then k routed and the shared experts per token.
-    attention_weights += 2 * b * s * h * spec.experts;
+    router = 2 * b * s * h * spec.experts;
+    attention_weights += router;
     mlp = b * s * (spec.experts_per_token + spec.shared_experts) *
           MlpFlopsPerToken(spec, spec.expert_ffn_hidden);
+    shared = b * s * spec.shared_experts * MlpFlopsPerToken(spec, spec.expert_ffn_hidden);
   } else {
     mlp = (spec.swiglu ? 6 : 4) * b * s * h * f;
   }
@@ -129,6 +135,9 @@ LayerFlops LayerMatmulFlops(const TransformerSpec& spec, const TrainingSetup& se
   flops.attention_weights = attention_weights / t / c;
   flops.mlp_weights = mlp / t / c;
   flops.weights = (attention_weights + mlp) / t / c;
+  flops.router = router / t / c;
+  flops.shared_mlp = shared / t / c;
+  flops.mla_up = up_projections / t / c;
   // Scores (QK^T) and context (PV) over all s^2 pairs: 2bs^2 a(d_qk + d_v), 4bs^2 ad for MHA.
   if (spec.mla) {
     const AttentionWidths w = AttentionWidthsOf(spec);
@@ -148,84 +157,136 @@ struct LayerActivations {
   int64_t weight_grad = 0;  // M_W
 };
 
-LayerActivations LayerActivationBytes(const TransformerSpec& spec, const TrainingSetup& setup,
-                                      LayerKind kind) {
+// A layer's saved tensors by the module that can drop them (models/transformer.h, "Recomputation
+// by module"), in bytes on one GPU; tensors that Transformer Engine's FP8 linear layers save as
+// their input are counted in the run's precision (SavedBytes).
+struct LayerParts {
+  int64_t norm_inputs = 0;   // the two norms' inputs (the residual stream), 16-bit
+  int64_t norm_outputs = 0;  // the two norms' outputs (layernorm)
+  int64_t dropout_masks = 0;
+  int64_t latents = 0;      // MLA's q_a/kv_a outputs and their norms' outputs
+  int64_t qkv = 0;          // Q, K and V (mla_up_proj recomputes MLA's)
+  int64_t context = 0;      // the attention's output, the projection's input
+  int64_t scores = 0;       // without flash attention (core_attn)
+  int64_t mlp = 0;          // a dense layer's MLP intermediates (mlp)
+  int64_t moe = 0;          // a MoE layer's router, routed and shared experts (moe)
+  int64_t moe_act = 0;      // of moe: the routed experts' activation output (moe_act)
+  int64_t shared = 0;       // of moe: the shared experts' intermediates (shared_experts)
+  int64_t weight_grad = 0;  // M_W before the cap
+};
+
+// Bytes of `elements` values that a Transformer Engine linear layer saves as its input: 16-bit,
+// FP8's 1 byte, or MXFP8's 1 byte plus an E8M0 scale per 32 values.
+int64_t SavedBytes(Dtype dtype, int64_t elements) {
+  switch (dtype) {
+    case Dtype::kFp8:
+      return elements;
+    case Dtype::kMxfp8:
+      return elements + CeilDiv(elements, 32);
+    default:
+      return 2 * elements;
+  }
+}
+
+LayerParts LayerActivationParts(const TransformerSpec& spec, const TrainingSetup& setup,
+                                LayerKind kind) {
   const int64_t t = setup.layout.tp;
   const int64_t sb = setup.seq_len / setup.layout.cp * setup.microbatch_size;  // this GPU's tokens
-  const int64_t h_t = spec.hidden / t;
-  const int64_t kv_t = KvWidth(spec) / t;
   const int64_t q_t = QueryWidth(spec) / t;
+  const int64_t kv_t = KvWidth(spec) / t;
   const int64_t f_t = spec.ffn_hidden / t;
   const int64_t a_t = spec.heads / t;
+  const int64_t h = spec.hidden;
   const bool gpt = !spec.swiglu;
-  // The tokens of the replicated region (norms, MLA's latents): sb/t with sequence parallelism.
-  auto replicated_tokens_times = [&](int64_t per_token) {
+  const bool moe = kind == LayerKind::kMoe;
+  auto saved = [&](int64_t elements) { return SavedBytes(setup.dtype, elements); };
+  // Elements of the replicated region (norms, MLA's latents): sb/t tokens with sequence
+  // parallelism; of the tensor-parallel region, sb tokens of per-GPU widths; of the routed
+  // experts, T_g = sb/t tokens.
+  auto rep = [&](int64_t per_token) {
     return setup.sequence_parallel ? sb * per_token / t : sb * per_token;
   };
-  // Outside the tensor-parallel region: norm inputs and outputs (16-bit), GPT's dropout masks
-  // (1 byte), per element of s x b x h.
-  const int64_t replicated_per_sbh = 8 + (gpt ? 2 : 0);
-  int64_t replicated = sb * (setup.sequence_parallel ? h_t : spec.hidden) * replicated_per_sbh;
-  // Inside it, per token: Q, K, V and the attention output; for W, QKV's output gradient and the
-  // projection's input.
-  int64_t attention = 2 * q_t + 4 * kv_t + 2 * q_t;
-  int64_t attention_w = 2 * (q_t + 2 * kv_t) + 2 * q_t;
-  // MLA's latents, per token of the replicated region: q_a's output and its norm's (q_b's
-  // input), kv_a's output (with the shared rotary key) and its norm's (kv_b's input); for W,
-  // q_a's and kv_a's output gradients and q_b's and kv_b's inputs.
-  int64_t latent = 0, latent_w = 0;
+  auto routed = [&](int64_t per_token) { return sb * per_token / t; };
+  LayerParts p;
+  p.norm_inputs = 2 * rep(2 * h);
+  // Norm 1's output is QKV's (MLA: the down projections') FP8 input (TE's LayerNormLinear);
+  // norm 2's is fc1's, except in a MoE layer, where the 16-bit router saves it too.
+  p.norm_outputs = saved(rep(h)) + (moe ? 2 * rep(h) : saved(rep(h)));
+  p.dropout_masks = gpt ? rep(2 * h) : 0;
+  int64_t w_sharded = 0;  // per token: QKV's (q_b's, kv_b's) output gradients
+  int64_t context_t = q_t;
   if (spec.mla) {
     const int64_t qk_t = a_t * (spec.qk_nope_head_dim + spec.qk_rope_head_dim);
-    const int64_t v_t = a_t * spec.v_head_dim;
-    attention = 2 * qk_t + 2 * qk_t + 2 * v_t + 2 * v_t;
-    // q_b's (or q's) and kv_b's output gradients, the projection's input.
-    attention_w = 2 * qk_t + 2 * a_t * (spec.qk_nope_head_dim + spec.v_head_dim) + 2 * v_t;
-    latent = 4 * spec.q_lora_rank + 2 * (spec.kv_lora_rank + spec.qk_rope_head_dim) +
-             2 * spec.kv_lora_rank;
-    latent_w = latent;
+    context_t = a_t * spec.v_head_dim;
+    p.qkv = sb * (2 * qk_t + 2 * qk_t + 2 * context_t);
+    // q_a's and kv_a's outputs (16-bit, their norms' inputs) and their norms' outputs (q_b's and
+    // kv_b's FP8 inputs).
+    p.latents = 2 * rep(spec.q_lora_rank + spec.kv_lora_rank + spec.qk_rope_head_dim) +
+                saved(rep(spec.q_lora_rank)) + saved(rep(spec.kv_lora_rank));
+    w_sharded = 2 * qk_t + 2 * a_t * (spec.qk_nope_head_dim + spec.v_head_dim);
+  } else {
+    p.qkv = sb * (2 * q_t + 4 * kv_t);
+    w_sharded = 2 * (q_t + 2 * kv_t);
   }
-  replicated += replicated_tokens_times(latent);
-  // The MLP part: the dense MLP's intermediates per token (GELU: GeLU input, second matmul input;
-  // SwiGLU: gate and up outputs, their product); for W, the first matmul's output gradient and the
-  // second's input. A MoE layer's (see the header) is of its T_g = sb/t tokens.
-  int64_t sharded = sb * (attention + (gpt ? 4 : 6) * f_t);
-  int64_t mlp_w = sb * (gpt ? 2 * f_t + 2 * f_t : 4 * f_t + 2 * f_t);
-  if (kind == LayerKind::kMoe) {
-    const int64_t h = spec.hidden, k = spec.experts_per_token, e = spec.experts;
-    const int64_t f_e = spec.expert_ffn_hidden;
-    const int64_t f_s = spec.shared_experts * f_e;
-    const int64_t activation = gpt ? 4 : 6;
-    const int64_t stored_per_token =
-        5 * e + 2 * k * h + activation * k * f_e + 2 * k * h + activation * f_s;
-    const int64_t w_per_token =
-        2 * e + 2 * k * h + (gpt ? 2 : 4) * k * f_e + 2 * k * f_e + 2 * k * h + (gpt ? 4 : 6) * f_s;
-    sharded = sb * attention + sb * stored_per_token / t;
-    mlp_w = sb * w_per_token / t;
-  }
+  p.context = saved(sb * context_t);
   // Softmax output (2), and for GPT the attention dropout's mask (1) and output (2), per score.
-  const int64_t scores = (gpt ? 5 : 2) * a_t * setup.seq_len * sb;
-
-  LayerActivations bytes;
-  switch (setup.recompute) {
-    case Recompute::kNone:
-      bytes.stored = replicated + sharded + (setup.flash_attention ? 0 : scores);
-      break;
-    case Recompute::kSelective:
-      bytes.stored = replicated + sharded;
-      break;
-    case Recompute::kFull:
-      // Only the layer's input, which is sharded along the sequence with sequence parallelism.
-      bytes.stored = 2 * sb * (setup.sequence_parallel ? h_t : spec.hidden);
-      break;
+  p.scores = setup.flash_attention ? 0 : (gpt ? 5 : 2) * a_t * setup.seq_len * sb;
+  // An MLP's intermediates: GELU's input (16-bit) or SwiGLU's gate and up outputs, and fc2's FP8
+  // input (the activation's output); for W, fc1's output gradient and fc2's input.
+  auto mlp_bytes = [&](int64_t f_elements) {
+    return (gpt ? 2 : 4) * f_elements + saved(f_elements);
+  };
+  auto mlp_w = [&](int64_t f_elements) { return (gpt ? 2 : 4) * f_elements + saved(f_elements); };
+  int64_t weight_mlp = 0;
+  if (moe) {
+    const int64_t k = spec.experts_per_token, e = spec.experts, f_e = spec.expert_ffn_hidden;
+    const int64_t f_s = spec.shared_experts * f_e;
+    // The router's fp32 probabilities and 1-byte map 5E; the permuted tokens (grouped fc1's FP8
+    // input) kh; the experts' intermediates; the unpermutation's 16-bit input 2kh.
+    p.moe_act = saved(routed(k * f_e));
+    p.shared = f_s > 0 ? mlp_bytes(sb * f_s / t) : 0;
+    p.moe = routed(5 * e) + saved(routed(k * h)) + (gpt ? 2 : 4) * routed(k * f_e) + p.moe_act +
+            2 * routed(k * h) + p.shared;
+    weight_mlp = routed(2 * e) + saved(routed(k * h)) + (gpt ? 2 : 4) * routed(k * f_e) +
+                 saved(routed(k * f_e)) + 2 * routed(k * h) + (f_s > 0 ? mlp_w(sb * f_s / t) : 0);
+  } else {
+    p.mlp = mlp_bytes(sb * f_t);
+    weight_mlp = mlp_w(sb * f_t);
   }
-  // For W: the inputs of QKV and of the MLP's first matmul(s) and the output gradients of the
-  // attention projection and of the last MLP matmul, replicated without sequence parallelism;
-  // the output gradients of QKV and of the first MLP matmul(s) and the inputs of the projection
-  // and of the last MLP matmul, sharded.
-  const int64_t w_replicated =
-      sb * (setup.sequence_parallel ? h_t : spec.hidden) * 8 + replicated_tokens_times(latent_w);
-  const int64_t w_sharded = sb * attention_w + mlp_w;
-  bytes.weight_grad = std::min(w_replicated + w_sharded, bytes.stored);
+  // For W: the inputs of QKV (MLA: the down projections') and of the MLP's first matmul(s) and
+  // the output gradients of the projection and of the last MLP matmul (replicated without
+  // sequence parallelism); the output gradients of QKV and of the first MLP matmul(s) and the
+  // inputs of the projection and of the last MLP matmul (sharded); MLA's latents as many bytes as
+  // they keep (q_a's and kv_a's output gradients, q_b's and kv_b's inputs).
+  p.weight_grad = 2 * saved(rep(h)) + 2 * rep(2 * h) + p.latents + sb * w_sharded +
+                  saved(sb * context_t) + weight_mlp;
+  return p;
+}
+
+LayerActivations LayerActivationBytes(const TransformerSpec& spec, const TrainingSetup& setup,
+                                      LayerKind kind) {
+  const LayerParts p = LayerActivationParts(spec, setup, kind);
+  LayerActivations bytes;
+  if (setup.recompute == Recompute::kFull) {
+    // Only the layer's input, which is sharded along the sequence with sequence parallelism.
+    const int64_t sb = setup.seq_len / setup.layout.cp * setup.microbatch_size;
+    bytes.stored = 2 * sb * (setup.sequence_parallel ? spec.hidden / setup.layout.tp : spec.hidden);
+  } else {
+    const uint32_t m = RecomputeModulesOf(setup);
+    auto kept = [&](uint32_t module, int64_t part) { return (m & module) ? 0 : part; };
+    int64_t moe = p.moe;
+    if (m & kRecomputeMoe) {
+      moe = 0;
+    } else {
+      moe -= (m & kRecomputeMoeAct ? p.moe_act : 0) + (m & kRecomputeSharedExperts ? p.shared : 0);
+    }
+    bytes.stored = p.norm_inputs + kept(kRecomputeLayernorm, p.norm_outputs) + p.dropout_masks +
+                   p.latents + kept(kRecomputeMlaUpProj, p.qkv) + p.context +
+                   kept(kRecomputeCoreAttn, p.scores) + kept(kRecomputeMlp, p.mlp) + moe;
+  }
+  // What W needs is kept from I (which rematerializes what a recompute dropped) until W; with full
+  // recompute it is capped at M_B, which undercounts.
+  bytes.weight_grad = std::min(p.weight_grad, bytes.stored);
   return bytes;
 }
 
@@ -366,50 +427,7 @@ std::string_view DtypeName(Dtype dtype) { return NameOf(kDtypes, dtype); }
 
 std::string_view RecomputeName(Recompute recompute) { return NameOf(kRecomputes, recompute); }
 
-namespace {
-constexpr NamedValue<CpCommType> kCpCommTypes[] = {
-    {"p2p", CpCommType::kP2p},
-    {"a2a", CpCommType::kA2a},
-    {"allgather", CpCommType::kAllGather},
-};
-
-// The cp_comm_type checks of CheckTrainingSetup: a2a splits the heads (and the KV heads) of a
-// tensor-parallel shard over the c GPUs; the serial exchanges run before the compute, which MoE
-// layers' all-to-all parts replace (not modelled together).
-Status CheckCpCommType(const TransformerSpec& spec, const TrainingSetup& setup,
-                       const Locator& where) {
-  const int64_t c = setup.layout.cp;
-  if (c == 1 || setup.cp_comm_type == CpCommType::kP2p) return Status();
-  const int64_t t = setup.layout.tp;
-  if (setup.cp_comm_type == CpCommType::kA2a &&
-      ((spec.heads / t) % c != 0 || (spec.kv_heads / t) % c != 0)) {
-    return where.Invalid("cp_comm_type", "a2a scatters each GPU's heads over " + where.Name("cp") +
-                                             " " + std::to_string(c) + ": " + std::to_string(c) +
-                                             " must divide the " + std::to_string(spec.heads / t) +
-                                             " heads and the " + std::to_string(spec.kv_heads / t) +
-                                             " KV heads per tensor-parallel GPU of " + spec.name);
-  }
-  if (setup.layout.ep > 1) {
-    return where.Invalid("cp_comm_type", std::string(CpCommTypeName(setup.cp_comm_type)) +
-                                             " with expert parallelism is not modelled yet; "
-                                             "use p2p");
-  }
-  return Status();
-}
-}  // namespace
-
-Status ParseCpCommType(std::string_view what, std::string_view text, CpCommType* type) {
-  if (text == "a2a+p2p") {
-    return Status::InvalidInput(std::string(what) +
-                                ": a2a+p2p (hierarchical context parallelism) is not modelled "
-                                "yet; valid: p2p, a2a, allgather");
-  }
-  return ParseNamed(kCpCommTypes, "value", what, text, type, /*ignore_case=*/false);
-}
-
-std::string_view CpCommTypeName(CpCommType type) { return NameOf(kCpCommTypes, type); }
-
-int64_t DtypeBytes(Dtype dtype) { return dtype == Dtype::kFp8 ? 1 : 2; }
+int64_t DtypeBytes(Dtype dtype) { return IsFp8(dtype) ? 1 : 2; }
 
 int64_t GradientBytesPerParameter(const TrainingSetup& setup) { return setup.fp32_grads ? 4 : 2; }
 
@@ -455,6 +473,7 @@ Status CheckSharding(const TransformerSpec& spec, const TrainingSetup& setup,
 
 Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup,
                           const Locator& where) {
+  RETURN_IF_ERROR(CheckRecomputeSetup(spec, setup, where));
   auto at_least_one = [&](std::string_view field, int64_t value) {
     return where.Invalid(field, "must be at least 1; got " + std::to_string(value));
   };
@@ -566,6 +585,24 @@ Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setu
   return Status();
 }
 
+namespace {
+
+// The model FLOPs the selective modules recompute in I: core_attn the attention core, mlp a dense
+// layer's MLP, moe a MoE layer's router and experts (shared_experts its shared experts alone),
+// mla_up_proj q_b and kv_b; layernorm and moe_act are element-wise (0 FLOPs).
+double SelectiveRecomputeFlops(const TrainingSetup& setup, LayerKind kind,
+                               const LayerFlops& flops) {
+  const uint32_t m = RecomputeModulesOf(setup);
+  double sum = 0;
+  if (m & kRecomputeCoreAttn) sum += flops.attention;
+  if (m & kRecomputeMlaUpProj) sum += flops.mla_up;
+  if (kind == LayerKind::kDense) return sum + (m & kRecomputeMlp ? flops.mlp_weights : 0);
+  if (m & kRecomputeMoe) return sum + flops.router + flops.mlp_weights;
+  return sum + (m & kRecomputeSharedExperts ? flops.shared_mlp : 0);
+}
+
+}  // namespace
+
 LayerCosts TransformerLayerCosts(const TransformerSpec& spec, const TrainingSetup& setup,
                                  LayerKind kind) {
   const LayerFlops flops = LayerMatmulFlops(spec, setup, kind);
@@ -577,7 +614,7 @@ LayerCosts TransformerLayerCosts(const TransformerSpec& spec, const TrainingSetu
     case Recompute::kNone:
       break;
     case Recompute::kSelective:
-      costs.backward_input_flops += flops.attention;
+      costs.backward_input_flops += SelectiveRecomputeFlops(setup, kind, flops);
       break;
     case Recompute::kFull:
       costs.backward_input_flops += costs.forward_flops;
@@ -595,9 +632,15 @@ LayerPartFlops TransformerLayerPartFlops(const TransformerSpec& spec, const Trai
   LayerPartFlops parts;
   parts.forward_attention = flops.attention_weights + flops.attention;
   parts.forward_mlp = flops.mlp_weights;
-  parts.input_attention = flops.attention_weights + 2 * flops.attention +
-                          (setup.recompute == Recompute::kSelective ? flops.attention : 0);
-  parts.input_mlp = flops.mlp_weights;
+  // Selective modules: the router and MLA's up projections are in the attention part.
+  const double recomputed = SelectiveRecomputeFlops(setup, kind, flops);
+  const uint32_t m = RecomputeModulesOf(setup);
+  const double attention_recomputed =
+      (m & kRecomputeCoreAttn ? flops.attention : 0) +
+      (m & kRecomputeMlaUpProj ? flops.mla_up : 0) +
+      (kind == LayerKind::kMoe && (m & kRecomputeMoe) ? flops.router : 0);
+  parts.input_attention = flops.attention_weights + 2 * flops.attention + attention_recomputed;
+  parts.input_mlp = flops.mlp_weights + recomputed - attention_recomputed;
   parts.weight_attention = flops.attention_weights;
   parts.weight_mlp = flops.mlp_weights;
   return parts;
@@ -665,9 +708,10 @@ Status SplitLayers(const TransformerSpec& spec, int32_t num_stages, const LayerS
 
 namespace {
 // A stage's context-parallel bytes per GPU (CpCommType): `qkv` and `out` bytes of Q, K, V and of
-// the output on this GPU, `kv_block` its K and V, for `layers` layers.
+// the output on this GPU, `kv_block` its K and V, for `layers` layers of which `recomputed` run
+// their attention again in the backward (its forward exchanges again).
 void CpLayerBytes(const TrainingSetup& setup, int64_t qkv, int64_t out, int64_t kv_block,
-                  int64_t recompute, int32_t layers, StageModel* stage) {
+                  int64_t recomputed, int32_t layers, StageModel* stage) {
   const int64_t c = setup.layout.cp;
   int64_t forward = (c - 1) * kv_block;  // p2p and allgather: c - 1 blocks each way
   int64_t backward = 2 * forward;        // K and V again, and their gradients
@@ -677,8 +721,65 @@ void CpLayerBytes(const TrainingSetup& setup, int64_t qkv, int64_t out, int64_t 
     backward = forward;
   }
   stage->cp_forward_bytes = layers * forward;
-  stage->cp_backward_bytes = layers * (backward + recompute * forward);
+  stage->cp_backward_bytes = layers * backward + recomputed * forward;
 }
+
+// Adds `count` layers of `layer`'s costs to a stage.
+void AddLayers(const LayerCosts& layer, int64_t count, StageModel* stage) {
+  const double times = static_cast<double>(count);
+  stage->forward_flops += times * layer.forward_flops;
+  stage->backward_input_flops += times * layer.backward_input_flops;
+  stage->backward_weight_flops += times * layer.backward_weight_flops;
+  stage->activation_bytes += count * layer.activation_bytes;
+  stage->activation_w_bytes += count * layer.activation_w_bytes;
+}
+
+// A layer's costs as a stage's layers take them: with the setup's recompute, and (full recompute
+// of part of the layers, block) keeping everything.
+struct StageLayerCosts {
+  LayerCosts layer, moe_layer, kept_layer, kept_moe_layer;
+};
+
+StageLayerCosts StageLayerCostsOf(const TransformerSpec& spec, const TrainingSetup& setup) {
+  StageLayerCosts c;
+  c.layer = TransformerLayerCosts(spec, setup);
+  if (spec.moe()) c.moe_layer = TransformerLayerCosts(spec, setup, LayerKind::kMoe);
+  TrainingSetup keep_all = setup;
+  keep_all.recompute = Recompute::kNone;
+  keep_all.recompute_method = RecomputeMethod::kAll;
+  keep_all.recompute_num_layers = 0;
+  c.kept_layer = TransformerLayerCosts(spec, keep_all);
+  if (spec.moe()) c.kept_moe_layer = TransformerLayerCosts(spec, keep_all, LayerKind::kMoe);
+  return c;
+}
+
+// Adds a stage's layers (stage->layers, of them stage->moe_layers MoE) and sets which are
+// recomputed fully: all with full (every layer, uniform), the stage's first N with block (its
+// dense layers come first); uniform keeps one input per group of N.
+void AddStageLayers(const StageLayerCosts& c, const TrainingSetup& setup, StageModel* stage) {
+  const bool full = setup.recompute == Recompute::kFull;
+  const int64_t n = stage->layers - stage->moe_layers;
+  const int64_t m = stage->moe_layers;
+  int64_t full_layers = full ? stage->layers : 0;
+  if (full && setup.recompute_method == RecomputeMethod::kBlock) {
+    full_layers = std::min<int64_t>(setup.recompute_num_layers, stage->layers);
+  }
+  stage->recomputed_layers = static_cast<int32_t>(full_layers);
+  stage->recomputed_moe_layers = static_cast<int32_t>(full_layers - std::min(full_layers, n));
+  const int64_t full_dense = full_layers - stage->recomputed_moe_layers;
+  AddLayers(c.layer, full ? full_dense : n, stage);
+  AddLayers(c.moe_layer, full ? stage->recomputed_moe_layers : m, stage);
+  if (full) {
+    AddLayers(c.kept_layer, n - full_dense, stage);
+    AddLayers(c.kept_moe_layer, m - stage->recomputed_moe_layers, stage);
+  }
+  if (full && setup.recompute_method == RecomputeMethod::kUniform) {
+    const int64_t groups = CeilDiv(stage->layers, setup.recompute_num_layers);
+    stage->activation_bytes = groups * c.layer.activation_bytes;
+    stage->activation_w_bytes = std::min(stage->activation_w_bytes, stage->activation_bytes);
+  }
+}
+
 }  // namespace
 
 std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const TrainingSetup& setup,
@@ -687,9 +788,8 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
   const int64_t sb = setup.seq_len / setup.layout.cp * setup.microbatch_size;  // this GPU's tokens
   const int64_t h_per_gpu = setup.sequence_parallel ? spec.hidden / t : spec.hidden;
   const int64_t vocab_shard = CeilDiv(spec.vocab, t);
-  const LayerCosts layer = TransformerLayerCosts(spec, setup);
-  const LayerCosts moe_layer =
-      spec.moe() ? TransformerLayerCosts(spec, setup, LayerKind::kMoe) : LayerCosts();
+  const StageLayerCosts costs = StageLayerCostsOf(spec, setup);
+  const uint32_t modules = RecomputeModulesOf(setup);
   const double head_flops = 2.0 * static_cast<double>(sb) * static_cast<double>(spec.hidden) *
                             static_cast<double>(vocab_shard);
   const int32_t num_stages = static_cast<int32_t>(layers_per_stage.size());
@@ -713,18 +813,8 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
     stage.lm_head = s == num_stages - 1;
     const int64_t n = stage.layers - stage.moe_layers;  // dense layers
     const int64_t m = stage.moe_layers;
-    stage.forward_flops = static_cast<double>(n) * layer.forward_flops;
-    stage.backward_input_flops = static_cast<double>(n) * layer.backward_input_flops;
-    stage.backward_weight_flops = static_cast<double>(n) * layer.backward_weight_flops;
-    stage.activation_bytes = n * layer.activation_bytes;
-    stage.activation_w_bytes = n * layer.activation_w_bytes;
-    if (m > 0) {
-      stage.forward_flops += static_cast<double>(m) * moe_layer.forward_flops;
-      stage.backward_input_flops += static_cast<double>(m) * moe_layer.backward_input_flops;
-      stage.backward_weight_flops += static_cast<double>(m) * moe_layer.backward_weight_flops;
-      stage.activation_bytes += m * moe_layer.activation_bytes;
-      stage.activation_w_bytes += m * moe_layer.activation_w_bytes;
-    }
+    AddStageLayers(costs, setup, &stage);
+    const int64_t full_dense = stage.recomputed_layers - stage.recomputed_moe_layers;
     int64_t parameters = n * spec.LayerParameters() + m * moe_shared_parameters;
     if (stage.embedding) {
       parameters += spec.EmbeddingParameters();
@@ -778,9 +868,17 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
       // 1), its shared experts are tensor-parallel like a dense MLP.
       const int32_t pairs =
           2 * static_cast<int32_t>(n) + (spec.shared_experts > 0 ? 2 : 1) * stage.moe_layers;
-      const int32_t recomputed_pairs = pairs * (setup.recompute == Recompute::kFull ? 2 : 1);
+      // Recomputation repeats the forward's collectives: a fully recomputed layer's pairs, the
+      // MLP's with the mlp module, the shared experts' with moe or shared_experts.
+      const int32_t moe_pairs = spec.shared_experts > 0 ? 2 : 1;
+      int32_t recomputed_pairs =
+          2 * static_cast<int32_t>(full_dense) + moe_pairs * stage.recomputed_moe_layers;
+      if (modules & kRecomputeMlp) recomputed_pairs += static_cast<int32_t>(n);
+      if ((modules & (kRecomputeMoe | kRecomputeSharedExperts)) && spec.shared_experts > 0) {
+        recomputed_pairs += stage.moe_layers;
+      }
       stage.tp_forward_steps = pairs * all_reduce;
-      stage.tp_backward_steps = recomputed_pairs * all_reduce;
+      stage.tp_backward_steps = (pairs + recomputed_pairs) * all_reduce;
       // Sequence parallelism keeps only the shard of a column-parallel layer's input and gathers
       // it again in the backward for the weight gradient: QKV's and the MLP's.
       if (setup.sequence_parallel) stage.tp_backward_steps += pairs * half;
@@ -802,9 +900,11 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
       // K and V of this GPU's tokens.
       const AttentionWidths w = AttentionWidthsOf(spec);
       const int64_t kv_block = 2 * sb * (w.key / t) + 2 * sb * (w.value / t);
-      const int64_t recompute = setup.recompute == Recompute::kNone ? 0 : 1;
+      // The attention runs again in the layers recomputed fully or with core_attn.
+      const int64_t recomputed =
+          (modules & kRecomputeCoreAttn) ? stage.layers : stage.recomputed_layers;
       CpLayerBytes(setup, 2 * sb * (w.query / t) + kv_block, 2 * sb * (w.context / t), kv_block,
-                   recompute, stage.layers, &stage);
+                   recomputed, stage.layers, &stage);
     }
     if (m > 0) {
       // T_g k h: this GPU's T_g = sb/t tokens, each to k experts.
@@ -872,7 +972,10 @@ StageCosts ModelStageCosts(const std::vector<StageModel>& stages,
       moe.layers = stage.moe_layers;
       if (moe.layers > 0) {
         moe.layer_seconds = parts;
-        moe.full_recompute = setup.recompute == Recompute::kFull;
+        // Block recompute of part of the MoE layers: their forward again sits in I's rest,
+        // without its all-to-alls.
+        moe.full_recompute =
+            setup.recompute == Recompute::kFull && stage.recomputed_moe_layers == stage.moe_layers;
         moe.dispatch_bytes = stage.dispatch_bytes;
         moe.combine_bytes = stage.combine_bytes;
       }

@@ -26,10 +26,10 @@
 // time comes from the per-op cost model (models/op_costs.h), which also counts element-wise work.
 //
 // All FLOPs, activations, parameters and messages are per GPU of a tensor-parallel group of t.
-// Activations (bytes of 16-bit tensors, whatever the dtype; Korthikanti et al. 2022, "Reducing
-// Activation Recomputation in Large Transformer Models", arXiv 2205.05198, Sec. 4 and Table 2).
-// For a GPT layer: sbh(34 + 5as/h) without flash attention, 34sbh with it or with selective
-// recompute, 2sbh with full recompute (the layer input only); with tensor parallelism t:
+// Activations (bytes of 16-bit tensors, except the FP8 linear inputs below; Korthikanti et al.
+// 2022, "Reducing Activation Recomputation in Large Transformer Models", arXiv 2205.05198, Sec. 4
+// and Table 2). For a GPT layer: sbh(34 + 5as/h) without flash attention, 34sbh with it or with
+// selective recompute, 2sbh with full recompute (the layer input only); with tensor parallelism t:
 // sbh(10 + 24/t + 5as/(ht)) without sequence parallelism, everything / t with it. The same
 // breakdown gives other shapes: the replicated part (without sequence parallelism) is the two norm
 // inputs and outputs, 8sbh, plus GPT's two dropout masks, 2sbh; the part divided by t is Q 2sbh,
@@ -92,6 +92,41 @@
 //                       GPUs hold the same experts (their gradients are synchronised over it).
 //   collectives         the attention's tensor-parallel pair as in a dense layer, and the MLP's
 //                       pair only for the shared experts.
+//
+// Recomputation by module (Megatron-core's selective recompute_modules, transformer_config.py;
+// --recompute selective is core_attn, its default list). Each module drops from M_B, per layer on
+// one GPU (T = sb tokens, T_r = T/t with sequence parallelism else T, T_g = T/t routed tokens;
+// widths per GPU), and adds to I its forward ops again (models/op_costs.h, "recompute <op>"):
+//   core_attn       the attention scores without flash attention (above); with flash attention
+//                   nothing. I: the attention core's forward (4bs^2h model FLOPs).
+//   layernorm       the two norms' outputs, 4 T_r h bytes in 16 bits (in an fp8 run norm 1's and a
+//                   dense layer's norm 2's are FP8 inputs, counted as such). I: norm 1 and norm 2.
+//   mla_up_proj     MLA's Q, K and V, T(2a(n + r) x 2 + 2av). I: q_b and kv_b (2T(q_lora a(n +
+//                   r) + kv_lora a(n + v)) FLOPs) and the rotary embedding.
+//   mlp             a dense layer's MLP intermediates (SwiGLU 6Tf, GELU 4Tf; its input is norm 2's
+//                   output, kept). I: its forward (6Thf or 4Thf FLOPs) and its TP collective pair.
+//   moe             a MoE layer's router, routed and shared experts' tensors (above). I: the router
+//                   and the experts' forward (its all-to-alls are not repeated with ep > 1).
+//   moe_act         the routed experts' activation output, 2 T_g k f_e. I: the activation.
+//   shared_experts  the shared experts' intermediates, 6 T f_s (SwiGLU). I: their forward and TP
+//                   pair.
+// Modules add up; moe covers moe_act and shared_experts. M_W (what W needs) is unchanged, as I
+// rematerializes it, and capped at M_B.
+// Full recompute's methods (Megatron's recompute_method with recompute_num_layers N): block, the
+// first N layers of each virtual stage recomputed (the layer input each) and the others keeping
+// everything; uniform, the stage's layers in groups of N, each keeping its input only: ceil(L/N)
+// x 2sbh bytes (/ t with sequence parallelism), every layer's forward again in I. The transient of
+// a recomputed layer or group (its activations during its own backward) is not counted.
+// Activations per precision (--dtype fp8, mxfp8: Transformer Engine's FP8 linear layers, which save
+// their input quantized, column-wise only, for the weight gradient; TransformerEngine
+// transformer_engine/pytorch/module/linear.py and layernorm_linear.py): the inputs of QKV (MLA:
+// the down projections and q_b, kv_b: the norms' outputs), of the attention projection (the
+// context), of fc1 (a dense layer's norm 2 output; the experts' permuted tokens) and of fc2 (the
+// activation's output) are 1 byte per value (MXFP8: 33/32, a scale byte per 32 values); the rest
+// stays 16-bit: the norms' inputs (the residual stream, which LayerNormLinear saves as given),
+// Q, K, V and the softmax statistics of flash attention (16-bit without FP8 attention), the
+// SwiGLU/GeLU inputs (Megatron's bias_swiglu saves them as given), a MoE layer's norm 2 output
+// (the router is a 16-bit linear), the unpermutation's input and the router's probabilities.
 #ifndef PPSIM_MODELS_TRANSFORMER_H_
 #define PPSIM_MODELS_TRANSFORMER_H_
 
@@ -227,8 +262,31 @@ Status ReadTransformerPresetFile(const EmbeddedFile& file, TransformerSpec* spec
 Status TransformerFromProto(const proto::TransformerModel& model, const ConfigLocations& locations,
                             TransformerSpec* spec);
 
-enum class Dtype { kBf16, kFp16, kFp8 };
+// kFp8: Transformer Engine's FP8 (Hopper and later: E4M3/hybrid, per-tensor or blockwise
+// scaling); kMxfp8: Blackwell's MXFP8 (1 byte per value and one E8M0 scale byte per block of 32;
+// the GPU's gpu.mxfp8 capability, platforms/cluster.proto), its GEMMs at the FP8 peak.
+enum class Dtype { kBf16, kFp16, kFp8, kMxfp8 };
 enum class Recompute { kNone, kSelective, kFull };
+// Either FP8 recipe: the linear layers' GEMMs in 8 bits (models/op_costs.h).
+inline bool IsFp8(Dtype dtype) { return dtype == Dtype::kFp8 || dtype == Dtype::kMxfp8; }
+
+// Megatron-core's selective recomputation modules (TransformerConfig.recompute_modules, a bit
+// each): what a layer discards in the forward and recomputes in the backward for inputs (I).
+// See "Recomputation by module" below for the bytes and ops of each.
+enum RecomputeModule : uint32_t {
+  kRecomputeCoreAttn = 1,
+  kRecomputeMlp = 2,
+  kRecomputeMoe = 4,
+  kRecomputeMoeAct = 8,
+  kRecomputeLayernorm = 16,
+  kRecomputeMlaUpProj = 32,
+  kRecomputeSharedExperts = 64,
+};
+// Megatron's recompute_method with full granularity: kAll (ppsim's default: every layer
+// recomputed, one checkpoint per layer), kUniform (groups of recompute_num_layers layers, each
+// group's input kept), kBlock (the first recompute_num_layers layers of each virtual stage
+// recomputed, the others keep everything).
+enum class RecomputeMethod { kAll, kUniform, kBlock };
 
 // "bf16", "fp16", "fp8" / "none", "selective", "full" (any case); messages start with `what`
 // (where the value was written): "--dtype: unknown value 'fp32'; valid: bf16, fp16, fp8".
@@ -236,8 +294,17 @@ Status ParseDtype(std::string_view what, std::string_view text, Dtype* dtype);
 Status ParseRecompute(std::string_view what, std::string_view text, Recompute* recompute);
 std::string_view DtypeName(Dtype dtype);
 std::string_view RecomputeName(Recompute recompute);
-// Bytes of one element of a tensor passed between stages (2 for bf16/fp16, 1 for fp8).
+// Bytes of one element of a tensor passed between stages (2 for bf16/fp16, 1 for fp8/mxfp8).
 int64_t DtypeBytes(Dtype dtype);
+// "core_attn,mlp,..." (Megatron's names, comma- or space-separated, each once) into a mask of
+// RecomputeModule; messages start with `what`: "--recompute-modules: unknown module 'attn';
+// valid: core_attn, mlp, moe, moe_act, layernorm, mla_up_proj, shared_experts". Empty: error.
+Status ParseRecomputeModules(std::string_view what, std::string_view text, uint32_t* modules);
+// The mask's names in the order above, comma-separated ("core_attn,moe_act").
+std::string RecomputeModulesName(uint32_t modules);
+// "uniform", "block" (kAll has no Megatron name: "").
+Status ParseRecomputeMethod(std::string_view what, std::string_view text, RecomputeMethod* method);
+std::string_view RecomputeMethodName(RecomputeMethod method);
 
 // Context parallelism's communication, Megatron-core's --cp-comm-type with Transformer Engine's
 // attention (transformer_engine/pytorch/attention: AttnFuncWithCPAndKVP2P, ...KVAllGather,
@@ -282,6 +349,12 @@ struct TrainingSetup {
   int32_t GpusPerRank() const { return layout.GpusPerRank(); }
   bool sequence_parallel = false;  // Megatron's sequence parallelism (with tp > 1)
   Recompute recompute = Recompute::kNone;
+  // With kSelective: the modules recomputed (RecomputeModule bits); 0 means core_attn, Megatron's
+  // default list (RecomputeModulesOf).
+  uint32_t recompute_modules = 0;
+  // With kFull: which layers (RecomputeMethod) and N, recompute_num_layers (>= 1 unless kAll).
+  RecomputeMethod recompute_method = RecomputeMethod::kAll;
+  int32_t recompute_num_layers = 0;
   bool flash_attention = true;
   CpCommType cp_comm_type = CpCommType::kP2p;  // with cp > 1
   // ZeRO stage: 0; 1 shards the optimizer state over dp x cp (Megatron's distributed optimizer);
@@ -310,6 +383,23 @@ struct TrainingSetup {
   int64_t replicated_bytes_per_param = -1;
   int64_t sharded_bytes_per_param = -1;
 };
+
+// The cp_comm_type checks of CheckTrainingSetup (models/context_parallel.cc): a2a needs cp to
+// divide the heads and KV heads per tensor-parallel GPU; a2a and allgather are not modelled with
+// expert parallelism. Messages start at the cp_comm_type field.
+Status CheckCpCommType(const TransformerSpec& spec, const TrainingSetup& setup,
+                       const Locator& where);
+// The recomputation fields against the model, as Megatron's TransformerConfig checks them:
+// modules only with selective ("--recompute-modules: applies to selective recomputation ..."),
+// mla_up_proj with MLA, moe and moe_act with experts, shared_experts with shared experts (each
+// refusal names the valid modules); a method only with full, and N >= 1 with it. Part of
+// CheckTrainingSetup (messages start where the field was written).
+Status CheckRecomputeSetup(const TransformerSpec& spec, const TrainingSetup& setup,
+                           const Locator& where);
+
+// The modules a setup recomputes: its recompute_modules with kSelective (core_attn when 0), none
+// otherwise.
+uint32_t RecomputeModulesOf(const TrainingSetup& setup);
 
 // Bytes per parameter of mixed-precision Adam as Megatron-LM's distributed-optimizer guide gives
 // them (docs/source/api-guide/dist_optimizer.md, "theoretical number of bytes per parameter"):
@@ -393,6 +483,10 @@ struct StageModel {
   // Of them, MoE layers: stage i of a pipeline holds its global layers [start, start + layers) in
   // order, the first first_dense_layers of the model dense. 0 for a dense model.
   int32_t moe_layers = 0;
+  // Of them, recomputed whole (--recompute full: all, or the first N with the block method), and
+  // the MoE layers among those.
+  int32_t recomputed_layers = 0;
+  int32_t recomputed_moe_layers = 0;
   bool embedding = false;  // the pipeline's first stage
   bool lm_head = false;    // the pipeline's last stage (LM head and loss)
   // Held by this GPU: its share (/ t, rounded up) of the layers, the embedding, the final norm and

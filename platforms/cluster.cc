@@ -114,6 +114,7 @@ void ConvertGpu(const proto::Cluster& c, const FieldSource& source, PlatformSpec
     errors->Check(ParseFlopRate(source.Where("gpu.dense_fp8"), gpu.dense_fp8(),
                                 &p->gpu.dense_fp8_flops_per_s));
   }
+  p->gpu.mxfp8 = gpu.mxfp8();
   if (gpu.memory().empty()) {
     Required(source, "gpu.memory", "80GiB", errors);
   } else {

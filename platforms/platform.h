@@ -24,6 +24,7 @@ struct GpuSpec {
   std::string name;
   double dense_bf16_flops_per_s = 0;        // peak dense FLOP/s at bf16/fp16
   double dense_fp8_flops_per_s = 0;         // peak dense FLOP/s at fp8; 0: no fp8
+  bool mxfp8 = false;                       // runs MXFP8 GEMMs (Blackwell), at the FP8 peak
   int64_t memory_bytes = 0;                 // HBM capacity
   double memory_bandwidth_bytes_per_s = 0;  // HBM bandwidth
   // The op cost model's constants (models/op_costs.h; platforms/cluster.proto gives defaults).

@@ -4,7 +4,6 @@
 
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,12 +12,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
+#include "batch/results.h"
 #include "cli/cli.h"
 #include "experiments/experiment.h"
-#include "batch/results.h"
 #include "tests/support/cli.h"
 
 namespace ppsim {
@@ -95,9 +95,12 @@ TEST(Experiment, ExpandsTheProductFirstAxisSlowestWithZippedFields) {
   EXPECT_EQ(plan.columns,
             (std::vector<std::string>{"schedule", "stages_per_rank", "microbatches"}));
   ASSERT_EQ(plan.points.size(), 6u);  // 3 (schedule, zipped) x 2
-  const std::vector<std::vector<std::string>> expected = {
-      {"1F1B", "1", "4"},  {"1F1B", "1", "8"},  {"GPipe", "1", "4"},
-      {"GPipe", "1", "8"}, {"Interleaved1F1B", "2", "4"}, {"Interleaved1F1B", "2", "8"}};
+  const std::vector<std::vector<std::string>> expected = {{"1F1B", "1", "4"},
+                                                          {"1F1B", "1", "8"},
+                                                          {"GPipe", "1", "4"},
+                                                          {"GPipe", "1", "8"},
+                                                          {"Interleaved1F1B", "2", "4"},
+                                                          {"Interleaved1F1B", "2", "8"}};
   for (size_t i = 0; i < plan.points.size(); ++i) {
     EXPECT_EQ(plan.points[i].index, static_cast<int64_t>(i));
     EXPECT_EQ(plan.points[i].values, expected[i]);
@@ -142,8 +145,10 @@ skip:
           "microbatch_group_size, stage_to_rank, f, i, w, b, overlap, activation, "
           "activation_w, message_bytes, grad_bytes, costs_per, profile, memory_limit, "
           "memory_reserve, activation_overhead, fail_on_oom, model, seq_len, "
-          "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
-          "dp_shard, reshard_after_forward, grad_dtype, bytes_per_param, cp_comm_type, tp_comm_overlap, layers_per_stage, "
+          "microbatch_size, dtype, sequence_parallel, recompute, recompute_modules, "
+          "recompute_method, recompute_num_layers, flash_attention, zero, "
+          "dp_shard, reshard_after_forward, grad_dtype, bytes_per_param, cp_comm_type, "
+          "tp_comm_overlap, layers_per_stage, "
           "embedding_as_layer, loss_as_layer, efficiency, megatron, platform, nodes, calibration, "
           "placement, "
           "hosts, tp, cp, ep, moe_node_limit, comm_sms, dp, grad_bucket, collective_algorithm, "
@@ -157,7 +162,7 @@ skip:
           "description, gpu.name, gpu.dense_bf16, gpu.dense_fp8, gpu.memory, "
           "gpu.memory_bandwidth, gpu.sms, gpu.matmul_efficiency, gpu.matmul_efficiency_fp8, "
           "gpu.attention_efficiency, "
-          "gpu.memory_efficiency, gpus_per_node, nodes, intra_node.kind, "
+          "gpu.memory_efficiency, gpu.mxfp8, gpus_per_node, nodes, intra_node.kind, "
           "intra_node.bandwidth, intra_node.latency, nic.attachment, nic.bandwidth, "
           "nic.latency, network.topology, network.nodes_per_leaf, "
           "network.oversubscription, network.uplink_latency, host_link.bandwidth, "
@@ -171,8 +176,10 @@ skip:
           "microbatch_group_size, stage_to_rank, f, i, w, b, overlap, activation, "
           "activation_w, message_bytes, grad_bytes, costs_per, profile, memory_limit, "
           "memory_reserve, activation_overhead, fail_on_oom, model, seq_len, "
-          "microbatch_size, dtype, sequence_parallel, recompute, flash_attention, zero, "
-          "dp_shard, reshard_after_forward, grad_dtype, bytes_per_param, cp_comm_type, tp_comm_overlap, layers_per_stage, "
+          "microbatch_size, dtype, sequence_parallel, recompute, recompute_modules, "
+          "recompute_method, recompute_num_layers, flash_attention, zero, "
+          "dp_shard, reshard_after_forward, grad_dtype, bytes_per_param, cp_comm_type, "
+          "tp_comm_overlap, layers_per_stage, "
           "embedding_as_layer, loss_as_layer, efficiency, megatron, platform, nodes, calibration, "
           "placement, "
           "hosts, tp, cp, ep, moe_node_limit, comm_sms, dp, grad_bucket, collective_algorithm, "
@@ -199,10 +206,12 @@ TEST(Sweep, PointsWhichAreNotValidRunsStopTheSweepBeforeAnythingRuns) {
   std::remove(out.c_str());
   const CliResult r = Cli({"sweep", path, "-o", out, "-j", "1"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, path + ":5:39: axes[2].values[0]: must be at least 1; got 0 (point 0: "
-                          "schedule=1F1B, microbatches=4, stages_per_rank=0; and 5 more)\n" +
-                     path + ": nothing ran; fix these points, or set skip_invalid: true to record "
-                          "them as skipped\n");
+  EXPECT_EQ(r.err, path +
+                       ":5:39: axes[2].values[0]: must be at least 1; got 0 (point 0: "
+                       "schedule=1F1B, microbatches=4, stages_per_rank=0; and 5 more)\n" +
+                       path +
+                       ": nothing ran; fix these points, or set skip_invalid: true to record "
+                       "them as skipped\n");
   EXPECT_FALSE(Exists(out));
   // With skip_invalid they become skipped rows with the message.
   const std::string skipping = Grid("skipping.yaml",
@@ -271,7 +280,9 @@ TEST(Sweep, RowsAreInPointOrderAndTheSameForAnyNumberOfJobs) {
 // recomputation only), each the run's own: tokens/s = samples/s x the sequence length, time to
 // train = tokens / tokens/s, GPU-hours = that x 4 GPUs / 3600 s, cost = GPU-hours x 2.
 TEST(Sweep, RowsCarryTheRunsWorkloadFigures) {
-  const std::string path = WriteFile("workload.yaml", R"(base: {schedule: 1F1B, pp: 4, microbatches: 8, model: llama3-8b, platform: h100-node,
+  const std::string path = WriteFile(
+      "workload.yaml",
+      R"(base: {schedule: 1F1B, pp: 4, microbatches: 8, model: llama3-8b, platform: h100-node,
        train_tokens: "1000000000", gpu_hour_cost: 2}
 axes:
   - {field: recompute, values: [none, full]}
@@ -306,8 +317,8 @@ axes:
 TEST(Sweep, WritesATimelinePicturePerPointOnRequest) {
   const std::string path = Grid("timelines.yaml");
   const std::string dir = Dir() + "timelines";
-  const CliResult r = Cli({"sweep", path, "-o", Dir() + "timelines.csv", "-j", "2",
-                           "--timelines", dir, "--timeline-format", "svg"});
+  const CliResult r = Cli({"sweep", path, "-o", Dir() + "timelines.csv", "-j", "2", "--timelines",
+                           dir, "--timeline-format", "svg"});
   ASSERT_EQ(r.code, 0) << r.err;
   // Points 0-2: 1F1B with m = 4, 8, 12; points 3-5 GPipe: 2pm boxes each.
   const int32_t ms[] = {4, 8, 12, 4, 8, 12};
@@ -325,9 +336,9 @@ TEST(Sweep, WritesATimelinePicturePerPointOnRequest) {
   }
   EXPECT_EQ(Cli({"sweep", path, "-o", Dir() + "t.csv", "--timeline-format", "png"}).err,
             "--timeline-format: unknown format 'png'; valid: html, svg\n");
-  EXPECT_EQ(Cli({"sweep", path, "-o", Dir() + "t.csv", "--timelines", Dir() + "no/such"}).err,
-            "--timelines: cannot create folder '" + Dir() +
-                "no/such': No such file or directory\n");
+  EXPECT_EQ(
+      Cli({"sweep", path, "-o", Dir() + "t.csv", "--timelines", Dir() + "no/such"}).err,
+      "--timelines: cannot create folder '" + Dir() + "no/such': No such file or directory\n");
 }
 
 TEST(Sweep, AKilledSweepResumesIntoTheFileAnUninterruptedOneWrites) {
@@ -354,8 +365,9 @@ TEST(Sweep, AKilledSweepResumesIntoTheFileAnUninterruptedOneWrites) {
   EXPECT_EQ(std::count(journal.begin(), journal.end(), '\n'), 4);  // header + 3 points
   const CliResult again = Cli({"sweep", path, "-o", out, "-j", "2"});
   EXPECT_EQ(again.code, 2);
-  EXPECT_EQ(again.err, out + ".partial: an interrupted sweep's results; add --resume to continue "
-                             "it, or delete it to start over\n");
+  EXPECT_EQ(again.err, out +
+                           ".partial: an interrupted sweep's results; add --resume to continue "
+                           "it, or delete it to start over\n");
   const CliResult resumed = Cli({"sweep", path, "-o", out, "-j", "2", "--resume"});
   EXPECT_EQ(resumed.code, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("3 resumed"), std::string::npos) << resumed.out;
@@ -398,8 +410,8 @@ TEST(Sweep, ResumeRunsTornAndMalformedJournalRowsAgain) {
   ASSERT_NE(ok_at, std::string::npos) << bad_row;
   bad_row.replace(ok_at, 4, ",okay,");
   const std::string out = Dir() + "torn.csv";
-  WriteFile("torn.csv.partial", rows[0] + "\n" + rows[1] + "\n" + bad_row + "\n" + rows[3] +
-                                    "\n" + rows[4] + "\n" + rows[6].substr(0, 9));
+  WriteFile("torn.csv.partial", rows[0] + "\n" + rows[1] + "\n" + bad_row + "\n" + rows[3] + "\n" +
+                                    rows[4] + "\n" + rows[6].substr(0, 9));
   WriteFile("torn.jsonl.partial", lines[0] + "\n" + lines[1] + "\n" + lines[3] + "\n");
   const CliResult resumed = Cli({"sweep", path, "-o", out, "-j", "2", "--resume"});
   EXPECT_EQ(resumed.code, 0) << resumed.err;
@@ -442,7 +454,7 @@ TEST(Sweep, AFailedJournalWriteStopsTheSweepAndWhatWasJournaledResumes) {
   EXPECT_EQ(WEXITSTATUS(wait_status), 2);
   const std::string err = ReadFile(err_path);
   EXPECT_NE(err.find(Dir() + "full.jsonl.partial: cannot write: File too large; the sweep "
-                              "stopped, and --resume continues it\n"),
+                             "stopped, and --resume continues it\n"),
             std::string::npos)
       << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2) << err;  // one point, then the stop
@@ -470,7 +482,8 @@ TEST(Sweep, RetryFailedRunsFailedPointsAgain) {
   EXPECT_NE(ReadFile(out).find(",crashed,"), std::string::npos);
   const CliResult alone = Cli({"sweep", path, "-o", out, "--retry-failed"});
   EXPECT_EQ(alone.code, 2);
-  EXPECT_EQ(alone.err, "--retry-failed: runs failed points of an earlier sweep again; add --resume\n");
+  EXPECT_EQ(alone.err,
+            "--retry-failed: runs failed points of an earlier sweep again; add --resume\n");
   const CliResult retried = Cli({"sweep", path, "-o", out, "--resume", "--retry-failed"});
   EXPECT_EQ(retried.code, 0) << retried.err;
   EXPECT_NE(retried.out.find("5 resumed"), std::string::npos) << retried.out;
@@ -520,7 +533,8 @@ TEST(Sweep, ShardsMergeIntoTheUnshardedResults) {
   EXPECT_EQ(missing.err, "ppsim merge: points 1, 3 missing; give every shard's output\n");
   const CliResult twice =
       Cli({"merge", Dir() + "s0.csv", Dir() + "s0.csv", "-o", Dir() + "twice.csv"});
-  EXPECT_EQ(twice.err, Dir() + "s0.csv:2: point 0 is also in " + Dir() + "s0.csv:2; give each shard's output once\n");
+  EXPECT_EQ(twice.err, Dir() + "s0.csv:2: point 0 is also in " + Dir() +
+                           "s0.csv:2; give each shard's output once\n");
 }
 
 TEST(Sweep, FlagsAreCheckedWithOneLineMessages) {
@@ -532,8 +546,10 @@ TEST(Sweep, FlagsAreCheckedWithOneLineMessages) {
   EXPECT_EQ(err({"sweep", path, "-o", "x.csv", "-j", "0"}), "-j: must be at least 1; got 0\n");
   EXPECT_EQ(err({"sweep", path, "-o", "x.csv", "--fast"}),
             "--fast: unknown option; see 'ppsim sweep --help' for the valid options\n");
-  EXPECT_EQ(err({"sweep", Dir() + "none.yaml", "-o", "x.csv"}).rfind(Dir() + "none.yaml: cannot "
-                                                                        "read", 0),
+  EXPECT_EQ(err({"sweep", Dir() + "none.yaml", "-o", "x.csv"})
+                .rfind(Dir() + "none.yaml: cannot "
+                               "read",
+                       0),
             0u);
 }
 
@@ -553,8 +569,9 @@ TEST(RunFile, RunsTheBaseRunWithMessagesAtTheFile) {
   EXPECT_EQ(r.out, Cli({"run", "--schedule", "GPipe", "--pp", "2", "--microbatches", "1", "--f",
                         "1ms", "--b", "2ms", "--platform", "ideal", "--format", "csv"})
                        .out);
-  const std::string bad = WriteFile("badbase.yaml", "base: {schedule: GPipe, pp: 2, "
-                                                    "microbatches: 1, f: -1ms, b: 2ms}\n");
+  const std::string bad = WriteFile("badbase.yaml",
+                                    "base: {schedule: GPipe, pp: 2, "
+                                    "microbatches: 1, f: -1ms, b: 2ms}\n");
   EXPECT_EQ(Cli({"run", bad}).err,
             bad + ":1:52: base.f: negative duration '-1ms'; durations must be >= 0\n");
   const std::string missing = WriteFile("nopp.yaml", "base: {schedule: GPipe, f: 1ms}\n");
@@ -633,18 +650,17 @@ TEST(Examples, EveryExampleExperimentSweepsWithoutFailures) {
     size_t points;
     size_t skipped;
   };
-  for (const Example& e : {Example{"quickstart.textproto", 2, 0},
-                           Example{"schedules-h100-node.yaml", 8, 0},
-                           Example{"microbatch-sweep.json", 10, 1},
-                           Example{"cluster-study.yaml", 4, 0}}) {
+  for (const Example& e :
+       {Example{"quickstart.textproto", 2, 0}, Example{"schedules-h100-node.yaml", 8, 0},
+        Example{"microbatch-sweep.json", 10, 1}, Example{"cluster-study.yaml", 4, 0}}) {
     SCOPED_TRACE(e.file);
     const std::string out = Dir() + std::string(e.file) + ".csv";
     const CliResult r = Cli({"sweep", dir + e.file, "-o", out, "-j", "2"});
     EXPECT_EQ(r.code, 0) << r.err;
-    EXPECT_NE(r.out.find(std::to_string(e.points) + " points (" +
-                         std::to_string(e.points - e.skipped) + " ok, " +
-                         std::to_string(e.skipped) + " skipped, 0 failed)"),
-              std::string::npos)
+    EXPECT_NE(
+        r.out.find(std::to_string(e.points) + " points (" + std::to_string(e.points - e.skipped) +
+                   " ok, " + std::to_string(e.skipped) + " skipped, 0 failed)"),
+        std::string::npos)
         << r.out;
   }
   // The quickstart's base run is the default job.

@@ -28,19 +28,20 @@ void ExpectInvalid(const CliResult& r, const std::string& message) {
 }
 
 TEST(Cli, JsonHasTheClosedFormMetricsOfCheckCase1) {
-  const CliResult r = RunIdeal(
-      {"--activation", "1", "--memory-reserve", "0", "--activation-overhead", "0", "--format", "json"});
+  const CliResult r = RunIdeal({"--activation", "1", "--memory-reserve", "0",
+                                "--activation-overhead", "0", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"makespan_s\": 33,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"bubble_over_ideal\": 0.375,"), std::string::npos);
-  EXPECT_NE(r.out.find("{\"rank\": 3, \"busy_s\": 24, \"span_s\": 24, \"idle_in_span_s\": 0, "
-                       "\"first_start_s\": 3, \"last_end_s\": 27, \"p2p_wait_s\": 0, \"optimizer_s\": 0, "
-                       "\"peak_activation_bytes\": 1, "
-                       "\"peak_activation_time_s\": 3, \"static_memory_bytes\": 0, "
-                       "\"reserve_bytes\": 0, \"peak_memory_bytes\": 1, "
-                       "\"memory_capacity_bytes\": 85899345920, "
-                       "\"oom\": false, \"memory\": {"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("{\"rank\": 3, \"busy_s\": 24, \"span_s\": 24, \"idle_in_span_s\": 0, "
+                 "\"first_start_s\": 3, \"last_end_s\": 27, \"p2p_wait_s\": 0, \"optimizer_s\": 0, "
+                 "\"peak_activation_bytes\": 1, "
+                 "\"peak_activation_time_s\": 3, \"static_memory_bytes\": 0, "
+                 "\"reserve_bytes\": 0, \"peak_memory_bytes\": 1, "
+                 "\"memory_capacity_bytes\": 85899345920, "
+                 "\"oom\": false, \"memory\": {"),
+      std::string::npos)
       << r.out;
 }
 
@@ -97,10 +98,10 @@ TEST(Cli, CsvHasAHeaderAndOneRowPerSchedule) {
 }
 
 TEST(Cli, SameInputGivesByteIdenticalOutput) {
-  const std::vector<std::string> args = {"--f", "1.2ms", "--b", "2.4ms", "--message-bytes",
+  const std::vector<std::string> args = {"--f",   "1.2ms",    "--b", "2.4ms", "--message-bytes",
                                          "32MiB", "--format", "json"};
-  std::vector<std::string> full = {"run", "--schedule", "1F1B,GPipe", "--pp", "4",
-                                   "--microbatches", "8"};
+  std::vector<std::string> full = {"run", "--schedule",     "1F1B,GPipe", "--pp",
+                                   "4",   "--microbatches", "8"};
   full.insert(full.end(), args.begin(), args.end());
   const CliResult a = Cli(full);
   const CliResult b = Cli(full);
@@ -126,8 +127,8 @@ TEST(Cli, DefaultJobComparesOneFOneBAndGPipeOnAnH100Node) {
 
 TEST(Cli, FewerMicrobatchesThanRanksIsAccepted) {
   // 1F1B with m < p degenerates to GPipe's order: (m + p - 1)(F + B) = 5 x 3.
-  const CliResult r = Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "2",
-                           "--f", "1", "--b", "2", "--platform", "ideal", "--format", "csv"});
+  const CliResult r = Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "2", "--f",
+                           "1", "--b", "2", "--platform", "ideal", "--format", "csv"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\n1F1B,4,4,2,ideal,simgrid,15,"), std::string::npos) << r.out;
 }
@@ -148,8 +149,8 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
                      "1,1,2", "--b", "2"}),
                 "--f: 3 values for 4 ranks; give one value for all ranks or exactly 4, "
                 "comma-separated (or --costs-per virtual-stage and one per virtual stage)");
-  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f",
-                     "-1ms", "--b", "2"}),
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f", "-1ms",
+                     "--b", "2"}),
                 "--f: negative duration '-1ms'; durations must be >= 0");
   ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f", "1",
                      "--b", "fast"}),
@@ -158,8 +159,8 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
   ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "0", "--microbatches", "8", "--f", "1",
                      "--b", "2"}),
                 "--pp: must be at least 1; got 0");
-  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "four", "--microbatches", "8", "--f",
-                     "1", "--b", "2"}),
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "four", "--microbatches", "8", "--f", "1",
+                     "--b", "2"}),
                 "--pp: expected an integer, got 'four'");
   ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "0", "--f", "1",
                      "--b", "2"}),
@@ -168,17 +169,19 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
                      "--b", "2"}),
                 "--pp: 9 ranks need 9 GPUs; platform h100-node has 8 (1 node of 8; more with "
                 "--nodes)");
-  ExpectInvalid(RunIdeal({"--engine", "ns3"}), "--engine: unknown engine 'ns3'; valid: simgrid, "
-                                          "critical-path");
-  ExpectInvalid(RunIdeal({"--format", "xml"}), "--format: unknown format 'xml'; valid: table, json, csv");
+  ExpectInvalid(RunIdeal({"--engine", "ns3"}),
+                "--engine: unknown engine 'ns3'; valid: simgrid, "
+                "critical-path");
+  ExpectInvalid(RunIdeal({"--format", "xml"}),
+                "--format: unknown format 'xml'; valid: table, json, csv");
   ExpectInvalid(RunIdeal({"--pp", "5"}), "--pp: given more than once; give each option once");
-  ExpectInvalid(RunIdeal({"stray"}), "ppsim run: unexpected argument 'stray'; every value follows its "
-                                "option, see 'ppsim run --help'");
+  ExpectInvalid(RunIdeal({"stray"}),
+                "ppsim run: unexpected argument 'stray'; every value follows its "
+                "option, see 'ppsim run --help'");
   ExpectInvalid(RunIdeal({"--p2p-bandwidth", "fast"}),
                 "--p2p-bandwidth: invalid bandwidth 'fast'; expected a positive rate such as "
                 "450GB/s, 50GiB/s, 400Gbps or 400Gb/s (a bare number is bytes per second), or inf");
-  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f",
-                     "1"}),
+  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f", "1"}),
                 "--b: required; give the full backward time (--b) or its two parts (--i and --w)");
   ExpectInvalid(Cli({"frobnicate"}),
                 "ppsim: unknown command 'frobnicate'; valid: run, schedule, schedules, model, "
@@ -188,24 +191,27 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
 TEST(Cli, MalformedScheduleFileNamesFileLineAndColumn) {
   const std::string path = WriteFile("bad.txt", "rank 0: 0F0 0B0\nrank 1: 1F0 2X5 1B0\n");
   ExpectInvalid(Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2"}),
-                path + ":2:13: invalid action '2X5'; expected <stage><F|I|B|W>[<microbatch>] or "
-                       "(<a>;<b>)OVERLAP_F_B");
+                path +
+                    ":2:13: invalid action '2X5'; expected <stage><F|I|B|W>[<microbatch>] or "
+                    "(<a>;<b>)OVERLAP_F_B");
   const std::string csv = WriteFile("bad.csv", "0F0,0B0\n1F0,1B0,(1F1;)OVERLAP_F_B\n");
   ExpectInvalid(Cli({"schedule", "--schedule-file", csv}),
-                csv + ":2:9: invalid action '(1F1;)OVERLAP_F_B'; expected "
-                      "<stage><F|I|B|W>[<microbatch>] or (<a>;<b>)OVERLAP_F_B");
+                csv +
+                    ":2:9: invalid action '(1F1;)OVERLAP_F_B'; expected "
+                    "<stage><F|I|B|W>[<microbatch>] or (<a>;<b>)OVERLAP_F_B");
 }
 
 TEST(Cli, IncompleteScheduleFileIsInvalidInput) {
   const std::string path = WriteFile("incomplete.txt", "rank 0: 0F0 0B0 0F1\n");
   ExpectInvalid(Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2"}),
-                path + ": schedule: stage 0, microbatch 1 has no backward; every (stage, "
-                       "microbatch) needs one B, or one I and one W");
+                path +
+                    ": schedule: stage 0, microbatch 1 has no backward; every (stage, "
+                    "microbatch) needs one B, or one I and one W");
 }
 
 TEST(Cli, DeadlockExitsOneNamingTheStuckRanks) {
-  const std::string path = WriteFile("deadlock.txt",
-                                     "rank 0: 0F0 0B0 0F1 0B1\nrank 1: 1F1 1B1 1F0 1B0\n");
+  const std::string path =
+      WriteFile("deadlock.txt", "rank 0: 0F0 0B0 0F1 0B1\nrank 1: 1F1 1B1 1F0 1B0\n");
   const CliResult r = Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2"});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "deadlock: rank 0 waits at 0B0 for 1B0; rank 1 waits at 1F1 for 0F1\n");
@@ -244,10 +250,20 @@ TEST(Cli, TorchCsvOutputReadsBackAsTheSameScheduleWithTheSameMetrics) {
     EXPECT_EQ(Cli({"schedule", "--schedule-file", path, "--format", "torch-csv"}).out, csv.out);
 
     // Costs per virtual stage, which a schedule file and a named schedule share.
-    const std::vector<std::string> costs = {"--costs-per", "virtual-stage", "--f",
-                                            "1,1,2,1,1,1,2,1,1,1,2,1", "--i", "1", "--w",
-                                            "0.5", "--message-bytes", "1GB", "--platform",
-                                            "h100-node", "--format", "csv"};
+    const std::vector<std::string> costs = {"--costs-per",
+                                            "virtual-stage",
+                                            "--f",
+                                            "1,1,2,1,1,1,2,1,1,1,2,1",
+                                            "--i",
+                                            "1",
+                                            "--w",
+                                            "0.5",
+                                            "--message-bytes",
+                                            "1GB",
+                                            "--platform",
+                                            "h100-node",
+                                            "--format",
+                                            "csv"};
     const size_t stages = choice[1] == "Interleaved1F1B" ? 12 : 8;
     std::vector<std::string> stage_costs = costs;
     if (stages == 8) stage_costs[3] = "1,1,2,1,1,1,2,1";
@@ -257,8 +273,9 @@ TEST(Cli, TorchCsvOutputReadsBackAsTheSameScheduleWithTheSameMetrics) {
 
 TEST(Cli, ComputeAndCommsCsvKeepsTheComputeOrder) {
   // torch's compute_comms form of GPipe pp=2, m=1: the SEND/RECV and REDUCE_GRAD are skipped.
-  const std::string path = WriteFile(
-      "comms.csv", "0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n");
+  const std::string path =
+      WriteFile("comms.csv",
+                "0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n");
   const CliResult r = Cli({"schedule", "--schedule-file", path});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "rank 0: 0F0 0B0\nrank 1: 1F0 1B0\n");
@@ -266,23 +283,25 @@ TEST(Cli, ComputeAndCommsCsvKeepsTheComputeOrder) {
 
 TEST(Cli, ScheduleFileMistakesNameRankPositionAndAction) {
   const std::string path = WriteFile("v.txt", "rank 0: 0F0 1F0 1B0 0B0\nrank 1: 2F0 2B0\n");
-  ExpectInvalid(Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2", "--microbatches",
-                     "1", "--stage-to-rank", "0,1,1"}),
-                path + ": rank 0, position 2 (1F0): stage 1 belongs to rank 1; an action runs on "
-                       "the rank that holds its stage");
-  ExpectInvalid(Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2", "--stage-to-rank",
-                     "0,0"}),
-                "--stage-to-rank: 2 ranks for the 3 stages of " + path +
-                    "; give one rank per stage");
+  ExpectInvalid(Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2", "--microbatches", "1",
+                     "--stage-to-rank", "0,1,1"}),
+                path +
+                    ": rank 0, position 2 (1F0): stage 1 belongs to rank 1; an action runs on "
+                    "the rank that holds its stage");
+  ExpectInvalid(
+      Cli({"run", "--schedule-file", path, "--f", "1", "--b", "2", "--stage-to-rank", "0,0"}),
+      "--stage-to-rank: 2 ranks for the 3 stages of " + path + "; give one rank per stage");
   const std::string big = WriteFile("big.txt", "rank 0: 0F0 0F1 0B0 0B1\n");
-  ExpectInvalid(Cli({"run", "--schedule-file", big, "--f", "1", "--b", "2", "--microbatches",
-                     "1"}),
-                big + ": rank 0, position 2 (0F1): microbatch 1 is out of range; --microbatches 1 "
-                      "allows 0..0");
+  ExpectInvalid(Cli({"run", "--schedule-file", big, "--f", "1", "--b", "2", "--microbatches", "1"}),
+                big +
+                    ": rank 0, position 2 (0F1): microbatch 1 is out of range; --microbatches 1 "
+                    "allows 0..0");
   const std::string two = WriteFile("two.txt", "rank 0: 0F0 1F0\nrank 1: 1B0 0B0\n");
-  ExpectInvalid(Cli({"schedule", "--schedule-file", two}),
-                two + ": rank 1, position 1 (1B0): stage 1 is already on rank 0, position 2 (1F0); each "
-                "stage runs on exactly one rank");
+  ExpectInvalid(
+      Cli({"schedule", "--schedule-file", two}),
+      two +
+          ": rank 1, position 1 (1B0): stage 1 is already on rank 0, position 2 (1F0); each "
+          "stage runs on exactly one rank");
 }
 
 TEST(Cli, MicrobatchGroupSizeIsMegatrons) {
@@ -323,7 +342,8 @@ TEST(Cli, MemoryLimitFlagsOomAndFailOnOomExitsOne) {
 // The default reserve, once memory is counted: 3 GiB (CUDA context and NCCL) and 10% of the peak
 // activations (the allocator): rank 0 needs 4 GB + 3 GiB + 0.4 GB; rank 3 1 GB + 3 GiB + 0.1 GB.
 TEST(Cli, TheDefaultReserveCountsTowardsOutOfMemory) {
-  const CliResult r = RunIdeal({"--activation", "1GB", "--memory-limit", "7GB", "--format", "json"});
+  const CliResult r =
+      RunIdeal({"--activation", "1GB", "--memory-limit", "7GB", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"reserve_bytes\": 3621225472, \"peak_memory_bytes\": 7621225472, "
                        "\"memory_capacity_bytes\": 7000000000, \"oom\": true, \"memory\": {"),
@@ -343,10 +363,18 @@ TEST(Cli, TheDefaultReserveCountsTowardsOutOfMemory) {
 // `ppsim run` of a schedule found from costs on 4 ranks, 8 microbatches of F = I = W = 1 s,
 // M_B = 1 GB and M_W = 0.5 GB, on the ideal platform, plus `extra`.
 CliResult RunFromCosts(const std::string& schedule, std::vector<std::string> extra) {
-  std::vector<std::string> args = {"run", "--schedule", schedule, "--pp", "4", "--microbatches",
-                                   "8", "--f", "1", "--i", "1", "--w", "1", "--activation", "1GB",
-                                   "--activation-w", "0.5GB", "--memory-reserve", "0",
-                                   "--activation-overhead", "0", "--platform", "ideal"};
+  std::vector<std::string> args = {"run",    "--schedule",
+                                   schedule, "--pp",
+                                   "4",      "--microbatches",
+                                   "8",      "--f",
+                                   "1",      "--i",
+                                   "1",      "--w",
+                                   "1",      "--activation",
+                                   "1GB",    "--activation-w",
+                                   "0.5GB",  "--memory-reserve",
+                                   "0",      "--activation-overhead",
+                                   "0",      "--platform",
+                                   "ideal"};
   args.insert(args.end(), extra.begin(), extra.end());
   return Cli(args);
 }
@@ -367,12 +395,13 @@ TEST(Cli, ZBAutoFitsItsActivationsIntoTheMemoryLimit) {
   // 1p and 2p are ZB-1p's and ZB-2p's limits.
   for (const auto& [schedule, limit] : {std::pair{"ZB-1p", "1p"}, std::pair{"ZB-2p", "2p"}}) {
     const CliResult named = RunFromCosts(schedule, {"--format", "json"});
-    const CliResult automatic = RunFromCosts("ZB-auto", {"--memory-limit", limit, "--format",
-                                                         "json"});
+    const CliResult automatic =
+        RunFromCosts("ZB-auto", {"--memory-limit", limit, "--format", "json"});
     ASSERT_EQ(named.code, 0) << named.err;
     ASSERT_EQ(automatic.code, 0) << automatic.err;
     EXPECT_EQ(nlohmann::json::parse(named.out)["ranks"],
-              nlohmann::json::parse(automatic.out)["ranks"]) << limit;
+              nlohmann::json::parse(automatic.out)["ranks"])
+        << limit;
   }
 }
 
@@ -419,8 +448,8 @@ TEST(Cli, ProfileCsvRunsLikeTheSameFlags) {
   const std::string path = WriteFile("prof.csv",
                                      "stage,f_ms,b_ms,activation_MiB,message_MiB\n"
                                      "0,1,2,100,32\n1,1,2,100,32\n2,2,4,100,32\n3,1,2,100,32\n");
-  const std::vector<std::string> common = {"run", "--schedule", "1F1B", "--pp", "4",
-                                           "--microbatches", "8", "--format", "json"};
+  const std::vector<std::string> common = {
+      "run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--format", "json"};
   std::vector<std::string> from_profile = common;
   from_profile.insert(from_profile.end(), {"--profile", path});
   std::vector<std::string> from_flags = common;
@@ -430,15 +459,16 @@ TEST(Cli, ProfileCsvRunsLikeTheSameFlags) {
   const CliResult b = Cli(from_flags);
   ASSERT_EQ(a.code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
-  ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "2", "--microbatches", "2", "--profile",
-                     path}),
-                path + ": 4 stages in the profile for 2 ranks; give one per rank or one for all "
-                       "(or --costs-per virtual-stage and one per virtual stage)");
+  ExpectInvalid(
+      Cli({"run", "--schedule", "1F1B", "--pp", "2", "--microbatches", "2", "--profile", path}),
+      path +
+          ": 4 stages in the profile for 2 ranks; give one per rank or one for all "
+          "(or --costs-per virtual-stage and one per virtual stage)");
 }
 
 std::vector<std::string> ModelRun(std::vector<std::string> extra) {
-  std::vector<std::string> args = {"run", "--schedule", "1F1B", "--pp", "4", "--microbatches",
-                                   "16", "--platform", "h100-node"};
+  std::vector<std::string> args = {"run", "--schedule", "1F1B",     "--pp", "4", "--microbatches",
+                                   "16",  "--platform", "h100-node"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -464,9 +494,8 @@ TEST(Cli, Llama3On4H100sFitsWithItsStaticMemory) {
 // and ceil(12P / 4) of optimizer state (fp32 main parameters, Adam's moments: ZeRO-1's quarter);
 // the reserve is 3 GiB fixed and ceil(0.1 x the peak activations); the parts sum to the peak.
 TEST(Cli, EachRanksPeakMemoryIsTheSumOfItsParts) {
-  const CliResult r =
-      Cli(ModelRun({"--model", "llama3-8b", "--dp", "4", "--zero", "1", "--nodes", "2", "--format",
-                    "json"}));
+  const CliResult r = Cli(ModelRun(
+      {"--model", "llama3-8b", "--dp", "4", "--zero", "1", "--nodes", "2", "--format", "json"}));
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   const int64_t layer = 2LL * 4096 * 4096 + 2LL * 4096 * 1024 + 3LL * 4096 * 14336 + 2 * 4096;
@@ -519,7 +548,7 @@ TEST(Cli, ModelFlagsRejectBadValuesByName) {
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--tp", "3"})),
                 "--tp: 3 does not divide the 32 heads of llama3-8b");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--dtype", "fp4"})),
-                "--dtype: unknown value 'fp4'; valid: bf16, fp16, fp8 (did you mean fp8?)");
+                "--dtype: unknown value 'fp4'; valid: bf16, fp16, fp8, mxfp8 (did you mean fp8?)");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--recompute", "some"})),
                 "--recompute: unknown value 'some'; valid: none, selective, full");
   ExpectInvalid(Cli(ModelRun({"--model", "llama3-8b", "--layers-per-stage", "8,8,8"})),
@@ -549,14 +578,17 @@ TEST(Cli, ModelFlagsRejectBadValuesByName) {
 }
 
 TEST(Cli, ModelFileErrorsAreLocated) {
-  const std::string path = WriteFile("m.yaml", "name: tiny\nlayers: 4\nhidden: 512\nheads: 8\n"
-                                               "vocab: 1000\nmlp: SWIGLUE\n");
+  const std::string path = WriteFile("m.yaml",
+                                     "name: tiny\nlayers: 4\nhidden: 512\nheads: 8\n"
+                                     "vocab: 1000\nmlp: SWIGLUE\n");
   ExpectInvalid(Cli(ModelRun({"--model", path})),
-                path + ":6:6: mlp: unknown value 'SWIGLUE'; valid: GELU, SWIGLU (did you mean "
-                       "SWIGLU?)");
-  const std::string ok = WriteFile("m2.yaml", "name: tiny\nlayers: 4\nhidden: 512\nheads: 8\n"
-                                              "vocab: 1000\nseq_len: 256\nmlp: GELU\n"
-                                              "norm: LAYERNORM\ntied_embeddings: true\n");
+                path +
+                    ":6:6: mlp: unknown value 'SWIGLUE'; valid: GELU, SWIGLU (did you mean "
+                    "SWIGLU?)");
+  const std::string ok = WriteFile("m2.yaml",
+                                   "name: tiny\nlayers: 4\nhidden: 512\nheads: 8\n"
+                                   "vocab: 1000\nseq_len: 256\nmlp: GELU\n"
+                                   "norm: LAYERNORM\ntied_embeddings: true\n");
   const CliResult r = Cli(ModelRun({"--model", ok, "--format", "csv"}));
   EXPECT_EQ(r.code, 0) << r.err;
 }
@@ -584,8 +616,8 @@ TEST(CliPlatforms, ListsThePresetsWithTheirKeyNumbers) {
     names.push_back(line.substr(0, line.find(' ')));
   }
   EXPECT_EQ(names, (std::vector<std::string>{"ideal", "h100-node", "dgx-a100", "dgx-h100",
-                                             "h800-cluster", "hgx-h200", "dgx-b200",
-                                             "gb200-nvl72", "gb300-nvl72", "pcie-l40s"}));
+                                             "h800-cluster", "hgx-h200", "dgx-b200", "gb200-nvl72",
+                                             "gb300-nvl72", "pcie-l40s"}));
   EXPECT_NE(r.out.find("dgx-b200    8 GPUs per node (B200: 2.25 PFLOP/s bf16, 167.6 GiB); "
                        "NVSwitch 900 GB/s per GPU port; NIC 50 GB/s per GPU, rail-optimized 32 "
                        "nodes/leaf; host link 63 GB/s per GPU\n"),
@@ -610,9 +642,8 @@ double Makespan(const CliResult& r) {
 
 TEST(CliPlatforms, Llama70bOnTwoDgxH100NodesIsSlowerWithSlowerNics) {
   const std::vector<std::string> run = {
-      "run",       "--schedule", "1F1B",     "--pp",      "16",   "--microbatches", "32",
-      "--model",   "llama3-70b", "--platform", "dgx-h100", "--nodes", "2",          "--format",
-      "json"};
+      "run",        "--schedule", "1F1B",     "--pp",    "16", "--microbatches", "32",  "--model",
+      "llama3-70b", "--platform", "dgx-h100", "--nodes", "2",  "--format",       "json"};
   std::vector<std::string> slow = run;
   slow.insert(slow.end(), {"--set", "nic.bandwidth=100Gbps"});
   const CliResult fast_result = Cli(run);
@@ -627,9 +658,10 @@ TEST(CliPlatforms, Llama70bOnTwoDgxH100NodesIsSlowerWithSlowerNics) {
 TEST(CliPlatforms, JsonListsTheLinksWithBytesAndBusyTime) {
   // GPipe, one microbatch on GPUs 0 and 8 of two dgx-h100 nodes: one 1 GB activation out of
   // node 0's NIC 0 (5 us + 20 ms), one gradient back.
-  const CliResult r = Cli({"run", "--schedule", "GPipe", "--pp", "2", "--microbatches", "1",
-                           "--f", "1ms", "--b", "2ms", "--message-bytes", "1GB", "--platform",
-                           "dgx-h100", "--nodes", "2", "--placement", "0,8", "--format", "json"});
+  const CliResult r = Cli({"run", "--schedule", "GPipe",    "--pp",    "2",   "--microbatches",
+                           "1",   "--f",        "1ms",      "--b",     "2ms", "--message-bytes",
+                           "1GB", "--platform", "dgx-h100", "--nodes", "2",   "--placement",
+                           "0,8", "--format",   "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   const nlohmann::json& links = j["links"];
@@ -650,8 +682,9 @@ TEST(CliPlatforms, BadClustersAndSettingsExitTwoWithTheLocation) {
   const std::string bad = WriteFile("bad.json", "{\"gpu\": {\"dense_bf16\": \"fast\"}}");
   ExpectInvalid(Cli({"run", "--schedule", "1F1B", "--pp", "4", "--microbatches", "8", "--f", "1",
                      "--b", "2", "--platform", bad}),
-                bad + ":1:24: gpu.dense_bf16: invalid FLOP rate 'fast'; expected a positive FLOP "
-                      "rate such as 989TFLOP/s or 2.25PFLOPS (a bare number is FLOP/s)\n" +
+                bad +
+                    ":1:24: gpu.dense_bf16: invalid FLOP rate 'fast'; expected a positive FLOP "
+                    "rate such as 989TFLOP/s or 2.25PFLOPS (a bare number is FLOP/s)\n" +
                     bad + ": gpu.memory: required; e.g. 80GiB\n" + bad +
                     ": gpus_per_node: required; e.g. 8\n" + bad +
                     ": intra_node.kind: required; valid: NVSWITCH, NVLINK, PCIE, UNLIMITED\n" +
@@ -660,7 +693,8 @@ TEST(CliPlatforms, BadClustersAndSettingsExitTwoWithTheLocation) {
                      "--b", "2", "--platform", "dgx-h100", "--set", "nic.speed=1Gbps"}),
                 "--set nic.speed: unknown key; valid: name, description, gpu.name, "
                 "gpu.dense_bf16, gpu.dense_fp8, gpu.memory, gpu.memory_bandwidth, gpu.sms, "
-                "gpu.matmul_efficiency, gpu.matmul_efficiency_fp8, gpu.attention_efficiency, gpu.memory_efficiency, "
+                "gpu.matmul_efficiency, gpu.matmul_efficiency_fp8, gpu.attention_efficiency, "
+                "gpu.memory_efficiency, gpu.mxfp8, "
                 "gpus_per_node, "
                 "nodes, intra_node.kind, intra_node.bandwidth, intra_node.latency, "
                 "nic.attachment, nic.bandwidth, nic.latency, network.topology, "
@@ -692,10 +726,10 @@ constexpr const char* kTwoHostXml = R"(<?xml version='1.0'?>
 
 TEST(CliPlatforms, SimGridXmlPlatformsRunWithAHostPerGpu) {
   const std::string xml = WriteFile("lab.xml", kTwoHostXml);
-  const std::vector<std::string> run = {"run", "--schedule", "GPipe", "--pp", "2",
-                                        "--microbatches", "1", "--f", "1ms", "--b", "2ms",
-                                        "--message-bytes", "1GB", "--platform", xml,
-                                        "--format", "json"};
+  const std::vector<std::string> run = {
+      "run", "--schedule", "GPipe", "--pp",     "2",   "--microbatches",
+      "1",   "--f",        "1ms",   "--b",      "2ms", "--message-bytes",
+      "1GB", "--platform", xml,     "--format", "json"};
   std::vector<std::string> args = run;
   args.insert(args.end(), {"--hosts", "a,b"});
   // Durations hold whatever the host's speed: 2 x 1 ms + 2 x 2 ms + 2 x (5 us + 1 GB / 10 GB/s).
@@ -705,13 +739,14 @@ TEST(CliPlatforms, SimGridXmlPlatformsRunWithAHostPerGpu) {
   ExpectInvalid(Cli(args), "--hosts: 'c' not in " + xml + "; its hosts: a, b");
   args = run;
   args.insert(args.end(), {"--hosts", "a,b", "--engine", "critical-path"});
-  ExpectInvalid(Cli(args), "--engine: critical-path needs a cluster (a preset or a cluster file); "
-                           "the routes of the XML platform " + xml +
-                               " are known to SimGrid only; use --engine simgrid");
+  ExpectInvalid(Cli(args),
+                "--engine: critical-path needs a cluster (a preset or a cluster file); "
+                "the routes of the XML platform " +
+                    xml + " are known to SimGrid only; use --engine simgrid");
   args = run;
   args.insert(args.end(), {"--hosts", "a"});
-  ExpectInvalid(Cli(args), "--pp: 2 ranks need 2 GPUs; platform " + xml +
-                               " has 1 (the hosts of --hosts)");
+  ExpectInvalid(Cli(args),
+                "--pp: 2 ranks need 2 GPUs; platform " + xml + " has 1 (the hosts of --hosts)");
 }
 
 TEST(CliPlatforms, AnXmlPlatformWithoutARouteTheRunNeedsIsRefusedNamingThePair) {
@@ -719,9 +754,9 @@ TEST(CliPlatforms, AnXmlPlatformWithoutARouteTheRunNeedsIsRefusedNamingThePair) 
   std::string text = kTwoHostXml;
   text.insert(text.find("    <link"), "    <host id=\"c\" speed=\"1Gf\"/>\n");
   const std::string xml = WriteFile("island.xml", text);
-  const std::vector<std::string> run = {"run", "--schedule", "GPipe", "--pp", "2",
-                                        "--microbatches", "1", "--f", "1ms", "--b", "2ms",
-                                        "--platform", xml};
+  const std::vector<std::string> run = {
+      "run", "--schedule", "GPipe", "--pp",       "2", "--microbatches", "1", "--f",
+      "1ms", "--b",        "2ms",   "--platform", xml};
   std::vector<std::string> args = run;
   args.insert(args.end(), {"--hosts", "a,c"});
   ExpectInvalid(Cli(args), "--hosts: no route from 'a' to 'c' in " + xml +
@@ -740,9 +775,9 @@ namespace ppsim {
 namespace {
 
 std::vector<std::string> TracedRun(const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {"run",  "--schedule", "1F1B",  "--pp",          "4",
-                                   "--microbatches", "8", "--f", "1ms", "--b", "2ms",
-                                   "--activation", "1GiB", "--message-bytes", "32MiB"};
+  std::vector<std::string> args = {
+      "run", "--schedule", "1F1B", "--pp",         "4",    "--microbatches",  "8",    "--f",
+      "1ms", "--b",        "2ms",  "--activation", "1GiB", "--message-bytes", "32MiB"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -795,9 +830,9 @@ TEST(CliTraces, BadOutputsAndWindowsExitTwoBeforeRunning) {
   EXPECT_EQ(err({"--chrome-trace", "t.pftrace"}),
             "--chrome-trace: 't.pftrace' must end in .json or .json.gz\n");
   EXPECT_EQ(err({"--timeline", "t.png"}), "--timeline: 't.png' must end in .svg or .html\n");
-  EXPECT_EQ(err({"--timeline", dir + "no/such/t.svg"}),
-            "--timeline: cannot write '" + dir + "no/such/t.svg': folder '" + dir +
-                "no/such/' does not exist\n");
+  EXPECT_EQ(err({"--timeline", dir + "no/such/t.svg"}), "--timeline: cannot write '" + dir +
+                                                            "no/such/t.svg': folder '" + dir +
+                                                            "no/such/' does not exist\n");
   EXPECT_EQ(err({"--trace-microbatches", "0:4"}),
             "--trace-microbatches: limits a trace or timeline; add --trace, --chrome-trace or "
             "--timeline\n");

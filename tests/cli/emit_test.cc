@@ -137,6 +137,15 @@ TEST(EmitMegatron, ExpertsAndLatentAttentionImportBack) {
   ExpectSameRun("megatron", {"--model", "deepseek-v3", "--nodes", "32", "--tp", "1", "--pp", "16",
                              "--dp", "16", "--ep", "16", "--schedule", "1F1B", "--global-batch",
                              "256", "--engine", "critical-path"});
+  // Megatron's recomputation modules, and partial full recomputation (block, uniform).
+  ExpectSameRun("megatron", {"--model", "deepseek-v3", "--nodes", "32", "--tp", "1", "--pp", "16",
+                             "--dp", "16", "--ep", "16", "--schedule", "1F1B", "--global-batch",
+                             "256", "--engine", "critical-path", "--dtype", "fp8",
+                             "--recompute-modules", "mla_up_proj,mlp,moe_act,layernorm"});
+  ExpectSameRun("megatron", Llama("1F1B", {"--recompute", "full", "--recompute-method", "block",
+                                           "--recompute-num-layers", "3"}));
+  ExpectSameRun("megatron", Llama("1F1B", {"--recompute-method", "uniform",
+                                           "--recompute-num-layers", "2"}));
   // Qwen3's per-head query and key norms (--qk-layernorm), from its Hugging Face config.
   ExpectSameRun("megatron",
                 {"--model", std::string(PPSIM_SOURCE_DIR) + "/tests/data/hf/qwen3-4b.json", "--tp",

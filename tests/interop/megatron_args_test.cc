@@ -207,6 +207,28 @@ TEST(MegatronArgs, DerivesWhatMegatronDerives) {
   run = Read(std::string(kSmall) +
              "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
   EXPECT_EQ(Setting(run, "recompute"), "full");
+  EXPECT_EQ(Setting(run, "recompute_method"), "");
+  // Megatron's modules pass by name (checked against the model with the run); partial full
+  // recomputation keeps its method and N; block N covering every stage's layers is every layer.
+  run = Read(std::string(kSmall) +
+             "--recompute-granularity selective --recompute-modules core_attn mlp layernorm");
+  EXPECT_EQ(Setting(run, "recompute"), "selective");
+  EXPECT_EQ(Setting(run, "recompute_modules"), "core_attn,mlp,layernorm");
+  run = Read(std::string(kSmall) +
+             "--recompute-granularity full --recompute-method block --recompute-num-layers 2");
+  EXPECT_EQ(Setting(run, "recompute_method"), "block");
+  EXPECT_EQ(Setting(run, "recompute_num_layers"), "2");
+  run = Read(std::string(kSmall) +
+             "--recompute-granularity full --recompute-method uniform --recompute-num-layers 2");
+  EXPECT_EQ(Setting(run, "recompute_method"), "uniform");
+  run = Read(std::string(kSmall) +
+             "--recompute-granularity full --recompute-method block --recompute-num-layers 4");
+  EXPECT_EQ(Setting(run, "recompute_method"), "");
+  // --fp8-recipe mxfp8 is Blackwell's MXFP8.
+  run = Read(std::string(kSmall) + "--fp8-format hybrid --fp8-recipe mxfp8");
+  EXPECT_EQ(Setting(run, "dtype"), "mxfp8");
+  run = Read(std::string(kSmall) + "--fp8-format hybrid --fp8-recipe tensorwise");
+  EXPECT_EQ(Setting(run, "dtype"), "fp8");
 }
 
 TEST(MegatronArgs, BadInputIsLocated) {
@@ -231,9 +253,6 @@ TEST(MegatronArgs, BadInputIsLocated) {
             "(--num-attention-heads); Megatron asserts it does");
   EXPECT_NE(Error(std::string(kSmall) + "--overlap-moe-expert-parallel-comm").find("issue 30"),
             std::string::npos);
-  EXPECT_NE(Error(std::string(kSmall) + "--recompute-activations --recompute-modules mlp")
-                .find("--recompute-modules: recomputing 'mlp' is not modelled yet (issue 30)"),
-            std::string::npos);
   EXPECT_NE(Error("--num-layers 4 --hidden-size 8 --num-attention-heads 2 --seq-length 8 "
                   "--vocab-size 8")
                 .find("--megatron: --bf16: missing"),
@@ -241,11 +260,9 @@ TEST(MegatronArgs, BadInputIsLocated) {
   EXPECT_EQ(Error(std::string(kSmall) + "--recompute-granularity full"),
             "--megatron: --recompute-method: missing; Megatron requires uniform or block with "
             "--recompute-granularity full");
-  // Block recomputation of 2 of a stage's 4 layers: partial, not modelled yet.
   EXPECT_NE(Error(std::string(kSmall) +
-                  "--recompute-granularity full --recompute-method block --recompute-num-layers 2")
-                .find("--recompute-num-layers: recomputing 2 of a stage's 4 layers is not modelled "
-                      "yet (issue 30)"),
+                  "--recompute-granularity full --recompute-method slab --recompute-num-layers 2")
+                .find("--recompute-method"),
             std::string::npos);
   EXPECT_NE(Error("").find("no arguments"), std::string::npos);
   EXPECT_NE(Error("stray").find("'stray': expected a Megatron-LM argument"), std::string::npos);

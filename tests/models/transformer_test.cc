@@ -592,7 +592,7 @@ TEST(TransformerDtype, NamesAndErrors) {
   EXPECT_EQ(DtypeBytes(Dtype::kBf16), 2);
   EXPECT_EQ(DtypeBytes(Dtype::kFp16), 2);
   EXPECT_EQ(ParseDtype("--dtype", "fp32", &dtype).message(),
-            "--dtype: unknown value 'fp32'; valid: bf16, fp16, fp8");
+            "--dtype: unknown value 'fp32'; valid: bf16, fp16, fp8, mxfp8");
   Recompute recompute = Recompute::kNone;
   ASSERT_TRUE(ParseRecompute("--recompute", "selective", &recompute).ok());
   EXPECT_EQ(recompute, Recompute::kSelective);

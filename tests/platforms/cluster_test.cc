@@ -74,8 +74,8 @@ TEST(ClusterPresets, EveryPresetScalesToSeveralNodes) {
             .ok());
     EXPECT_EQ(p.num_nodes, 4);
     // A printed preset is a valid cluster file describing the same cluster.
-    const std::string path = WriteFile(std::string(preset.name) + ".textproto",
-                                       std::string(preset.text));
+    const std::string path =
+        WriteFile(std::string(preset.name) + ".textproto", std::string(preset.text));
     PlatformSpec from_file;
     ASSERT_TRUE(
         BuildPlatform(PresetChoice(path, {}, 4), {.pp = 4}, FlagLocator(), &from_file).ok());
@@ -161,25 +161,29 @@ nic: {attachment: PER_NODE}
 network: {topology: RAIL_OPTIMIZED, oversubscription: 0.5}
 )");
   EXPECT_EQ(LoadError(PresetChoice(path)),
-            path + ":1:19: gpu.dense_bf16: invalid FLOP rate '1PFLOPS/s'; expected a positive "
-                   "FLOP rate such as 989TFLOP/s or 2.25PFLOPS (a bare number is FLOP/s)\n" +
-            path + ":1:38: gpu.memory: must be more than 0 bytes\n" +
-            path + ": intra_node.bandwidth: required; e.g. 450GB/s\n" +
-            path + ":4:39: intra_node.latency: negative duration '-1us'; durations must be "
-                   ">= 0\n" +
-            path + ": nic.bandwidth: required with 2 nodes; e.g. 400Gbps\n" +
-            path + ": network.nodes_per_leaf: 0; RAIL_OPTIMIZED needs the nodes under one leaf "
-                   "switch, from 1 to 2^24\n" +
-            path + ":6:21: network.topology: RAIL_OPTIMIZED needs a NIC per GPU "
-                   "(nic.attachment PER_GPU); got PER_NODE\n" +
-            path + ":6:55: network.oversubscription: 0.5; the ratio of leaf down- to uplink "
-                   "bandwidth is from 1 (non-blocking) to 1e6");
+            path +
+                ":1:19: gpu.dense_bf16: invalid FLOP rate '1PFLOPS/s'; expected a positive "
+                "FLOP rate such as 989TFLOP/s or 2.25PFLOPS (a bare number is FLOP/s)\n" +
+                path + ":1:38: gpu.memory: must be more than 0 bytes\n" + path +
+                ": intra_node.bandwidth: required; e.g. 450GB/s\n" + path +
+                ":4:39: intra_node.latency: negative duration '-1us'; durations must be "
+                ">= 0\n" +
+                path + ": nic.bandwidth: required with 2 nodes; e.g. 400Gbps\n" + path +
+                ": network.nodes_per_leaf: 0; RAIL_OPTIMIZED needs the nodes under one leaf "
+                "switch, from 1 to 2^24\n" +
+                path +
+                ":6:21: network.topology: RAIL_OPTIMIZED needs a NIC per GPU "
+                "(nic.attachment PER_GPU); got PER_NODE\n" +
+                path +
+                ":6:55: network.oversubscription: 0.5; the ratio of leaf down- to uplink "
+                "bandwidth is from 1 (non-blocking) to 1e6");
   const std::string typo = WriteFile("typo.json", R"({"gpu": {"dense_bf16": "1PFLOP/s"},
   "intra_node": {"kind": "NVSWICH"}, "nics": {}})");
   EXPECT_EQ(LoadError(PresetChoice(typo)),
-            typo + ":2:26: intra_node.kind: unknown value 'NVSWICH'; valid: NVSWITCH, NVLINK, "
-                   "PCIE, UNLIMITED (did you mean NVSWITCH?)\n" +
-            typo + ":2:38: nics: unknown field; did you mean nic?");
+            typo +
+                ":2:26: intra_node.kind: unknown value 'NVSWICH'; valid: NVSWITCH, NVLINK, "
+                "PCIE, UNLIMITED (did you mean NVSWITCH?)\n" +
+                typo + ":2:38: nics: unknown field; did you mean nic?");
 }
 
 TEST(ClusterSettings, OverrideAnyFieldAndReportTheKey) {
@@ -196,7 +200,7 @@ TEST(ClusterSettings, OverrideAnyFieldAndReportTheKey) {
             "--set nic.bandwith: unknown key; valid: name, description, gpu.name, gpu.dense_bf16, "
             "gpu.dense_fp8, gpu.memory, gpu.memory_bandwidth, gpu.sms, gpu.matmul_efficiency, "
             "gpu.matmul_efficiency_fp8, "
-            "gpu.attention_efficiency, gpu.memory_efficiency, gpus_per_node, nodes, "
+            "gpu.attention_efficiency, gpu.memory_efficiency, gpu.mxfp8, gpus_per_node, nodes, "
             "intra_node.kind, intra_node.bandwidth, intra_node.latency, nic.attachment, "
             "nic.bandwidth, nic.latency, network.topology, network.nodes_per_leaf, "
             "network.oversubscription, network.uplink_latency, host_link.bandwidth, "
@@ -262,7 +266,8 @@ host_link: {bandwidth: 0GB/s}
 TEST(ClusterChoice, ReportsUnknownPlatformsAndMisplacedFlags) {
   EXPECT_EQ(LoadError(PresetChoice("dgx-h10")),
             "--platform: unknown platform 'dgx-h10'; valid: ideal, h100-node, dgx-a100, dgx-h100, "
-            "h800-cluster, hgx-h200, dgx-b200, gb200-nvl72, gb300-nvl72, pcie-l40s, a cluster file (.textproto, .json, "
+            "h800-cluster, hgx-h200, dgx-b200, gb200-nvl72, gb300-nvl72, pcie-l40s, a cluster file "
+            "(.textproto, .json, "
             ".yaml) or a SimGrid .xml (did you mean dgx-h100?)");
   PlatformChoice choice = PresetChoice("h100-node");
   choice.p2p_latency = "1us";
@@ -271,9 +276,10 @@ TEST(ClusterChoice, ReportsUnknownPlatformsAndMisplacedFlags) {
             "--set intra_node.bandwidth=... on h100-node");
   choice = IdealChoice();
   choice.p2p_bandwidth = "0";
-  EXPECT_EQ(LoadError(choice),
-            "--p2p-bandwidth: bandwidth '0' is out of range; bandwidths are from 1KB/s to 1EB/s, or "
-            "inf");
+  EXPECT_EQ(
+      LoadError(choice),
+      "--p2p-bandwidth: bandwidth '0' is out of range; bandwidths are from 1KB/s to 1EB/s, or "
+      "inf");
   EXPECT_EQ(LoadError(PresetChoice("missing.yaml")).rfind("missing.yaml: cannot read", 0), 0u);
   choice = PresetChoice(WriteFile("p.xml", "<platform/>"));
   EXPECT_EQ(LoadError(choice),
