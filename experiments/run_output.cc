@@ -525,6 +525,16 @@ std::string CollectivesLine(const RunResult& r) {
     text += (text.empty() ? "" : ", ") + name + " x " + std::to_string(count);
   }
   const CollectiveRow& first = r.collectives.front();
+  if (first.why == "HSDP") {
+    // The shard groups' reduce-scatters and gathers, the replicas' all-reduce (CollectiveRow).
+    const auto replicas =
+        std::find_if(r.collectives.begin(), r.collectives.end(),
+                     [](const auto& c) { return c.kind == CollectiveKind::kAllReduce; });
+    const int32_t groups = replicas == r.collectives.end() ? 1 : replicas->members;
+    return text + " (HSDP: " +
+           std::to_string(first.kind == CollectiveKind::kAllReduce ? 1 : first.members) +
+           " GPUs per shard group, " + std::to_string(groups) + " groups; rings)";
+  }
   text += " (" + std::to_string(first.members) + " GPUs per collective";
   if (first.members_per_node > 0) {
     text += ", " + std::to_string(first.members_per_node) + " per node";

@@ -118,6 +118,8 @@ struct StageCosts {
   std::vector<int32_t> fsdp_units;
   std::vector<int64_t> fsdp_gather_bytes;
   bool fsdp_reshard = false;
+  // HSDP: the replicas each shard group spans, S < dp (sim/gradient_sync.h); 0: all dp.
+  int32_t fsdp_shard = 0;
   // Tensor-parallel collectives inside F and inside I (or B), from a model with --tp > 1: per op,
   // the ring steps of all its collectives (2(t - 1) per all-reduce, t - 1 per reduce-scatter or
   // all-gather) and the bytes each GPU of the group sends per step. Empty: none.

@@ -926,6 +926,7 @@ void AddShardedCosts(const StageModel& stage, const TrainingSetup& setup, StageC
   costs->fsdp_units.push_back(stage.fsdp_units);
   costs->fsdp_gather_bytes.push_back(stage.fsdp_gather_bytes);
   costs->fsdp_reshard = setup.ReshardAfterForward();
+  costs->fsdp_shard = setup.dp_shard > 0 && setup.dp_shard < setup.layout.dp ? setup.dp_shard : 0;
 }
 
 }  // namespace

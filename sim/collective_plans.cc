@@ -149,17 +149,21 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
   rules.dp = parallelism->layout.dp;
   rules.cp = cp;
   if (rules.dp * cp == 1 || costs.gradient_bytes.empty()) return Status();
-  rules.rings_only = cp > 1 || !platform.xml_file.empty();
+  // HSDP: the shard groups' collectives over S x cp GPUs, then the replicas' all-reduce.
+  const int32_t hsdp = costs.fsdp_shard;
+  if (hsdp > 0) rules.dp = hsdp;
+  rules.rings_only = cp > 1 || !platform.xml_file.empty() || hsdp > 0;
   rules.forced_other = forced != nullptr && *forced != CollectiveAlgorithm::kRing;
   rules.forced = forced;
   if (rules.rings_only && rules.forced_other) {
     return where.Invalid(
         "collective_algorithm",
         std::string(CollectiveAlgorithmName(*forced)) + " needs " +
-            (cp > 1 ? where.Name("cp") + " 1 (with context parallelism ppsim runs the "
-                                         "gradients' collectives as rings over dp x cp GPUs)"
-                    : "a cluster (the XML platform " + platform.xml_file +
-                          " has no nodes ppsim knows)") +
+            (hsdp > 0 ? where.Name("dp_shard") + " equal to dp (HSDP's collectives run as rings)"
+             : cp > 1 ? where.Name("cp") + " 1 (with context parallelism ppsim runs the "
+                                           "gradients' collectives as rings over dp x cp GPUs)"
+                      : "a cluster (the XML platform " + platform.xml_file +
+                            " has no nodes ppsim knows)") +
             "; use ring");
   }
   const bool fsdp = !costs.fsdp_units.empty();
@@ -191,7 +195,17 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
                                std::to_string(stage) + "'s " +
                                std::string(CollectiveKindName(row.kind));
       RETURN_IF_ERROR(PlanCollective(rules, ppn, what, comm, &row, &plans[k]));
-      rows->push_back(row);
+      if (hsdp > 0) row.why = "HSDP";
+      // A shard group of one GPU moves nothing (sim/gradient_sync.h).
+      if (hsdp == 0 || int64_t{hsdp} * cp > 1) rows->push_back(row);
+      if (hsdp == 0 || k != 0) continue;
+      // HSDP: each GPU's 1/(S x cp) of the bucket all-reduced over dp / S GPUs.
+      CollectiveRow replicas = row;
+      replicas.kind = CollectiveKind::kAllReduce;
+      replicas.bytes = (row.bytes + int64_t{hsdp} * cp - 1) / (int64_t{hsdp} * cp);
+      replicas.members = parallelism->layout.dp / hsdp;
+      replicas.members_per_node = 0;
+      rows->push_back(replicas);
     }
     parallelism->reduce_plans.push_back(plans[0]);
     parallelism->gather_plans.push_back(plans[1]);

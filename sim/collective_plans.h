@@ -41,7 +41,9 @@ struct CollectiveRow {
 // sees them as n ranks on N nodes, ppn to a node. Errors (InvalidInput, where the algorithm was
 // chosen): a forced algorithm NCCL cannot run there (ChooseNcclAlgorithm's reason), one whose
 // members are not the same number on every node, in runs of consecutive replicas (hierarchical,
-// tree, nvls, nvls-tree), or with --cp > 1 or an XML platform (rings only).
+// tree, nvls, nvls-tree), or with --cp > 1, HSDP or an XML platform (rings only). With HSDP
+// (StageCosts::fsdp_shard) the plans are for the shard groups (S x cp GPUs) and `rows` also has
+// the replicas' all-reduce of each reduce-scatter's shard.
 Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
                        const PlatformSpec& platform, int32_t cp, int64_t grad_bucket_bytes,
                        const CollectiveAlgorithm* forced, const Locator& where,

@@ -61,37 +61,128 @@ void AddBucketTimers(size_t position, int32_t cp, StageGradients* stage, Gradien
   }
 }
 
-// The data-parallel collectives of `stage` over the GPUs of tensor-parallel index `index`, one
-// per bucket (each after its bucket is ready and the bucket before's), with ZeRO-1 each followed
-// by its parameters' all-gather (whose first tasks go to sync->gather_starts). Returns each
-// compiled member's last reduce task.
-// The data-parallel group of `stage` (on `rank`) over the GPUs of tensor-parallel index `index`:
-// its dp x cp members, of which the compiled ones, replica x cp + slice, are in the ring.
-CollectiveGroup DataParallelGroup(int32_t rank, int32_t stage, int32_t index,
-                                  const Parallelism& par, const TaskGraphBuilder& builder) {
+// The replicas each FSDP shard group spans: HSDP's S (StageCosts::fsdp_shard), else all dp.
+int32_t ShardReplicas(const StageCosts& costs, const Parallelism& par) {
+  return costs.fsdp_shard > 0 ? costs.fsdp_shard : par.layout.dp;
+}
+
+// How many shard groups have compiled members: one when folded (replica 0's), else dp / S.
+int32_t CompiledShardGroups(const StageCosts& costs, const Parallelism& par,
+                            const TaskGraphBuilder& builder) {
+  return builder.graph().folded() ? 1 : par.layout.dp / ShardReplicas(costs, par);
+}
+
+// The data-parallel group of `stage` (on `rank`) over the GPUs of tensor-parallel index `index`
+// in the `replicas` consecutive replicas from `first`: their replicas x cp members, replica x cp +
+// slice, of which the compiled ones are in the ring (folded: replica 0's, the last sending to
+// replica 1's first).
+CollectiveGroup DataParallelGroup(int32_t rank, int32_t stage, int32_t index, int32_t first,
+                                  int32_t replicas, const Parallelism& par,
+                                  const TaskGraphBuilder& builder) {
   const int32_t tp = par.layout.tp;
   const int32_t cp = par.layout.cp;
-  const int32_t m = builder.graph().num_replicas * cp;  // compiled ring members
-  const int32_t n = par.layout.dp * cp;                 // ring members
+  const int32_t compiled = std::min(replicas, builder.graph().num_replicas - first);
+  const int32_t m = compiled * cp;  // compiled ring members
+  const int32_t n = replicas * cp;  // ring members
   CollectiveGroup group;
   group.ring.rank = rank;
   group.ring.stage = stage;
   group.ring.size = n;
   group.shard = index;
-  group.replicas = par.layout.dp;
-  for (int32_t i = 0; i < m; ++i) group.ring.members.push_back({i / cp, (i % cp) * tp + index});
-  // Folded, the last compiled member sends to the first member of replica 1.
-  group.ring.wrap_to = m < n ? RingMember{1, index} : group.ring.members[0];
+  group.replicas = replicas;
+  for (int32_t i = 0; i < m; ++i) {
+    group.ring.members.push_back({first + i / cp, (i % cp) * tp + index});
+  }
+  group.ring.wrap_to = m < n ? RingMember{first + compiled, index} : group.ring.members[0];
   return group;
 }
 
+// `count` entries of `v` from `from`.
+std::vector<TaskId> Slice(const std::vector<TaskId>& v, size_t from, size_t count) {
+  return std::vector<TaskId>(v.begin() + static_cast<std::ptrdiff_t>(from),
+                             v.begin() + static_cast<std::ptrdiff_t>(from + count));
+}
+
+// A collective of `kind` over every compiled shard group of tensor-parallel index `index` (all
+// dp replicas but with HSDP), each compiled member (replica x cp + slice) after its `ready` and
+// `previous` task. Returns each compiled member's last task and appends their first ones to
+// `first` when given. A group of one GPU moves nothing: its member's last task is its ready one.
+std::vector<TaskId> AddGroupCollectives(int32_t rank, int32_t stage, int32_t index,
+                                        const CollectivePlan& plan, CollectiveKind kind,
+                                        int64_t bytes, const std::vector<TaskId>& ready,
+                                        const std::vector<TaskId>& previous,
+                                        const StageCosts& costs, const Parallelism& par,
+                                        TaskGraphBuilder* builder,
+                                        std::vector<TaskId>* first = nullptr) {
+  const int32_t cp = par.layout.cp;
+  const int32_t shard = kind == CollectiveKind::kAllReduce || costs.fsdp_units.empty()
+                            ? par.layout.dp
+                            : ShardReplicas(costs, par);
+  if (shard * cp == 1) return ready;
+  std::vector<TaskId> last(ready.size(), TaskGraph::kNoTask);
+  for (int32_t g = 0; g < CompiledShardGroups(costs, par, *builder); ++g) {
+    const CollectiveGroup group =
+        DataParallelGroup(rank, stage, index, g * shard, shard, par, *builder);
+    const size_t from = static_cast<size_t>(g) * shard * cp;
+    const size_t m = group.ring.members.size();
+    MemberSpan span = AddCollective(group, plan, kind, bytes,
+                                    {Slice(ready, from, m), Slice(previous, from, m)}, builder);
+    std::copy(span.last.begin(), span.last.end(), last.begin() + static_cast<std::ptrdiff_t>(from));
+    if (first != nullptr) first->insert(first->end(), span.first.begin(), span.first.end());
+  }
+  return last;
+}
+
+// HSDP (StageCosts::fsdp_shard = S < dp): after a unit's reduce-scatter over its shard group, each
+// GPU all-reduces its 1/(S x cp) of the unit's gradients with the GPUs of the same place in the
+// other dp / S shard groups (replicas r mod S + j S): a ring of dp / S members, each compiled
+// member's after its reduce-scatter (`ready`). Folded, replica 0's member sends to replica S's
+// and stands for every member's send (a mirrored step). Returns each compiled member's last step.
+std::vector<TaskId> AddReplicaAllReduce(int32_t rank, int32_t stage, int32_t index, int64_t bytes,
+                                        const std::vector<TaskId>& ready, const StageCosts& costs,
+                                        const Parallelism& par, TaskGraphBuilder* builder) {
+  const int32_t tp = par.layout.tp;
+  const int32_t cp = par.layout.cp;
+  const int32_t shard = ShardReplicas(costs, par);
+  const int32_t groups = par.layout.dp / shard;  // members of each ring
+  std::vector<TaskId> last(ready.size(), TaskGraph::kNoTask);
+  const RingSteps steps = {.first = 0, .count = 2 * (groups - 1), .bytes = bytes};
+  const bool folded = builder->graph().folded();
+  for (int32_t place = 0; place < (folded ? 1 : shard); ++place) {
+    for (int32_t slice = 0; slice < cp; ++slice) {
+      RingCollective ring;
+      ring.rank = rank;
+      ring.stage = stage;
+      ring.size = groups;
+      MemberWaits waits;
+      for (int32_t j = 0; j < (folded ? 1 : groups); ++j) {
+        const int32_t replica = place + j * shard;
+        ring.members.push_back({replica, slice * tp + index});
+        waits.ready.push_back(ready[static_cast<size_t>(replica) * cp + slice]);
+        waits.previous.push_back(TaskGraph::kNoTask);
+      }
+      ring.wrap_to = folded ? RingMember{shard, slice * tp + index} : ring.members[0];
+      if (folded) ring.source_replica = (groups - 1) * shard;
+      const MemberSpan span = builder->AddRing(ring, steps, waits);
+      for (size_t k = 0; k < ring.members.size(); ++k) {
+        last[static_cast<size_t>(ring.members[k].replica) * cp + slice] = span.last[k];
+      }
+    }
+  }
+  return last;
+}
+
+// The data-parallel collectives of `stage` over the GPUs of tensor-parallel index `index`, one
+// per bucket (each after its bucket is ready and the bucket before's), with ZeRO-1 each followed
+// by its parameters' all-gather (whose first tasks go to sync->gather_starts), with HSDP each
+// reduce-scatter by its replicas' all-reduce. Returns each compiled member's last reduce task.
 std::vector<TaskId> AddShardCollectives(const StageGradients& stage, int32_t index,
                                         const StageCosts& costs, const Parallelism& par,
                                         GradientSync* sync, TaskGraphBuilder* builder) {
   const int32_t m = builder->graph().num_replicas * par.layout.cp;  // compiled ring members
   // ZeRO-1 and 2 reduce-scatter and gather after the step; ZeRO-3 (FSDP) reduce-scatters only.
   const bool zero = !costs.param_gather_bytes.empty() || !costs.fsdp_units.empty();
-  const CollectiveGroup group = DataParallelGroup(stage.rank, stage.stage, index, par, *builder);
+  const bool hsdp = costs.fsdp_shard > 0;
   const CollectivePlan reduce_plan =
       par.reduce_plans.empty() ? CollectivePlan() : par.reduce_plans[stage.stage];
   const CollectivePlan gather_plan =
@@ -101,18 +192,21 @@ std::vector<TaskId> AddShardCollectives(const StageGradients& stage, int32_t ind
   for (int64_t j = 0; j < stage.buckets; ++j) {
     const int32_t bucket = static_cast<int32_t>(j);
     const int32_t buckets = static_cast<int32_t>(stage.buckets);
-    chain = AddCollective(group, reduce_plan,
-                          zero ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-                          SplitBytes(stage.dense_bytes, buckets, bucket), {stage.ready[j], chain},
-                          builder)
-                .last;
+    const int64_t bytes = SplitBytes(stage.dense_bytes, buckets, bucket);
+    chain = AddGroupCollectives(stage.rank, stage.stage, index, reduce_plan,
+                                zero ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                                bytes, stage.ready[j], chain, costs, par, builder);
+    if (hsdp) {
+      const int64_t shard_bytes = (bytes + ShardReplicas(costs, par) * par.layout.cp - 1) /
+                                  (ShardReplicas(costs, par) * par.layout.cp);
+      chain = AddReplicaAllReduce(stage.rank, stage.stage, index, shard_bytes, chain, costs, par,
+                                  builder);
+    }
     if (costs.param_gather_bytes.empty()) continue;
     const int64_t params = SplitBytes(costs.param_gather_bytes[stage.stage], buckets, bucket);
-    MemberSpan gather = AddCollective(group, gather_plan, CollectiveKind::kAllGather, params,
-                                      {none, gather_chain}, builder);
-    gather_chain = std::move(gather.last);
-    auto& gathers = sync->gather_starts[stage.stage];
-    gathers.insert(gathers.end(), gather.first.begin(), gather.first.end());
+    gather_chain = AddGroupCollectives(stage.rank, stage.stage, index, gather_plan,
+                                       CollectiveKind::kAllGather, params, none, gather_chain,
+                                       costs, par, builder, &sync->gather_starts[stage.stage]);
   }
   return chain;
 }
@@ -212,15 +306,13 @@ void AddOpGathers(const Schedule& schedule, int32_t rank, size_t position, int32
   }
   const bool last_op = position + 1 == schedule.orders[rank].size();
   for (int32_t index = 0; index < par.layout.tp; ++index) {
-    const CollectiveGroup group = DataParallelGroup(rank, stage, index, par, *builder);
     std::vector<TaskId>& previous = (*chain)[index];
     for (int32_t unit = 0; unit < units; ++unit) {
       const std::vector<TaskId> ready =
           unit == 0 ? previous_op : std::vector<TaskId>(m, TaskGraph::kNoTask);
       const int64_t bytes = SplitBytes(costs.fsdp_gather_bytes[stage], units, unit);
-      previous =
-          AddCollective(group, plan, CollectiveKind::kAllGather, bytes, {ready, previous}, builder)
-              .last;
+      previous = AddGroupCollectives(rank, stage, index, plan, CollectiveKind::kAllGather, bytes,
+                                     ready, previous, costs, par, builder);
       for (int32_t i = 0; i < m; ++i) {
         if (unit == 0)
           builder->AddEdge(previous[i], builder->graph().ComputeTask(rank, position, i / cp));
@@ -286,7 +378,7 @@ GradientSync AddGradientSync(const Schedule& schedule, const StageCosts& costs,
     AddStageSync(std::move(gradients), static_cast<size_t>(last_backward[stage]), costs, par, &sync,
                  builder);
   }
-  if (!costs.fsdp_units.empty() && layout.dp * layout.cp > 1) {
+  if (!costs.fsdp_units.empty() && ShardReplicas(costs, par) * layout.cp > 1) {
     AddFsdpGathers(schedule, costs, par, &sync, builder);
   }
   return sync;

@@ -39,8 +39,12 @@
 // GPU, before each op that needs them (the stage's first F; with fsdp_reshard every F and every
 // B or I): the first unit after the rank's previous op ends (exposed), the op after the first
 // unit, the rank's next op (or its optimizer step) after the last unit, so that the others are
-// prefetched under the op's compute. HSDP (a shard group smaller than dp) is timed as the full
-// dp x cp ring: its per-GPU bytes differ by the replica all-reduce of the 1/S shard (README).
+// prefetched under the op's compute. HSDP (StageCosts::fsdp_shard: shard groups of S < dp
+// replicas, r .. r + S - 1 for r a multiple of S, as torchtitan's (replicate, shard) mesh): the
+// gathers and reduce-scatters run over a shard group's S x cp GPUs, and each unit's
+// reduce-scatter is followed by an all-reduce of its 1/(S x cp) over the dp / S GPUs of the same
+// place in the other groups (a ring, on the same stream), as FSDP2 runs HSDP. HSDP's collectives
+// are rings (sim/collective_plans.h).
 //
 // Optimizer steps: one per rank and replica whose stages have one (StageCosts::optimizer_step_s),
 // after the rank's last task on its stream and the last reduce steps of its stages' gradients;

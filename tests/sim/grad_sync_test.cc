@@ -132,5 +132,43 @@ TEST(Fsdp, ReshardAfterForwardGathersAgainForTheBackward) {
   EXPECT_NEAR(FsdpMakespan(200'000'000, true), 0.06 + 1 + 0.06 + 4 + 0.11, 1e-9);
 }
 
+// HSDP: four replicas, shard groups of two (replicas 0-1 and 2-3, torchtitan's mesh), the same
+// stage as FsdpMakespan's. Each unit's gathers and reduce-scatters run over its shard group's two
+// GPUs, and each reduce-scatter is followed by the all-reduce of its half over the two shard
+// groups (replicas 0 and 2, 1 and 3), on the same stream. `fold`: replica 0 compiled alone.
+double HsdpMakespan(bool fold) {
+  const Schedule s = OneRankOneMicrobatch();
+  StageCosts costs = OneStageCosts(1, 4);
+  costs.gradient_bytes = {400'000'000};
+  costs.fsdp_units = {2};
+  costs.fsdp_gather_bytes = {200'000'000};
+  costs.fsdp_shard = 2;
+  Parallelism parallelism{{.dp = 4, .tp = 1}, P2pMode::kEager};
+  parallelism.fold_replicas = fold;
+  TaskGraph graph;
+  EXPECT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
+  const PlatformSpec platform = PlatformOrDie(IdealChoice(kLatency, kBandwidth), 1, 4, 1);
+  double makespans[2] = {0, 0};
+  int k = 0;
+  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
+    Timeline timeline;
+    EXPECT_TRUE(Execute(engine, graph, platform, &timeline).ok());
+    for (double end : timeline.end_s) makespans[k] = std::max(makespans[k], end);
+    ++k;
+  }
+  EXPECT_NEAR(makespans[0], makespans[1], 1e-9);
+  return makespans[1];
+}
+
+TEST(Hsdp, ShardGroupsReduceScatterThenReplicasAllReduceTheShard) {
+  // Gathers over 2 GPUs, as FsdpMakespan(2e8): unit 1 [0, 0.06], F [0.06, 1.06], B [1.06, 5.06].
+  // Buckets of 2e8 ready at 3.06 and 5.06; each reduce-scattered over 2 GPUs (one step of 0.01 +
+  // 1e8/1e9 = 0.11), then its 1e8 shard all-reduced over 2 groups (2 steps of 0.01 + 5e7/1e9 =
+  // 0.06): the first [3.06, 3.29], the second [5.06, 5.29].
+  const double expected = 0.06 + 1 + 4 + 0.11 + 2 * 0.06;
+  EXPECT_NEAR(HsdpMakespan(false), expected, 1e-9);
+  EXPECT_NEAR(HsdpMakespan(true), expected, 1e-9);
+}
+
 }  // namespace
 }  // namespace ppsim
