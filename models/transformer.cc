@@ -290,10 +290,19 @@ LayerActivations LayerActivationBytes(const TransformerSpec& spec, const Trainin
   return bytes;
 }
 
+// With ZeRO-2/3, ep 1 and tp 1 every GPU holds every expert and the experts' group is the dense
+// parameters' (dp x cp): they shard, and are reduced and gathered, with them (torchtitan's FSDP of
+// a MoE model without expert parallelism: each block one unit, experts included).
+bool ExpertsShardAsDense(const TrainingSetup& setup) {
+  return setup.zero_stage >= 2 && setup.layout.ep == 1 && setup.layout.tp == 1;
+}
+
 // A stage's largest FSDP unit on one GPU of its tensor-parallel group (torchtitan's
-// fully_shard units: the embedding, each layer, the final norm with the head): dense models only.
+// fully_shard units: the embedding, each layer — a MoE layer with its experts —, the final norm
+// with the head).
 int64_t FsdpUnitParameters(const TransformerSpec& spec, const StageModel& stage, int64_t t) {
-  int64_t unit = stage.layers > 0 ? CeilDiv(spec.LayerParameters(), t) : 0;
+  int64_t unit = stage.layers > stage.moe_layers ? CeilDiv(spec.LayerParameters(), t) : 0;
+  if (stage.moe_layers > 0) unit = std::max(unit, CeilDiv(spec.MoeLayerParameters(), t));
   if (stage.embedding) unit = std::max(unit, CeilDiv(spec.EmbeddingParameters(), t));
   if (stage.lm_head) {
     int64_t head = FinalNormParameters(spec) + spec.HeadParameters();
@@ -447,11 +456,13 @@ Status CheckSharding(const TransformerSpec& spec, const TrainingSetup& setup,
     return where.Invalid(
         "zero", std::to_string(setup.zero_stage) + " is not a ZeRO stage; valid: 0, 1, 2, 3");
   }
-  if (setup.zero_stage >= 2 && spec.moe()) {
+  if (setup.zero_stage >= 2 && spec.moe() && !ExpertsShardAsDense(setup)) {
     return where.Invalid("zero", std::to_string(setup.zero_stage) + " with the routed experts of " +
-                                     spec.name +
+                                     spec.name + " and " + where.Name("ep") + " " +
+                                     std::to_string(setup.layout.ep) + ", " + where.Name("tp") +
+                                     " " + std::to_string(setup.layout.tp) +
                                      " is not modelled (their expert-data-parallel sharding); "
-                                     "valid with experts: 0, 1");
+                                     "valid with experts: 0, 1, or 2 and 3 with ep 1 and tp 1");
   }
   if (setup.dp_shard != 0 && setup.zero_stage != 3) {
     return where.Invalid("dp_shard", "shards parameters with " + where.Name("zero") +
@@ -849,7 +860,9 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
     // (CheckTrainingSetup: the replicated bytes are at least the gradients').
     const int64_t gradient_bytes_per_parameter = GradientBytesPerParameter(setup);
     stage.gradient_bytes = gradient_bytes_per_parameter * stage.parameters;
-    stage.expert_gradient_bytes = gradient_bytes_per_parameter * stage.expert_parameters;
+    // Experts sharded as dense parameters are reduced with them (ExpertsShardAsDense).
+    stage.expert_gradient_bytes =
+        ExpertsShardAsDense(setup) ? 0 : gradient_bytes_per_parameter * stage.expert_parameters;
     stage.weight_bytes = (bytes.replicated - gradient_bytes_per_parameter) * stage.parameters;
     stage.optimizer_state_bytes = CeilDiv(bytes.sharded * dense_parameters, optimizer_shards) +
                                   CeilDiv(bytes.sharded * stage.expert_parameters, expert_shards);
@@ -955,7 +968,8 @@ StageCosts ModelStageCosts(const std::vector<StageModel>& stages,
     if (setup.zero_stage >= 2 && layout.dp * layout.cp > 1) AddShardedCosts(stage, setup, &costs);
     if ((setup.zero_stage == 1 || setup.zero_stage == 2) && layout.dp * layout.cp > 1) {
       // The dense parameters: the experts' are reduced over their own groups (sim/gradient_sync.h).
-      costs.param_gather_bytes.push_back(2 * (stage.parameters - stage.expert_parameters));
+      costs.param_gather_bytes.push_back(
+          2 * (stage.parameters - (ExpertsShardAsDense(setup) ? 0 : stage.expert_parameters)));
     }
     if (layout.tp > 1) {
       costs.tp_forward_steps.push_back(stage.tp_forward_steps);

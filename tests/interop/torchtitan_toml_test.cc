@@ -46,8 +46,8 @@ TEST(TorchtitanToml, RealFilesRunFsdp) {
   s = Settings("llama3_8b.toml", 64);
   EXPECT_EQ(s.at("dp"), "64");
   EXPECT_EQ(s.at("zero"), "3");
-  // deepseek_v3_671b.toml: fsdp_reshard_after_forward = "default" read; the run refuses FSDP of
-  // experts (models/transformer.h CheckTrainingSetup).
+  // deepseek_v3_671b.toml: fsdp_reshard_after_forward = "default" read; with ep 1 and tp 1 its
+  // experts shard as dense parameters (models/transformer.cc ExpertsShardAsDense).
   s = Settings("deepseek_v3_671b.toml", 8);
   EXPECT_EQ(s.at("zero"), "3");
   EXPECT_EQ(s.count("reshard_after_forward"), 0u);

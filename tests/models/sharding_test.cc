@@ -115,9 +115,33 @@ TEST(Sharding, BadValuesAreRefused) {
             "--reshard-after-forward: applies with --zero 3 only");
   const TransformerSpec& mixtral = *FindTransformerPreset("mixtral-8x7b");
   setup = ShardSetup(3, 8);
+  setup.layout.ep = 8;
   EXPECT_EQ(CheckTrainingSetup(mixtral, setup, FlagLocator()).message(),
-            "--zero: 3 with the routed experts of mixtral-8x7b is not modelled (their "
-            "expert-data-parallel sharding); valid with experts: 0, 1");
+            "--zero: 3 with the routed experts of mixtral-8x7b and --ep 8, --tp 1 is not modelled "
+            "(their expert-data-parallel sharding); valid with experts: 0, 1, or 2 and 3 with ep 1 "
+            "and tp 1");
+}
+
+// FSDP of a MoE model without expert parallelism (torchtitan's deepseek_v3_671b.toml: ep 1,
+// tp 1): every GPU holds every expert, so the experts shard with the dense parameters, and a MoE
+// block with its experts is one unit. Mixtral 8x7B (h 4096, 8 KV heads of 128, 8 experts of
+// f 14336, V 32000, 32 layers, untied): a layer's attention 2 h^2 + 2 h 1024 = 41,943,040, router
+// 8 h = 32,768, experts 8 x 3 h f = 1,409,286,144, norms 2 h: U = 1,451,270,144; P = 32 U + 2 V h +
+// h = 46,702,792,704 (the published 46.7B).
+TEST(Sharding, Zero3ShardsTheExpertsWithoutExpertParallelism) {
+  const TransformerSpec& mixtral = *FindTransformerPreset("mixtral-8x7b");
+  const int64_t p = 46702792704, unit = 1451270144;
+  EXPECT_EQ(mixtral.TotalParameters(), p);
+  const TrainingSetup setup = ShardSetup(3, 8);
+  ASSERT_TRUE(CheckTrainingSetup(mixtral, setup, FlagLocator()).ok());
+  const StageModel stage = BuildStageModels(mixtral, setup, {32})[0];
+  EXPECT_EQ(stage.weight_bytes, CeilDiv(2 * p, 8) + 4 * unit);  // 2P/8 + two units gathered
+  EXPECT_EQ(stage.weight_bytes, 17480778752);
+  EXPECT_EQ(stage.gradient_bytes, 29156476928);         // 4P/8 + 4U
+  EXPECT_EQ(stage.optimizer_state_bytes, 70054189056);  // 12P/8
+  EXPECT_EQ(stage.expert_gradient_bytes, 0);            // reduced with the dense ones
+  EXPECT_EQ(stage.gradient_sync_bytes, 4 * p);
+  EXPECT_EQ(stage.fsdp_gather_bytes, 2 * p);
 }
 
 }  // namespace
