@@ -290,13 +290,6 @@ LayerActivations LayerActivationBytes(const TransformerSpec& spec, const Trainin
   return bytes;
 }
 
-// With ZeRO-2/3, ep 1 and tp 1 every GPU holds every expert and the experts' group is the dense
-// parameters' (dp x cp): they shard, and are reduced and gathered, with them (torchtitan's FSDP of
-// a MoE model without expert parallelism: each block one unit, experts included).
-bool ExpertsShardAsDense(const TrainingSetup& setup) {
-  return setup.zero_stage >= 2 && setup.layout.ep == 1 && setup.layout.tp == 1;
-}
-
 // A stage's largest FSDP unit on one GPU of its tensor-parallel group (torchtitan's
 // fully_shard units: the embedding, each layer — a MoE layer with its experts —, the final norm
 // with the head).
@@ -446,41 +439,6 @@ ParamBytes RecipeBytes(const TrainingSetup& setup) {
   if (setup.sharded_bytes_per_param >= 0) bytes.sharded = setup.sharded_bytes_per_param;
   return bytes;
 }
-
-namespace {
-
-// The sharding options (zero, dp_shard): see CheckTrainingSetup.
-Status CheckSharding(const TransformerSpec& spec, const TrainingSetup& setup,
-                     const Locator& where) {
-  if (setup.zero_stage < 0 || setup.zero_stage > 3) {
-    return where.Invalid(
-        "zero", std::to_string(setup.zero_stage) + " is not a ZeRO stage; valid: 0, 1, 2, 3");
-  }
-  if (setup.zero_stage >= 2 && spec.moe() && !ExpertsShardAsDense(setup)) {
-    return where.Invalid("zero", std::to_string(setup.zero_stage) + " with the routed experts of " +
-                                     spec.name + " and " + where.Name("ep") + " " +
-                                     std::to_string(setup.layout.ep) + ", " + where.Name("tp") +
-                                     " " + std::to_string(setup.layout.tp) +
-                                     " is not modelled (their expert-data-parallel sharding); "
-                                     "valid with experts: 0, 1, or 2 and 3 with ep 1 and tp 1");
-  }
-  if (setup.dp_shard != 0 && setup.zero_stage != 3) {
-    return where.Invalid("dp_shard", "shards parameters with " + where.Name("zero") +
-                                         " 3 only; give " + where.Name("zero") + " 3");
-  }
-  if (setup.dp_shard < 0 || (setup.dp_shard > 0 && setup.layout.dp % setup.dp_shard != 0)) {
-    return where.Invalid("dp_shard", std::to_string(setup.dp_shard) + " does not divide " +
-                                         where.Name("dp") + " " + std::to_string(setup.layout.dp) +
-                                         "; give a divisor of it (HSDP: shard over S, replicate "
-                                         "over dp / S)");
-  }
-  if (setup.reshard_after_forward != TrainingSetup::Reshard::kDefault && setup.zero_stage != 3) {
-    return where.Invalid("reshard_after_forward", "applies with " + where.Name("zero") + " 3 only");
-  }
-  return Status();
-}
-
-}  // namespace
 
 Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup,
                           const Locator& where) {

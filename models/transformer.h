@@ -389,6 +389,15 @@ struct TrainingSetup {
 // expert parallelism. Messages start at the cp_comm_type field.
 Status CheckCpCommType(const TransformerSpec& spec, const TrainingSetup& setup,
                        const Locator& where);
+// The sharding fields (models/sharding.cc): zero 0 to 3; 2 and 3 with routed experts only when
+// they shard as dense parameters (ExpertsShardAsDense); dp_shard with zero 3 only, dividing dp;
+// reshard_after_forward with zero 3 only. Part of CheckTrainingSetup.
+Status CheckSharding(const TransformerSpec& spec, const TrainingSetup& setup, const Locator& where);
+// With ZeRO-2/3, ep 1 and tp 1 every GPU holds every expert and the experts' group is the dense
+// parameters' (dp x cp): they shard, and are reduced and gathered, with them (torchtitan's FSDP of
+// a MoE model without expert parallelism: each block one FSDP unit, experts included).
+bool ExpertsShardAsDense(const TrainingSetup& setup);
+
 // The recomputation fields against the model, as Megatron's TransformerConfig checks them:
 // modules only with selective ("--recompute-modules: applies to selective recomputation ..."),
 // mla_up_proj with MLA, moe and moe_act with experts, shared_experts with shared experts (each
