@@ -5,6 +5,7 @@
 
 #include "base/names.h"
 #include "experiments/framework_emit.h"
+#include "models/offload.h"
 #include "sim/task_graph.h"
 
 namespace ppsim {
@@ -257,6 +258,12 @@ void TrainingArgs(const PreparedRun& run, Arguments* args, FrameworkLaunch* laun
     args->Add("--recompute-num-layers", all ? 1 : s.recompute_num_layers);
   }
   if (!s.flash_attention) args->Add("--attention-backend", std::string("unfused"));
+  if (s.offload_modules != 0) {
+    args->Add("--fine-grained-activation-offloading");
+    std::string modules = OffloadModulesName(s.offload_modules);  // space-separated (nargs='+')
+    std::replace(modules.begin(), modules.end(), ',', ' ');
+    args->Add("--offload-modules", modules);
+  }
   const int64_t bucket = run.spec.grad_bucket_bytes;
   const int64_t per_param = s.fp32_grads ? 4 : 2;
   if (bucket > 0 && bucket % per_param == 0) {

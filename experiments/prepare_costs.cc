@@ -7,6 +7,7 @@
 
 #include "config/units.h"
 #include "experiments/run_phases.h"
+#include "models/offload.h"
 #include "models/profile.h"
 #include "schedules/zb_auto.h"
 
@@ -128,6 +129,25 @@ Status CheckMoeDurationsAreTheModels(const RunSpec& spec) {
   return Status();
 }
 
+// Activation offload (--offload-modules, models/offload.h): each stage's offloaded bytes, over a
+// platform whose GPUs have a host link.
+Status ApplyOffload(const PreparedRun& run, StageCosts* costs) {
+  const TrainingSetup& setup = run.setup;
+  if (setup.offload_modules == 0) return Status();
+  const PlatformSpec& platform = run.platform;
+  if (!(platform.host_link_bandwidth_bytes_per_s > 0)) {
+    return run.spec.where->Invalid(
+        "offload_modules",
+        "needs a GPU-to-host link; the platform has none (valid: a cluster with host_link, as "
+        "the dgx-h100, dgx-b200 and gb200-nvl72 presets, or --set host_link.bandwidth=...)");
+  }
+  costs->offload_bytes.clear();
+  for (const StageModel& stage : run.stages) {
+    costs->offload_bytes.push_back(StageOffloadBytes(run.transformer, setup, stage));
+  }
+  return Status();
+}
+
 // The analytic model's costs on the platform's GPU (none without a model).
 Status ModelCosts(PreparedRun* run, StageCosts* costs) {
   const RunSpec& spec = run->spec;
@@ -138,7 +158,7 @@ Status ModelCosts(PreparedRun* run, StageCosts* costs) {
       ModelStageSeconds(spec, run->transformer, run->setup, run->platform, run->stages),
       run->setup);
   run->gpu = GpuModelOf(run->platform, spec);
-  return Status();
+  return ApplyOffload(*run, costs);
 }
 
 // DeepSeek's node-limited routing (--moe-node-limit M) on `platform`: the expert-parallel group of

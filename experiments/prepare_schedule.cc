@@ -93,7 +93,11 @@ Status LoadScheduleFile(const RunSpec& spec, Schedule* schedule) {
 Status CheckRunSize(const RunSpec& spec, double stages, double microbatches, double actions) {
   const ParallelLayout& layout = spec.training.layout;
   const double tasks = TaskCountBound(stages, microbatches, actions, layout.dp, layout.tp,
-                                      spec.p2p_mode, layout.cp, FoldsReplicas(spec));
+                                      spec.p2p_mode, layout.cp, FoldsReplicas(spec)) +
+                       // activation offload: at most an offload and a reload per forward
+                       (spec.training.offload_modules != 0
+                            ? 2 * stages * microbatches * (FoldsReplicas(spec) ? 1 : layout.dp)
+                            : 0);
   if (tasks <= static_cast<double>(spec.max_tasks)) return Status();
   const Locator& where = *spec.where;
   std::string sizes;

@@ -14,6 +14,7 @@
 #include "experiments/framework_emit.h"
 #include "experiments/megatron_request.h"
 #include "experiments/torchtitan_run.h"
+#include "models/offload.h"
 #include "schedules/registry.h"
 
 namespace ppsim {
@@ -311,6 +312,10 @@ Status ResolveRecomputeDetail(const proto::RunConfig& c, const Locator& where, T
     RETURN_IF_ERROR(AtLeast(where, "recompute_num_layers", c.recompute_num_layers(), 1));
     t->recompute_num_layers = c.recompute_num_layers();
   }
+  if (!c.offload_modules().empty()) {  // checked against the model by CheckTrainingSetup
+    RETURN_IF_ERROR(ParseOffloadModules(where.Where("offload_modules"), c.offload_modules(),
+                                        &t->offload_modules));
+  }
   return Status();
 }
 
@@ -345,7 +350,8 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
                             "tp_comm_overlap",
                             "recompute_modules",
                             "recompute_method",
-                            "recompute_num_layers"};
+                            "recompute_num_layers",
+                            "offload_modules"};
     const google::protobuf::Descriptor* type = c.GetDescriptor();
     const google::protobuf::Reflection* reflection = c.GetReflection();
     for (const char* field : fields) {

@@ -9,6 +9,7 @@
 #include "base/names.h"
 #include "config/units.h"
 #include "experiments/framework_emit.h"
+#include "models/offload.h"
 
 namespace ppsim {
 namespace {
@@ -120,6 +121,7 @@ nlohmann::ordered_json Assumptions(const RunResult& r) {
       a["recompute_method"] = std::string(RecomputeMethodName(t.recompute_method));
       a["recompute_num_layers"] = t.recompute_num_layers;
     }
+    if (t.offload_modules != 0) a["offload_modules"] = OffloadModulesName(t.offload_modules);
     a["flash_attention"] = t.flash_attention;
     a["sequence_parallel"] = t.sequence_parallel;
     a["tp_comm_overlap"] = r.spec.tp_comm_overlap;
@@ -173,6 +175,7 @@ std::string AssumptionsLine(const RunResult& r) {
       recompute += " (" + std::string(RecomputeMethodName(t.recompute_method)) + " " +
                    std::to_string(t.recompute_num_layers) + ")";
     }
+    if (t.offload_modules != 0) recompute += ", offload " + OffloadModulesName(t.offload_modules);
     text += ", " + std::string(DtypeName(t.dtype)) + ", recompute " + recompute +
             ", flash attention " + (t.flash_attention ? "on" : "off") +
             (t.sequence_parallel ? ", sequence parallel" : "") +

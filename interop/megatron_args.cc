@@ -759,6 +759,32 @@ Status Precision(const MegatronReader& r, MegatronRun* run) {
   return Status();
 }
 
+// Fine-grained activation offloading: Megatron's module names are ppsim's (checked against the
+// model with the run). Megatron reads --offload-modules only with the switch, and asserts a
+// non-empty list with it.
+Status Offloading(const MegatronReader& r, MegatronRun* run) {
+  const bool on = r.Has("--fine-grained-activation-offloading");
+  if (!r.Has("--offload-modules")) {
+    if (on) {
+      return r.Invalid("--fine-grained-activation-offloading",
+                       "needs --offload-modules, as Megatron asserts (valid: attn_norm, "
+                       "qkv_linear, core_attn, attn_proj, mlp_norm, expert_fc1, moe_act)");
+    }
+    return Status();
+  }
+  if (!on) {
+    run->notes.push_back(
+        "--offload-modules: no effect without --fine-grained-activation-offloading");
+    return Status();
+  }
+  std::string modules;
+  for (const std::string& module : r.Values("--offload-modules")) {
+    modules += (modules.empty() ? "" : ",") + module;
+  }
+  Set(run, "offload_modules", modules, "--offload-modules");
+  return Status();
+}
+
 // Recomputation: ppsim's selective is Megatron's core_attn; full is every layer recomputed.
 Status Recomputation(const MegatronReader& r, const Shape& s, MegatronRun* run) {
   std::string granularity = "none";
@@ -830,6 +856,7 @@ Status Training(const MegatronReader& r, const Shape& s, MegatronRun* run) {
   }
   RETURN_IF_ERROR(Precision(r, run));
   RETURN_IF_ERROR(Recomputation(r, s, run));
+  RETURN_IF_ERROR(Offloading(r, run));
   std::string backend;
   RETURN_IF_ERROR(r.Choice("--attention-backend", "auto",
                            {"auto", "flash", "fused", "unfused", "local"}, &backend));

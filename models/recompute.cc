@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/names.h"
+#include "models/module_list.h"
 #include "models/transformer.h"
 
 namespace ppsim {
@@ -27,36 +28,11 @@ constexpr NamedValue<RecomputeMethod> kRecomputeMethods[] = {
 }  // namespace
 
 Status ParseRecomputeModules(std::string_view what, std::string_view text, uint32_t* modules) {
-  *modules = 0;
-  std::string list(text);
-  std::replace(list.begin(), list.end(), ',', ' ');
-  size_t at = 0;
-  while ((at = list.find_first_not_of(' ', at)) != std::string::npos) {
-    const size_t end = std::min(list.find(' ', at), list.size());
-    uint32_t module = 0;
-    RETURN_IF_ERROR(ParseNamed(kRecomputeModules, "module", what,
-                               std::string_view(list).substr(at, end - at), &module));
-    if (*modules & module) {
-      return Status::InvalidInput(std::string(what) + ": " + list.substr(at, end - at) +
-                                  " is listed twice; give each module once");
-    }
-    *modules |= module;
-    at = end;
-  }
-  if (*modules == 0) {
-    return Status::InvalidInput(std::string(what) +
-                                ": empty; give one or more of core_attn, mlp, moe, moe_act, "
-                                "layernorm, mla_up_proj, shared_experts");
-  }
-  return Status();
+  return ParseModuleList(kRecomputeModules, what, text, modules);
 }
 
 std::string RecomputeModulesName(uint32_t modules) {
-  std::string names;
-  for (const auto& module : kRecomputeModules) {
-    if (modules & module.value) names += (names.empty() ? "" : ",") + std::string(module.name);
-  }
-  return names;
+  return ModuleListName(kRecomputeModules, modules);
 }
 
 Status ParseRecomputeMethod(std::string_view what, std::string_view text, RecomputeMethod* method) {

@@ -68,6 +68,9 @@ struct StageCosts {
   std::vector<double> overlap_s;
   std::vector<int64_t> activation_bytes;    // M_B: held from F's start until the backward.
   std::vector<int64_t> activation_w_bytes;  // M_W: the part of M_B held from I until W.
+  // Of M_B, the bytes activation offload (models/offload.h) copies to host memory after each
+  // forward and back before its backward (sim/host_copies.h), per GPU and microbatch. Empty: none.
+  std::vector<int64_t> offload_bytes;
   // The tensor crossing the boundary between stage s and s + 1 (activation forward, gradient
   // backward). The last stage's entry is not sent.
   std::vector<int64_t> message_bytes;

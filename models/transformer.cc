@@ -8,6 +8,8 @@
 #include "base/embedded.h"
 #include "base/escape.h"
 #include "base/names.h"
+#include "models/layer_parts.h"
+#include "models/offload.h"
 #include "models/op_costs.h"
 
 namespace ppsim {
@@ -157,24 +159,6 @@ struct LayerActivations {
   int64_t weight_grad = 0;  // M_W
 };
 
-// A layer's saved tensors by the module that can drop them (models/transformer.h, "Recomputation
-// by module"), in bytes on one GPU; tensors that Transformer Engine's FP8 linear layers save as
-// their input are counted in the run's precision (SavedBytes).
-struct LayerParts {
-  int64_t norm_inputs = 0;   // the two norms' inputs (the residual stream), 16-bit
-  int64_t norm_outputs = 0;  // the two norms' outputs (layernorm)
-  int64_t dropout_masks = 0;
-  int64_t latents = 0;      // MLA's q_a/kv_a outputs and their norms' outputs
-  int64_t qkv = 0;          // Q, K and V (mla_up_proj recomputes MLA's)
-  int64_t context = 0;      // the attention's output, the projection's input
-  int64_t scores = 0;       // without flash attention (core_attn)
-  int64_t mlp = 0;          // a dense layer's MLP intermediates (mlp)
-  int64_t moe = 0;          // a MoE layer's router, routed and shared experts (moe)
-  int64_t moe_act = 0;      // of moe: the routed experts' activation output (moe_act)
-  int64_t shared = 0;       // of moe: the shared experts' intermediates (shared_experts)
-  int64_t weight_grad = 0;  // M_W before the cap
-};
-
 // Bytes of `elements` values that a Transformer Engine linear layer saves as its input: 16-bit,
 // FP8's 1 byte, or MXFP8's 1 byte plus an E8M0 scale per 32 values.
 int64_t SavedBytes(Dtype dtype, int64_t elements) {
@@ -187,6 +171,8 @@ int64_t SavedBytes(Dtype dtype, int64_t elements) {
       return 2 * elements;
   }
 }
+
+}  // namespace
 
 LayerParts LayerActivationParts(const TransformerSpec& spec, const TrainingSetup& setup,
                                 LayerKind kind) {
@@ -211,7 +197,8 @@ LayerParts LayerActivationParts(const TransformerSpec& spec, const TrainingSetup
   p.norm_inputs = 2 * rep(2 * h);
   // Norm 1's output is QKV's (MLA: the down projections') FP8 input (TE's LayerNormLinear);
   // norm 2's is fc1's, except in a MoE layer, where the 16-bit router saves it too.
-  p.norm_outputs = saved(rep(h)) + (moe ? 2 * rep(h) : saved(rep(h)));
+  p.attn_norm_output = saved(rep(h));
+  p.norm_outputs = p.attn_norm_output + (moe ? 2 * rep(h) : saved(rep(h)));
   p.dropout_masks = gpt ? rep(2 * h) : 0;
   int64_t w_sharded = 0;  // per token: QKV's (q_b's, kv_b's) output gradients
   int64_t context_t = q_t;
@@ -244,6 +231,8 @@ LayerParts LayerActivationParts(const TransformerSpec& spec, const TrainingSetup
     // The router's fp32 probabilities and 1-byte map 5E; the permuted tokens (grouped fc1's FP8
     // input) kh; the experts' intermediates; the unpermutation's 16-bit input 2kh.
     p.moe_act = saved(routed(k * f_e));
+    p.expert_fc1_input = saved(routed(k * h));
+    p.moe_act_input = (gpt ? 2 : 4) * routed(k * f_e);
     p.shared = f_s > 0 ? mlp_bytes(sb * f_s / t) : 0;
     p.moe = routed(5 * e) + saved(routed(k * h)) + (gpt ? 2 : 4) * routed(k * f_e) + p.moe_act +
             2 * routed(k * h) + p.shared;
@@ -262,6 +251,8 @@ LayerParts LayerActivationParts(const TransformerSpec& spec, const TrainingSetup
                   saved(sb * context_t) + weight_mlp;
   return p;
 }
+
+namespace {
 
 LayerActivations LayerActivationBytes(const TransformerSpec& spec, const TrainingSetup& setup,
                                       LayerKind kind) {
@@ -443,6 +434,7 @@ ParamBytes RecipeBytes(const TrainingSetup& setup) {
 Status CheckTrainingSetup(const TransformerSpec& spec, const TrainingSetup& setup,
                           const Locator& where) {
   RETURN_IF_ERROR(CheckRecomputeSetup(spec, setup, where));
+  RETURN_IF_ERROR(CheckOffloadSetup(spec, setup, where));
   auto at_least_one = [&](std::string_view field, int64_t value) {
     return where.Invalid(field, "must be at least 1; got " + std::to_string(value));
   };

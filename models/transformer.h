@@ -355,6 +355,9 @@ struct TrainingSetup {
   // With kFull: which layers (RecomputeMethod) and N, recompute_num_layers (>= 1 unless kAll).
   RecomputeMethod recompute_method = RecomputeMethod::kAll;
   int32_t recompute_num_layers = 0;
+  // Megatron's fine-grained activation offloading (--offload-modules): OffloadModule bits, 0 none
+  // (models/offload.h).
+  uint32_t offload_modules = 0;
   bool flash_attention = true;
   CpCommType cp_comm_type = CpCommType::kP2p;  // with cp > 1
   // ZeRO stage: 0; 1 shards the optimizer state over dp x cp (Megatron's distributed optimizer);

@@ -7,7 +7,8 @@ namespace ppsim {
 namespace {
 
 // Indexed by CommKind.
-constexpr std::string_view kCommKindNames[] = {"pp_p2p", "tp", "cp", "dp", "ep_alltoall"};
+constexpr std::string_view kCommKindNames[] = {"pp_p2p", "tp",          "cp",
+                                               "dp",     "ep_alltoall", "offload"};
 static_assert(std::size(kCommKindNames) == kNumCommKinds);
 
 struct Interval {
@@ -98,6 +99,8 @@ class Collector {
       if (graph_.p2p_mode != P2pMode::kEager && task.replica == 0) {
         AddCommunication(task.rank, CommKind::kPpP2p, TaskInterval(t));
       }
+    } else if (task.kind == TaskKind::kHostCopy) {
+      if (task.replica == 0) AddCommunication(task.rank, CommKind::kOffload, TaskInterval(t));
     } else if (task.kind == TaskKind::kAllReduce ||
                (task.kind == TaskKind::kDelay &&
                 !std::binary_search(graph_.bucket_timers.begin(), graph_.bucket_timers.end(),

@@ -13,6 +13,8 @@
 //                (TaskGraph::bucket_timers) are progress through a backward, not communication, and
 //                are left out
 //   ep_alltoall  expert-parallel all-to-alls (PartKind::kAllToAll parts)
+//   offload      activation offload copies to and from host memory (TaskKind::kHostCopy), both
+//                directions; a reload's exposed time is the backward waiting for it
 //
 // Definitions (also in README.md):
 //   in flight(r, K)  the union of the intervals of rank r's activities of kind K in the timeline
@@ -53,10 +55,10 @@ namespace ppsim {
 
 // A kind of communication. Adding one: a value here, its key in kCommKindNames
 // (sim/communication.cc), and the activities it collects in CollectIntervals.
-enum class CommKind : uint8_t { kPpP2p, kTp, kCp, kDp, kEpAllToAll };
-inline constexpr int kNumCommKinds = 5;
+enum class CommKind : uint8_t { kPpP2p, kTp, kCp, kDp, kEpAllToAll, kOffload };
+inline constexpr int kNumCommKinds = 6;
 
-// "pp_p2p", "tp", "cp", "dp", "ep_alltoall": the JSON keys.
+// "pp_p2p", "tp", "cp", "dp", "ep_alltoall", "offload": the JSON keys.
 std::string_view CommKindName(CommKind kind);
 inline CommKind CommKindAt(int i) { return static_cast<CommKind>(i); }
 

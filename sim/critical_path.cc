@@ -32,6 +32,8 @@ class CriticalPath {
       double duration = task.duration_s;  // compute; 0 for a wait
       if (task.kind == TaskKind::kTransfer || task.kind == TaskKind::kAllReduce) {
         duration = platform_.UncontendedTransferTime(RouteOf(task, platform_), task.bytes);
+      } else if (task.kind == TaskKind::kHostCopy) {
+        duration = HostCopySeconds(platform_, task.bytes);
       } else if (task.kind == TaskKind::kCompute) {
         if (const TaskProgram* program = graph_.ProgramOfTask(t)) {
           duration = RunProgram(t, *program);

@@ -52,12 +52,21 @@ struct TaskGpus {
 };
 inline TaskGpus GpusOf(const Task& task, const PlatformSpec& platform) {
   if (task.kind == TaskKind::kCompute || task.kind == TaskKind::kWait ||
-      task.kind == TaskKind::kOptimizer || task.kind == TaskKind::kDelay) {
+      task.kind == TaskKind::kOptimizer || task.kind == TaskKind::kDelay ||
+      task.kind == TaskKind::kHostCopy) {
     const int32_t gpu = platform.GpuOf(task.replica, task.rank, 0);
     return {gpu, gpu};
   }
   return {platform.GpuOf(task.replica, task.rank, task.shard),
           platform.GpuOf(task.peer_replica, task.peer, task.peer_shard)};
+}
+
+// How long a host copy (TaskKind::kHostCopy) of `bytes` takes on one GPU's host link, alone in its
+// direction: latency + bytes / bandwidth (the link is full duplex, this bandwidth per direction).
+// REQUIRES: platform.host_link_bandwidth_bytes_per_s > 0.
+inline double HostCopySeconds(const PlatformSpec& platform, int64_t bytes) {
+  return platform.host_link_latency_s +
+         static_cast<double>(bytes) / platform.host_link_bandwidth_bytes_per_s;
 }
 
 // The links a transfer or all-reduce step moves over: the route between its GPUs, or for a

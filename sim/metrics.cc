@@ -174,6 +174,7 @@ void CountTasks(const TaskGraph& graph, const Timeline& timeline, RunMetrics* m)
         ++m->num_optimizer_tasks;
         break;
       case TaskKind::kDelay:
+      case TaskKind::kHostCopy:
         break;
     }
   }
@@ -202,6 +203,44 @@ StreamSeconds StreamSecondsOf(const Schedule& schedule, const TaskGraph& graph,
   return seconds;
 }
 
+// With activation offload (sim/host_copies.h): replica 0's `rank`'s live activations over time.
+// The order's allocations (at actions' starts) and frees (at their ends), less each offload's
+// bytes from its end and plus each reload's from its start, in time order; at equal times the
+// order's events come first, in order (as without offload), then the copies'.
+std::vector<MemorySample> OffloadMemorySamples(const Schedule& schedule, const StageCosts& costs,
+                                               const TaskGraph& graph, const Timeline& timeline,
+                                               int32_t rank) {
+  struct Event {
+    double time_s;
+    int64_t delta;
+  };
+  std::vector<Event> events;
+  const auto& order = schedule.orders[rank];
+  for (size_t i = 0; i < order.size(); ++i) {
+    const TaskId c = graph.ComputeTask(rank, i);
+    events.push_back({timeline.start_s[c], ActivationAllocatedAtStart(order[i], costs)});
+    events.push_back({timeline.end_s[c], -ActivationFreedAtEnd(order[i], costs)});
+  }
+  for (size_t t = graph.num_compute_tasks(); t < graph.communication_end(); ++t) {
+    const Task& copy = graph.tasks[t];
+    if (copy.kind != TaskKind::kHostCopy || copy.replica != 0 || copy.rank != rank) continue;
+    if (copy.peer_shard == kDeviceToHost) {
+      events.push_back({timeline.end_s[t], -copy.bytes});
+    } else {
+      events.push_back({timeline.start_s[t], copy.bytes});
+    }
+  }
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event& a, const Event& b) { return a.time_s < b.time_s; });
+  std::vector<MemorySample> samples;
+  int64_t live = 0;
+  for (const Event& e : events) {
+    live += e.delta;
+    samples.push_back({e.time_s, live});
+  }
+  return samples;
+}
+
 // Replica 0's `rank`: its span, busy and idle time and its memory over time (into `samples`).
 RankMetrics RankMetricsOf(const Schedule& schedule, const StageCosts& costs, const TaskGraph& graph,
                           const Timeline& timeline, int32_t rank,
@@ -222,6 +261,16 @@ RankMetrics RankMetricsOf(const Schedule& schedule, const StageCosts& costs, con
   const double noise =
       4 * std::numeric_limits<double>::epsilon() * r.span_s * static_cast<double>(end - begin + 1);
   if (std::fabs(r.idle_in_span_s) <= noise) r.idle_in_span_s = 0;
+  if (graph.has_host_copies) {
+    *samples = OffloadMemorySamples(schedule, costs, graph, timeline, rank);
+    for (const MemorySample& s : *samples) {
+      if (s.live_activation_bytes > r.peak_activation_bytes) {
+        r.peak_activation_bytes = s.live_activation_bytes;
+        r.peak_activation_time_s = s.time_s;
+      }
+    }
+    return r;
+  }
   WalkActivations(
       schedule.orders[rank], costs,
       [&](size_t index, int64_t live) {
@@ -292,7 +341,9 @@ class LinkUses {
   // Transfers and all-reduce steps.
   void AddTransfers() {
     for (size_t t = graph_.num_compute_tasks(); t < graph_.communication_end(); ++t) {
-      if (graph_.tasks[t].kind == TaskKind::kDelay) continue;
+      if (graph_.tasks[t].kind == TaskKind::kDelay || graph_.tasks[t].kind == TaskKind::kHostCopy) {
+        continue;  // timers; host copies cross no link of the cluster
+      }
       const Task& task = graph_.tasks[t];
       Add(GpusOf(task, platform_), RouteOf(task, platform_), timeline_.start_s[t],
           timeline_.end_s[t], task.bytes);

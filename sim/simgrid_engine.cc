@@ -67,7 +67,8 @@ TaskGpus EndpointsOf(const Task& task, const PlatformSpec& platform) {
 template <typename Visit>
 void ForEachTransfer(const TaskGraph& graph, const PlatformSpec& platform, Visit visit) {
   for (size_t t = graph.num_compute_tasks(); t < graph.communication_end(); ++t) {
-    if (graph.tasks[t].kind != TaskKind::kDelay) visit(graph.tasks[t], -1);
+    const TaskKind kind = graph.tasks[t].kind;
+    if (kind != TaskKind::kDelay && kind != TaskKind::kHostCopy) visit(graph.tasks[t], -1);
   }
   if (!graph.HasParts(PartKind::kTpRing) && !graph.HasParts(PartKind::kCpRing)) return;
   const int32_t gpus = graph.layout.tp * graph.layout.cp;
@@ -299,9 +300,15 @@ class JustInTimeRunner {
       Finished(t, now, now);
       return;
     }
-    if (task.kind == TaskKind::kDelay) {  // one core of the timer host for duration_s
+    if (task.kind == TaskKind::kDelay || task.kind == TaskKind::kHostCopy) {
+      // One core of the timer host for its duration. A host copy uses its GPU's own host link in
+      // its direction, which nothing else crosses, and its graph edges let one copy per GPU and
+      // direction run at a time (sim/task_graph.h): alone on the link, it takes
+      // HostCopySeconds, which a timer gives exactly.
+      const double seconds =
+          task.kind == TaskKind::kDelay ? task.duration_s : HostCopySeconds(platform_, task.bytes);
       s4u::ExecPtr exec = s4u::Exec::init();
-      exec->set_flops_amount(task.duration_s * kTimerSpeed);
+      exec->set_flops_amount(seconds * kTimerSpeed);
       exec->set_host(gpus_.at(kTimerHost));
       exec->set_data(DataOf(t, kItself));
       running_[t] = exec;
@@ -599,10 +606,12 @@ Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platfor
         "routes (mirrored collective steps of one variant)");
   }
   int32_t delays = 0;
-  for (const Task& task : graph.tasks) delays += task.kind == TaskKind::kDelay ? 1 : 0;
+  for (const Task& task : graph.tasks) {
+    delays += task.kind == TaskKind::kDelay || task.kind == TaskKind::kHostCopy ? 1 : 0;
+  }
   if (delays > 0 && !platform.xml_file.empty()) {
     return Status::InvalidInput(
-        "simgrid: gradient buckets need a cluster platform; the XML "
+        "simgrid: gradient buckets and activation offload need a cluster platform; the XML "
         "platform " +
         platform.xml_file + " has no timer");
   }

@@ -5,6 +5,7 @@
 
 #include "base/names.h"
 #include "sim/gradient_sync.h"
+#include "sim/host_copies.h"
 #include "sim/p2p_calls.h"
 #include "sim/task_graph_builder.h"
 
@@ -324,12 +325,14 @@ Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs,
   const GradientSync sync = AddGradientSync(schedule, costs, parallelism, &builder);
   for (const auto& [backward, timer] : sync.delays) built.bucket_timers.push_back(timer);
   std::sort(built.bucket_timers.begin(), built.bucket_timers.end());
+  const std::vector<std::pair<TaskId, TaskId>> prefetch = AddHostCopies(schedule, costs, &builder);
   built.waits_begin = builder.next_id();
   if (parallelism.p2p_mode != P2pMode::kEager) {
     RETURN_IF_ERROR(AddP2pCalls(schedule, parallelism.p2p_mode, transfers, &builder));
   }
   AddOptimizerSteps(schedule, costs, sync, StreamEnds(schedule, built), &builder);
   builder.CopyPredecessors(sync.delays);
+  builder.CopyPredecessors(prefetch);
   if (!builder.Finish(graph)) {
     std::vector<bool> done(graph->num_tasks(), false);
     for (TaskId t : graph->topological_order) done[t] = true;

@@ -56,7 +56,17 @@ enum class TaskKind : uint8_t {
   // stands beside can start: it has the same predecessors), a collective's fixed latency before
   // its first step, or the end of a collective whose last step has two parts.
   kDelay,
+  // An activation offload copy (Megatron's fine-grained activation offloading, models/offload.h):
+  // the offloaded bytes of a forward's stage moving between its rank's GPUs and host memory over
+  // each GPU's own host link (PlatformSpec::host_link_*), in the direction Task::peer_shard says
+  // (kDeviceToHost after the forward, kHostToDevice before its backward). Every GPU of the rank
+  // moves its own Task::bytes at once over its own link, so one task stands for all of them.
+  // A GPU's copies of one direction run one at a time, in order (Megatron's d2h and h2d
+  // streams): each lasts HostCopySeconds (sim/engine.h), on no shared resource.
+  kHostCopy,
 };
+inline constexpr uint16_t kDeviceToHost = 0;
+inline constexpr uint16_t kHostToDevice = 1;
 
 // How ranks issue and wait on their pipeline transfers.
 enum class P2pMode : uint8_t {
@@ -108,7 +118,8 @@ struct Task {
                               // context parallelism cross the group). Compute: 0.
   int32_t rank = 0;           // Compute: the rank running it. Transfers: the sending rank.
   int32_t peer = 0;           // Transfers: the receiving rank. Compute: same as rank.
-  // Compute: index in the rank's order. kTransfer: the boundary (between stages b and b + 1).
+  // Compute: index in the rank's order. kHostCopy: the index of the forward (offload) or of the
+  // backward (reload) it belongs to. kTransfer: the boundary (between stages b and b + 1).
   // kAllReduce: the stage whose gradients move. kWait: how many of the rank's actions come before
   // the call. kOptimizer: the number of the rank's actions.
   uint32_t position = 0;
@@ -216,12 +227,15 @@ struct TaskGraph {
   // are gradient buckets becoming ready part-way through a backward (sim/gradient_sync.h), in
   // increasing order; the others belong to collectives (a fixed latency, a join).
   std::vector<TaskId> bucket_timers;
+  // Whether some task is a host copy (TaskKind::kHostCopy).
+  bool has_host_copies = false;
   // Optimizer steps, one per rank and replica whose stages have one: [optimizer_begin, num_tasks()).
   TaskId optimizer_begin = kNoTask;
   static constexpr TaskId kNoTask = ~TaskId{0};
 
   size_t num_tasks() const { return tasks.size(); }
-  // Transfers and all-reduce steps: [num_compute_tasks(), communication_end()).
+  // Transfers, all-reduce steps, timers and host copies: [num_compute_tasks(),
+  // communication_end()).
   size_t communication_end() const { return std::min<size_t>(waits_begin, num_tasks()); }
   // Waits: [communication_end(), optimizers_begin()).
   size_t optimizers_begin() const { return std::min<size_t>(optimizer_begin, num_tasks()); }

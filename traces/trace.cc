@@ -171,6 +171,8 @@ class TraceStreamer {
   }
   bool ShownCommunication(TaskId task) const {
     if (graph_.tasks[task].kind == TaskKind::kDelay) return false;  // a timer, not drawn
+    // Host copies leave the cluster's links: drawn only as exposed offload time.
+    if (graph_.tasks[task].kind == TaskKind::kHostCopy) return false;
     if (whole_) return true;
     if (graph_.tasks[task].kind == TaskKind::kAllReduce) {
       return end_microbatch_ == schedule_.num_microbatches;

@@ -146,6 +146,8 @@ TEST(EmitMegatron, ExpertsAndLatentAttentionImportBack) {
                                            "--recompute-num-layers", "3"}));
   ExpectSameRun("megatron", Llama("1F1B", {"--recompute-method", "uniform",
                                            "--recompute-num-layers", "2"}));
+  // Fine-grained activation offloading (the switch and Megatron's space-separated list).
+  ExpectSameRun("megatron", Llama("1F1B", {"--offload-modules", "attn_norm,core_attn,attn_proj"}));
   // Qwen3's per-head query and key norms (--qk-layernorm), from its Hugging Face config.
   ExpectSameRun("megatron",
                 {"--model", std::string(PPSIM_SOURCE_DIR) + "/tests/data/hf/qwen3-4b.json", "--tp",

@@ -253,6 +253,16 @@ for flag, value in [("--model", "llama3-9b"), ("--model", ARG), ("--dtype", "fp4
     else:
         args = run_with("--model", value, ("--f", "--b"))
     case(f"model{flag}-{value[:8]}", args, flag)
+# Activation offload: unknown and twice-listed modules, a cluster without a host link, a module
+# Megatron refuses alone, an expert module on a dense model.
+NO_HOST = {"nohost.yaml": "gpu: {dense_bf16: 1PFLOP/s, memory: 80GiB}\ngpus_per_node: 4\n"
+                          "intra_node: {kind: NVSWITCH, bandwidth: 450GB/s}\n"}
+for i, (value, platform) in enumerate([("attn", "dgx-h100"), ("core_attn,core_attn", "dgx-h100"),
+                                       ("core_attn", "nohost.yaml"), ("attn_proj", "dgx-h100"),
+                                       ("moe_act", "dgx-h100"), (ARG, "dgx-h100")]):
+    args = run_with("--model", "llama3-8b", ("--f", "--b"), platform=platform)
+    case(f"offload-modules-{i}", args + ["--offload-modules", value], "--offload-modules",
+         files=NO_HOST if platform == "nohost.yaml" else None)
 case("unknown-flag", RUN + ["--microbatch", "3"], "--microbatch",
      message="--microbatch: unknown option; did you mean --microbatches? see 'ppsim run --help' for "
              "the valid options")

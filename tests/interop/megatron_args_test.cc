@@ -231,6 +231,25 @@ TEST(MegatronArgs, DerivesWhatMegatronDerives) {
   EXPECT_EQ(Setting(run, "dtype"), "fp8");
 }
 
+// Fine-grained activation offloading: the module list passes by name with the switch; without it
+// Megatron ignores the list (a note says so); the switch alone is refused, as Megatron asserts.
+TEST(MegatronArgs, FineGrainedActivationOffloading) {
+  MegatronRun run =
+      Read(std::string(kSmall) +
+           "--fine-grained-activation-offloading --offload-modules core_attn attn_proj");
+  EXPECT_EQ(Setting(run, "offload_modules"), "core_attn,attn_proj");
+  run = Read(std::string(kSmall) + "--offload-modules core_attn");
+  EXPECT_EQ(Setting(run, "offload_modules"), "");
+  EXPECT_NE(Notes(run).find("--offload-modules: no effect without "
+                            "--fine-grained-activation-offloading"),
+            std::string::npos);
+  EXPECT_EQ(
+      Error(std::string(kSmall) + "--fine-grained-activation-offloading"),
+      "--megatron: --fine-grained-activation-offloading: needs --offload-modules, as Megatron "
+      "asserts (valid: attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, expert_fc1, "
+      "moe_act)");
+}
+
 TEST(MegatronArgs, BadInputIsLocated) {
   const std::string path = testing::TempDir() + "/bad.args";
   {

@@ -34,7 +34,8 @@ RunCommunication Measure(const TaskGraph& graph, EngineKind engine, const Platfo
 TEST(CommunicationKinds, StableKeys) {
   std::vector<std::string_view> keys;
   for (int k = 0; k < kNumCommKinds; ++k) keys.push_back(CommKindName(CommKindAt(k)));
-  EXPECT_EQ(keys, (std::vector<std::string_view>{"pp_p2p", "tp", "cp", "dp", "ep_alltoall"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string_view>{"pp_p2p", "tp", "cp", "dp", "ep_alltoall", "offload"}));
 }
 
 // 1F1B, p = 2, m = 1, F = 1, B = 2, every transfer c = 0.25 (ideal platform, 0 bytes).
