@@ -215,9 +215,13 @@ case("delay-wgrad-alone", MOE + ["--ep", "8", "--dp", "8", "--delay-wgrad-comput
      "--delay-wgrad-compute",
      message="--delay-wgrad-compute: splits the weight gradients for the expert-parallel overlap; "
              "give --overlap-moe-expert-parallel-comm")
-case("moe-overlap-gpipe", MOE + ["--ep", "8", "--dp", "8", "--schedule", "GPipe",
-                                 "--overlap-moe-expert-parallel-comm"],
-     "--overlap-moe-expert-parallel-comm")
+case("moe-overlap-gpipe", run_with("--model", "mixtral-8x7b", ("--f", "--b"), platform="dgx-h100",
+                                   nodes="4", schedule="GPipe")
+     + ["--ep", "8", "--dp", "8", "--overlap-moe-expert-parallel-comm"],
+     "--overlap-moe-expert-parallel-comm",
+     message="--overlap-moe-expert-parallel-comm: Megatron-LM's combined 1F1B runs with its "
+             "interleaved schedule (or without pipelining); got GPipe; valid: "
+             "Megatron-Interleaved, or 1F1B with pp 1")
 case("moe-overlap-full-recompute", MOE + ["--ep", "8", "--dp", "8", "--recompute", "full",
                                           "--overlap-moe-expert-parallel-comm"],
      "--overlap-moe-expert-parallel-comm")
