@@ -540,6 +540,10 @@ Status ResolveMoeOverlap(const proto::RunConfig& c, const Locator& where, RunSpe
                                     " Megatron-Interleaved, or 1F1B with " + where.Name("pp") +
                                     " 1 (not a schedule file)");
   }
+  if (spec->p2p_mode == P2pMode::kMegatron || spec->p2p_mode == P2pMode::kMegatronNoOverlap) {
+    return where.Invalid("p2p_mode", "Megatron-LM's p2p calls around the combined steps of " +
+                                         where.Name(field) + " are not modelled; valid: eager, torch");
+  }
   const TrainingSetup& t = spec->training;
   if (t.recompute == Recompute::kFull || (RecomputeModulesOf(t) & kRecomputeMoe) != 0) {
     return where.Invalid(field,
@@ -582,13 +586,13 @@ Status ResolveRun(const proto::RunConfig& request_config, std::shared_ptr<const 
   base.model_spec = megatron.model;
   RETURN_IF_ERROR(ResolvePlatform(config, at, options, &base));
   RETURN_IF_ERROR(ResolveLimits(config, at, &base));
-  RETURN_IF_ERROR(ResolveMoeOverlap(config, at, &base));
   if (!config.engine().empty()) {
     RETURN_IF_ERROR(ParseEngineKind(at.Where("engine"), config.engine(), &base.engine));
   }
   if (!config.p2p_mode().empty()) {
     RETURN_IF_ERROR(ParseP2pMode(at.Where("p2p_mode"), config.p2p_mode(), &base.p2p_mode));
   }
+  RETURN_IF_ERROR(ResolveMoeOverlap(config, at, &base));
   if (!config.replicas().empty()) {
     constexpr NamedValue<bool> kReplicas[] = {{"one", true}, {"all", false}};
     bool fold = true;

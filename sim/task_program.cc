@@ -50,8 +50,8 @@ std::vector<TaskPart> ChunkParts(const StageCosts& costs, const Op& op, int32_t 
   const double attention = s.input_attention_s + (whole && !apart ? s.weight_attention_s : 0);
   const double mlp = s.input_mlp_s + (whole && !apart ? s.weight_mlp_s : 0);
   const double total = whole ? costs.backward_s[stage] : costs.backward_input_s[stage];
-  const double rest = total - n * (s.input_attention_s + s.input_mlp_s) -
-                      (whole ? n * (s.weight_attention_s + s.weight_mlp_s) : 0) -
+  const double rest = total - n * (attention + mlp) -
+                      (apart ? n * (s.weight_attention_s + s.weight_mlp_s) : 0) -
                       (moe.full_recompute ? forward_parts : 0);
   if (moe.full_recompute) forward_layers();
   for (int32_t l = n - 1; l >= 0; --l) {

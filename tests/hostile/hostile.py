@@ -222,6 +222,10 @@ case("moe-overlap-gpipe", run_with("--model", "mixtral-8x7b", ("--f", "--b"), pl
      message="--overlap-moe-expert-parallel-comm: Megatron-LM's combined 1F1B runs with its "
              "interleaved schedule (or without pipelining); got GPipe; valid: "
              "Megatron-Interleaved, or 1F1B with pp 1")
+case("moe-overlap-megatron-p2p", MOE + ["--ep", "8", "--dp", "8", "--p2p-mode", "megatron",
+                                       "--overlap-moe-expert-parallel-comm"], "--p2p-mode",
+     message="--p2p-mode: Megatron-LM's p2p calls around the combined steps of "
+             "--overlap-moe-expert-parallel-comm are not modelled; valid: eager, torch")
 case("moe-overlap-full-recompute", MOE + ["--ep", "8", "--dp", "8", "--recompute", "full",
                                           "--overlap-moe-expert-parallel-comm"],
      "--overlap-moe-expert-parallel-comm")
