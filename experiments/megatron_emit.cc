@@ -197,6 +197,9 @@ void ParallelArgs(const PreparedRun& run, Arguments* args, FrameworkLaunch* laun
     args->Add("--cp-comm-type", std::string(CpCommTypeName(run.setup.cp_comm_type)));
   }
   if (l.ep > 1) args->Add("--expert-model-parallel-size", l.ep);
+  // Only with Megatron's schedules and ep > 1 (experiments/request.cc ResolveMoeOverlap).
+  if (run.spec.moe_a2a_overlap) args->Add("--overlap-moe-expert-parallel-comm");
+  if (run.spec.delay_wgrad) args->Add("--delay-wgrad-compute");
   if (run.setup.sequence_parallel) args->Add("--sequence-parallel");
   if (run.spec.tp_comm_overlap) {
     if (run.setup.sequence_parallel && l.tp > 1) {

@@ -157,6 +157,7 @@ Status ModelCosts(PreparedRun* run, StageCosts* costs) {
       run->stages,
       ModelStageSeconds(spec, run->transformer, run->setup, run->platform, run->stages),
       run->setup);
+  costs->delay_wgrad = spec.delay_wgrad;
   run->gpu = GpuModelOf(run->platform, spec);
   return ApplyOffload(*run, costs);
 }

@@ -155,6 +155,7 @@ ScheduleParams ScheduleParamsOf(const RunSpec& spec) {
   params.num_microbatches = spec.microbatches;
   params.stages_per_rank = spec.stages_per_rank;
   params.microbatch_group_size = spec.microbatch_group_size;
+  params.moe_a2a_overlap = spec.moe_a2a_overlap;
   params.where = spec.where.get();
   return params;
 }

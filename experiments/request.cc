@@ -521,6 +521,45 @@ Status ResolveLimits(const proto::RunConfig& c, const Locator& where, RunSpec* s
   return Status();
 }
 
+// Megatron-LM's combined 1F1B and delayed weight gradients, refused where Megatron asserts
+// (megatron/core/transformer/transformer_config.py, read at commit d98e8a64): expert parallelism,
+// no full recomputation, no "moe" recomputed; delay_wgrad_compute only with the overlap. The
+// schedule is checked by its generator (schedules/registry.cc).
+Status ResolveMoeOverlap(const proto::RunConfig& c, const Locator& where, RunSpec* spec) {
+  spec->moe_a2a_overlap = c.overlap_moe_expert_parallel_comm();
+  spec->delay_wgrad = c.delay_wgrad_compute();
+  const std::string field = "overlap_moe_expert_parallel_comm";
+  if (spec->delay_wgrad && !spec->moe_a2a_overlap) {
+    return where.Invalid("delay_wgrad_compute",
+                         "splits the weight gradients for the expert-"
+                         "parallel overlap; give " +
+                             where.Name(field));
+  }
+  if (!spec->moe_a2a_overlap) return Status();
+  if (spec->training.layout.ep < 2) {
+    return where.Invalid(field, "overlaps the expert-parallel all-to-alls; give " +
+                                    where.Name("ep") + " 2 or more with a MoE " +
+                                    where.Name("model"));
+  }
+  if (!spec->schedule_file.empty()) {
+    return where.Invalid(field, "orders a generated schedule; valid: " + where.Name("schedule") +
+                                    " Megatron-Interleaved, or 1F1B with " + where.Name("pp") +
+                                    " 1 (not a schedule file)");
+  }
+  if (spec->p2p_mode == P2pMode::kMegatron || spec->p2p_mode == P2pMode::kMegatronNoOverlap) {
+    return where.Invalid("p2p_mode", "Megatron-LM's p2p calls around the combined steps of " +
+                                         where.Name(field) + " are not modelled; valid: eager, torch");
+  }
+  const TrainingSetup& t = spec->training;
+  if (t.recompute == Recompute::kFull || (RecomputeModulesOf(t) & kRecomputeMoe) != 0) {
+    return where.Invalid(field,
+                         "Megatron-LM refuses it with full recomputation or \"moe\" "
+                         "recomputed; valid: " +
+                             where.Name("recompute") + " none or selective without moe");
+  }
+  return Status();
+}
+
 Status ResolveRun(const proto::RunConfig& request_config, std::shared_ptr<const Locator> where,
                   const ResolveOptions& options, RunRequest* request) {
   *request = RunRequest();
@@ -559,6 +598,7 @@ Status ResolveRun(const proto::RunConfig& request_config, std::shared_ptr<const 
   if (!config.p2p_mode().empty()) {
     RETURN_IF_ERROR(ParseP2pMode(at.Where("p2p_mode"), config.p2p_mode(), &base.p2p_mode));
   }
+  RETURN_IF_ERROR(ResolveMoeOverlap(config, at, &base));
   if (!config.replicas().empty()) {
     constexpr NamedValue<bool> kReplicas[] = {{"one", true}, {"all", false}};
     bool fold = true;

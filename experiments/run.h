@@ -87,6 +87,10 @@ struct RunSpec {
   // SMs the expert-parallel all-to-alls occupy while they overlap computation (--comm-sms; checked
   // against the GPU's SMs by PrepareRun); 0: none.
   int32_t comm_sms = 0;
+  // Megatron-LM's --overlap-moe-expert-parallel-comm (schedules/generator.h ScheduleParams::
+  // moe_a2a_overlap) and --delay-wgrad-compute (models/stage_costs.h StageCosts::delay_wgrad).
+  bool moe_a2a_overlap = false;
+  bool delay_wgrad = false;
   // DeepSeek's node-limited routing (--moe-node-limit M; sim/task_graph.h Parallelism); 0: off.
   int32_t moe_node_limit = 0;
   // --replicas: simulate replica 0 for all (sim/task_graph.h Parallelism::fold_replicas), or

@@ -126,11 +126,11 @@ constexpr MegatronArgument kTable[] = {
     {"--tp-comm-overlap", A::kSwitch, U::kApplied, "--tp-comm-overlap", ""},
     {"--no-overlap-p2p-communication", A::kSwitch, U::kApplied,
      "--p2p-mode megatron-no-overlap (default megatron)", ""},
-    {"--overlap-moe-expert-parallel-comm", A::kSwitch, U::kRefused, "",
-     "overlapping the expert-parallel all-to-alls with another microbatch is not modelled yet "
-     "(issue 30)"},
-    {"--delay-wgrad-compute", A::kSwitch, U::kRefused, "",
-     "delayed weight gradients for the expert-parallel overlap are not modelled yet (issue 30)"},
+    {"--overlap-moe-expert-parallel-comm", A::kSwitch, U::kApplied,
+     "--overlap-moe-expert-parallel-comm (combined 1F1B: OVERLAP_F_B pairs; --p2p-mode eager, "
+     "noted)",
+     ""},
+    {"--delay-wgrad-compute", A::kSwitch, U::kApplied, "--delay-wgrad-compute", ""},
     // Precision.
     {"--bf16", A::kSwitch, U::kApplied, "--dtype bf16", ""},
     {"--fp16", A::kSwitch, U::kApplied, "--dtype fp16", ""},

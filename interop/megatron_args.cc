@@ -467,7 +467,16 @@ Status Parallel(const MegatronReader& r, const MegatronDegrees& given, Shape* s,
     Set(run, "microbatch_group_size", std::to_string(group), kGroup);
   }
   constexpr std::string_view kNoOverlap = "--no-overlap-p2p-communication";
-  Set(run, "p2p_mode", r.Has(kNoOverlap) ? "megatron-no-overlap" : "megatron", kNoOverlap);
+  constexpr std::string_view kA2aOverlap = "--overlap-moe-expert-parallel-comm";
+  if (r.Has(kA2aOverlap)) {
+    // sim/p2p_calls.h lowers Megatron's calls for single F and B actions only.
+    Set(run, "p2p_mode", "eager", kA2aOverlap);
+    run->notes.push_back(std::string(kA2aOverlap) +
+                         ": Megatron's p2p calls around its combined forward-backward steps are "
+                         "not modelled; the pipeline transfers run as --p2p-mode eager");
+  } else {
+    Set(run, "p2p_mode", r.Has(kNoOverlap) ? "megatron-no-overlap" : "megatron", kNoOverlap);
+  }
   // Megatron turns it off at TP 1; the request does so once its own --tp is known.
   const bool sp = r.Has("--sequence-parallel") && s->tp > 1;
   if (r.Has("--sequence-parallel")) Set(run, "sequence_parallel", "true", "--sequence-parallel");
@@ -476,6 +485,13 @@ Status Parallel(const MegatronReader& r, const MegatronDegrees& given, Shape* s,
       return r.Invalid("--tp-comm-overlap",
                        "needs --sequence-parallel with TP 2 or more, as Megatron asserts");
     Set(run, "tp_comm_overlap", "true", "--tp-comm-overlap");
+  }
+  // Megatron's own rules for these two are the request's (experiments/request.cc).
+  for (std::string_view flag : {"--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute"}) {
+    if (!r.Has(flag)) continue;
+    std::string field(flag.substr(2));
+    for (char& c : field) c = c == '-' ? '_' : c;
+    Set(run, field, "true", flag);
   }
   return MapMegatronFsdp(r, run);
 }

@@ -139,6 +139,9 @@ struct StageCosts {
   // Mixture-of-experts layers whose all-to-alls the engines run (a model with --ep > 1), one
   // entry per stage (layers 0 where a stage has none). Empty: none.
   std::vector<MoeStage> moe;
+  // Megatron-LM's --delay-wgrad-compute: a full backward's MoE layers run their weight gradients
+  // (W) as parts of their own beside the all-to-alls (sim/task_program.h ProgramOf).
+  bool delay_wgrad = false;
 
   int32_t num_stages() const { return static_cast<int32_t>(forward_s.size()); }
   bool has_split_backward() const { return !backward_input_s.empty(); }

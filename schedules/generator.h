@@ -18,6 +18,11 @@ struct ScheduleParams {
   int32_t stages_per_rank = 0;   // v, virtual stages (model chunks) per rank; 0: the schedule's default.
   int32_t num_microbatches = 1;  // m.
   int32_t microbatch_group_size = 0;  // Megatron-Interleaved's g; 0: p. Others ignore it.
+  // Megatron-LM's --overlap-moe-expert-parallel-comm (combined 1F1B): Megatron-Interleaved warms
+  // up with one more forward and pairs its steady state's forward and backward as OVERLAP_F_B
+  // actions; 1F1B with one rank (Megatron's forward_backward_no_pipelining) runs F0, (F(i+1);
+  // B(i)) pairs, B(m-1). Every other schedule refuses it.
+  bool moe_a2a_overlap = false;
   // What the schedules found from costs (ZB-1p, ZB-2p, ZB-auto; ScheduleInfo::needs_costs) know
   // of each stage; the others ignore it. Not owned; null: not known (those schedules refuse).
   const std::vector<ZeroBubbleStage>* stage_costs = nullptr;

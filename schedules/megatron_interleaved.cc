@@ -8,6 +8,12 @@
 // forward is entry k; the k-th backward is entry k with the chunk mirrored (v - 1 - c). Rank r
 // warms up with (p - r - 1) * 2 + (v - 1) * g forwards (at most m * v), then alternates one
 // forward and one backward, then runs the remaining backwards.
+//
+// With --overlap-moe-expert-parallel-comm (ScheduleParams::moe_a2a_overlap) Megatron warms up with
+// one forward more ("to ensure the forward and backward computations are independent in all 1f1b
+// steps": get_pp_rank_microbatches, read at commit d98e8a64) and runs each steady-state step's
+// forward k + warmup and backward k as one combined step (forward_backward_helper_wrapper calls
+// combined_1f1b_schedule_for_interleaved_pipelining, combined_1f1b.py): an OVERLAP_F_B pair.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -74,19 +80,26 @@ Status GenerateMegatronInterleaved(const ScheduleParams& params, Schedule* sched
     auto& order = schedule->orders[rank];
     auto forward = [&](int32_t k) {
       const auto [j, chunk] = table[k];
-      order.push_back(Action::Single(
-          {OpKind::kForward, StageIndex(chunk * p + rank), MicrobatchIndex(j)}));
+      order.push_back(
+          Action::Single({OpKind::kForward, StageIndex(chunk * p + rank), MicrobatchIndex(j)}));
     };
     auto backward = [&](int32_t k) {
       const auto [j, chunk] = table[k];
       order.push_back(Action::Single(
           {OpKind::kBackward, StageIndex((v - 1 - chunk) * p + rank), MicrobatchIndex(j)}));
     };
-    const int32_t warmup = std::min((p - rank - 1) * 2 + (v - 1) * g, total);
+    const int32_t extra = params.moe_a2a_overlap ? 1 : 0;
+    const int32_t warmup = std::min((p - rank - 1) * 2 + (v - 1) * g + extra, total);
     for (int32_t k = 0; k < warmup; ++k) forward(k);
     for (int32_t k = 0; k < total - warmup; ++k) {
       forward(k + warmup);
       backward(k);
+      if (params.moe_a2a_overlap) {  // the two as one combined step
+        const Action b = order.back();
+        order.pop_back();
+        const Action f = order.back();
+        order.back() = Action::OverlapForwardBackward(f.op(0), b.op(0));
+      }
     }
     for (int32_t k = total - warmup; k < total; ++k) backward(k);
   }

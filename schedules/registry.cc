@@ -73,8 +73,14 @@ const ScheduleInfo* FindSchedule(std::string_view name) {
 Status GenerateSchedule(std::string_view name, const ScheduleParams& params, Schedule* schedule) {
   const ScheduleInfo* info = FindSchedule(name);
   if (info == nullptr) {
-    return Status::InvalidInput("unknown schedule " + Quoted(name) + "; valid: " +
-                                ScheduleNames());
+    return Status::InvalidInput("unknown schedule " + Quoted(name) + "; valid: " + ScheduleNames());
+  }
+  if (params.moe_a2a_overlap && info->name != "1F1B" && info->name != "Megatron-Interleaved") {
+    return ScheduleParamError(params, "overlap_moe_expert_parallel_comm",
+                              "Megatron-LM's combined 1F1B runs with its interleaved schedule "
+                              "(or without pipelining); got " +
+                                  std::string(info->name) +
+                                  "; valid: Megatron-Interleaved, or 1F1B with pp 1");
   }
   // The last schedule generated from its parameters alone, kept: a search asks for the same
   // order for many candidates in a row (the V-Half and V-Min orders take up to a second).

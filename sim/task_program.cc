@@ -43,17 +43,30 @@ std::vector<TaskPart> ChunkParts(const StageCosts& costs, const Op& op, int32_t 
   }
   // I, or B (I and W together). The backward's layers in reverse order.
   const bool whole = op.kind == OpKind::kBackward;
-  const double attention =
-      moe.layer_seconds.input_attention_s + (whole ? moe.layer_seconds.weight_attention_s : 0);
-  const double mlp = moe.layer_seconds.input_mlp_s + (whole ? moe.layer_seconds.weight_mlp_s : 0);
+  const MoeLayerSeconds& s = moe.layer_seconds;
+  // --delay-wgrad-compute: B's W parts apart (their own chunk, so that no all-to-all waits for
+  // them), each right after its I part on the compute stream.
+  const bool apart = whole && costs.delay_wgrad;
+  const double attention = s.input_attention_s + (whole && !apart ? s.weight_attention_s : 0);
+  const double mlp = s.input_mlp_s + (whole && !apart ? s.weight_mlp_s : 0);
   const double total = whole ? costs.backward_s[stage] : costs.backward_input_s[stage];
-  const double rest = total - n * (attention + mlp) - (moe.full_recompute ? forward_parts : 0);
+  const double rest = total - n * (attention + mlp) -
+                      (apart ? n * (s.weight_attention_s + s.weight_mlp_s) : 0) -
+                      (moe.full_recompute ? forward_parts : 0);
   if (moe.full_recompute) forward_layers();
   for (int32_t l = n - 1; l >= 0; --l) {
     all_to_all(PartName::kCombine, true, l, per_peer_combine, node_combine);
     compute(PartName::kMlp, true, l, mlp);
+    if (apart) {
+      compute(PartName::kMlp, true, l, s.weight_mlp_s);
+      parts.back().chunk = kWeightChunk;
+    }
     all_to_all(PartName::kDispatch, true, l, per_peer_combine, node_combine);
     compute(PartName::kAttention, true, l, attention);
+    if (apart) {
+      compute(PartName::kAttention, true, l, s.weight_attention_s);
+      parts.back().chunk = kWeightChunk;
+    }
   }
   compute(PartName::kRest, true, 0, std::max(0.0, rest));
   return parts;
@@ -82,15 +95,28 @@ TaskProgram ProgramOf(const StageCosts& costs, const Action& action, int32_t ep,
   // With full recomputation the backward chunk starts with a forward's layers: they run as
   // further backward-chunk parts, in order, before its pairs can start.
   while (bi < b.size() && !b[bi].backward) program.push_back(b[bi++]);
-  // A layer is 4 parts in each chunk; the backward's rest is its last part.
-  while (fi + 4 <= f.size() && bi + 4 < b.size()) {
-    // F attention, B combine, B MLP, F dispatch, F MLP, B dispatch, B attention, F combine.
-    for (const TaskPart* part :
-         {&f[fi], &b[bi], &b[bi + 1], &f[fi + 1], &f[fi + 2], &b[bi + 2], &b[bi + 3], &f[fi + 3]}) {
-      program.push_back(*part);
+  // A layer is 4 parts in each chunk (6 in the backward with its W parts apart: after its MLP
+  // and after its attention); the backward's rest is its last part.
+  const size_t bl = costs.delay_wgrad ? 6 : 4;
+  while (fi + 4 <= f.size() && bi + bl < b.size()) {
+    // F attention, B combine, B MLP, F dispatch, F MLP, B dispatch, B attention, F combine;
+    // apart, B MLP's W after B MLP and B attention's W after B attention, as Megatron-LM's
+    // TransformerLayerSchedulePlan.run (megatron/core/models/common/model_chunk_schedule_plan.py)
+    // calls mlp.backward_dw() before the dispatch's backward and pre_dispatch_computation.
+    // backward_dw() after the attention's backward.
+    if (bl == 4) {
+      for (const TaskPart* part : {&f[fi], &b[bi], &b[bi + 1], &f[fi + 1], &f[fi + 2], &b[bi + 2],
+                                   &b[bi + 3], &f[fi + 3]}) {
+        program.push_back(*part);
+      }
+    } else {
+      for (const TaskPart* part : {&f[fi], &b[bi], &b[bi + 1], &b[bi + 2], &f[fi + 1], &f[fi + 2],
+                                   &b[bi + 3], &b[bi + 4], &b[bi + 5], &f[fi + 3]}) {
+        program.push_back(*part);
+      }
     }
     fi += 4;
-    bi += 4;
+    bi += bl;
   }
   program.insert(program.end(), f.begin() + fi, f.end());
   program.insert(program.end(), b.begin() + bi, b.end());

@@ -12,6 +12,10 @@
 // pair's all-to-alls run while the other chunk computes. A task without these parts computes for
 // its Task::duration_s.
 //
+// With StageCosts::delay_wgrad a full backward's weight-gradient parts are chunk kWeightChunk:
+// they wait for no all-to-all and none waits for them, and run on the compute stream in their
+// order (each right after its I part).
+//
 // Rings: with tensor parallelism (tp > 1) each GPU of the rank sends `bytes` to the next GPU of
 // its tensor-parallel slice for the action's collectives (kTpRing: all its ring steps as one
 // transfer per GPU, whose latencies but one are in the compute's duration, ComputeLoadOf); with
@@ -64,6 +68,9 @@ struct TaskPart {
   friend bool operator==(const TaskPart&, const TaskPart&) = default;
 };
 using TaskProgram = std::vector<TaskPart>;
+
+// The chunk of a backward's W parts split off by StageCosts::delay_wgrad.
+inline constexpr uint8_t kWeightChunk = 2;
 
 // No program (TaskGraph::program_of).
 inline constexpr uint32_t kNoProgram = ~uint32_t{0};

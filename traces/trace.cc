@@ -606,9 +606,10 @@ class TraceStreamer {
     for (size_t i = 0; i < parts; ++i) {
       const TaskPart& part = program[i];
       if (!drawn(static_cast<int32_t>(i))) continue;
-      const Op& op = action.op(part.chunk);
+      // kWeightChunk: the W parts of the action's backward, its last op.
+      const Op& op = action.op(std::min<int>(part.chunk, action.num_ops() - 1));
       const bool all_to_all = part.kind == PartKind::kAllToAll;
-      name = part.backward ? OpKindLetter(op.kind) : 'F';
+      name = part.chunk == kWeightChunk ? 'W' : part.backward ? OpKindLetter(op.kind) : 'F';
       name += std::to_string(op.microbatch.value()) + " " +
               std::string(kPartNames[static_cast<int>(part.name)]);
       if (part.name != PartName::kRest) name += " " + std::to_string(part.layer);

@@ -155,6 +155,20 @@ TEST(EmitMegatron, ExpertsAndLatentAttentionImportBack) {
                  "--sequence-parallel", "--engine", "critical-path"});
 }
 
+TEST(EmitMegatron, EpAllToAllOverlapImportsBack) {
+  // Megatron-LM's combined 1F1B: the two flags are written and read back to the same run (the
+  // import runs the pipeline transfers as --p2p-mode eager, which the emitted command keeps).
+  const std::vector<std::string> args = {
+      "--model", "mixtral-8x7b", "--nodes", "4", "--tp", "2", "--pp", "4", "--dp", "4", "--ep", "4",
+      "--sequence-parallel", "--schedule", "Megatron-Interleaved", "--stages-per-rank", "2",
+      "--global-batch", "32", "--engine", "critical-path", "--overlap-moe-expert-parallel-comm",
+      "--delay-wgrad-compute"};
+  ExpectSameRun("megatron", args);
+  const RoundTrip trip = EmitAndImport("megatron", args);
+  EXPECT_NE(trip.emitted.find("--overlap-moe-expert-parallel-comm"), std::string::npos);
+  EXPECT_NE(trip.emitted.find("--delay-wgrad-compute"), std::string::npos);
+}
+
 TEST(EmitMegatron, ContextParallelismAcrossNodesImportsBack) {
   // TP 4 x CP 4 spans two nodes of h100-node; each communication type goes through
   // --cp-comm-type (p2p, the default, is not written). a2a needs CP to divide the 2 KV heads of a

@@ -207,6 +207,28 @@ DEEPSEEK = run_with("--model", "deepseek-v3", ("--f", "--b"), platform="dgx-h100
                     pp="2", microbatches="2")
 case("node-limit-partial-nodes", DEEPSEEK + ["--dp", "64", "--ep", "4", "--placement", "round-robin",
                                               "--moe-node-limit", "2"], "--moe-node-limit")
+case("moe-overlap-no-ep", MOE + ["--overlap-moe-expert-parallel-comm"],
+     "--overlap-moe-expert-parallel-comm",
+     message="--overlap-moe-expert-parallel-comm: overlaps the expert-parallel all-to-alls; give "
+             "--ep 2 or more with a MoE --model")
+case("delay-wgrad-alone", MOE + ["--ep", "8", "--dp", "8", "--delay-wgrad-compute"],
+     "--delay-wgrad-compute",
+     message="--delay-wgrad-compute: splits the weight gradients for the expert-parallel overlap; "
+             "give --overlap-moe-expert-parallel-comm")
+case("moe-overlap-gpipe", run_with("--model", "mixtral-8x7b", ("--f", "--b"), platform="dgx-h100",
+                                   nodes="4", schedule="GPipe")
+     + ["--ep", "8", "--dp", "8", "--overlap-moe-expert-parallel-comm"],
+     "--overlap-moe-expert-parallel-comm",
+     message="--overlap-moe-expert-parallel-comm: Megatron-LM's combined 1F1B runs with its "
+             "interleaved schedule (or without pipelining); got GPipe; valid: "
+             "Megatron-Interleaved, or 1F1B with pp 1")
+case("moe-overlap-megatron-p2p", MOE + ["--ep", "8", "--dp", "8", "--p2p-mode", "megatron",
+                                       "--overlap-moe-expert-parallel-comm"], "--p2p-mode",
+     message="--p2p-mode: Megatron-LM's p2p calls around the combined steps of "
+             "--overlap-moe-expert-parallel-comm are not modelled; valid: eager, torch")
+case("moe-overlap-full-recompute", MOE + ["--ep", "8", "--dp", "8", "--recompute", "full",
+                                          "--overlap-moe-expert-parallel-comm"],
+     "--overlap-moe-expert-parallel-comm")
 case("ep-with-f", MOE + ["--ep", "8", "--dp", "8", "--f", "1ms"], "--f",
      message="--f: replaces the model's durations, whose MoE parts and all-to-alls --ep 8 "
              "simulates; give them with --ep 1, or leave them to the model")

@@ -270,8 +270,6 @@ TEST(MegatronArgs, BadInputIsLocated) {
   EXPECT_EQ(Error(std::string(kSmall) + "--tensor-model-parallel-size 3"),
             "--megatron: --tensor-model-parallel-size: 3 does not divide the 16 attention heads "
             "(--num-attention-heads); Megatron asserts it does");
-  EXPECT_NE(Error(std::string(kSmall) + "--overlap-moe-expert-parallel-comm").find("issue 30"),
-            std::string::npos);
   EXPECT_NE(Error("--num-layers 4 --hidden-size 8 --num-attention-heads 2 --seq-length 8 "
                   "--vocab-size 8")
                 .find("--megatron: --bf16: missing"),
@@ -300,6 +298,15 @@ TEST(MegatronArgs, CpCommTypeIsOneTypeForEveryLayer) {
   EXPECT_NE(Error(cp + "--hierarchical-context-parallel-sizes 2 1")
                 .find("hierarchical context parallelism (a2a+p2p) is not modelled yet"),
             std::string::npos);
+}
+
+TEST(MegatronArgs, EpAllToAllOverlapFlagsAreApplied) {
+  // Megatron's own rules for them (ep > 1, a virtual pipeline with pp > 1) are the request's.
+  const MegatronRun run =
+      Read(std::string(kSmall) + "--overlap-moe-expert-parallel-comm --delay-wgrad-compute");
+  EXPECT_EQ(Setting(run, "overlap_moe_expert_parallel_comm"), "true");
+  EXPECT_EQ(Setting(run, "delay_wgrad_compute"), "true");
+  EXPECT_EQ(Setting(Read(kSmall), "overlap_moe_expert_parallel_comm"), "");
 }
 
 TEST(MegatronArgs, FlagHintNamesPpsimsFlagAndMegatron) {

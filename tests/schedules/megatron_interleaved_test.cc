@@ -4,10 +4,11 @@
 // then one forward and one backward, backwards on the mirrored chunk).
 #include <gtest/gtest.h>
 
-#include "tests/support/schedules.h"
 #include "schedules/registry.h"
 #include "schedules/schedule_text.h"
+#include "sim/metrics.h"
 #include "tests/support/runs.h"
+#include "tests/support/schedules.h"
 
 namespace ppsim {
 namespace {
@@ -47,6 +48,60 @@ TEST(MegatronInterleaved, RejectsWhatMegatronRejects) {
   EXPECT_EQ(Rejection(1, 4, 2, 0),
             "Megatron-Interleaved needs at least 2 ranks (Megatron runs pp = 1 without "
             "pipelining); got 1");
+}
+
+// --overlap-moe-expert-parallel-comm, worked out by hand from Megatron-LM at d98e8a64:
+// megatron/core/pipeline_parallel/schedules.py get_pp_rank_microbatches (warmup + 1 with
+// overlap_moe_expert_parallel_comm) and forward_backward_pipelining_with_interleaving, whose steady
+// state calls forward_backward_helper_wrapper(f_virtual_microbatch_id=k + warmup,
+// b_virtual_microbatch_id=k) and so combined_1f1b_schedule_for_interleaved_pipelining
+// (combined_1f1b.py) with both: one OVERLAP_F_B pair. p = 2, v = 2, m = 4, g = 2, the table of the
+// test above: rank 0 warms up with 2 + 2 + 1 = 5 forwards (entries 0-4), pairs F(5..7) with
+// B(0..2), then B(3..7); rank 1 with 0 + 2 + 1 = 3, pairs F(3..7) with B(0..4), then B(5..7).
+TEST(MegatronInterleaved, EpAllToAllOverlapWarmsUpOneMoreAndPairsTheSteadyState) {
+  ScheduleParams params{2, 2, 4, 2};
+  params.moe_a2a_overlap = true;
+  EXPECT_EQ(GenerateText("Megatron-Interleaved", params),
+            "rank 0: 0F0 0F1 2F0 2F1 0F2 (0F3;2B0)OVERLAP_F_B (2F2;2B1)OVERLAP_F_B "
+            "(2F3;0B0)OVERLAP_F_B 0B1 2B2 2B3 0B2 0B3\n"
+            "rank 1: 1F0 1F1 3F0 (3F1;3B0)OVERLAP_F_B (1F2;3B1)OVERLAP_F_B (1F3;1B0)OVERLAP_F_B "
+            "(3F2;1B1)OVERLAP_F_B (3F3;3B2)OVERLAP_F_B 3B3 1B2 1B3\n");
+  // Without pipelining (pp 1): combined_1f1b_schedule_for_no_pipelining: F0 alone, then F(i + 1)
+  // with B(i), then the last B alone.
+  ScheduleParams one{1, 0, 3, 0};
+  one.moe_a2a_overlap = true;
+  EXPECT_EQ(GenerateText("1F1B", one),
+            "rank 0: 0F0 (0F1;0B0)OVERLAP_F_B (0F2;0B1)OVERLAP_F_B 0B2\n");
+}
+
+TEST(MegatronInterleaved, EpAllToAllOverlapOnlyWithMegatronsSchedules) {
+  ScheduleParams params{2, 0, 4, 0};
+  params.moe_a2a_overlap = true;
+  EXPECT_EQ(GenerateError("1F1B", params),
+            "Megatron-LM overlaps the expert-parallel all-to-alls with pp > 1 only in its "
+            "interleaved schedule (it asserts a virtual pipeline size); got 1F1B with pp 2; "
+            "valid: 1F1B with pp 1, or Megatron-Interleaved");
+  EXPECT_EQ(GenerateError("GPipe", params),
+            "Megatron-LM's combined 1F1B runs with its interleaved schedule (or without "
+            "pipelining); got GPipe; valid: Megatron-Interleaved, or 1F1B with pp 1");
+}
+
+TEST(MegatronInterleaved, EpAllToAllOverlapHoldsOneMoreMicrobatchOfActivations) {
+  // Check case 4's shape (p = 4, m = 8, v = 2, g = 4), 2 bytes per chunk activation: plain, rank r
+  // peaks at (p - r - 1) * 2 + (v - 1) * g + 1 = [11, 9, 7, 5] chunks; with the overlap the warmup
+  // has one forward more and the first pair's forward starts before its backward frees: + 1.
+  ScheduleParams params{4, 2, 8, 4};
+  StageCosts costs;
+  costs.forward_s.assign(8, 1);
+  costs.backward_s.assign(8, 2);
+  costs.activation_bytes.assign(8, 2);
+  Schedule plain;
+  ASSERT_TRUE(GenerateSchedule("Megatron-Interleaved", params, &plain).ok());
+  EXPECT_EQ(PeakActivationBytes(plain, costs), (std::vector<int64_t>{22, 18, 14, 10}));
+  params.moe_a2a_overlap = true;
+  Schedule overlap;
+  ASSERT_TRUE(GenerateSchedule("Megatron-Interleaved", params, &overlap).ok());
+  EXPECT_EQ(PeakActivationBytes(overlap, costs), (std::vector<int64_t>{24, 20, 16, 12}));
 }
 
 class MegatronCheckCase : public ::testing::TestWithParam<EngineKind> {};

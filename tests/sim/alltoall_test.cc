@@ -320,6 +320,81 @@ TEST(AllToAll, OverlappedPairHidesAllToAllsUntilTheyOutlastComputation) {
   }
 }
 
+TEST(AllToAll, DelayedWgradSplitsTheBackwardsWeightPartsOff) {
+  // --delay-wgrad-compute, as Megatron-LM's TransformerLayerSchedulePlan.run
+  // (megatron/core/models/common/model_chunk_schedule_plan.py at d98e8a64) orders a layer: compute
+  // F attention | B MLP, B MLP's wgrad (mlp.backward_dw), F MLP | B attention, its wgrad
+  // (pre_dispatch_computation.backward_dw); communication B combine | F dispatch, B dispatch |
+  // F combine. The W parts are chunk 2 (kWeightChunk): no all-to-all waits for them. B's rest:
+  // 7 - (1.5 + 3) - (0.5 + 1) = 1 ms.
+  StageCosts costs = SplitCosts(2, Layer(1, 800, 800));
+  costs.delay_wgrad = true;
+  const Action pair =
+      Action::OverlapForwardBackward(OpOf(OpKind::kForward, 0, 1), OpOf(OpKind::kBackward, 1, 0));
+  EXPECT_EQ(
+      Describe(ProgramOf(costs, pair, 8, 1)),
+      (std::vector<std::string>{"0 F rest 0 1ms", "0 F attention 0 1ms", "1 B combine 0 100B",
+                                "1 B mlp 0 3ms", "2 B mlp 0 1ms", "0 F dispatch 0 100B",
+                                "0 F mlp 0 2ms", "1 B dispatch 0 100B", "1 B attention 0 1.5ms",
+                                "2 B attention 0 0.5ms", "0 F combine 0 100B", "1 B rest 0 1ms"}));
+  // A backward alone (warm-up and cool-down steps run the same layer plan without a forward).
+  EXPECT_EQ(Describe(ProgramOf(costs, Action::Single(OpOf(OpKind::kBackward, 0)), 8, 1)),
+            (std::vector<std::string>{"0 B combine 0 100B", "0 B mlp 0 3ms", "2 B mlp 0 1ms",
+                                      "0 B dispatch 0 100B", "0 B attention 0 1.5ms",
+                                      "2 B attention 0 0.5ms", "0 B rest 0 1ms"}));
+  // I alone keeps its program (no W in it).
+  StageCosts plain = SplitCosts(1, Layer(1, 800, 800));
+  EXPECT_EQ(Describe(ProgramOf(costs, Action::Single(OpOf(OpKind::kBackwardInput, 0)), 8, 1)),
+            Describe(ProgramOf(plain, Action::Single(OpOf(OpKind::kBackwardInput, 0)), 8, 1)));
+}
+
+TEST(AllToAll, DelayedWgradHidesTheBackwardsDispatchUnderTheMlpWeightGradient) {
+  // One rank, ep 8 on an h100-node: F0, (F1;B0) pair, B1, as Megatron without pipelining. Each
+  // all-to-all takes t = 3 us + 7/8 x bytes / 450 GB/s. F 4 ms (rest 1, attention 1, MLP 2),
+  // B 7 ms (combine, MLP I 3, W 1, dispatch, attention I 1.5, W 0.5, rest 1).
+  const PlatformSpec platform = PlatformOrDie(PresetChoice("h100-node"), 1, 8, 1);
+  for (EngineKind engine : kEngines) {
+    SCOPED_TRACE(EngineName(engine));
+    for (int64_t bytes : {int64_t{72'000'000}, int64_t{3'000'000'000}}) {
+      const double t = 3e-6 + 7.0 / 8 * static_cast<double>(bytes) / 450e9;
+      for (bool delay : {false, true}) {
+        SCOPED_TRACE(delay ? "delayed wgrad" : "wgrad in the backward");
+        StageCosts costs = OneStageCosts(4e-3, 7e-3);
+        costs.moe = {Layer(1, bytes, bytes)};
+        costs.gradient_bytes = {0};
+        costs.delay_wgrad = delay;
+        ScheduleParams params{1, 0, 2, 0};
+        params.moe_a2a_overlap = true;
+        Schedule s;
+        ASSERT_TRUE(GenerateSchedule("1F1B", params, &s).ok());
+        Parallelism parallelism{{.dp = 8, .tp = 1}, P2pMode::kEager};
+        parallelism.layout.ep = 8;
+        parallelism.fold_replicas = true;
+        TaskGraph graph;
+        ASSERT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
+        Timeline timeline;
+        ASSERT_TRUE(Execute(engine, graph, platform, &timeline).ok());
+        // Tasks in order: F0, the pair, B1.
+        const double pair = timeline.end_s[1] - timeline.start_s[1];
+        const double last = timeline.end_s[2] - timeline.start_s[2];
+        if (bytes < 100'000'000) {
+          // t = 0.143 ms hides under every compute part: the pair is its compute, 11 ms.
+          EXPECT_NEAR(pair, 11e-3, 1e-12);
+          // B alone: combine t, MLP 4 ms (I + W), dispatch t, attention 2 ms, rest 1: 2t + 7 ms;
+          // delayed, the dispatch runs beside MLP's 1 ms W: t + 3 + max(t, 1) + 1.5 + 0.5 + 1.
+          EXPECT_NEAR(last, delay ? t + 7e-3 : 2 * t + 7e-3, 1e-9);
+        } else {
+          // t = 5.83 ms outlasts every part: the pair ends with F's combine at 4t either way
+          // (B combine, F dispatch, B dispatch, F combine back to back on the one stream).
+          EXPECT_NEAR(pair, 4 * t, 1e-9);
+          // B alone: 2t + 7 ms; delayed, MLP's W (1 ms) hides under the dispatch: 2t + 6 ms.
+          EXPECT_NEAR(last, delay ? 2 * t + 6e-3 : 2 * t + 7e-3, 1e-9);
+        }
+      }
+    }
+  }
+}
+
 TEST(AllToAll, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   // dp 8 on an h100-node, ep 4: the dense gradients' ring over the 8 replicas (14 steps of D/8),
   // then the experts' over the 2 GPUs holding the same experts, replicas r and r + 4 (2 steps of
