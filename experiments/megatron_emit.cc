@@ -195,6 +195,11 @@ void ParallelArgs(const PreparedRun& run, Arguments* args, FrameworkLaunch* laun
   if (l.cp > 1 && run.setup.cp_comm_type != CpCommType::kP2p) {
     args->Add("--cp-comm-type", std::string(CpCommTypeName(run.setup.cp_comm_type)));
   }
+  if (l.cp > 1 && run.setup.cp_comm_type == CpCommType::kA2aP2p) {
+    args->Add(
+        "--hierarchical-context-parallel-sizes",
+        std::to_string(run.setup.cp_a2a_size) + " " + std::to_string(l.cp / run.setup.cp_a2a_size));
+  }
   if (l.ep > 1) args->Add("--expert-model-parallel-size", l.ep);
   if (run.setup.sequence_parallel) args->Add("--sequence-parallel");
   if (run.spec.tp_comm_overlap) {

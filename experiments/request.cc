@@ -288,10 +288,21 @@ Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const Resol
 
 // --cp-comm-type: with a model only (its checks against the heads are CheckTrainingSetup's).
 Status ResolveCpCommType(const proto::RunConfig& c, const Locator& where, TrainingSetup* t) {
-  if (c.cp_comm_type().empty()) return Status();
+  if (c.cp_comm_type().empty() && !c.has_cp_a2a_size()) return Status();
+  const std::string_view field = c.cp_comm_type().empty() ? "cp_a2a_size" : "cp_comm_type";
   if (c.model().empty())
-    return where.Invalid("cp_comm_type", "applies with " + where.Name("model") + " only");
-  return ParseCpCommType(where.Where("cp_comm_type"), c.cp_comm_type(), &t->cp_comm_type);
+    return where.Invalid(field, "applies with " + where.Name("model") + " only");
+  if (!c.cp_comm_type().empty()) {
+    RETURN_IF_ERROR(
+        ParseCpCommType(where.Where("cp_comm_type"), c.cp_comm_type(), &t->cp_comm_type));
+  }
+  // Its range against cp and the heads: CheckCpCommType.
+  if (c.has_cp_a2a_size() && c.cp_a2a_size() < 1) {
+    return where.Invalid("cp_a2a_size", "must be at least 1 (the inner all-to-all group's GPUs); "
+                                        "got " + std::to_string(c.cp_a2a_size()));
+  }
+  if (c.has_cp_a2a_size()) t->cp_a2a_size = c.cp_a2a_size();
+  return Status();
 }
 
 // Megatron's recompute modules, method and N (checked against the model by CheckTrainingSetup);

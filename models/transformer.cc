@@ -713,6 +713,10 @@ namespace {
 void CpLayerBytes(const TrainingSetup& setup, int64_t qkv, int64_t out, int64_t kv_block,
                   int64_t recomputed, int32_t layers, StageModel* stage) {
   const int64_t c = setup.layout.cp;
+  if (setup.cp_comm_type == CpCommType::kA2aP2p) {
+    CpHierarchicalBytes(setup, qkv + out, kv_block, recomputed, layers, stage);
+    return;
+  }
   int64_t forward = (c - 1) * kv_block;  // p2p and allgather: c - 1 blocks each way
   int64_t backward = 2 * forward;        // K and V again, and their gradients
   if (setup.cp_comm_type == CpCommType::kA2a) {
@@ -964,7 +968,9 @@ StageCosts ModelStageCosts(const std::vector<StageModel>& stages,
     if (layout.cp > 1) {
       costs.cp_forward_bytes.push_back(stage.cp_forward_bytes);
       costs.cp_backward_bytes.push_back(stage.cp_backward_bytes);
-      costs.cp_serial = setup.cp_comm_type != CpCommType::kP2p;
+      costs.cp_serial =
+          setup.cp_comm_type != CpCommType::kP2p && setup.cp_comm_type != CpCommType::kA2aP2p;
+      AddCpA2aCosts(setup, stage, &costs);
     }
     if (layout.ep > 1) {
       const MoeLayerSeconds& parts = seconds[k].moe_layer;
