@@ -356,7 +356,8 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
                             "tp_comm_overlap",
                             "recompute_modules",
                             "recompute_method",
-                            "recompute_num_layers"};
+                            "recompute_num_layers",
+                            "mtp_layers"};
     const google::protobuf::Descriptor* type = c.GetDescriptor();
     const google::protobuf::Reflection* reflection = c.GetReflection();
     for (const char* field : fields) {
@@ -393,6 +394,13 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   }
   t.sequence_parallel = c.sequence_parallel();
   spec->tp_comm_overlap = c.tp_comm_overlap();
+  if (c.has_mtp_layers()) {
+    if (c.mtp_layers() < 0 || c.mtp_layers() > 100) {
+      return where.Invalid("mtp_layers", "expected 0 to 100 multi-token prediction modules; got " +
+                                             std::to_string(c.mtp_layers()));
+    }
+    spec->mtp_layers = c.mtp_layers();
+  }
   if (!c.flash_attention().empty()) {
     if (c.flash_attention() != "on" && c.flash_attention() != "off") {
       return where.Invalid("flash_attention",

@@ -162,8 +162,8 @@ constexpr MegatronArgument kTable[] = {
     {"--qk-head-dim", A::kValue, U::kApplied, "model: qk_nope_head_dim (default 128)", ""},
     {"--qk-pos-emb-head-dim", A::kValue, U::kApplied, "model: qk_rope_head_dim (default 64)", ""},
     {"--v-head-dim", A::kValue, U::kApplied, "model: v_head_dim (default 128)", ""},
-    {"--mtp-num-layers", A::kValue, U::kAssumed, "",
-     "multi-token prediction layers are not modelled"},
+    {"--mtp-num-layers", A::kValue, U::kApplied,
+     "model: mtp_layers (on the last stage; --pipeline-model-parallel-layout's m there)", ""},
     // Kernel choices that ppsim's per-op model does not tell apart.
     {"--no-masked-softmax-fusion", A::kSwitch, U::kAssumed, "",
      "softmax timed as one fused kernel"},

@@ -335,6 +335,10 @@ Status Placement(const MegatronReader& r, Shape* s, MegatronRun* run) {
                                         static_cast<int32_t>(s->layers), static_cast<int32_t>(mtp),
                                         r.Where(kLayout), &layout));
     s->vp = layout.virtual_stages_per_rank;
+    if (mtp > 0 && layout.mtp_layers.back() != mtp) {
+      return r.Invalid(kLayout, "MTP layers (m) outside the pipeline's last stage are not "
+                                "modelled; ppsim places them with the loss (L)");
+    }
     stages.assign(layout.decoder_layers.begin(), layout.decoder_layers.end());
   } else if (r.Has("--decoder-first-pipeline-num-layers") ||
              r.Has("--decoder-last-pipeline-num-layers")) {
@@ -743,6 +747,9 @@ Status Model(const MegatronReader& r, const Shape& s, MegatronRun* run) {
   m.set_seq_len(positions);
   Set(run, "seq_len", std::to_string(seq), "--seq-length");
   RETURN_IF_ERROR(Experts(r, s, &m));
+  int64_t mtp = 0;
+  RETURN_IF_ERROR(r.Whole("--mtp-num-layers", 0, 0, &mtp));
+  m.set_mtp_layers(static_cast<int32_t>(mtp));
   ConfigLocations locations;
   locations.set_source(r.where());
   const Status status = TransformerFromProto(m, locations, &run->model);

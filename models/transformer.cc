@@ -809,8 +809,9 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
   int32_t first_layer = 0;  // the stage's first global layer
   for (int32_t s = 0; s < num_stages; ++s) {
     StageModel stage;
-    stage.layers = layers_per_stage[s];
-    const int32_t dense_end = spec.moe() ? spec.first_dense_layers : spec.layers;
+    // The last stage's MTP modules' layers follow the model's (layers [L, L + D)).
+    stage.layers = layers_per_stage[s] + (s == num_stages - 1 ? spec.mtp_layers : 0);
+    const int32_t dense_end = spec.moe() ? spec.first_dense_layers : spec.layers + spec.mtp_layers;
     stage.moe_layers = stage.layers - std::clamp(dense_end - first_layer, int32_t{0}, stage.layers);
     first_layer += stage.layers;
     stage.embedding = s == 0;
@@ -833,6 +834,7 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
       stage.backward_weight_flops += head_flops;
       stage.activation_bytes += 4 * sb * h_per_gpu + 4 * sb * vocab_shard;
       stage.activation_w_bytes += 2 * sb * h_per_gpu + 2 * sb * vocab_shard;
+      AddMtpCosts(spec, setup, sb, h_per_gpu, vocab_shard, &stage, &parameters);
     }
     stage.expert_parameters = m * local_experts * spec.ExpertParameters();
     stage.parameters =

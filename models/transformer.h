@@ -188,6 +188,8 @@ struct TransformerSpec {
   int64_t expert_ffn_hidden = 0;
   int32_t first_dense_layers = 0;
   bool router_bias = false;
+  // Multi-token prediction modules on the last stage (model.proto mtp_layers); 0: none.
+  int32_t mtp_layers = 0;
 
   bool moe() const { return experts > 0; }
   int32_t MoeLayers() const { return moe() ? layers - first_dense_layers : 0; }
@@ -217,6 +219,11 @@ struct TransformerSpec {
   // activated parameters, including 0.9B for the output head").
   int64_t ActivatedParameters() const;
   int64_t ActivatedParametersWithoutEmbedding() const;
+  // The multi-token prediction modules' own parameters (TotalParameters leaves them out, as
+  // DeepSeek-V3's 671B does): per module a transformer layer (MoE in a MoE model), the 2h x h
+  // projection and three norms (hidden state, embedding, final); the embedding and the head are
+  // the model's (models/multi_token_prediction.cc).
+  int64_t MtpParameters() const;
 };
 
 // The attention's tensor widths over all heads (per GPU: / t): queries and keys of qk_head_dim
@@ -589,6 +596,15 @@ void CpHierarchicalBytes(const TrainingSetup& setup, int64_t qkvo, int64_t kv_bl
 // Appends a stage's inner all-to-all bytes to `costs` and sets its inner group size (a2a+p2p
 // only; nothing otherwise).
 void AddCpA2aCosts(const TrainingSetup& setup, const StageModel& stage, StageCosts* costs);
+// The last stage's multi-token prediction modules beyond their transformer layers (which
+// BuildStageModels counts among the stage's layers), models/multi_token_prediction.cc: per module
+// the 2h -> h projection and the shared head (forward, input and weight gradients: 2 sb 2h h / t
+// and 2 sb h V/t FLOPs each), their kept activations (12 sb h' + 4 sb V/t bytes; W's 6 sb h' +
+// 2 sb V/t; h' = h/t with sequence parallelism) and parameters (2h^2 + 3 norms, plus the
+// embedding when the stage lacks it and the embeddings are untied) added to `parameters` (before
+// the split over t). Nothing unless stage->lm_head and spec.mtp_layers > 0.
+void AddMtpCosts(const TransformerSpec& spec, const TrainingSetup& setup, int64_t sb,
+                 int64_t h_per_gpu, int64_t vocab_shard, StageModel* stage, int64_t* parameters);
 
 std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const TrainingSetup& setup,
                                          const std::vector<int32_t>& layers_per_stage);

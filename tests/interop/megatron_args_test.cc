@@ -280,6 +280,20 @@ TEST(MegatronArgs, CpCommTypeIsOneTypeForEveryLayer) {
             "modelled; give one type for every layer");
 }
 
+TEST(MegatronArgs, MtpNumLayersIsTheModelsMtpLayers) {
+  // --mtp-num-layers N: N MTP modules on the last stage; a layout must put its m there.
+  EXPECT_EQ(Read(kSmall).model.mtp_layers, 0);
+  EXPECT_EQ(Read(std::string(kSmall) + "--mtp-num-layers 1").model.mtp_layers, 1);
+  EXPECT_NE(Error(std::string(kSmall) + "--mtp-num-layers -1").find("--mtp-num-layers"),
+            std::string::npos);
+  const std::string pp2 =
+      std::string(kSmall) + "--pipeline-model-parallel-size 2 --mtp-num-layers 1 ";
+  EXPECT_EQ(Read(pp2 + "--pipeline-model-parallel-layout 'Et*2|t*2mL'").model.mtp_layers, 1);
+  EXPECT_EQ(Error(pp2 + "--pipeline-model-parallel-layout 'Et|t|t*2m|L'"),
+            "--megatron: --pipeline-model-parallel-layout: MTP layers (m) outside the pipeline's "
+            "last stage are not modelled; ppsim places them with the loss (L)");
+}
+
 TEST(MegatronArgs, HierarchicalContextParallelSizes) {
   // Megatron-core: the first size is the a2a group, the second the p2p ring; their product must
   // be --context-parallel-size, and a2a+p2p needs them.
