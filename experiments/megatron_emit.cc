@@ -95,17 +95,19 @@ void ModelArgs(const PreparedRun& run, Arguments* args, FrameworkLaunch* launch)
     args->Add("--moe-token-dispatcher-type", std::string("alltoall"));
     args->Add("--moe-grouped-gemm");
   }
+  if (m.mtp_layers > 0) args->Add("--mtp-num-layers", m.mtp_layers);
 }
 
-// Megatron's layout string of `layers` (per virtual stage, in order): "Et*2|t*3|t*2L".
-std::string Layout(const std::vector<int32_t>& layers) {
+// Megatron's layout string of `layers` (per virtual stage, in order) with `mtp` MTP layers before
+// the loss: "Et*2|t*3|t*2mL".
+std::string Layout(const std::vector<int32_t>& layers, int32_t mtp) {
   std::string text;
   for (size_t i = 0; i < layers.size(); ++i) {
     if (i > 0) text += "|";
     if (i == 0) text += "E";
     if (layers[i] == 1) text += "t";
     if (layers[i] > 1) text += "t*" + std::to_string(layers[i]);
-    if (i + 1 == layers.size()) text += "L";
+    if (i + 1 == layers.size()) text += std::string(mtp, 'm') + "L";
   }
   return text;
 }
@@ -124,7 +126,8 @@ bool NeedsLayout(const PreparedRun& run, int32_t stages) {
 void Split(const PreparedRun& run, int32_t stages, Arguments* args) {
   const LayerSplit& split = run.spec.layer_split;
   if (NeedsLayout(run, stages)) {
-    args->Add("--pipeline-model-parallel-layout", "'" + Layout(run.layers_per_stage) + "'");
+    args->Add("--pipeline-model-parallel-layout",
+              "'" + Layout(run.layers_per_stage, run.transformer.mtp_layers) + "'");
     return;
   }
   if (split.embedding_as_layer) args->Add("--account-for-embedding-in-pipeline-split");
@@ -156,7 +159,8 @@ void ScheduleArgs(const PreparedRun& run, Arguments* args, FrameworkLaunch* laun
     // DualPipe's two model copies, split alike: Megatron's layout of the first copy's stages.
     const std::vector<int32_t> first(run.layers_per_stage.begin(),
                                      run.layers_per_stage.begin() + pp);
-    args->Add("--pipeline-model-parallel-layout", "'" + Layout(first) + "'");
+    args->Add("--pipeline-model-parallel-layout",
+              "'" + Layout(first, run.transformer.mtp_layers) + "'");
   }
   if (run.spec.p2p_mode == P2pMode::kMegatronNoOverlap) {
     args->Add("--no-overlap-p2p-communication");
@@ -195,6 +199,11 @@ void ParallelArgs(const PreparedRun& run, Arguments* args, FrameworkLaunch* laun
   if (l.cp > 1) args->Add("--context-parallel-size", l.cp);
   if (l.cp > 1 && run.setup.cp_comm_type != CpCommType::kP2p) {
     args->Add("--cp-comm-type", std::string(CpCommTypeName(run.setup.cp_comm_type)));
+  }
+  if (l.cp > 1 && run.setup.cp_comm_type == CpCommType::kA2aP2p) {
+    args->Add(
+        "--hierarchical-context-parallel-sizes",
+        std::to_string(run.setup.cp_a2a_size) + " " + std::to_string(l.cp / run.setup.cp_a2a_size));
   }
   if (l.ep > 1) args->Add("--expert-model-parallel-size", l.ep);
   // Only with Megatron's schedules and ep > 1 (experiments/request.cc ResolveMoeOverlap).

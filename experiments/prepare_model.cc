@@ -11,7 +11,8 @@
 
 namespace ppsim {
 
-Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
+namespace {
+Status LoadModelAsGiven(const RunSpec& spec, TransformerSpec* model) {
   // A preset that does not load (a broken file in this build) must not pass for an unknown name.
   RETURN_IF_ERROR(TransformerPresetsStatus());
   if (spec.model_spec != nullptr) {
@@ -39,6 +40,13 @@ Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
   RETURN_IF_ERROR(ReadConfigFile(spec.model, &message, &locations));
   RETURN_IF_ERROR(TransformerFromProto(message, locations, model));
   if (model->name.empty()) model->name = spec.model;
+  return Status();
+}
+}  // namespace
+
+Status LoadModel(const RunSpec& spec, TransformerSpec* model) {
+  RETURN_IF_ERROR(LoadModelAsGiven(spec, model));
+  if (spec.mtp_layers >= 0) model->mtp_layers = spec.mtp_layers;
   return Status();
 }
 
@@ -169,7 +177,11 @@ Status PrepareModel(PreparedRun* run) {
         ModelFlopsPerIteration(run->stages, run->schedule, gpus, dp, /*hardware=*/true);
   }
   run->seq_len = run->setup.seq_len;
-  for (const StageModel& stage : run->stages) run->layers_per_stage.push_back(stage.layers);
+  // The model's layers: a last stage's MTP modules' layers are not among them.
+  for (const StageModel& stage : run->stages) {
+    run->layers_per_stage.push_back(stage.layers -
+                                    (stage.lm_head ? run->transformer.mtp_layers : 0));
+  }
   return Status();
 }
 

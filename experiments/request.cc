@@ -289,10 +289,21 @@ Status ResolveCosts(const proto::RunConfig& c, const Locator& where, const Resol
 
 // --cp-comm-type: with a model only (its checks against the heads are CheckTrainingSetup's).
 Status ResolveCpCommType(const proto::RunConfig& c, const Locator& where, TrainingSetup* t) {
-  if (c.cp_comm_type().empty()) return Status();
+  if (c.cp_comm_type().empty() && !c.has_cp_a2a_size()) return Status();
+  const std::string_view field = c.cp_comm_type().empty() ? "cp_a2a_size" : "cp_comm_type";
   if (c.model().empty())
-    return where.Invalid("cp_comm_type", "applies with " + where.Name("model") + " only");
-  return ParseCpCommType(where.Where("cp_comm_type"), c.cp_comm_type(), &t->cp_comm_type);
+    return where.Invalid(field, "applies with " + where.Name("model") + " only");
+  if (!c.cp_comm_type().empty()) {
+    RETURN_IF_ERROR(
+        ParseCpCommType(where.Where("cp_comm_type"), c.cp_comm_type(), &t->cp_comm_type));
+  }
+  // Its range against cp and the heads: CheckCpCommType.
+  if (c.has_cp_a2a_size() && c.cp_a2a_size() < 1) {
+    return where.Invalid("cp_a2a_size", "must be at least 1 (the inner all-to-all group's GPUs); "
+                                        "got " + std::to_string(c.cp_a2a_size()));
+  }
+  if (c.has_cp_a2a_size()) t->cp_a2a_size = c.cp_a2a_size();
+  return Status();
 }
 
 // Megatron's recompute modules, method and N (checked against the model by CheckTrainingSetup);
@@ -351,7 +362,8 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
                             "recompute_modules",
                             "recompute_method",
                             "recompute_num_layers",
-                            "offload_modules"};
+                            "offload_modules",
+                            "mtp_layers"};
     const google::protobuf::Descriptor* type = c.GetDescriptor();
     const google::protobuf::Reflection* reflection = c.GetReflection();
     for (const char* field : fields) {
@@ -388,6 +400,13 @@ Status ResolveModel(const proto::RunConfig& c, const Locator& where, const Resol
   }
   t.sequence_parallel = c.sequence_parallel();
   spec->tp_comm_overlap = c.tp_comm_overlap();
+  if (c.has_mtp_layers()) {
+    if (c.mtp_layers() < 0 || c.mtp_layers() > 100) {
+      return where.Invalid("mtp_layers", "expected 0 to 100 multi-token prediction modules; got " +
+                                             std::to_string(c.mtp_layers()));
+    }
+    spec->mtp_layers = c.mtp_layers();
+  }
   if (!c.flash_attention().empty()) {
     if (c.flash_attention() != "on" && c.flash_attention() != "off") {
       return where.Invalid("flash_attention",

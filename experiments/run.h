@@ -62,6 +62,8 @@ struct RunSpec {
   std::string model;
   // A model built in code (--megatron's), used instead of looking `model` up; null: none.
   std::shared_ptr<const TransformerSpec> model_spec;
+  // --mtp-layers: the model's multi-token prediction modules (LoadModel); -1: the model's own.
+  int32_t mtp_layers = -1;
   // What the request's framework configuration (--megatron, --torchtitan) assumed or ignored, one
   // sentence each, prefixed by its framework ("megatron: ...", "torchtitan: ignored ...").
   std::vector<std::string> import_notes;

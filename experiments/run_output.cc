@@ -126,6 +126,7 @@ nlohmann::ordered_json Assumptions(const RunResult& r) {
     a["sequence_parallel"] = t.sequence_parallel;
     a["tp_comm_overlap"] = r.spec.tp_comm_overlap;
     if (t.layout.cp > 1) a["cp_comm_type"] = std::string(CpCommTypeName(t.cp_comm_type));
+    if (t.layout.cp > 1 && t.cp_comm_type == CpCommType::kA2aP2p) a["cp_a2a_size"] = t.cp_a2a_size;
     a["zero"] = t.zero_stage;
     if (t.zero_stage == 3) {  // FSDP's shard group and policy (README, Sharded data parallelism)
       a["dp_shard"] = t.dp_shard > 0 ? t.dp_shard : t.layout.dp;

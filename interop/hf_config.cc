@@ -337,6 +337,9 @@ void ReadExperts(Arch arch, Fields* fields, proto::TransformerModel* model) {
     }
     // DeepSeek-V3's router has a score correction bias per expert (its noaux_tc routing).
     model->set_router_bias(true);
+    // Its multi-token prediction modules (one in DeepSeek-V3), on the last stage.
+    model->set_mtp_layers(
+        static_cast<int32_t>(fields->Int("num_nextn_predict_layers", 0, kMaxLayers, 0)));
   }
   model->set_experts_per_token(
       static_cast<int32_t>(fields->Int("num_experts_per_tok", 1, kMaxExperts)));
@@ -367,13 +370,6 @@ void StatedAssumptions(Arch arch, Fields* fields, std::vector<std::string>* note
     notes->push_back("sliding_window " + window->dump() +
                      ": attention modelled as full causal attention (the same up to that many "
                      "tokens)");
-  }
-  if (arch == Arch::kDeepseekV3) {
-    if (const int64_t mtp = fields->Int("num_nextn_predict_layers", 0, kMaxLayers, 0); mtp > 0) {
-      notes->push_back("MTP layers not modelled (num_nextn_predict_layers " + std::to_string(mtp) +
-                       ": the multi-token-prediction module's layers, "
-                       "parameters and FLOPs are left out)");
-    }
   }
   if (fields->Has("quantization_config")) {
     notes->push_back("quantization_config ignored: weights and compute are in --dtype");

@@ -23,8 +23,8 @@
 //   DeepSeek-V3: multi-head latent attention (q_lora_rank, null for none; kv_lora_rank,
 //   qk_nope_head_dim, qk_rope_head_dim, v_head_dim), n_routed_experts, num_experts_per_tok,
 //   n_shared_experts, moe_intermediate_size, first_k_dense_replace, moe_layer_freq (must be 1),
-//   the router's score correction bias (always); num_nextn_predict_layers > 0 is a stated
-//   assumption ("MTP layers not modelled"), as are sliding windows (attention is modelled full).
+//   the router's score correction bias (always), num_nextn_predict_layers the model's mtp_layers;
+//   sliding windows are a stated assumption (attention is modelled full).
 // Fields that do not change the cost (rope, dropout, initialisation, token ids, dtypes, routing
 // scores and scaling, ...) and fields ppsim does not know are ignored and listed, one sentence
 // each, in TransformerSpec::notes. Messages: "SOURCE: FIELD: what is wrong; what is valid"

@@ -335,6 +335,10 @@ Status Placement(const MegatronReader& r, Shape* s, MegatronRun* run) {
                                         static_cast<int32_t>(s->layers), static_cast<int32_t>(mtp),
                                         r.Where(kLayout), &layout));
     s->vp = layout.virtual_stages_per_rank;
+    if (mtp > 0 && layout.mtp_layers.back() != mtp) {
+      return r.Invalid(kLayout, "MTP layers (m) outside the pipeline's last stage are not "
+                                "modelled; ppsim places them with the loss (L)");
+    }
     stages.assign(layout.decoder_layers.begin(), layout.decoder_layers.end());
   } else if (r.Has("--decoder-first-pipeline-num-layers") ||
              r.Has("--decoder-last-pipeline-num-layers")) {
@@ -385,8 +389,28 @@ Status VirtualStages(const MegatronReader& r, Shape* s) {
 }
 
 // --cp-comm-type: one value, or one per layer (Megatron lets layers differ); ppsim models one
-// type for every layer, so a list must repeat one value. a2a+p2p is refused by the request.
-Status CpCommTypeArg(const MegatronReader& r, MegatronRun* run) {
+// type for every layer, so a list must repeat one value. a2a+p2p takes its inner group's size
+// from --hierarchical-context-parallel-sizes A B (A the all-to-all group, B the p2p ring; Megatron
+// asserts A B = cp, and needs the sizes with a2a+p2p).
+Status CpCommTypeArg(const MegatronReader& r, int64_t cp, MegatronRun* run) {
+  constexpr std::string_view kSizes = "--hierarchical-context-parallel-sizes";
+  std::vector<int64_t> sizes;
+  if (r.Has(kSizes)) {
+    for (const std::string& text : r.Values(kSizes)) {
+      int64_t size = 0;
+      if (!ParseWhole(text, &size) || size < 1 || size > cp) {
+        return r.Invalid(kSizes, "expected whole numbers from 1 to --context-parallel-size " +
+                                     std::to_string(cp) + ", got " + Quoted(text));
+      }
+      sizes.push_back(size);
+    }
+    if (sizes.size() != 2 || sizes[0] * sizes[1] != cp) {
+      return r.Invalid(kSizes,
+                       "expected two sizes A B (the a2a group, the p2p ring) whose "
+                       "product is --context-parallel-size " +
+                           std::to_string(cp) + ", as Megatron asserts");
+    }
+  }
   if (!r.Has("--cp-comm-type")) return Status();
   const std::vector<std::string>& types = r.Values("--cp-comm-type");
   for (const std::string& type : types) {
@@ -395,6 +419,14 @@ Status CpCommTypeArg(const MegatronReader& r, MegatronRun* run) {
                                              ", " + Quoted(type) +
                                              ") are not modelled; give one type for every layer");
     }
+  }
+  if (types.front() == "a2a+p2p") {
+    if (sizes.empty()) {
+      return r.Invalid("--cp-comm-type",
+                       "a2a+p2p needs --hierarchical-context-parallel-sizes A B, as Megatron "
+                       "asserts");
+    }
+    Set(run, "cp_a2a_size", std::to_string(sizes[0]), kSizes);
   }
   Set(run, "cp_comm_type", types.front(), "--cp-comm-type");
   return Status();
@@ -438,7 +470,7 @@ Status Parallel(const MegatronReader& r, const MegatronDegrees& given, Shape* s,
   Set(run, "tp", std::to_string(s->tp), "--tensor-model-parallel-size");
   Set(run, "pp", std::to_string(s->pp), "--pipeline-model-parallel-size");
   if (s->cp > 1) Set(run, "cp", std::to_string(s->cp), "--context-parallel-size");
-  RETURN_IF_ERROR(CpCommTypeArg(r, run));
+  RETURN_IF_ERROR(CpCommTypeArg(r, s->cp, run));
   if (s->ep > 1) Set(run, "ep", std::to_string(s->ep), "--expert-model-parallel-size");
   run->gpus_per_pipeline = s->tp * s->pp * s->cp;
   RETURN_IF_ERROR(VirtualStages(r, s));
@@ -731,6 +763,9 @@ Status Model(const MegatronReader& r, const Shape& s, MegatronRun* run) {
   m.set_seq_len(positions);
   Set(run, "seq_len", std::to_string(seq), "--seq-length");
   RETURN_IF_ERROR(Experts(r, s, &m));
+  int64_t mtp = 0;
+  RETURN_IF_ERROR(r.Whole("--mtp-num-layers", 0, 0, &mtp));
+  m.set_mtp_layers(static_cast<int32_t>(mtp));
   ConfigLocations locations;
   locations.set_source(r.where());
   const Status status = TransformerFromProto(m, locations, &run->model);

@@ -45,6 +45,9 @@ StageCosts::Collectives StageCosts::ActionCollectives(const Action& action) cons
     if (!cp_forward_bytes.empty()) {
       sum.cp_bytes += forward ? cp_forward_bytes[stage] : cp_backward_bytes[stage];
     }
+    if (!cp_a2a_forward_bytes.empty()) {
+      sum.cp_a2a_bytes += forward ? cp_a2a_forward_bytes[stage] : cp_a2a_backward_bytes[stage];
+    }
   }
   return sum;
 }

@@ -136,6 +136,13 @@ struct StageCosts {
   // Those exchanges run before the op's compute, not alongside it (--cp-comm-type allgather or
   // a2a: models/transformer.h CpCommType).
   bool cp_serial = false;
+  // Hierarchical context parallelism (--cp-comm-type a2a+p2p, models/transformer.h CpCommType):
+  // the all-to-alls' bytes each GPU sends to its inner group during F and during I (or B), run
+  // before the op's compute, and the inner group's size A (cp_* above: the ring over the cp / A
+  // outer GPUs, slice j to slice j + A). Empty, and 1: none.
+  std::vector<int64_t> cp_a2a_forward_bytes;
+  std::vector<int64_t> cp_a2a_backward_bytes;
+  int32_t cp_a2a_size = 1;
   // Mixture-of-experts layers whose all-to-alls the engines run (a model with --ep > 1), one
   // entry per stage (layers 0 where a stage has none). Empty: none.
   std::vector<MoeStage> moe;
@@ -155,7 +162,8 @@ struct StageCosts {
   struct Collectives {
     int64_t steps = 0;
     int64_t bytes = 0;
-    int64_t cp_bytes = 0;  // ring attention's
+    int64_t cp_bytes = 0;      // ring attention's
+    int64_t cp_a2a_bytes = 0;  // hierarchical context parallelism's inner all-to-alls
   };
   Collectives ActionCollectives(const Action& action) const;
 };

@@ -674,6 +674,10 @@ namespace {
 void CpLayerBytes(const TrainingSetup& setup, int64_t qkv, int64_t out, int64_t kv_block,
                   int64_t recomputed, int32_t layers, StageModel* stage) {
   const int64_t c = setup.layout.cp;
+  if (setup.cp_comm_type == CpCommType::kA2aP2p) {
+    CpHierarchicalBytes(setup, qkv + out, kv_block, recomputed, layers, stage);
+    return;
+  }
   int64_t forward = (c - 1) * kv_block;  // p2p and allgather: c - 1 blocks each way
   int64_t backward = 2 * forward;        // K and V again, and their gradients
   if (setup.cp_comm_type == CpCommType::kA2a) {
@@ -766,8 +770,9 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
   int32_t first_layer = 0;  // the stage's first global layer
   for (int32_t s = 0; s < num_stages; ++s) {
     StageModel stage;
-    stage.layers = layers_per_stage[s];
-    const int32_t dense_end = spec.moe() ? spec.first_dense_layers : spec.layers;
+    // The last stage's MTP modules' layers follow the model's (layers [L, L + D)).
+    stage.layers = layers_per_stage[s] + (s == num_stages - 1 ? spec.mtp_layers : 0);
+    const int32_t dense_end = spec.moe() ? spec.first_dense_layers : spec.layers + spec.mtp_layers;
     stage.moe_layers = stage.layers - std::clamp(dense_end - first_layer, int32_t{0}, stage.layers);
     first_layer += stage.layers;
     stage.embedding = s == 0;
@@ -790,6 +795,7 @@ std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const Trai
       stage.backward_weight_flops += head_flops;
       stage.activation_bytes += 4 * sb * h_per_gpu + 4 * sb * vocab_shard;
       stage.activation_w_bytes += 2 * sb * h_per_gpu + 2 * sb * vocab_shard;
+      AddMtpCosts(spec, setup, sb, h_per_gpu, vocab_shard, &stage, &parameters);
     }
     stage.expert_parameters = m * local_experts * spec.ExpertParameters();
     stage.parameters =
@@ -929,7 +935,9 @@ StageCosts ModelStageCosts(const std::vector<StageModel>& stages,
     if (layout.cp > 1) {
       costs.cp_forward_bytes.push_back(stage.cp_forward_bytes);
       costs.cp_backward_bytes.push_back(stage.cp_backward_bytes);
-      costs.cp_serial = setup.cp_comm_type != CpCommType::kP2p;
+      costs.cp_serial =
+          setup.cp_comm_type != CpCommType::kP2p && setup.cp_comm_type != CpCommType::kA2aP2p;
+      AddCpA2aCosts(setup, stage, &costs);
     }
     if (layout.ep > 1) {
       const MoeLayerSeconds& parts = seconds[k].moe_layer;

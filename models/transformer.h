@@ -188,6 +188,8 @@ struct TransformerSpec {
   int64_t expert_ffn_hidden = 0;
   int32_t first_dense_layers = 0;
   bool router_bias = false;
+  // Multi-token prediction modules on the last stage (model.proto mtp_layers); 0: none.
+  int32_t mtp_layers = 0;
 
   bool moe() const { return experts > 0; }
   int32_t MoeLayers() const { return moe() ? layers - first_dense_layers : 0; }
@@ -217,6 +219,11 @@ struct TransformerSpec {
   // activated parameters, including 0.9B for the output head").
   int64_t ActivatedParameters() const;
   int64_t ActivatedParametersWithoutEmbedding() const;
+  // The multi-token prediction modules' own parameters (TotalParameters leaves them out, as
+  // DeepSeek-V3's 671B does): per module a transformer layer (MoE in a MoE model), the 2h x h
+  // projection and three norms (hidden state, embedding, final); the embedding and the head are
+  // the model's (models/multi_token_prediction.cc).
+  int64_t MtpParameters() const;
 };
 
 // The attention's tensor widths over all heads (per GPU: / t): queries and keys of qk_head_dim
@@ -327,9 +334,17 @@ std::string_view RecomputeMethodName(RecomputeMethod method);
 // c - 1 flows of 1/c each leave through its one port or NIC and the c - 1 it receives enter
 // through one, so on NVSwitch nodes and one-NIC-per-GPU fabrics with equal route latencies this is
 // its time; what differs (routes of different latency) is not modelled.
-enum class CpCommType { kP2p, kAllGather, kA2a };
-// "p2p", "allgather", "a2a"; "a2a+p2p" (hierarchical) is refused: not modelled yet. Messages
-// start with `what`.
+//   kA2aP2p (hierarchical, Megatron's --hierarchical-context-parallel-sizes A B, A B = c): kA2a
+//     inside each inner group of A consecutive context-parallel GPUs (Megatron-core's
+//     create_hierarchical_groups: level 0 the CP ranks j..j + A - 1, level 1 those j mod A
+//     apart), (A - 1) / A of Q, K, V, O (and of dO, dQ, dK, dV) leaving each GPU, serial; then
+//     kP2p's ring over the B outer GPUs, alongside the attention: B - 1 steps of K and V of
+//     heads / A for A sb tokens, the same bytes as the GPU's own K and V (2 sb (k + v) / t).
+//     Needs A to divide the heads / t and the KV heads / t. The engines run the inner exchange
+//     as a PartKind::kCpA2a part (each GPU to its successor in its inner group) before the
+//     compute, then the ring (slice j to slice j + A) alongside it.
+enum class CpCommType { kP2p, kAllGather, kA2a, kA2aP2p };
+// "p2p", "allgather", "a2a", "a2a+p2p". Messages start with `what`.
 Status ParseCpCommType(std::string_view what, std::string_view text, CpCommType* type);
 std::string_view CpCommTypeName(CpCommType type);
 
@@ -360,6 +375,8 @@ struct TrainingSetup {
   uint32_t offload_modules = 0;
   bool flash_attention = true;
   CpCommType cp_comm_type = CpCommType::kP2p;  // with cp > 1
+  // With kA2aP2p: A, the inner (all-to-all) group's size; cp / A GPUs form the outer ring.
+  int32_t cp_a2a_size = 0;
   // ZeRO stage: 0; 1 shards the optimizer state over dp x cp (Megatron's distributed optimizer);
   // 2 the gradients too; 3 everything, as FSDP2 (torchtitan's fully_shard) does: see
   // ShardedMemory below.
@@ -388,8 +405,9 @@ struct TrainingSetup {
 };
 
 // The cp_comm_type checks of CheckTrainingSetup (models/context_parallel.cc): a2a needs cp to
-// divide the heads and KV heads per tensor-parallel GPU; a2a and allgather are not modelled with
-// expert parallelism. Messages start at the cp_comm_type field.
+// divide the heads and KV heads per tensor-parallel GPU, a2a+p2p A to (and A to divide cp, A and
+// cp / A >= 1); a2a, allgather and a2a+p2p are not modelled with expert parallelism. Messages
+// start at the cp_comm_type field (cp_a2a_size's at that field).
 Status CheckCpCommType(const TransformerSpec& spec, const TrainingSetup& setup,
                        const Locator& where);
 // The sharding fields (models/sharding.cc): zero 0 to 3; 2 and 3 with routed experts only when
@@ -568,6 +586,10 @@ struct StageModel {
   // (full or selective: the attention runs again) repeats F's in I.
   int64_t cp_forward_bytes = 0;
   int64_t cp_backward_bytes = 0;
+  // a2a+p2p: the inner all-to-alls' bytes each GPU sends in F and in I (cp_* above: the outer
+  // ring's).
+  int64_t cp_a2a_forward_bytes = 0;
+  int64_t cp_a2a_backward_bytes = 0;
   // Per MoE layer (0 without): the bytes this GPU sends in the token dispatch all-to-all to its
   // expert-parallel group (itself included), T_g k h x DtypeBytes, and in the combine, T_g k h x 2
   // (16-bit), with T_g = bs/(c t) the layer's tokens on this GPU (models/transformer.h, MoE).
@@ -577,6 +599,25 @@ struct StageModel {
 
 // The stages of one pipeline with `layers_per_stage` layers each: the embedding on the first, the
 // final norm, LM head and loss on the last. REQUIRES: CheckTrainingSetup(spec, setup) is OK.
+// Hierarchical context parallelism (CpCommType::kA2aP2p, models/context_parallel.cc): sets a
+// stage's inner all-to-all bytes (cp_a2a_*: (A - 1) / A of `qkvo`, the GPU's Q, K, V and O, each
+// way, per layer and once more per `recomputed` layer) and its outer ring's (cp_*: B - 1 of
+// `kv_block` in F, twice that in I, plus F's per recomputed layer), for `layers` layers.
+void CpHierarchicalBytes(const TrainingSetup& setup, int64_t qkvo, int64_t kv_block,
+                         int64_t recomputed, int32_t layers, StageModel* stage);
+// Appends a stage's inner all-to-all bytes to `costs` and sets its inner group size (a2a+p2p
+// only; nothing otherwise).
+void AddCpA2aCosts(const TrainingSetup& setup, const StageModel& stage, StageCosts* costs);
+// The last stage's multi-token prediction modules beyond their transformer layers (which
+// BuildStageModels counts among the stage's layers), models/multi_token_prediction.cc: per module
+// the 2h -> h projection and the shared head (forward, input and weight gradients: 2 sb 2h h / t
+// and 2 sb h V/t FLOPs each), their kept activations (12 sb h' + 4 sb V/t bytes; W's 6 sb h' +
+// 2 sb V/t; h' = h/t with sequence parallelism) and parameters (2h^2 + 3 norms, plus the
+// embedding when the stage lacks it and the embeddings are untied) added to `parameters` (before
+// the split over t). Nothing unless stage->lm_head and spec.mtp_layers > 0.
+void AddMtpCosts(const TransformerSpec& spec, const TrainingSetup& setup, int64_t sb,
+                 int64_t h_per_gpu, int64_t vocab_shard, StageModel* stage, int64_t* parameters);
+
 std::vector<StageModel> BuildStageModels(const TransformerSpec& spec, const TrainingSetup& setup,
                                          const std::vector<int32_t>& layers_per_stage);
 

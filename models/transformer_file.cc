@@ -143,6 +143,7 @@ void CheckRequired(const proto::TransformerModel& model, ModelErrors* errors) {
 // Layers, widths, heads, vocabulary, MLP and sequence, in the proto's field order.
 void CheckShape(const proto::TransformerModel& model, ModelErrors* errors) {
   errors->InRange("layers", model.layers(), 1, 100'000);
+  errors->InRange("mtp_layers", model.mtp_layers(), 0, 100);
   const bool hidden_ok = errors->InRange("hidden", model.hidden(), 1);
   errors->InRange("ffn_hidden", model.ffn_hidden(), 0);
   // MLA's head sizes are its own: its heads need not divide hidden, and every head has its key
@@ -329,6 +330,7 @@ TransformerSpec SpecOf(const proto::TransformerModel& model, const std::string& 
                                                            : spec.ffn_hidden;
   spec.first_dense_layers = model.first_dense_layers();
   spec.router_bias = model.router_bias();
+  spec.mtp_layers = model.mtp_layers();
   return spec;
 }
 

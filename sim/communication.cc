@@ -62,7 +62,8 @@ class Collector {
     const double start = timeline_.start_s[t];
     if (program == nullptr || !HasMoeParts(*program)) {
       // After a serial context-parallel exchange, which it waits for.
-      const int32_t cp = program == nullptr ? -1 : RingPartOf(*program, PartKind::kCpRing);
+      int32_t cp = program == nullptr ? -1 : RingPartOf(*program, PartKind::kCpA2a);
+      if (cp < 0 && program != nullptr) cp = RingPartOf(*program, PartKind::kCpRing);
       const double begin = cp >= 0 && (*program)[cp].serial
                                ? timeline_.part_end_s[graph_.part_begin[t] + cp]
                                : start;
@@ -84,6 +85,7 @@ class Collector {
           kind = CommKind::kTp;
           break;
         case PartKind::kCpRing:
+        case PartKind::kCpA2a:
           kind = CommKind::kCp;
           break;
       }

@@ -55,20 +55,23 @@ class CriticalPath {
     const double start = start_[t];
     double duration = graph_.tasks[t].duration_s;
     if (HasMoeParts(program)) duration = RunMoeParts(t, program) - start;
-    // A serial exchange (the other --cp-comm-types) runs first; the compute and the other rings
-    // after it.
+    // A serial exchange (the other --cp-comm-types, a2a+p2p's inner all-to-alls) runs first; the
+    // compute and the other rings after it.
     const int32_t cp = RingPartOf(program, PartKind::kCpRing);
+    const int32_t a2a = RingPartOf(program, PartKind::kCpA2a);
+    const int32_t serial = a2a >= 0 ? a2a : cp >= 0 && program[cp].serial ? cp : -1;
     const double before =
-        cp >= 0 && program[cp].serial ? RingTime(graph_.tasks[t], program[cp].bytes, true) : 0;
+        serial >= 0 ? RingTime(graph_.tasks[t], program[serial].bytes, program[serial].kind) : 0;
     const double compute_s = duration;
     duration += before;
     for (size_t i = MoePartCount(program); i < program.size(); ++i) {
       const TaskPart& ring = program[i];
-      const bool attention = ring.kind == PartKind::kCpRing;
-      const double ring_start = attention                ? start
+      const double ring_start = ring.kind == PartKind::kCpA2a ? start
+                                : ring.kind == PartKind::kCpRing
+                                    ? (ring.serial ? start : start + before)
                                 : graph_.tp_comm_overlap ? start + before
                                                          : start + before + compute_s;
-      const double ring_end = ring_start + RingTime(graph_.tasks[t], ring.bytes, attention);
+      const double ring_end = ring_start + RingTime(graph_.tasks[t], ring.bytes, ring.kind);
       timeline_->part_start_s[graph_.part_begin[t] + i] = ring_start;
       timeline_->part_end_s[graph_.part_begin[t] + i] = ring_end;
       duration = std::max(duration, ring_end - start);
@@ -98,12 +101,11 @@ class CriticalPath {
   }
 
   // The longest of a ring's links, all moving `bytes` at once.
-  double RingTime(const Task& task, int64_t bytes, bool attention) const {
+  double RingTime(const Task& task, int64_t bytes, PartKind kind) const {
     double longest = 0;
     for (int32_t i = 0; i < gpus_; ++i) {
-      const TaskGpus link = attention
-                                ? CpRingLink(task, platform_, graph_.layout.tp, graph_.layout.cp, i)
-                                : RingLink(task, platform_, graph_.layout.tp, i);
+      const TaskGpus link =
+          RingPartLink(task, platform_, graph_.layout, graph_.cp_a2a_size, kind, i);
       longest = std::max(longest, platform_.UncontendedTransferTime(link.src, link.dst, bytes));
     }
     return longest;

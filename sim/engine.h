@@ -88,12 +88,35 @@ inline TaskGpus RingLink(const Task& task, const PlatformSpec& platform, int32_t
   return {platform.GpuOf(task.replica, task.rank, i),
           platform.GpuOf(task.replica, task.rank, slice + (i % tp + 1) % tp)};
 }
-// Link i of its ring attention (PartKind::kCpRing): GPU k of slice j to GPU k of slice j + 1
-// (mod cp).
+// Link i of its ring attention (PartKind::kCpRing): GPU k of slice j to GPU k of slice j + a
+// (mod cp), a the inner group's slices with hierarchical context parallelism (TaskGraph::
+// cp_a2a_size; else 1).
 inline TaskGpus CpRingLink(const Task& task, const PlatformSpec& platform, int32_t tp, int32_t cp,
-                           int32_t i) {
+                           int32_t i, int32_t a = 1) {
   return {platform.GpuOf(task.replica, task.rank, i),
-          platform.GpuOf(task.replica, task.rank, (i + tp) % (tp * cp))};
+          platform.GpuOf(task.replica, task.rank, (i + tp * a) % (tp * cp))};
+}
+// Link i of its inner all-to-alls (PartKind::kCpA2a): GPU k of slice j to GPU k of the next slice
+// of its group of a slices (j / a a .. j / a a + a - 1, cyclically).
+inline TaskGpus CpA2aLink(const Task& task, const PlatformSpec& platform, int32_t tp, int32_t a,
+                          int32_t i) {
+  const int32_t slice = i / tp;
+  const int32_t next = slice / a * a + (slice % a + 1) % a;
+  return {platform.GpuOf(task.replica, task.rank, i),
+          platform.GpuOf(task.replica, task.rank, next * tp + i % tp)};
+}
+// Link i of compute task `task`'s ring part of kind `kind` (kTpRing, kCpRing or kCpA2a).
+inline TaskGpus RingPartLink(const Task& task, const PlatformSpec& platform,
+                             const ParallelLayout& layout, int32_t cp_a2a_size, PartKind kind,
+                             int32_t i) {
+  switch (kind) {
+    case PartKind::kTpRing:
+      return RingLink(task, platform, layout.tp, i);
+    case PartKind::kCpA2a:
+      return CpA2aLink(task, platform, layout.tp, cp_a2a_size, i);
+    default:
+      return CpRingLink(task, platform, layout.tp, layout.cp, i, cp_a2a_size);
+  }
 }
 
 // Expert parallelism. The members of a rank's expert-parallel groups are its dp x tp x cp GPUs,

@@ -394,9 +394,7 @@ class LinkUses {
       const int64_t bytes = (*program)[ring].bytes;
       for (int32_t i = 0; i < gpus; ++i) {
         const TaskGpus link =
-            kind == PartKind::kTpRing
-                ? RingLink(task, platform_, graph_.layout.tp, i)
-                : CpRingLink(task, platform_, graph_.layout.tp, graph_.layout.cp, i);
+            RingPartLink(task, platform_, graph_.layout, graph_.cp_a2a_size, kind, i);
         Add(link, platform_.RouteBetween(link.src, link.dst), timeline_.part_start_s[record],
             timeline_.part_end_s[record], bytes);
       }
@@ -481,6 +479,7 @@ void ComputeLinkMetrics(const TaskGraph& graph, const PlatformSpec& platform,
   uses.AddAllToAlls();
   uses.AddRings(PartKind::kTpRing);
   uses.AddRings(PartKind::kCpRing);
+  uses.AddRings(PartKind::kCpA2a);
   metrics->links = uses.Links();
 }
 

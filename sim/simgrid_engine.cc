@@ -70,29 +70,35 @@ void ForEachTransfer(const TaskGraph& graph, const PlatformSpec& platform, Visit
     const TaskKind kind = graph.tasks[t].kind;
     if (kind != TaskKind::kDelay && kind != TaskKind::kHostCopy) visit(graph.tasks[t], -1);
   }
-  if (!graph.HasParts(PartKind::kTpRing) && !graph.HasParts(PartKind::kCpRing)) return;
+  if (!graph.HasParts(PartKind::kTpRing) && !graph.HasParts(PartKind::kCpRing) &&
+      !graph.HasParts(PartKind::kCpA2a)) {
+    return;
+  }
   const int32_t gpus = graph.layout.tp * graph.layout.cp;
   for (size_t t = 0; t < graph.num_compute_tasks(); ++t) {
     const TaskProgram* program = graph.ProgramOfTask(t);
     if (program == nullptr) continue;
     const bool tp_ring = RingPartOf(*program, PartKind::kTpRing) >= 0;
     const bool cp_ring = RingPartOf(*program, PartKind::kCpRing) >= 0;
+    const bool cp_a2a = RingPartOf(*program, PartKind::kCpA2a) >= 0;
     for (int32_t i = 0; i < gpus; ++i) {
       if (tp_ring) visit(graph.tasks[t], i);
       if (cp_ring) visit(graph.tasks[t], gpus + i);
+      if (cp_a2a) visit(graph.tasks[t], 2 * gpus + i);
     }
   }
 }
 
 // The GPUs and route of a transfer of `task`: `ring_link` -1, the task itself; i < tp x cp, link
-// i of its tensor-parallel rings; else link i - tp x cp of its ring attention.
+// i of its tensor-parallel rings; i < 2 tp x cp, link i - tp x cp of its ring attention; else
+// link i - 2 tp x cp of its inner all-to-alls (a2a+p2p).
 std::pair<TaskGpus, Route> TransferOf(const TaskGraph& graph, const PlatformSpec& platform,
                                       const Task& task, int32_t ring_link) {
   const int32_t gpus = graph.layout.tp * graph.layout.cp;
   if (ring_link < 0) return {EndpointsOf(task, platform), RouteOf(task, platform)};
-  const TaskGpus link = ring_link < gpus ? RingLink(task, platform, graph.layout.tp, ring_link)
-                                         : CpRingLink(task, platform, graph.layout.tp,
-                                                      graph.layout.cp, ring_link - gpus);
+  constexpr PartKind kKinds[] = {PartKind::kTpRing, PartKind::kCpRing, PartKind::kCpA2a};
+  const TaskGpus link = RingPartLink(task, platform, graph.layout, graph.cp_a2a_size,
+                                     kKinds[ring_link / gpus], ring_link % gpus);
   return {link, platform.RouteBetween(link.src, link.dst)};
 }
 
@@ -288,9 +294,9 @@ class JustInTimeRunner {
   };
   // An activity's data: its task, and what it is: the task itself, one of its tensor-parallel
   // ring transfers, one of its ring attention transfers or one of its MoE parts' activities.
-  enum Part : uintptr_t { kItself = 0, kTpRing = 1, kCpRing = 2, kProgramPart = 3 };
+  enum Part : uintptr_t { kItself = 0, kTpRing = 1, kCpRing = 2, kProgramPart = 3, kCpA2a = 4 };
   static void* DataOf(TaskId t, Part part) {
-    return reinterpret_cast<void*>((static_cast<uintptr_t>(t) << 2) | part);
+    return reinterpret_cast<void*>((static_cast<uintptr_t>(t) << 3) | part);
   }
 
   void Launch(TaskId t) {
@@ -335,11 +341,12 @@ class JustInTimeRunner {
         ring.start_s = s4u::Engine::get_clock();
         ring.pending = 1;
         const int32_t cp = RingPartOf(*program, PartKind::kCpRing);
-        if (cp >= 0 && (*program)[cp].serial) {
+        const bool a2a = RingPartOf(*program, PartKind::kCpA2a) >= 0;
+        if (a2a || (cp >= 0 && (*program)[cp].serial)) {
           // The compute (and the rings beside it) start once the exchange has ended.
           ring.waiting = exec;
           ring.cp_pending = graph_.layout.tp * graph_.layout.cp;
-          LaunchRing(t, kCpRing);
+          LaunchRing(t, a2a ? kCpA2a : kCpRing);
           return;
         }
         LaunchRing(t, kCpRing);
@@ -368,7 +375,9 @@ class JustInTimeRunner {
   }
 
   static PartKind RingKind(Part part) {
-    return part == kTpRing ? PartKind::kTpRing : PartKind::kCpRing;
+    return part == kTpRing  ? PartKind::kTpRing
+           : part == kCpA2a ? PartKind::kCpA2a
+                            : PartKind::kCpRing;
   }
 
   // Starts the transfers of task t's ring of kind `part` (kTpRing or kCpRing), if its program has
@@ -385,8 +394,7 @@ class JustInTimeRunner {
     const int64_t bytes = program[index].bytes;
     for (int32_t i = 0; i < gpus; ++i) {
       const TaskGpus link =
-          part == kTpRing ? RingLink(task, platform_, graph_.layout.tp, i)
-                          : CpRingLink(task, platform_, graph_.layout.tp, graph_.layout.cp, i);
+          RingPartLink(task, platform_, graph_.layout, graph_.cp_a2a_size, RingKind(part), i);
       s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_.at(link.src), gpus_.at(link.dst));
       comm->set_payload_size(static_cast<uint64_t>(bytes));
       comm->set_data(DataOf(t, part));
@@ -495,8 +503,8 @@ class JustInTimeRunner {
     }
     ++depth_;
     const uintptr_t data = reinterpret_cast<uintptr_t>(activity.get_data<void>());
-    const TaskId t = static_cast<TaskId>(data >> 2);
-    const Part part = static_cast<Part>(data & 3);
+    const TaskId t = static_cast<TaskId>(data >> 3);
+    const Part part = static_cast<Part>(data & 7);
     if (part == kProgramPart) {
       Program& state = programs_.at(t);
       if (dynamic_cast<const s4u::Exec*>(&activity) != nullptr) {
@@ -511,9 +519,12 @@ class JustInTimeRunner {
       auto ring = rings_.find(t);
       double& end = timeline_->part_end_s[graph_.RingRecord(t, RingKind(part))];
       end = std::max(end, activity.get_finish_time());
-      if (part == kCpRing && ring->second.waiting && --ring->second.cp_pending == 0) {
+      const bool serial = part == kCpA2a || (part == kCpRing && ring->second.waiting);
+      if (serial && ring->second.waiting && --ring->second.cp_pending == 0) {
         ring->second.waiting->start();
         ring->second.waiting.reset();
+        // a2a+p2p: the outer ring runs alongside the attention.
+        if (part == kCpA2a) LaunchRing(t, kCpRing);
         if (graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
       }
       if (--ring->second.pending == 0) {

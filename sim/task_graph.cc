@@ -160,6 +160,7 @@ Producers AddComputeTasks(const Schedule& schedule, const StageCosts& costs,
   Producers producers(schedule);
   graph.compute_begin.reserve(schedule.num_ranks + 1);
   for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+  graph.cp_a2a_size = costs.cp_a2a_size;
     graph.compute_begin.push_back(builder->next_id());
     const auto& order = schedule.orders[rank];
     for (size_t position = 0; position < order.size(); ++position) {
@@ -169,8 +170,9 @@ Producers AddComputeTasks(const Schedule& schedule, const StageCosts& costs,
       const TaskId id = builder->Add(ComputeTaskOf(rank, position, load.duration_s));
       for (int k = 0; k < action.num_ops(); ++k) producers.Add(action.op(k), id);
       if (!programs) continue;
-      const int64_t cp_bytes = layout.cp > 1 ? costs.ActionCollectives(action).cp_bytes : 0;
-      graph.program_of.push_back(table.Of(action, load.ring_bytes, cp_bytes));
+      const StageCosts::Collectives cp =
+          layout.cp > 1 ? costs.ActionCollectives(action) : StageCosts::Collectives();
+      graph.program_of.push_back(table.Of(action, load.ring_bytes, cp.cp_bytes, cp.cp_a2a_bytes));
     }
   }
   graph.compute_begin.push_back(builder->next_id());

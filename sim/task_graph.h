@@ -187,6 +187,9 @@ struct TaskGraph {
   // Whether a compute task's tensor-parallel rings (PartKind::kTpRing) start with the task,
   // alongside its compute (else after it: sim/task_program.h).
   bool tp_comm_overlap = false;
+  // Hierarchical context parallelism: the slices of an inner all-to-all group (PartKind::kCpA2a,
+  // StageCosts::cp_a2a_size); ring attention passes from slice j to slice j + cp_a2a_size.
+  int32_t cp_a2a_size = 1;
   bool node_limited_routing = false;  // Parallelism::node_limited_routing
   P2pMode p2p_mode = P2pMode::kEager;  // Parallelism::p2p_mode
   // Programs (sim/task_program.h): the distinct programs of the compute tasks that have one

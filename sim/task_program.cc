@@ -135,22 +135,24 @@ std::vector<int32_t> ChunkPredecessors(const TaskProgram& program) {
   return before;
 }
 
-uint32_t ProgramTable::Of(const Action& action, int64_t tp_ring_bytes, int64_t cp_ring_bytes) {
+uint32_t ProgramTable::Of(const Action& action, int64_t tp_ring_bytes, int64_t cp_ring_bytes,
+                          int64_t cp_a2a_bytes) {
   // The MoE parts depend on the ops' kinds and stages, not their microbatches.
   const Op& first = action.op(0);
   const Op& second = action.is_overlap() ? action.op(1) : first;
   const Key key(action.num_ops(), static_cast<int>(first.kind), first.stage.value(),
-                second.stage.value(), tp_ring_bytes, cp_ring_bytes);
+                second.stage.value(), tp_ring_bytes, cp_ring_bytes, cp_a2a_bytes);
   auto [it, added] = index_.emplace(key, kNoProgram);
   if (!added) return it->second;
   TaskProgram program = ProgramOf(costs_, action, ep_, compute_slowdown_);
   for (const auto& [kind, bytes] :
-       {std::pair(PartKind::kTpRing, tp_ring_bytes), std::pair(PartKind::kCpRing, cp_ring_bytes)}) {
+       {std::pair(PartKind::kTpRing, tp_ring_bytes), std::pair(PartKind::kCpA2a, cp_a2a_bytes),
+        std::pair(PartKind::kCpRing, cp_ring_bytes)}) {
     if (bytes <= 0) continue;
     TaskPart ring;
     ring.kind = kind;
     ring.bytes = bytes;
-    ring.serial = kind == PartKind::kCpRing && costs_.cp_serial;
+    ring.serial = kind == PartKind::kCpA2a || (kind == PartKind::kCpRing && costs_.cp_serial);
     program.push_back(ring);
   }
   if (!program.empty()) {

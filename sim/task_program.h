@@ -21,13 +21,16 @@
 // transfer per GPU, whose latencies but one are in the compute's duration, ComputeLoadOf); with
 // context parallelism (cp > 1) each GPU sends `bytes` of K and V to its peer in the next slice
 // (kCpRing: ring attention; serial, the all-gather or all-to-all exchanges of the other
-// --cp-comm-types, which the compute waits for). Ring attention starts with the task, alongside
-// its compute; the
+// --cp-comm-types, which the compute waits for). Hierarchical context parallelism (--cp-comm-type
+// a2a+p2p) adds a kCpA2a part before: each GPU sends `bytes` to its successor in its inner group
+// of A slices (TaskGraph::cp_a2a_size), and the compute and the kCpRing (slice j to slice j + A)
+// start once it has ended. Ring attention starts with the task, alongside its compute; the
 // tensor-parallel rings start once the compute has ended (after all the MoE parts, when there
 // are some) or, with Parallelism::tp_comm_overlap, with the task. A ring ends when all its GPUs'
 // transfers have; the task ends when its compute and its rings have ended.
 //
-// A program lists its MoE parts first, then its rings (kTpRing before kCpRing), each at most once.
+// A program lists its MoE parts first, then its rings (kTpRing, kCpA2a, kCpRing), each at most
+// once.
 #ifndef PPSIM_SIM_TASK_PROGRAM_H_
 #define PPSIM_SIM_TASK_PROGRAM_H_
 
@@ -43,8 +46,10 @@
 
 namespace ppsim {
 
-enum class PartKind : uint8_t { kCompute, kAllToAll, kTpRing, kCpRing };
-inline bool IsRing(PartKind kind) { return kind == PartKind::kTpRing || kind == PartKind::kCpRing; }
+enum class PartKind : uint8_t { kCompute, kAllToAll, kTpRing, kCpRing, kCpA2a };
+inline bool IsRing(PartKind kind) {
+  return kind == PartKind::kTpRing || kind == PartKind::kCpRing || kind == PartKind::kCpA2a;
+}
 
 // What a MoE part is, for traces: the layer's attention part, its dispatch all-to-all, its MLP
 // part, its combine all-to-all, or the rest of the op (dense layers, embedding, head, what the
@@ -116,14 +121,16 @@ class ProgramTable {
   ProgramTable(const StageCosts& costs, int32_t ep, double compute_slowdown)
       : costs_(costs), ep_(ep), compute_slowdown_(compute_slowdown) {}
 
-  // The program of `action`'s task: its MoE parts, then a kTpRing of `tp_ring_bytes` and a
-  // kCpRing of `cp_ring_bytes` (each when > 0). kNoProgram when that is empty.
-  uint32_t Of(const Action& action, int64_t tp_ring_bytes, int64_t cp_ring_bytes);
+  // The program of `action`'s task: its MoE parts, then a kTpRing of `tp_ring_bytes`, a kCpA2a
+  // of `cp_a2a_bytes` and a kCpRing of `cp_ring_bytes` (each when > 0). kNoProgram when that is
+  // empty.
+  uint32_t Of(const Action& action, int64_t tp_ring_bytes, int64_t cp_ring_bytes,
+              int64_t cp_a2a_bytes = 0);
   // The programs, indexed by what Of returned. Leaves the table empty.
   std::vector<TaskProgram> Take() { return std::move(programs_); }
 
  private:
-  using Key = std::tuple<int, int, int32_t, int32_t, int64_t, int64_t>;
+  using Key = std::tuple<int, int, int32_t, int32_t, int64_t, int64_t, int64_t>;
   const StageCosts& costs_;
   int32_t ep_;
   double compute_slowdown_;

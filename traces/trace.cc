@@ -202,7 +202,7 @@ class TraceStreamer {
     // Every track is created here, before the sink sees any, so the pointers stay valid.
     const size_t lanes = AssignLanes();
     const bool tp_rings = graph_.HasParts(PartKind::kTpRing);
-    const bool cp_rings = graph_.HasParts(PartKind::kCpRing);
+    const bool cp_rings = graph_.HasParts(PartKind::kCpRing) || graph_.HasParts(PartKind::kCpA2a);
     const bool moe_parts = graph_.HasMoeParts();
     tracks_.reserve(2 + first_stream_of_process.size() + 7 * num_streams_ + lanes);
     TraceTrack& all = NewTrack(TraceTrackKind::kProcess, 0, "all GPUs");
@@ -547,8 +547,10 @@ class TraceStreamer {
   // `flow_base`: how many MoE parts the compute tasks before it have (their flows' ids).
   void EmitProgram(int32_t stream, TaskId t, const Action& action, const TaskProgram& program,
                    size_t flow_base) {
-    for (const auto& [kind, name, index] : {std::tuple{PartKind::kTpRing, kRingName, 0},
-                                            std::tuple{PartKind::kCpRing, kCpRingName, 1}}) {
+    // a2a+p2p's inner all-to-alls share the cp track: they end before its ring starts.
+    for (const auto& [kind, name, index] :
+         {std::tuple{PartKind::kTpRing, kRingName, 0}, std::tuple{PartKind::kCpA2a, kCpA2aName, 1},
+          std::tuple{PartKind::kCpRing, kCpRingName, 1}}) {
       const int32_t ring = RingPartOf(program, kind);
       if (ring < 0) continue;
       EmitRing(tracks_[ring_track_[2 * stream + index]], t, name,
@@ -873,6 +875,7 @@ class TraceStreamer {
   static constexpr std::string_view kCpRingName = "cp ring";
   static constexpr std::string_view kGradientName = "gradient";
   static constexpr std::string_view kAllReduceName = "all-reduce";
+  static constexpr std::string_view kCpA2aName = "cp a2a";
   // Sort slots per stream among its process's tracks: compute, memory, then its send lanes.
   static constexpr int32_t kSortSlots = 1024;
   static constexpr uint32_t kHidden = 0xffffffff;

@@ -202,6 +202,23 @@ TEST(EmitMegatron, ContextParallelismAcrossNodesImportsBack) {
   }
 }
 
+TEST(EmitMegatron, HierarchicalContextParallelismImportsBack) {
+  // a2a+p2p with A 2: written as --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 2.
+  ExpectSameRun("megatron",
+                {"--model", "llama3-8b", "--platform", "h100-node", "--nodes", "4", "--tp", "4",
+                 "--cp", "4", "--pp", "2", "--seq-len", "16384", "--sequence-parallel",
+                 "--schedule", "1F1B", "--global-batch", "4", "--cp-comm-type", "a2a+p2p",
+                 "--cp-a2a-size", "2", "--engine", "critical-path"});
+  RoundTrip trip = EmitAndImport(
+      "megatron", {"--model", "llama3-8b", "--platform", "h100-node", "--nodes", "4", "--tp", "4",
+                   "--cp", "4", "--pp", "2", "--seq-len", "16384", "--schedule", "1F1B",
+                   "--global-batch", "4", "--cp-comm-type", "a2a+p2p", "--cp-a2a-size", "2",
+                   "--engine", "critical-path"});
+  EXPECT_NE(trip.emitted.find("--cp-comm-type a2a+p2p \\\n"), std::string::npos) << trip.emitted;
+  EXPECT_NE(trip.emitted.find("--hierarchical-context-parallel-sizes 2 2 \\\n"), std::string::npos)
+      << trip.emitted;
+}
+
 TEST(EmitMegatron, TheArgumentsAreMegatronsSpelling) {
   RoundTrip trip = EmitAndImport(
       "megatron", {"--model", "llama3-70b", "--nodes", "4", "--tp", "8", "--pp", "4", "--schedule",

@@ -226,7 +226,7 @@ TEST(ConfigFile, UnknownFieldFarFromAnyNameListsTheValidOnes) {
   EXPECT_EQ(Errors<TransformerModel>("depth: 2\n", "m.yaml"),
             "m.yaml:1:1: depth: unknown field; valid: name, layers, hidden, ffn_hidden, heads, "
             "kv_heads, vocab, tied_embeddings, mlp, seq_len, norm, head_dim, qkv_bias, "
-            "qk_norm, attention, q_lora_rank, "
+            "qk_norm, mtp_layers, attention, q_lora_rank, "
             "kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, experts, "
             "experts_per_token, shared_experts, expert_ffn_hidden, first_dense_layers, "
             "router_bias");
@@ -360,7 +360,7 @@ TEST(ConfigFile, EchoedTextStaysOnOneLine) {
             "m.json:1:12: layers: expected an integer, got 'a\\nb'\n"
             "m.json:1:20: x\\ty: unknown field; valid: name, layers, hidden, ffn_hidden, heads, "
             "kv_heads, vocab, tied_embeddings, mlp, seq_len, norm, head_dim, qkv_bias, "
-            "qk_norm, attention, q_lora_rank, "
+            "qk_norm, mtp_layers, attention, q_lora_rank, "
             "kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, experts, "
             "experts_per_token, shared_experts, expert_ffn_hidden, first_dense_layers, "
             "router_bias");
@@ -786,7 +786,7 @@ TEST(ConfigValues, CommandLinesTakeTheFilesRulesButOnlyFiniteNumbers) {
   EXPECT_EQ(SetFieldFromText("layer", "2", "--set layer", &model).message(),
             "--set layer: unknown key; valid: name, layers, hidden, ffn_hidden, heads, kv_heads, "
             "vocab, tied_embeddings, mlp, seq_len, norm, head_dim, qkv_bias, "
-            "qk_norm, attention, q_lora_rank, kv_lora_rank, "
+            "qk_norm, mtp_layers, attention, q_lora_rank, kv_lora_rank, "
             "qk_nope_head_dim, qk_rope_head_dim, v_head_dim, experts, experts_per_token, "
             "shared_experts, expert_ffn_hidden, first_dense_layers, router_bias (did you mean "
             "layers?)");

@@ -239,10 +239,17 @@ case("ep-misaligned-folded", MOE + ["--seq-len", "6144", "--set", "gpus_per_node
 case("cp-no-model", run_with("--cp", "2"), "--cp")
 case("cp-no-flash", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--cp", "2", "--flash-attention", "off"], "--cp")
-for i, value in enumerate(["ring", "", "a2a+p2p", "P2P", "p2p,a2a"]):
+for i, value in enumerate(["ring", "", "a2a+p2p+", "P2P", "p2p,a2a"]):
     case(f"cp-comm-type-{i}", run_with("--model", "llama3-8b", ("--f", "--b")) +
          ["--cp", "2", "--cp-comm-type", value], "--cp-comm-type")
 case("cp-comm-type-no-model", run_with("--cp", "2") + ["--cp-comm-type", "a2a"], "--cp-comm-type")
+for i, extra in enumerate([[], ["--cp-a2a-size", "3"], ["--cp-a2a-size", "0"],
+                           ["--cp-a2a-size", "-2"], ["--cp-a2a-size", "x"]]):
+    case(f"cp-a2a-size-{i}", run_with("--model", "llama3-8b", ("--f", "--b")) +
+         ["--cp", "2", "--cp-comm-type", "a2a+p2p"] + extra, "--cp-a2a-size")
+case("cp-a2a-size-without-a2a-p2p", run_with("--model", "llama3-8b", ("--f", "--b")) +
+     ["--cp", "2", "--cp-a2a-size", "2"], "--cp-a2a-size")
+case("cp-a2a-size-no-model", run_with("--cp", "2") + ["--cp-a2a-size", "2"], "--cp-a2a-size")
 case("cp-a2a-heads", run_with("--model", "llama3-8b", ("--f", "--b"), platform="dgx-h100") +
      ["--tp", "8", "--cp", "2", "--nodes", "8", "--cp-comm-type", "a2a"], "--cp-comm-type")
 case("cp-group-straddles", run_with("--model", "llama3-8b", ("--f", "--b"), platform="dgx-h100") +

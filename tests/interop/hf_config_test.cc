@@ -182,10 +182,13 @@ TEST(HfConfig, DeepSeekV3) {
   ExpectRounded(s.TotalParameters(), 671e9, 1e9);     // card: 671B total
   ExpectRounded(s.ActivatedParameters(), 37e9, 1e9);  // and 37B activated
   EXPECT_EQ(s.seq_len, 4096);  // rope_scaling.original_max_position_embeddings
-  bool mtp = false;
-  for (const std::string& note : s.notes)
-    mtp = mtp || note.rfind("MTP layers not modelled", 0) == 0;
-  EXPECT_TRUE(mtp);
+  // num_nextn_predict_layers 1: one MTP module (a MoE layer, eh_proj 2h x h, enorm, hnorm and
+  // the final norm). The card's checkpoint is 685B, "671B main model + 14B MTP module"; this
+  // module with its own copies of the embedding and head (2 x 129280 h, which ppsim shares with
+  // the model) counts 13.46B, the total 684.49B.
+  EXPECT_EQ(s.mtp_layers, 1);
+  EXPECT_EQ(s.MtpParameters(), attention + router + 257 * expert + 2 * h * h + 3 * h);
+  EXPECT_EQ(s.MtpParameters() + 2 * 129280 * h, 13'463'426'304);
 }
 
 TEST(HfConfig, NotesListIgnoredFields) {

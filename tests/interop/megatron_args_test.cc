@@ -295,9 +295,44 @@ TEST(MegatronArgs, CpCommTypeIsOneTypeForEveryLayer) {
   EXPECT_EQ(Error(cp + "--cp-comm-type p2p p2p a2a p2p"),
             "--megatron: --cp-comm-type: layers of different types ('p2p', 'a2a') are not "
             "modelled; give one type for every layer");
-  EXPECT_NE(Error(cp + "--hierarchical-context-parallel-sizes 2 1")
-                .find("hierarchical context parallelism (a2a+p2p) is not modelled yet"),
+}
+
+TEST(MegatronArgs, MtpNumLayersIsTheModelsMtpLayers) {
+  // --mtp-num-layers N: N MTP modules on the last stage; a layout must put its m there.
+  EXPECT_EQ(Read(kSmall).model.mtp_layers, 0);
+  EXPECT_EQ(Read(std::string(kSmall) + "--mtp-num-layers 1").model.mtp_layers, 1);
+  EXPECT_NE(Error(std::string(kSmall) + "--mtp-num-layers -1").find("--mtp-num-layers"),
             std::string::npos);
+  const std::string pp2 =
+      std::string(kSmall) + "--pipeline-model-parallel-size 2 --mtp-num-layers 1 ";
+  EXPECT_EQ(Read(pp2 + "--pipeline-model-parallel-layout 'Et*2|t*2mL'").model.mtp_layers, 1);
+  EXPECT_EQ(Error(pp2 + "--pipeline-model-parallel-layout 'Et|t|t*2m|L'"),
+            "--megatron: --pipeline-model-parallel-layout: MTP layers (m) outside the pipeline's "
+            "last stage are not modelled; ppsim places them with the loss (L)");
+}
+
+TEST(MegatronArgs, HierarchicalContextParallelSizes) {
+  // Megatron-core: the first size is the a2a group, the second the p2p ring; their product must
+  // be --context-parallel-size, and a2a+p2p needs them.
+  const std::string cp = std::string(kSmall) + "--context-parallel-size 4 ";
+  const MegatronRun run =
+      Read(cp + "--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 2");
+  EXPECT_EQ(Setting(run, "cp_comm_type"), "a2a+p2p");
+  EXPECT_EQ(Setting(run, "cp_a2a_size"), "2");
+  // With another type the sizes have no effect (Megatron only checks their product).
+  EXPECT_EQ(Setting(Read(cp + "--hierarchical-context-parallel-sizes 4 1"), "cp_a2a_size"), "");
+  EXPECT_EQ(Error(cp + "--cp-comm-type a2a+p2p"),
+            "--megatron: --cp-comm-type: a2a+p2p needs --hierarchical-context-parallel-sizes A B, "
+            "as Megatron asserts");
+  EXPECT_EQ(Error(cp + "--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 4"),
+            "--megatron: --hierarchical-context-parallel-sizes: expected two sizes A B (the a2a "
+            "group, the p2p ring) whose product is --context-parallel-size 4, as Megatron asserts");
+  EXPECT_EQ(Error(cp + "--hierarchical-context-parallel-sizes 2 x"),
+            "--megatron: --hierarchical-context-parallel-sizes: expected whole numbers from 1 to "
+            "--context-parallel-size 4, got 'x'");
+  EXPECT_EQ(Error(cp + "--hierarchical-context-parallel-sizes 1 2 2"),
+            "--megatron: --hierarchical-context-parallel-sizes: expected two sizes A B (the a2a "
+            "group, the p2p ring) whose product is --context-parallel-size 4, as Megatron asserts");
 }
 
 TEST(MegatronArgs, EpAllToAllOverlapFlagsAreApplied) {

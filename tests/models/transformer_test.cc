@@ -221,11 +221,68 @@ TEST(TransformerLayerCosts, ContextParallelCommunicationTypes) {
             "--cp-comm-type: a2a scatters each GPU's heads over --cp 8: 8 must divide the 16 "
             "heads and the 4 KV heads per tensor-parallel GPU of llama3-8b");
   CpCommType type;
-  EXPECT_EQ(ParseCpCommType("--cp-comm-type", "a2a+p2p", &type).message(),
-            "--cp-comm-type: a2a+p2p (hierarchical context parallelism) is not modelled yet; "
-            "valid: p2p, a2a, allgather");
+  EXPECT_TRUE(ParseCpCommType("--cp-comm-type", "a2a+p2p", &type).ok());
+  EXPECT_EQ(type, CpCommType::kA2aP2p);
   EXPECT_EQ(ParseCpCommType("--cp-comm-type", "ring", &type).message(),
-            "--cp-comm-type: unknown value 'ring'; valid: p2p, a2a, allgather");
+            "--cp-comm-type: unknown value 'ring'; valid: p2p, a2a, allgather, a2a+p2p");
+}
+
+TEST(TransformerLayerCosts, HierarchicalContextParallelism) {
+  // a2a+p2p on llama3-8b, s 8192, b 1, t 2, c 4 (sb = 2048 tokens per GPU) with A 2, B 2: the
+  // inner all-to-all moves (A - 1) / A = 1/2 of Q, K, V and O (8 + 2 + 2 + 8 MiB = 20 MiB):
+  // 10,485,760 bytes per layer each way; the outer ring passes B - 1 = 1 block of K and V of
+  // heads / A for A sb tokens: 2 x 4096 x 256 x 2 bytes = 4 MiB, as large as the GPU's own K, V.
+  const TransformerSpec& llama = Preset("llama3-8b");
+  TrainingSetup setup = Training(8192, 1);
+  setup.layout.tp = 2;
+  setup.layout.cp = 4;
+  setup.cp_comm_type = CpCommType::kA2aP2p;
+  setup.cp_a2a_size = 2;
+  EXPECT_TRUE(CheckTrainingSetup(llama, setup, FlagLocator()).ok());
+  StageModel stage = BuildStageModels(llama, setup, {32})[0];
+  EXPECT_EQ(stage.cp_a2a_forward_bytes, 32 * 10'485'760LL);
+  EXPECT_EQ(stage.cp_a2a_backward_bytes, 32 * 10'485'760LL);
+  EXPECT_EQ(stage.cp_forward_bytes, 32 * 4'194'304LL);
+  EXPECT_EQ(stage.cp_backward_bytes, 2 * 32 * 4'194'304LL);
+  // Recomputing the attention (selective's core_attn) runs both forward exchanges again.
+  setup.recompute = Recompute::kSelective;
+  stage = BuildStageModels(llama, setup, {32})[0];
+  EXPECT_EQ(stage.cp_a2a_backward_bytes, 2 * 32 * 10'485'760LL);
+  EXPECT_EQ(stage.cp_backward_bytes, 3 * 32 * 4'194'304LL);
+  setup.recompute = Recompute::kNone;
+  // A 4, B 1: no ring; the all-to-all is a2a's (3/4 of 20 MiB).
+  setup.cp_a2a_size = 4;
+  stage = BuildStageModels(llama, setup, {32})[0];
+  EXPECT_EQ(stage.cp_a2a_forward_bytes, 32 * 15'728'640LL);
+  EXPECT_EQ(stage.cp_forward_bytes, 0);
+  // Costs: the engines' inner group and bytes per stage.
+  setup.cp_a2a_size = 2;
+  const std::vector<StageModel> stages = BuildStageModels(llama, setup, {32});
+  GpuModel gpu;
+  gpu.matmul_flops_per_s = 4e12;
+  const StageCosts costs =
+      ModelStageCosts(stages, StagePassSeconds(llama, setup, stages, gpu, 0.5), setup);
+  EXPECT_EQ(costs.cp_a2a_size, 2);
+  EXPECT_FALSE(costs.cp_serial);
+  EXPECT_EQ(costs.cp_a2a_forward_bytes, std::vector<int64_t>{32 * 10'485'760LL});
+  // Exit-2 checks: A must divide cp and the KV heads per GPU; only with a2a+p2p.
+  setup.cp_a2a_size = 3;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
+            "--cp-a2a-size: 3 does not divide --cp 4; a2a+p2p needs the inner all-to-all group's "
+            "size A, a divisor of cp (the outer ring has cp / A GPUs)");
+  setup.cp_a2a_size = 0;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
+            "--cp-a2a-size: missing or < 1; a2a+p2p needs the inner all-to-all group's size A, a "
+            "divisor of cp (the outer ring has cp / A GPUs)");
+  setup.layout.cp = 8;
+  setup.cp_a2a_size = 8;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
+            "--cp-comm-type: a2a+p2p scatters each GPU's heads over --cp-a2a-size 8: 8 must divide "
+            "the 16 heads and the 4 KV heads per tensor-parallel GPU of llama3-8b");
+  setup.cp_comm_type = CpCommType::kP2p;
+  setup.cp_a2a_size = 2;
+  EXPECT_EQ(CheckTrainingSetup(llama, setup, FlagLocator()).message(),
+            "--cp-a2a-size: applies with --cp-comm-type a2a+p2p only");
 }
 
 TEST(TransformerLayerCosts, GptActivationsFollowKorthikanti) {

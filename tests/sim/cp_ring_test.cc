@@ -156,5 +156,58 @@ TEST(CpRing, TensorParallelInsideNodesContextParallelAcross) {
   EXPECT_NEAR(RingEnd(platform, 8, 2, 200'000'000), 5e-6 + 200e6 / 50e9, 1e-12);
 }
 
+TEST(CpRing, HierarchicalAllToAllInsideNodesRingAcross) {
+  // --cp-comm-type a2a+p2p, tp 4 x cp 4 with A 2 (Megatron's --hierarchical-context-parallel-sizes
+  // 2 2) on two DGX H100 nodes: slices 0 and 1 (node 0) and 2 and 3 (node 1) form the inner
+  // groups, their all-to-alls over NVSwitch (3 us + bytes / 450 GB/s), before the compute; the
+  // outer ring passes slice j to slice j + 2, across the nodes on each GPU's own NIC (5 us +
+  // bytes / 50 GB/s), alongside the compute. F: 45 MB inner, 100 MB outer; B: 90 MB, 200 MB.
+  const int32_t tp = 4, cp = 4;
+  const PlatformSpec platform = DgxH100(2, tp, cp);
+  const Schedule s = OneRankOneMicrobatch();
+  StageCosts costs = OneStageCosts(1e-3, 2e-3);
+  costs.cp_forward_bytes = {100'000'000};
+  costs.cp_backward_bytes = {200'000'000};
+  costs.cp_a2a_forward_bytes = {45'000'000};
+  costs.cp_a2a_backward_bytes = {90'000'000};
+  costs.cp_a2a_size = 2;
+  Parallelism parallelism{{.dp = 1, .tp = tp}, P2pMode::kEager};
+  parallelism.layout.cp = cp;
+  TaskGraph graph;
+  ASSERT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
+  const size_t a2a = graph.RingRecord(0, PartKind::kCpA2a);
+  const size_t ring = graph.RingRecord(0, PartKind::kCpRing);
+  ASSERT_NE(a2a, TaskGraph::kNoRecord);
+  ASSERT_NE(ring, TaskGraph::kNoRecord);
+  const double f_a2a = kRoute + 45e6 / kBandwidth;     // 0.103 ms
+  const double f_ring = 5e-6 + 100e6 / 50e9;           // 2.005 ms > F's 1 ms
+  const double b_a2a = kRoute + 90e6 / kBandwidth;     // 0.203 ms
+  const double b_ring = 5e-6 + 200e6 / 50e9;           // 4.005 ms > B's 2 ms
+  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
+    SCOPED_TRACE(EngineName(engine));
+    Timeline timeline;
+    ASSERT_TRUE(Execute(engine, graph, platform, &timeline).ok());
+    EXPECT_NEAR(timeline.part_end_s[a2a], f_a2a, 1e-12);
+    EXPECT_NEAR(timeline.part_start_s[ring], f_a2a, 1e-12);
+    EXPECT_NEAR(timeline.part_end_s[ring], f_a2a + f_ring, 1e-12);
+    EXPECT_NEAR(timeline.end_s[0], f_a2a + f_ring, 1e-12);
+    EXPECT_NEAR(timeline.end_s[1], f_a2a + f_ring + b_a2a + b_ring, 1e-12);
+    // The inner all-to-alls stay in the nodes (16 GPUs x 2 ops), the ring crosses them.
+    RunMetrics metrics;
+    metrics.makespan_s = timeline.end_s[1];
+    ComputeLinkMetrics(graph, platform, timeline, &metrics);
+    EXPECT_EQ(metrics.intra_node.transfers, 2 * tp * cp);
+    EXPECT_EQ(metrics.intra_node.bytes, tp * cp * 135'000'000LL);
+    EXPECT_EQ(metrics.inter_node.transfers, 2 * tp * cp);
+    EXPECT_EQ(metrics.inter_node.bytes, tp * cp * 300'000'000LL);
+    // The all-to-alls are exposed, the ring's time beyond the compute too.
+    const RunCommunication comm = ComputeCommunication(graph, timeline, 1);
+    EXPECT_NEAR(comm.max[static_cast<int>(CommKind::kCp)].total_s,
+                f_a2a + f_ring + b_a2a + b_ring, 1e-12);
+    EXPECT_NEAR(comm.max[static_cast<int>(CommKind::kCp)].exposed_s,
+                f_a2a + b_a2a + (f_ring - 1e-3) + (b_ring - 2e-3), 1e-12);
+  }
+}
+
 }  // namespace
 }  // namespace ppsim
