@@ -432,7 +432,8 @@ Status CpCommTypeArg(const MegatronReader& r, int64_t cp, MegatronRun* run) {
   return Status();
 }
 
-// The ZeRO stage: --use-distributed-optimizer 1; Megatron-FSDP (--use-megatron-fsdp) by its
+// The ZeRO stage: --use-distributed-optimizer 1; PyTorch FSDP2 (--use-torch-fsdp2) 3; Megatron-FSDP
+// (--use-megatron-fsdp) by its
 // --data-parallel-sharding-strategy: optim 1, optim_grads 2, optim_grads_params 3 (costed as
 // FSDP2 is: models/transformer.h), no_shard the distributed optimizer's stage. The strategy
 // needs Megatron-FSDP.
@@ -447,7 +448,14 @@ Status MapMegatronFsdp(const MegatronReader& r, MegatronRun* run) {
   } else if (r.Has(kStrategy)) {
     return r.Invalid(kStrategy, "applies with --use-megatron-fsdp");
   }
-  if (strategy != "no_shard") {
+  if (r.Has("--use-torch-fsdp2")) {
+    if (r.Has("--use-megatron-fsdp")) {
+      return r.Invalid("--use-torch-fsdp2",
+                       "--use-megatron-fsdp is given too; give one (both shard the "
+                       "data-parallel state)");
+    }
+    Set(run, "zero", "3", "--use-torch-fsdp2");
+  } else if (strategy != "no_shard") {
     const char* zero = strategy == "optim" ? "1" : strategy == "optim_grads" ? "2" : "3";
     Set(run, "zero", zero, std::string(kStrategy));
   } else if (r.Has(kDistributed)) {

@@ -100,8 +100,8 @@ struct PlatformSpec {
   double nic_latency_s = 0;                // per NIC crossed
   double oversubscription = 1;             // leaf: NIC bandwidth below / uplink bandwidth
   double uplink_latency_s = 0;             // per leaf uplink crossed
-  // GPU <-> host memory, per GPU, per direction (cluster.proto HostLink), for activation offload
-  // (issue 30); nothing uses it yet. 0: not described.
+  // GPU <-> host memory, per GPU, per direction (cluster.proto HostLink): activation offload's
+  // copies (sim/host_copies.h). 0: not described.
   double host_link_bandwidth_bytes_per_s = 0;
   double host_link_latency_s = 0;  // per transfer
 

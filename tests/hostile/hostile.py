@@ -494,9 +494,9 @@ for name, text, message in [
         ("fp32", MG.replace("--bf16 ", ""),
          "--megatron: --bf16: missing: without --bf16 or --fp16 Megatron trains in fp32, which "
          "ppsim does not model; give --bf16 or --fp16"),
-        ("refused", MG + "--use-torch-fsdp2",
-         "--megatron: --use-torch-fsdp2: changes performance and is not modelled: sharded data "
-         "parallelism (FSDP) is not modelled yet (issue 30)"),
+        ("refused", MG + "--hybrid-context-parallel",
+         "--megatron: --hybrid-context-parallel: changes performance and is not modelled: hybrid "
+         "context parallelism is not modelled"),
         ("recompute-modules", MG + "--recompute-activations --recompute-modules core_attn mlp",
          None),
         ("bad-layout", MG + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "

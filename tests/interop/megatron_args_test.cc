@@ -99,6 +99,11 @@ TEST(MegatronArgs, MegatronFsdpStrategiesAreZeroStages) {
   EXPECT_EQ(Setting(Read(fsdp), "zero"), "1");  // no_shard: the distributed optimizer's
   EXPECT_EQ(Error(base + " --data-parallel-sharding-strategy optim"),
             "--megatron: --data-parallel-sharding-strategy: applies with --use-megatron-fsdp");
+  // PyTorch FSDP2 (Megatron's torch_fully_sharded_data_parallel.py): everything sharded.
+  EXPECT_EQ(Setting(Read(base + " --use-torch-fsdp2"), "zero"), "3");
+  EXPECT_EQ(Error(fsdp + " --use-torch-fsdp2"),
+            "--megatron: --use-torch-fsdp2: --use-megatron-fsdp is given too; give one (both shard "
+            "the data-parallel state)");
 }
 
 TEST(MegatronArgs, Llama3_8bFp8ScriptMatchesThePreset) {
