@@ -19,6 +19,26 @@ namespace {
 constexpr double kLatency = 0.01;
 constexpr double kBandwidth = 1e9;
 
+// `graph`'s makespan on `platform` with SimGrid, which the critical-path engine must equal (the
+// ideal platform has no contention); `dp`: SimGrid's rank 0 "dp" communication, when given.
+double OnBothEngines(const TaskGraph& graph, const PlatformSpec& platform,
+                     CommSeconds* dp = nullptr) {
+  double makespans[2] = {0, 0};
+  int k = 0;
+  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
+    Timeline timeline;
+    EXPECT_TRUE(Execute(engine, graph, platform, &timeline).ok());
+    for (double end : timeline.end_s) makespans[k] = std::max(makespans[k], end);
+    if (dp != nullptr && engine == EngineKind::kSimGrid) {
+      *dp =
+          ComputeCommunication(graph, timeline, 1).ranks[0].kinds[static_cast<int>(CommKind::kDp)];
+    }
+    ++k;
+  }
+  EXPECT_NEAR(makespans[0], makespans[1], 1e-9);
+  return makespans[1];
+}
+
 // One rank, one microbatch, two replicas: F [0, 1], B [1, 5], then the gradients' sync.
 double Makespan(int64_t gradient_bytes, int64_t bucket_bytes, double bandwidth,
                 std::vector<int64_t> gather_bytes = {}, std::vector<double> optimizer_s = {}) {
@@ -31,17 +51,7 @@ double Makespan(int64_t gradient_bytes, int64_t bucket_bytes, double bandwidth,
   parallelism.grad_bucket_bytes = bucket_bytes;
   TaskGraph graph;
   EXPECT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
-  const PlatformSpec platform = PlatformOrDie(IdealChoice(kLatency, bandwidth), 1, 2, 1);
-  double makespans[2] = {0, 0};
-  int k = 0;
-  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
-    Timeline timeline;
-    EXPECT_TRUE(Execute(engine, graph, platform, &timeline).ok());
-    for (double end : timeline.end_s) makespans[k] = std::max(makespans[k], end);
-    ++k;
-  }
-  EXPECT_NEAR(makespans[0], makespans[1], 1e-9);
-  return makespans[1];
+  return OnBothEngines(graph, PlatformOrDie(IdealChoice(kLatency, bandwidth), 1, 2, 1));
 }
 
 TEST(GradientBuckets, OneAllReduceAfterTheBackward) {
@@ -91,21 +101,7 @@ double FsdpMakespan(int64_t gather_bytes, bool reshard, CommSeconds* dp = nullpt
   Parallelism parallelism{{.dp = 2, .tp = 1}, P2pMode::kEager};
   TaskGraph graph;
   EXPECT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
-  const PlatformSpec platform = PlatformOrDie(IdealChoice(kLatency, kBandwidth), 1, 2, 1);
-  double makespans[2] = {0, 0};
-  int k = 0;
-  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
-    Timeline timeline;
-    EXPECT_TRUE(Execute(engine, graph, platform, &timeline).ok());
-    for (double end : timeline.end_s) makespans[k] = std::max(makespans[k], end);
-    if (dp != nullptr && engine == EngineKind::kSimGrid) {
-      *dp =
-          ComputeCommunication(graph, timeline, 1).ranks[0].kinds[static_cast<int>(CommKind::kDp)];
-    }
-    ++k;
-  }
-  EXPECT_NEAR(makespans[0], makespans[1], 1e-9);
-  return makespans[1];
+  return OnBothEngines(graph, PlatformOrDie(IdealChoice(kLatency, kBandwidth), 1, 2, 1), dp);
 }
 
 TEST(Fsdp, PrefetchHidesAllButTheFirstUnit) {
@@ -147,17 +143,7 @@ double HsdpMakespan(bool fold) {
   parallelism.fold_replicas = fold;
   TaskGraph graph;
   EXPECT_TRUE(CompileTaskGraph(s, costs, parallelism, &graph).ok());
-  const PlatformSpec platform = PlatformOrDie(IdealChoice(kLatency, kBandwidth), 1, 4, 1);
-  double makespans[2] = {0, 0};
-  int k = 0;
-  for (EngineKind engine : {EngineKind::kCriticalPath, EngineKind::kSimGrid}) {
-    Timeline timeline;
-    EXPECT_TRUE(Execute(engine, graph, platform, &timeline).ok());
-    for (double end : timeline.end_s) makespans[k] = std::max(makespans[k], end);
-    ++k;
-  }
-  EXPECT_NEAR(makespans[0], makespans[1], 1e-9);
-  return makespans[1];
+  return OnBothEngines(graph, PlatformOrDie(IdealChoice(kLatency, kBandwidth), 1, 4, 1));
 }
 
 TEST(Hsdp, ShardGroupsReduceScatterThenReplicasAllReduceTheShard) {
