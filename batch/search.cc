@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
@@ -678,6 +679,13 @@ void SelectShard(const SearchOptions& options, SearchRun* run) {
   }
 }
 
+// What `space` asks a candidate prepared as `p` to leave free of its GPU's memory.
+int64_t HeadroomBytes(const SearchSpace& space, const Prepared& p) {
+  if (space.headroom_bytes >= 0) return space.headroom_bytes;
+  return static_cast<int64_t>(
+      std::ceil(space.headroom_fraction * static_cast<double>(p.capacity_bytes)));
+}
+
 // Tier 1: resolve, prepare, memory and work, in chunks of candidates per process; then the valid,
 // distinct candidates that fit become run->candidates.
 Status PrepareTier(const SearchOptions& options, SearchRun* run) {
@@ -727,6 +735,12 @@ Status PrepareTier(const SearchOptions& options, SearchRun* run) {
     c.oom = p.capacity_bytes > 0 && p.peak_memory_bytes > p.capacity_bytes;
     if (c.oom) {
       ++counts.oom;
+      continue;
+    }
+    c.no_headroom = p.capacity_bytes > 0 &&
+                    p.peak_memory_bytes > p.capacity_bytes - HeadroomBytes(run->space, p);
+    if (c.no_headroom) {
+      ++counts.no_headroom;
       continue;
     }
     run->candidates.push_back(std::move(c));
@@ -862,7 +876,8 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
   };
   progress << "search: " << elapsed() << ": " << counts.enumerated << " candidates, "
            << counts.invalid << " invalid, " << counts.duplicates << " duplicates, " << counts.oom
-           << " out of memory, " << run.candidates.size() << " to bound\n";
+           << " out of memory, " << counts.no_headroom << " without the headroom free, "
+           << run.candidates.size() << " to bound\n";
   std::vector<size_t> simulated;
   RETURN_IF_ERROR(BoundAndSimulate(options, &run, &simulated));
   progress << "search: " << elapsed() << ": " << counts.critical_path_evaluated

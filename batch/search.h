@@ -86,6 +86,12 @@ struct SearchSpace {
   std::vector<std::string> schedules;  // registry names, as given
   std::vector<int32_t> stages_per_rank;
   std::vector<std::string> recompute;  // none, selective, full
+  // What a candidate must leave free of its GPU's memory to rank (--headroom): headroom_bytes
+  // when >= 0, else headroom_fraction of the capacity (default 5%: the caching allocator's
+  // fragmentation, NCCL's and CUDA graphs' buffers, which no estimate counts exactly). A candidate
+  // that fits but leaves less is counted apart (SearchCounts::no_headroom) and not ranked.
+  double headroom_fraction = 0.05;
+  int64_t headroom_bytes = -1;
   // The baseline's own fields as given (see above); has_baseline false: no baseline.
   bool has_baseline = false;
   proto::RunConfig baseline;
@@ -111,6 +117,7 @@ struct SearchCandidate {
   int64_t peak_memory_bytes = 0;  // the largest rank's
   int64_t memory_capacity_bytes = 0;
   bool oom = false;
+  bool no_headroom = false;  // fits, but leaves less than the headroom free
   double work_bound_s = 0;
   double critical_path_s = 0;  // 0: not evaluated
   double iteration_s = 0;      // SimGrid's; 0: not simulated
@@ -127,7 +134,7 @@ struct SearchCandidate {
   std::string import_command;
 };
 
-// How many candidates ended where. evaluated = oom + bounded_out_work +
+// How many candidates ended where. evaluated = oom + no_headroom + bounded_out_work +
 // bounded_out_critical_path + simulated + failed.
 struct SearchCounts {
   int64_t enumerated = 0;  // in this shard
@@ -135,6 +142,7 @@ struct SearchCounts {
   int64_t duplicates = 0;
   int64_t evaluated = 0;
   int64_t oom = 0;
+  int64_t no_headroom = 0;  // fit, but leave less than SearchSpace's headroom free
   int64_t bounded_out_work = 0;
   int64_t bounded_out_critical_path = 0;
   int64_t critical_path_evaluated = 0;

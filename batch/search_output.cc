@@ -36,6 +36,8 @@ Json CandidateJson(const SearchCandidate& c, bool speedup) {
   j["peak_memory_bytes"] = c.peak_memory_bytes;
   j["memory_capacity_bytes"] = c.memory_capacity_bytes;
   j["oom"] = c.oom;
+  j["no_headroom"] = c.no_headroom;
+  j["free_memory_bytes"] = c.memory_capacity_bytes - c.peak_memory_bytes;
   j["mfu"] = JsonNumber(c.mfu);
   j["critical_path_s"] = JsonNumber(c.critical_path_s);
   j["work_bound_s"] = JsonNumber(c.work_bound_s);
@@ -62,6 +64,7 @@ Json CountsJson(const SearchCounts& n) {
   j["duplicates"] = n.duplicates;
   j["evaluated"] = n.evaluated;
   j["oom"] = n.oom;
+  j["no_headroom"] = n.no_headroom;
   j["bounded_out_work"] = n.bounded_out_work;
   j["bounded_out_critical_path"] = n.bounded_out_critical_path;
   j["critical_path_evaluated"] = n.critical_path_evaluated;
@@ -74,6 +77,7 @@ std::string CountsLine(const SearchCounts& n) {
   return std::to_string(n.enumerated) + " enumerated, " + std::to_string(n.invalid) + " invalid, " +
          std::to_string(n.duplicates) + " duplicates, " + std::to_string(n.evaluated) +
          " evaluated: " + std::to_string(n.oom) + " out of memory, " +
+         std::to_string(n.no_headroom) + " without the headroom free, " +
          std::to_string(n.bounded_out_work) + " bounded out by work, " +
          std::to_string(n.bounded_out_critical_path) + " by the critical path, " +
          std::to_string(n.simulated) + " simulated with SimGrid (" +
@@ -96,6 +100,8 @@ std::vector<std::string> Cells(const SearchCandidate& c, const std::string& rank
       ShowValue(kTokensColumn, c.tokens_per_s),
       ShowValue(kMakespanColumn, c.iteration_s),
       ShowValue(kPeakMemoryColumn, static_cast<double>(c.peak_memory_bytes)),
+      ShowValue(kPeakMemoryColumn,
+                static_cast<double>(c.memory_capacity_bytes - c.peak_memory_bytes)),
       ShowValue(kMfuColumn, c.mfu),
       c.config.schedule(),
       std::to_string(c.config.tp()),
@@ -112,9 +118,9 @@ std::vector<std::string> Cells(const SearchCandidate& c, const std::string& rank
 }
 
 std::vector<std::string> Header(bool speedup) {
-  std::vector<std::string> header = {"#",        "tokens/s", "iteration", "peak memory", "MFU",
-                                     "schedule", "tp",       "pp",        "dp",          "b",
-                                     "m",        "V",        "recompute", "split",       "command"};
+  std::vector<std::string> header = {
+      "#",  "tokens/s", "iteration", "peak memory", "free", "MFU",       "schedule", "tp",
+      "pp", "dp",       "b",         "m",           "V",    "recompute", "split",    "command"};
   if (speedup) header.insert(header.begin() + 2, "speed-up");
   return header;
 }

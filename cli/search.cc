@@ -5,6 +5,7 @@
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -56,7 +57,10 @@ po::options_description SearchOptionsDescription() {
       "stages-per-rank", po::value<std::string>()->value_name("LIST"),
       "virtual stages per rank (default: the schedule's, and 2, 4, ... dividing layers / pp)")(
       "recompute", po::value<std::string>()->value_name("LIST"),
-      "none, selective, full (default: all three)");
+      "none, selective, full (default: all three)")(
+      "headroom", po::value<std::string>()->value_name("PCT|SIZE"),
+      "what a candidate must leave free of its GPU's memory to rank: a percentage of it (default "
+      "5%) or a size (4GiB)");
   po::options_description own("Output and execution", 100);
   own.add_options()("baseline", po::value<std::string>()->value_name("ARGS"),
                     "a `ppsim run` configuration to compare with, as one string of its options "
@@ -97,6 +101,33 @@ std::vector<std::string> NameList(const ParsedArgs& parsed, const char* name) {
                                    : std::vector<std::string>();
 }
 
+// --headroom: "5%" (a percentage of the GPU's memory, 0 to below 100) or a size ("4GiB").
+Status ParseHeadroom(const std::string& text, SearchSpace* space) {
+  if (!text.empty() && text.back() == '%') {
+    double percent = 0;
+    const std::string number = text.substr(0, text.size() - 1);
+    char* end = nullptr;
+    percent = std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size() || !(percent >= 0) ||
+        !(percent < 100)) {
+      return Status::InvalidInput("--headroom: '" + text +
+                                  "' is not a percentage from 0% to below 100% of the GPU's "
+                                  "memory; give e.g. 5% or a size such as 4GiB");
+    }
+    space->headroom_fraction = percent / 100;
+    space->headroom_bytes = -1;
+    return Status();
+  }
+  int64_t bytes = 0;
+  Status status = ParseSize("--headroom", text, &bytes);
+  if (!status.ok()) {
+    return Status::InvalidInput(status.message() +
+                                " (or a percentage of the GPU's memory, e.g. 5%)");
+  }
+  space->headroom_bytes = bytes;
+  return Status();
+}
+
 Status ReadSearch(const ParsedArgs& parsed, SearchSpace* space, SearchOptions* options,
                   std::string* format) {
   // Only the base fields: --tp, --pp, ... are the search's lists, not the run's values.
@@ -121,6 +152,8 @@ Status ReadSearch(const ParsedArgs& parsed, SearchSpace* space, SearchOptions* o
     RETURN_IF_ERROR(ParseRunWords(words, "--baseline: ", &space->baseline));
     space->has_baseline = true;
   }
+  if (parsed.values.count("headroom"))
+    RETURN_IF_ERROR(ParseHeadroom(OptionText(parsed, "headroom"), space));
   space->schedules = NameList(parsed, "schedules");
   space->recompute = NameList(parsed, "recompute");
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -27,11 +27,11 @@ using Json = nlohmann::json;
 
 // The small space every test searches: gpt3-1.5b (22 layers, 24 heads) on one DGX H100 node,
 // 32 sequences of 1024 tokens. 2 x 2 x 2 x 3 x 2 = 48 candidates; with the reserve some do not
-// fit.
+// fit. No headroom: whatever fits ranks (Search.HeadroomLeavesOutWhatFitsTooTightly tests it).
 const std::vector<std::string> kSpace = {
-    "--model", "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "1", "--global-batch", "32",
+    "--model",     "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "1", "--global-batch", "32",
     "--memory-reserve", "64GiB", "--tp", "1,2", "--pp", "2,4", "--microbatch-size", "1,2",
-    "--schedules", "1F1B,ZB-H1,Interleaved1F1B", "--recompute", "none"};
+    "--schedules", "1F1B,ZB-H1,Interleaved1F1B", "--recompute", "none", "--headroom", "0%"};
 
 struct CliResult {
   int code = 0;
@@ -64,7 +64,8 @@ struct Point {
 
 std::vector<Point> Exhaustive(const std::vector<std::string>& schedules = {"1F1B", "ZB-H1",
                                                                            "Interleaved1F1B"},
-                              const std::vector<std::string>& recomputes = {"none"}) {
+                              const std::vector<std::string>& recomputes = {"none"},
+                              int64_t min_free_bytes = 0) {
   std::vector<Point> points;
   std::set<std::string> seen;
   for (int tp : {1, 2}) {
@@ -95,6 +96,11 @@ std::vector<Point> Exhaustive(const std::vector<std::string>& schedules = {"1F1B
             RunResult result;
             EXPECT_TRUE(ExecuteRun(run, &result).ok());
             if (result.metrics.oom_ranks > 0) continue;
+            bool tight = false;
+            for (const RankMetrics& r : result.metrics.ranks) {
+              tight = tight || r.memory_capacity_bytes - r.peak_memory_bytes < min_free_bytes;
+            }
+            if (tight) continue;
             Point p;
             p.tokens_per_s = result.tokens_per_s;
             for (const RankMetrics& r : result.metrics.ranks) {
@@ -156,14 +162,41 @@ TEST(Search, BestAndFrontEqualExhaustiveSimulation) {
   EXPECT_EQ(top.size(), std::min<size_t>(10, all.size()));
 }
 
+// --headroom 6GiB: a candidate must leave 6 GiB of the 80 GB free to rank. The ranking is the
+// exhaustive one over the candidates that do; those that fit with less are counted apart.
+TEST(Search, HeadroomLeavesOutWhatFitsTooTightly) {
+  std::vector<std::string> space(kSpace.begin(), kSpace.end() - 2);  // without --headroom 0%
+  const int64_t headroom = int64_t{6} << 30;
+  const CliResult r = Search(With(space, {"--headroom", "6GiB", "--format", "json", "-j", "2"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  const std::vector<Point> all = Exhaustive({"1F1B", "ZB-H1", "Interleaved1F1B"}, {"none"});
+  const std::vector<Point> roomy =
+      Exhaustive({"1F1B", "ZB-H1", "Interleaved1F1B"}, {"none"}, headroom);
+  ASSERT_FALSE(roomy.empty());
+  // Some fit with less than 6 GiB free (the 64 GiB reserve leaves 16 GB for the rest).
+  EXPECT_EQ(j.at("counts").at("no_headroom").get<size_t>(), all.size() - roomy.size());
+  EXPECT_GT(all.size(), roomy.size());
+  EXPECT_EQ(PointsOf(j.at("pareto")), Front(roomy));
+  for (const Json& c : j.at("candidates")) {
+    EXPECT_GE(c.at("free_memory_bytes").get<int64_t>(), headroom);
+  }
+  // A percentage of the GPU's memory, or a size; nothing else.
+  EXPECT_EQ(Search(With(space, {"--headroom", "100%"})).code, 2);
+  EXPECT_EQ(Search(With(space, {"--headroom", "-1%"})).code, 2);
+  const CliResult bad = Search(With(space, {"--headroom", "lots"}));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--headroom: "), std::string::npos) << bad.err;
+}
+
 // The schedules found from costs or by greedy reordering, DualPipe's two copies, and
 // recomputation, over the same tp, pp and microbatch sizes.
 TEST(Search, BestAndFrontEqualExhaustiveSimulationOfOtherSchedules) {
   const std::vector<std::string> schedules = {"ZB-auto", "ZB-2p", "V-Half", "V-Min", "DualPipe"};
   const std::vector<std::string> recomputes = {"none", "full"};
-  std::vector<std::string> space(kSpace.begin(), kSpace.end() - 4);
+  std::vector<std::string> space(kSpace.begin(), kSpace.end() - 6);  // without the schedules
   space.insert(space.end(), {"--schedules", "ZB-auto,ZB-2p,V-Half,V-Min,DualPipe", "--recompute",
-                             "none,full", "--format", "json", "-j", "2"});
+                             "none,full", "--headroom", "0%", "--format", "json", "-j", "2"});
   const CliResult r = Search(space);
   ASSERT_EQ(r.code, 0) << r.err;
   const Json j = Json::parse(r.out);
