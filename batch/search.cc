@@ -834,6 +834,8 @@ void RankSimulated(const SearchOptions& options, const SearchRun& run,
             [&](size_t a, size_t b) { return key(a) < key(b); });
   for (size_t r = 0; r < simulated.size() && r < static_cast<size_t>(options.top); ++r) {
     result->ranking.push_back(candidates[simulated[r]]);
+    SearchCandidate& c = result->ranking.back();
+    c.tie = r > 0 && c.iteration_s <= result->ranking.front().iteration_s * (1 + kTieFraction);
   }
   for (size_t k : simulated) result->simulated.push_back(candidates[k]);
   // In ranking order, a candidate is on the front unless one before it has no more memory.

@@ -100,6 +100,11 @@ struct SearchSpace {
       std::make_shared<PrefixLocator>("--baseline: ", std::make_shared<FieldNames>());
 };
 
+// Candidates whose iteration is within this fraction of the best's are ties of the best: the
+// model's uncertainty between configurations on one GPU, the median residual (2.65%; 0.8-5.1%) of
+// six published setups fitted with `ppsim calibrate` (README, Validation, "Calibrated").
+inline constexpr double kTieFraction = 0.03;
+
 struct SearchOptions {
   // --emit: each reported candidate's launch in this framework (experiments/framework_emit.h).
   std::optional<Framework> emit;
@@ -127,6 +132,8 @@ struct SearchCandidate {
   int32_t microbatches = 0;
   int32_t stages_per_rank = 0;
   double speedup = 0;  // tokens_per_s over the baseline's (1 for the baseline); 0: no baseline
+  // Within kTieFraction of the best's iteration time: the model cannot tell it from the best.
+  bool tie = false;
   // With SearchOptions::emit: the framework's launch of this configuration (its schedule CSV,
   // when one is needed, named candidate-INDEX.csv) and the `ppsim run` command importing it
   // back from candidate-INDEX.args (Megatron-LM) or candidate-INDEX.toml (torchtitan).

@@ -37,6 +37,7 @@ Json CandidateJson(const SearchCandidate& c, bool speedup) {
   j["memory_capacity_bytes"] = c.memory_capacity_bytes;
   j["oom"] = c.oom;
   j["no_headroom"] = c.no_headroom;
+  j["tie_of_best"] = c.tie;
   j["free_memory_bytes"] = c.memory_capacity_bytes - c.peak_memory_bytes;
   j["mfu"] = JsonNumber(c.mfu);
   j["critical_path_s"] = JsonNumber(c.critical_path_s);
@@ -128,7 +129,7 @@ std::vector<std::string> Header(bool speedup) {
 std::string TextTable(const std::vector<SearchCandidate>& rows, bool speedup) {
   std::vector<std::vector<std::string>> cells = {Header(speedup)};
   for (size_t r = 0; r < rows.size(); ++r) {
-    cells.push_back(Cells(rows[r], std::to_string(r + 1), speedup));
+    cells.push_back(Cells(rows[r], std::to_string(r + 1) + (rows[r].tie ? "=" : ""), speedup));
   }
   return FormatColumns(cells);
 }
@@ -165,7 +166,8 @@ std::string SearchTable(const SearchResult& result) {
   const bool speedup = result.has_baseline;
   std::string out = speedup ? BaselineLines(result) + "\n" : "";
   out += "best " + std::to_string(result.ranking.size()) + " (ranked by tokens/s" +
-         (speedup ? "; speed-up: tokens/s over the baseline's" : "") + "):\n";
+         (speedup ? "; speed-up: tokens/s over the baseline's" : "") +
+         "; = a tie of the best: within 3%, the model's uncertainty between configurations):\n";
   out += TextTable(result.ranking, speedup);
   out += "\nPareto front (tokens/s against peak memory):\n" + TextTable(result.pareto, speedup);
   if (!result.ranking.empty() && result.ranking[0].launch) {

@@ -11,8 +11,8 @@
 #include <tuple>
 #include <vector>
 
-#include "cli/commands.h"
 #include "base/flag_locator.h"
+#include "cli/commands.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"
 #include "experiments/run.h"
@@ -28,10 +28,28 @@ using Json = nlohmann::json;
 // The small space every test searches: gpt3-1.5b (22 layers, 24 heads) on one DGX H100 node,
 // 32 sequences of 1024 tokens. 2 x 2 x 2 x 3 x 2 = 48 candidates; with the reserve some do not
 // fit. No headroom: whatever fits ranks (Search.HeadroomLeavesOutWhatFitsTooTightly tests it).
-const std::vector<std::string> kSpace = {
-    "--model",     "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "1", "--global-batch", "32",
-    "--memory-reserve", "64GiB", "--tp", "1,2", "--pp", "2,4", "--microbatch-size", "1,2",
-    "--schedules", "1F1B,ZB-H1,Interleaved1F1B", "--recompute", "none", "--headroom", "0%"};
+const std::vector<std::string> kSpace = {"--model",
+                                         "gpt3-1.5b",
+                                         "--platform",
+                                         "dgx-h100",
+                                         "--nodes",
+                                         "1",
+                                         "--global-batch",
+                                         "32",
+                                         "--memory-reserve",
+                                         "64GiB",
+                                         "--tp",
+                                         "1,2",
+                                         "--pp",
+                                         "2,4",
+                                         "--microbatch-size",
+                                         "1,2",
+                                         "--schedules",
+                                         "1F1B,ZB-H1,Interleaved1F1B",
+                                         "--recompute",
+                                         "none",
+                                         "--headroom",
+                                         "0%"};
 
 struct CliResult {
   int code = 0;
@@ -72,47 +90,47 @@ std::vector<Point> Exhaustive(const std::vector<std::string>& schedules = {"1F1B
     for (int pp : {2, 4}) {
       for (int b : {1, 2}) {
         for (const std::string& schedule : schedules) {
-         for (const std::string& recompute : recomputes) {
-          for (bool balanced : {false, true}) {
-            proto::RunConfig c;
-            c.set_model("gpt3-1.5b");
-            c.set_platform("dgx-h100");
-            c.set_nodes(1);
-            c.set_global_batch("32");
-            c.set_memory_reserve("64GiB");
-            c.set_schedule(schedule);
-            c.set_tp(tp);
-            c.set_pp(pp);
-            c.set_dp(8 / (tp * pp));
-            c.set_microbatch_size(b);
-            c.set_sequence_parallel(tp > 1);
-            c.set_embedding_as_layer(balanced);
-            c.set_loss_as_layer(balanced);
-            c.set_recompute(recompute);
-            RunRequest request;
-            if (!ResolveRun(c, std::make_shared<FlagLocator>(), {}, &request).ok()) continue;
-            PreparedRun run;
-            if (!PrepareRun(request.runs[0], &run).ok()) continue;
-            RunResult result;
-            EXPECT_TRUE(ExecuteRun(run, &result).ok());
-            if (result.metrics.oom_ranks > 0) continue;
-            bool tight = false;
-            for (const RankMetrics& r : result.metrics.ranks) {
-              tight = tight || r.memory_capacity_bytes - r.peak_memory_bytes < min_free_bytes;
+          for (const std::string& recompute : recomputes) {
+            for (bool balanced : {false, true}) {
+              proto::RunConfig c;
+              c.set_model("gpt3-1.5b");
+              c.set_platform("dgx-h100");
+              c.set_nodes(1);
+              c.set_global_batch("32");
+              c.set_memory_reserve("64GiB");
+              c.set_schedule(schedule);
+              c.set_tp(tp);
+              c.set_pp(pp);
+              c.set_dp(8 / (tp * pp));
+              c.set_microbatch_size(b);
+              c.set_sequence_parallel(tp > 1);
+              c.set_embedding_as_layer(balanced);
+              c.set_loss_as_layer(balanced);
+              c.set_recompute(recompute);
+              RunRequest request;
+              if (!ResolveRun(c, std::make_shared<FlagLocator>(), {}, &request).ok()) continue;
+              PreparedRun run;
+              if (!PrepareRun(request.runs[0], &run).ok()) continue;
+              RunResult result;
+              EXPECT_TRUE(ExecuteRun(run, &result).ok());
+              if (result.metrics.oom_ranks > 0) continue;
+              bool tight = false;
+              for (const RankMetrics& r : result.metrics.ranks) {
+                tight = tight || r.memory_capacity_bytes - r.peak_memory_bytes < min_free_bytes;
+              }
+              if (tight) continue;
+              Point p;
+              p.tokens_per_s = result.tokens_per_s;
+              for (const RankMetrics& r : result.metrics.ranks) {
+                p.peak_memory_bytes = std::max(p.peak_memory_bytes, r.peak_memory_bytes);
+              }
+              // A configuration equal to another (a balanced split that comes out even) once.
+              std::string signature = schedule + " " + recompute + " " + std::to_string(tp) + " " +
+                                      std::to_string(pp) + " " + std::to_string(b) + ":";
+              for (int32_t layers : run.layers_per_stage) signature += " " + std::to_string(layers);
+              if (seen.insert(signature).second) points.push_back(p);
             }
-            if (tight) continue;
-            Point p;
-            p.tokens_per_s = result.tokens_per_s;
-            for (const RankMetrics& r : result.metrics.ranks) {
-              p.peak_memory_bytes = std::max(p.peak_memory_bytes, r.peak_memory_bytes);
-            }
-            // A configuration equal to another (a balanced split that comes out even) once.
-            std::string signature = schedule + " " + recompute + " " + std::to_string(tp) + " " +
-                                    std::to_string(pp) + " " + std::to_string(b) + ":";
-            for (int32_t layers : run.layers_per_stage) signature += " " + std::to_string(layers);
-            if (seen.insert(signature).second) points.push_back(p);
           }
-         }
         }
       }
     }
@@ -136,7 +154,8 @@ std::vector<Point> Front(std::vector<Point> points) {
 std::vector<Point> PointsOf(const Json& list) {
   std::vector<Point> points;
   for (const Json& c : list) {
-    points.push_back({c.at("tokens_per_s").get<double>(), c.at("peak_memory_bytes").get<int64_t>()});
+    points.push_back(
+        {c.at("tokens_per_s").get<double>(), c.at("peak_memory_bytes").get<int64_t>()});
   }
   return points;
 }
@@ -187,6 +206,51 @@ TEST(Search, HeadroomLeavesOutWhatFitsTooTightly) {
   const CliResult bad = Search(With(space, {"--headroom", "lots"}));
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--headroom: "), std::string::npos) << bad.err;
+}
+
+// Ties: a ranked candidate within 3% of the best's iteration is marked, the others not. Llama 3
+// 8B with 1F1B on one node: microbatch sizes 1, 2 and 4 and recomputation none or selective come
+// within a few percent of each other.
+const std::vector<std::string> kTieSpace = {"--model",
+                                            "llama3-8b",
+                                            "--platform",
+                                            "dgx-h100",
+                                            "--nodes",
+                                            "1",
+                                            "--global-batch",
+                                            "64",
+                                            "--seq-len",
+                                            "4096",
+                                            "--pp",
+                                            "2",
+                                            "--tp",
+                                            "2,4",
+                                            "--schedules",
+                                            "1F1B",
+                                            "--microbatch-size",
+                                            "1,2,4",
+                                            "--headroom",
+                                            "0%"};
+
+TEST(Search, TiesOfTheBestAreThoseWithinTheModelsUncertainty) {
+  const CliResult r = Search(With(kTieSpace, {"--format", "json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  const Json& ranked = j.at("candidates");
+  ASSERT_GT(ranked.size(), 2u);
+  const double best = ranked[0].at("iteration_s").get<double>();
+  EXPECT_FALSE(ranked[0].at("tie_of_best").get<bool>());
+  size_t ties = 0;
+  for (size_t k = 1; k < ranked.size(); ++k) {
+    const double t = ranked[k].at("iteration_s").get<double>();
+    EXPECT_EQ(ranked[k].at("tie_of_best").get<bool>(), t <= best * 1.03) << k;
+    ties += t <= best * 1.03;
+  }
+  EXPECT_GT(ties, 0u);
+  EXPECT_LT(ties + 1, ranked.size());  // and some are not
+  const CliResult table = Search(kTieSpace);
+  EXPECT_NE(table.out.find("= a tie of the best: within 3%"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\n2= "), std::string::npos) << table.out;
 }
 
 // The schedules found from costs or by greedy reordering, DualPipe's two copies, and
@@ -248,10 +312,28 @@ TEST(Search, OnTheIdealClusterEveryCandidateUsesTheGpusGiven) {
 TEST(Search, BoundsHoldOnEverySimulatedCandidate) {
   // Two nodes: data-parallel all-reduces and pipeline transfers share links, so SimGrid's
   // contention can make it slower than the critical path.
-  const CliResult r = Search({"--model", "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "2",
-                              "--global-batch", "64", "--tp", "1,2", "--pp", "2,4",
-                              "--microbatch-size", "2", "--schedules", "1F1B,ZB-H1",
-                              "--recompute", "none", "--top", "100", "--format", "csv"});
+  const CliResult r = Search({"--model",
+                              "gpt3-1.5b",
+                              "--platform",
+                              "dgx-h100",
+                              "--nodes",
+                              "2",
+                              "--global-batch",
+                              "64",
+                              "--tp",
+                              "1,2",
+                              "--pp",
+                              "2,4",
+                              "--microbatch-size",
+                              "2",
+                              "--schedules",
+                              "1F1B,ZB-H1",
+                              "--recompute",
+                              "none",
+                              "--top",
+                              "100",
+                              "--format",
+                              "csv"});
   ASSERT_EQ(r.code, 0) << r.err;
   std::istringstream csv(r.out);
   std::string line;
