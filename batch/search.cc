@@ -661,6 +661,7 @@ struct SearchRun {
   std::vector<int64_t> mine;                // this shard's valid candidates, by index in all
   std::vector<SearchCandidate> candidates;  // the valid, distinct candidates that fit
   std::map<std::string, int64_t> reasons;   // why candidates were invalid or failed
+  SearchCandidate least_memory;             // the valid candidate needing the least memory
   SearchCounts counts;
 };
 
@@ -732,6 +733,10 @@ Status PrepareTier(const SearchOptions& options, SearchRun* run) {
     c.peak_memory_bytes = p.peak_memory_bytes;
     c.memory_capacity_bytes = p.capacity_bytes;
     c.work_bound_s = p.work_s;
+    if (run->least_memory.command.empty() ||
+        p.peak_memory_bytes < run->least_memory.peak_memory_bytes) {
+      run->least_memory = c;
+    }
     c.oom = p.capacity_bytes > 0 && p.peak_memory_bytes > p.capacity_bytes;
     if (c.oom) {
       ++counts.oom;
@@ -895,6 +900,9 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
   }
   result->counts = counts;
   result->reasons = TopReasons(run.reasons);
+  result->least_memory_bytes = run.least_memory.peak_memory_bytes;
+  result->least_memory_capacity_bytes = run.least_memory.memory_capacity_bytes;
+  result->least_memory_command = run.least_memory.command;
   result->wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return Status();
 }

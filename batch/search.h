@@ -166,6 +166,11 @@ struct SearchResult {
   SearchCounts counts;
   // The most frequent reasons candidates were invalid or failed, with their counts, most first.
   std::vector<std::pair<std::string, int64_t>> reasons;
+  // The valid candidate that needs the least memory (out of memory or not), for the diagnosis of a
+  // search where none ranks: its peak, its GPU's capacity and its command. Peak 0: none valid.
+  int64_t least_memory_bytes = 0;
+  int64_t least_memory_capacity_bytes = 0;
+  std::string least_memory_command;
   double wall_s = 0;
   // The baseline as evaluated (index -1; its command the filled request's; oom when it does not
   // fit, yet simulated), when SearchSpace::has_baseline.

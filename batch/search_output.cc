@@ -162,6 +162,34 @@ std::string ReasonsText(const SearchResult& result) {
 
 }  // namespace
 
+std::string SearchDiagnosis(const SearchResult& result) {
+  const SearchCounts& n = result.counts;
+  std::string out = "ppsim search: no candidate ranks: of " + std::to_string(n.evaluated) +
+                    " valid, " + std::to_string(n.oom) + " out of memory, " +
+                    std::to_string(n.no_headroom) + " fit without the headroom free, " +
+                    std::to_string(n.failed) + " failed; " + std::to_string(n.invalid) + " invalid";
+  std::string why;
+  for (const auto& [reason, count] : result.reasons) {
+    why += (why.empty() ? "" : "; ") + reason + " (" + std::to_string(count) + ")";
+  }
+  if (!why.empty()) out += " (" + why + ")";
+  out += ".\n";
+  if (result.least_memory_bytes > 0) {
+    const double shortfall = static_cast<double>(result.least_memory_bytes) -
+                             static_cast<double>(result.least_memory_capacity_bytes);
+    out += "The least memory a candidate needs is " +
+           ShowValue(kPeakMemoryColumn, static_cast<double>(result.least_memory_bytes)) + " of " +
+           ShowValue(kPeakMemoryColumn, static_cast<double>(result.least_memory_capacity_bytes)) +
+           (shortfall > 0 ? " (" + ShowValue(kPeakMemoryColumn, shortfall) + " over)" : "") + ": " +
+           result.least_memory_command +
+           "\nWhat lowers it: more GPUs (--nodes), full recomputation (--recompute full), "
+           "sharded optimizer state or parameters (--zero 1, 3 in ppsim run), activation offload "
+           "(--offload-modules in ppsim run), a smaller microbatch (--microbatch-size 1), or a "
+           "smaller --headroom.\n";
+  }
+  return out;
+}
+
 std::string SearchTable(const SearchResult& result) {
   const bool speedup = result.has_baseline;
   std::string out = speedup ? BaselineLines(result) + "\n" : "";

@@ -29,6 +29,10 @@
 namespace ppsim {
 
 std::string SearchTable(const SearchResult& result);
+// Why no candidate ranks (result.ranking empty): the counts by cause, the most frequent reasons
+// candidates were invalid, and the least memory any candidate needs against its GPU's, with its
+// command. One paragraph, ending in a newline.
+std::string SearchDiagnosis(const SearchResult& result);
 std::string SearchJson(const SearchResult& result);
 std::string SearchCsv(const SearchResult& result);
 

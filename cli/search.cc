@@ -220,6 +220,17 @@ int SearchCommand(const CommandArgs& args, std::ostream& out, std::ostream& err)
     out << SearchTable(result);
   }
   if (format != "table") err << "search: wall time " << HumanDuration(result.wall_s) << "\n";
+  if (result.ranking.empty()) {
+    // Nothing feasible is not success: exit 1 with the diagnosis.
+    err << SearchDiagnosis(result);
+    if (!report.empty()) {
+      std::string title = "ppsim search";
+      for (const std::string& a : args) title += " " + a;
+      status = WriteWholeFile("--report", report, SearchHtml(result, title));
+      if (!status.ok()) return Fail(err, status);
+    }
+    return kExitSimulationProblem;
+  }
   if (!report.empty()) {
     std::string title = "ppsim search";
     for (const std::string& a : args) title += " " + a;

@@ -253,6 +253,20 @@ TEST(Search, TiesOfTheBestAreThoseWithinTheModelsUncertainty) {
   EXPECT_NE(table.out.find("\n2= "), std::string::npos) << table.out;
 }
 
+// Nothing fits (a reserve as large as the GPU): exit 1, not an empty success, with the counts by
+// cause and the least memory a candidate needs.
+TEST(Search, AnInfeasibleSearchExitsOneWithADiagnosis) {
+  std::vector<std::string> space = kSpace;
+  *std::find(space.begin(), space.end(), "64GiB") = "80GiB";
+  const CliResult r = Search(space);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("ppsim search: no candidate ranks: of "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" out of memory, 0 fit without the headroom free"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("The least memory a candidate needs is "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ppsim run --schedule "), std::string::npos) << r.err;
+}
+
 // The schedules found from costs or by greedy reordering, DualPipe's two copies, and
 // recomputation, over the same tp, pp and microbatch sizes.
 TEST(Search, BestAndFrontEqualExhaustiveSimulationOfOtherSchedules) {
