@@ -92,11 +92,13 @@ std::string Plural(int64_t count, std::string_view noun, std::string_view plural
   return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
 }
 
-std::vector<std::string> SplitCommas(std::string_view text) {
+std::vector<std::string> SplitCommas(std::string_view text) { return SplitOn(text, ','); }
+
+std::vector<std::string> SplitOn(std::string_view text, char separator) {
   std::vector<std::string> parts;
   size_t start = 0;
   while (true) {
-    const size_t end = text.find(',', start);
+    const size_t end = text.find(separator, start);
     parts.emplace_back(text.substr(start, end == std::string_view::npos ? end : end - start));
     if (end == std::string_view::npos) return parts;
     start = end + 1;

@@ -25,6 +25,8 @@ std::string Plural(int64_t count, std::string_view noun, std::string_view plural
 
 // "a,b,,c" as {"a", "b", "", "c"}; "" as {""}.
 std::vector<std::string> SplitCommas(std::string_view text);
+// The same with another separator ("a;b").
+std::vector<std::string> SplitOn(std::string_view text, char separator);
 
 // "a, b, c": the names a message lists as valid.
 std::string JoinNames(const std::vector<std::string>& names);

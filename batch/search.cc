@@ -20,6 +20,7 @@
 #include "base/names.h"
 #include "base/numbers.h"
 #include "batch/process_pool.h"
+#include "batch/search_space.h"
 #include "config/units.h"
 #include "experiments/framework_emit.h"
 #include "experiments/request.h"
@@ -38,8 +39,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Json = nlohmann::json;
 
-constexpr int32_t kDefaultMicrobatchSizes[] = {1, 2, 4, 8, 16};
-constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
 // Candidates refined per round. Fixed, not -j: a round is decided from earlier rounds only, so
 // the counts do not depend on how many processes evaluate it.
 constexpr size_t kRoundSize = 4;
@@ -47,14 +46,6 @@ constexpr size_t kRoundSize = 4;
 constexpr size_t kPrepareChunk = 48;
 // Reasons listed in an empty-space error and in the summary.
 constexpr size_t kReasonsShown = 5;
-
-// What the search needs to know about the model and the cluster.
-struct SpaceShape {
-  int32_t layers = 0;
-  int32_t gpus_per_node = 0;
-  int32_t gpus = 0;
-  std::string platform_name;
-};
 
 // A candidate's first tier: ResolveRun and PrepareRun without compiling, its memory and work.
 struct Prepared {
@@ -118,14 +109,33 @@ double WorkBound(const PreparedRun& run) {
   const StageCosts& costs = run.costs;
   const bool chains = costs.overlap_s.empty();
   const int32_t stages = schedule.num_stages;
+  // The pipeline transfer across the boundary below stage s when it changes rank: the fastest of
+  // the group's GPUs' shares, uncontended (each GPU of a rank sends its share to its peer).
+  const int32_t group = run.spec.training.GpusPerRank();
+  const bool cluster = run.platform.xml_file.empty() && !costs.message_bytes.empty();
+  auto transfer_s = [&](int32_t s) {
+    const int32_t from = schedule.RankOf(StageIndex(s - 1)).value();
+    const int32_t to = schedule.RankOf(StageIndex(s)).value();
+    if (!cluster || from == to) return 0.0;
+    const int64_t bytes = costs.message_bytes[s - 1] / group;
+    double fastest = std::numeric_limits<double>::max();
+    for (int32_t shard = 0; shard < group; ++shard) {
+      fastest = std::min(fastest, run.platform.UncontendedTransferTime(
+                                      run.platform.GpuOf(0, from, shard),
+                                      run.platform.GpuOf(0, to, shard), bytes));
+    }
+    return fastest;
+  };
   std::vector<double> before_forward(stages, 0.0), below_backward(stages, 0.0);
   for (const Pipeline& p : schedule.AllPipelines()) {
     for (int32_t s = p.first_stage + 1; s <= p.last_stage; ++s) {
       const StageIndex below(s - 1);
-      before_forward[s] = before_forward[s - 1] + costs.OpDuration({OpKind::kForward, below, {}});
+      const double hop_s = transfer_s(s);
+      before_forward[s] =
+          before_forward[s - 1] + costs.OpDuration({OpKind::kForward, below, {}}) + hop_s;
       const OpKind backward =
           costs.has_split_backward() ? OpKind::kBackwardInput : OpKind::kBackward;
-      below_backward[s] = below_backward[s - 1] + costs.OpDuration({backward, below, {}});
+      below_backward[s] = below_backward[s - 1] + costs.OpDuration({backward, below, {}}) + hop_s;
     }
   }
   // An action's time on its rank as the engines take it (sim/task_graph.h ComputeLoad): its
@@ -177,7 +187,11 @@ Status PrepareOne(const proto::RunConfig& config, const std::shared_ptr<const Lo
                 std::to_string(run.schedule.num_stages) + "|" +
                 std::to_string(run.schedule.num_microbatches) + "|" + std::to_string(t.layout.tp) +
                 "|" + std::to_string(t.layout.dp) + "|" + std::to_string(t.microbatch_size) + "|" +
-                std::string(RecomputeName(t.recompute)) + "|";
+                std::string(RecomputeName(t.recompute)) + "|" +
+                std::to_string(t.recompute_modules) + "|" + std::to_string(t.offload_modules) +
+                "|" + std::to_string(t.zero_stage) + "|" + std::to_string(t.dp_shard) + "|" +
+                std::to_string(t.layout.ep) + "|" + std::to_string(run.spec.microbatch_group_size) +
+                "|" + std::to_string(run.spec.grad_bucket_bytes) + "|";
   for (int32_t layers : run.layers_per_stage) p.signature += std::to_string(layers) + ",";
   const RunMemory memory = RunMemoryOf(run.spec, run.platform, run.costs);
   const std::vector<int64_t> peaks = PeakMemoryBytes(run.schedule, run.costs, memory.reserve);
@@ -326,89 +340,6 @@ Status RunInProcesses(int32_t jobs, size_t n, const std::function<Json(size_t)>&
   return Status();
 }
 
-// The divisors of n, increasing.
-std::vector<int32_t> Divisors(int32_t n) {
-  std::vector<int32_t> divisors;
-  for (int32_t d = 1; d <= n; ++d) {
-    if (n % d == 0) divisors.push_back(d);
-  }
-  return divisors;
-}
-
-// Checks the request's own fields (as `ppsim run` would, located at the flags) and learns the
-// model's layers and the cluster's GPUs.
-Status CheckBase(SearchSpace* space, SpaceShape* shape) {
-  const Locator& where = *space->where;
-  proto::RunConfig& base = space->base;
-  if (base.model().empty()) {
-    return where.Invalid(
-        "model", "required; give a preset (" + TransformerPresetNames() + ") or a model file");
-  }
-  if (base.global_batch().empty()) {
-    return where.Invalid("global_batch",
-                         "required; give sequences per iteration (1024) or tokens (4Mitok)");
-  }
-  if (space->gpus > 0 && base.has_nodes()) {
-    return where.Invalid(
-        "gpus", "give " + where.Name("gpus") + " or " + where.Name("nodes") + ", not both");
-  }
-  RunSpec spec;
-  RETURN_IF_ERROR(ResolveModel(base, where, {}, &spec));
-  RETURN_IF_ERROR(ResolvePlatform(base, where, {}, &spec));
-  PlatformSpec cluster;
-  RETURN_IF_ERROR(LoadCluster(spec.platform, where, &cluster));
-  if (!cluster.xml_file.empty()) {
-    return where.Invalid("platform", "ppsim search needs a cluster (a preset or a cluster file); " +
-                                         cluster.xml_file + " is a SimGrid XML platform");
-  }
-  shape->gpus_per_node = cluster.gpus_per_node;
-  shape->platform_name = cluster.name;
-  if (cluster.gpus_per_node == 0) {
-    // A cluster sized to the run (`ideal`): the GPUs given make its one node.
-    if (space->gpus == 0) {
-      return where.Invalid("gpus", "required with " + cluster.name +
-                                       ", which has as many GPUs "
-                                       "as a run needs; give the GPUs to search over, e.g. " +
-                                       where.Name("gpus") + " 64");
-    }
-    shape->gpus_per_node = space->gpus;
-    shape->gpus = space->gpus;
-  } else if (space->gpus > 0) {
-    if (space->gpus % cluster.gpus_per_node != 0) {
-      return where.Invalid(
-          "gpus", std::to_string(space->gpus) + " is not a multiple of the " +
-                      std::to_string(cluster.gpus_per_node) + " GPUs per node of " + cluster.name +
-                      "; give a multiple of " + std::to_string(cluster.gpus_per_node) + ", or " +
-                      where.Name("nodes"));
-    }
-    base.set_nodes(space->gpus / cluster.gpus_per_node);
-    spec.platform.nodes = base.nodes();
-    RETURN_IF_ERROR(LoadCluster(spec.platform, where, &cluster));
-  }
-  if (cluster.gpus_per_node > 0) shape->gpus = cluster.gpus_per_node * cluster.num_nodes;
-  TransformerSpec model;
-  RETURN_IF_ERROR(LoadModel(spec, &model));
-  shape->layers = model.layers;
-  // The rest of the base (global batch, sequence length, memory fields) as `ppsim run` reads it.
-  proto::RunConfig probe = base;
-  probe.set_schedule("1F1B");
-  probe.set_pp(1);
-  RunRequest request;
-  RETURN_IF_ERROR(ResolveRun(probe, space->where, {}, &request));
-  for (const std::string& name : space->schedules) {
-    if (FindSchedule(name) == nullptr) {
-      std::vector<std::string> names;
-      for (const ScheduleInfo& info : AllSchedules()) names.emplace_back(info.name);
-      return where.Invalid("schedules", UnknownName("schedule", name, names));
-    }
-  }
-  for (const std::string& name : space->recompute) {
-    Recompute recompute;
-    RETURN_IF_ERROR(ParseRecompute(where.Where("recompute"), name, &recompute));
-  }
-  return Status();
-}
-
 constexpr const char* kBaselinePrefix = "--baseline: ";
 
 // The message of a status about the baseline, starting with "--baseline: " once.
@@ -529,95 +460,6 @@ void SetSpeedups(SearchResult* result) {
        {&result->ranking, &result->pareto, &result->simulated}) {
     for (SearchCandidate& c : *list) c.speedup = baseline > 0 ? c.tokens_per_s / baseline : 0;
   }
-}
-
-// One enumerated candidate: its request, or why it is outside the space before any check.
-struct Enumerated {
-  proto::RunConfig config;
-  std::string invalid;
-  // Candidates that may come out equal (the same tp, pp, microbatch size and schedule; V and the
-  // split may coincide) share a group, and a shard takes whole groups.
-  int64_t group = 0;
-};
-
-std::vector<Enumerated> Enumerate(const SearchSpace& space, const SpaceShape& shape) {
-  const std::vector<int32_t> tps = space.tp.empty() ? Divisors(shape.gpus_per_node) : space.tp;
-  std::vector<int32_t> sizes(std::begin(kDefaultMicrobatchSizes),
-                             std::end(kDefaultMicrobatchSizes));
-  if (!space.microbatch_size.empty()) sizes = space.microbatch_size;
-  std::vector<std::string> schedules = space.schedules;
-  if (schedules.empty()) {
-    // An alias gives the same order as the schedule it names.
-    for (const ScheduleInfo& info : AllSchedules()) {
-      if (info.alias_of.empty()) schedules.emplace_back(info.name);
-    }
-  }
-  std::vector<std::string> recomputes = space.recompute;
-  if (recomputes.empty()) recomputes.assign(std::begin(kRecomputeNames), std::end(kRecomputeNames));
-  std::vector<Enumerated> all;
-  const std::vector<int32_t> cps = space.cp.empty() ? std::vector<int32_t>{1} : space.cp;
-  int64_t group = 0;
-  for (int32_t tp : tps) {
-    for (int32_t cp : cps) {
-      std::vector<int32_t> pps = space.pp;
-      if (pps.empty()) {
-        for (int32_t pp : Divisors(shape.gpus)) {
-          if (shape.gpus % (int64_t{tp} * cp * pp) == 0 && pp <= shape.layers) pps.push_back(pp);
-        }
-      }
-      for (int32_t pp : pps) {
-        const int64_t gpus_per_pipeline = int64_t{tp} * cp * pp;
-        const bool divides = shape.gpus % gpus_per_pipeline == 0;
-        const int32_t dp = divides ? static_cast<int32_t>(shape.gpus / gpus_per_pipeline) : 1;
-        // V: the schedule's default (0), then 2, 4, 8, ... dividing the layers of a rank.
-        std::vector<int32_t> vs = space.stages_per_rank;
-        if (vs.empty()) {
-          vs.push_back(0);
-          if (shape.layers % pp == 0) {
-            for (int32_t v = 2; v <= shape.layers / pp; v *= 2) {
-              if ((shape.layers / pp) % v == 0) vs.push_back(v);
-            }
-          }
-        }
-        for (int32_t b : sizes) {
-          for (const std::string& schedule : schedules) {
-            ++group;
-            for (int32_t v : vs) {
-              for (const std::string& recompute : recomputes) {
-                for (bool balanced : {false, true}) {
-                  Enumerated e;
-                  e.group = group;
-                  proto::RunConfig& c = e.config;
-                  c = space.base;
-                  c.set_schedule(schedule);
-                  c.set_pp(pp);
-                  if (v > 0) c.set_stages_per_rank(v);
-                  c.set_microbatch_size(b);
-                  c.set_recompute(recompute);
-                  if (balanced) {
-                    c.set_embedding_as_layer(true);
-                    c.set_loss_as_layer(true);
-                  }
-                  c.set_tp(tp);
-                  if (cp > 1) c.set_cp(cp);
-                  c.set_sequence_parallel(tp > 1);
-                  c.set_dp(dp);
-                  if (!divides) {
-                    e.invalid = space.where->Where("pp") + ": tp " + std::to_string(tp) +
-                                (cp > 1 ? " x cp " + std::to_string(cp) : std::string()) +
-                                " x pp " + std::to_string(pp) + " does not divide the " +
-                                std::to_string(shape.gpus) + " GPUs";
-                  }
-                  all.push_back(std::move(e));
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-  return all;
 }
 
 // A candidate's place in the order the search refines them: its current bound (or SimGrid's
@@ -751,6 +593,78 @@ Status PrepareTier(const SearchOptions& options, SearchRun* run) {
     run->candidates.push_back(std::move(c));
   }
   return Status();
+}
+
+// The diagnosis's levers (SearchResult::levers) on the least-memory candidate.
+std::vector<SearchResult::Lever> EvaluateLevers(const SearchRun& run) {
+  const proto::RunConfig& least = run.least_memory.config;
+  const SpaceShape& shape = run.shape;
+  using Change = std::function<bool(proto::RunConfig*)>;  // false: changes nothing
+  const Change full = [](proto::RunConfig* c) {
+    if (c->recompute() == "full") return false;
+    c->set_recompute("full");
+    c->clear_recompute_modules();
+    return true;
+  };
+  const Change zero3 = [](proto::RunConfig* c) {
+    if (c->zero() == 3 || int64_t{c->dp()} * std::max(c->cp(), 1) == 1) return false;
+    c->set_zero(3);
+    c->clear_grad_bucket();
+    c->clear_dp_shard();
+    return true;
+  };
+  const Change offload = [&shape](proto::RunConfig* c) {
+    const std::string all = std::string("attn_norm,qkv_linear,core_attn,attn_proj,mlp_norm") +
+                            (shape.experts > 0 ? ",expert_fc1,moe_act" : "");
+    if (c->offload_modules() == all) return false;
+    c->set_offload_modules(all);
+    return true;
+  };
+  const Change one = [](proto::RunConfig* c) {
+    if (c->microbatch_size() == 1) return false;
+    c->set_microbatch_size(1);
+    return true;
+  };
+  const Change twice = [&shape](proto::RunConfig* c) {
+    if (shape.gpus_per_node == 0 || !c->has_nodes()) return false;
+    c->set_nodes(c->nodes() * 2);
+    c->set_pp(c->pp() * 2);
+    return true;
+  };
+  const std::pair<std::string, Change> changes[] = {
+      {"full recomputation (--recompute full)", full},
+      {"ZeRO 3: parameters, gradients and optimizer state sharded (--zero 3)", zero3},
+      {"every activation offloaded to host memory (--offload)", offload},
+      {"microbatch size 1 (--microbatch-size 1)", one},
+      {"twice the GPUs, as twice the pipeline ranks (--nodes, --pp)", twice}};
+  std::vector<SearchResult::Lever> levers;
+  proto::RunConfig all = least;
+  bool any = false;
+  const auto evaluate = [&](const std::string& what, const proto::RunConfig& config) {
+    SearchResult::Lever lever;
+    lever.change = what;
+    lever.command = RunCommandLine(config, *run.space.where);
+    const Prepared p = PrepareCandidate(config, run.space.where);
+    if (!p.ok) {
+      lever.reason = p.reason;
+    } else {
+      lever.peak_memory_bytes = p.peak_memory_bytes;
+      lever.memory_capacity_bytes = p.capacity_bytes;
+      lever.ranks = p.capacity_bytes == 0 ||
+                    p.peak_memory_bytes <= p.capacity_bytes - HeadroomBytes(run.space, p);
+    }
+    levers.push_back(std::move(lever));
+  };
+  for (const auto& [what, change] : changes) {
+    proto::RunConfig config = least;
+    if (!change(&config)) continue;
+    // Together: full recomputation keeps no module input for offload to move.
+    if (what.find("--offload") == std::string::npos) change(&all);
+    any = true;
+    evaluate(what, config);
+  }
+  if (any && levers.size() > 1) evaluate("all of these together (offload aside)", all);
+  return levers;
 }
 
 // The most frequent reasons, most first, at most kReasonsShown.
@@ -903,6 +817,9 @@ Status RunSearch(const SearchSpace& given, const SearchOptions& options, std::os
   result->least_memory_bytes = run.least_memory.peak_memory_bytes;
   result->least_memory_capacity_bytes = run.least_memory.memory_capacity_bytes;
   result->least_memory_command = run.least_memory.command;
+  if (result->ranking.empty() && !run.least_memory.command.empty()) {
+    result->levers = EvaluateLevers(run);
+  }
   result->wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return Status();
 }

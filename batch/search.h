@@ -85,7 +85,22 @@ struct SearchSpace {
   std::vector<int32_t> microbatch_size;
   std::vector<std::string> schedules;  // registry names, as given
   std::vector<int32_t> stages_per_rank;
-  std::vector<std::string> recompute;  // none, selective, full
+  // none, selective, full, or recompute modules joined by '+' (layernorm+mlp: selective with
+  // those modules). Default: none, selective, full, layernorm+mlp, and layernorm+mla_up_proj for
+  // an MLA model, layernorm+moe_act for a MoE model.
+  std::vector<std::string> recompute;
+  std::vector<int32_t> zero;      // ZeRO stages; default 1, 2, 3 (2 with Megatron's bucket)
+  std::vector<int32_t> dp_shard;  // with ZeRO 3: the shard degrees dividing dp; default dp
+  // A MoE model's EP degrees; default those dividing the experts and dp x tp x cp with at most
+  // 16 experts per GPU. A dense model has none.
+  std::vector<int32_t> ep;
+  std::vector<std::string> offload;  // none, or offload modules joined by '+'; default none
+  // Megatron-Interleaved's microbatch group sizes (those in [pp, m]); default its own (pp).
+  std::vector<int32_t> microbatch_group_size;
+  // Layer splits: even, balanced (the embedding and the loss counted as layers: Llama 3's one
+  // layer fewer on the first and last stage), or Megatron layout strings (for the pp dividing
+  // their stages, V = stages / pp). Default: even, balanced.
+  std::vector<std::string> layouts;
   // What a candidate must leave free of its GPU's memory to rank (--headroom): headroom_bytes
   // when >= 0, else headroom_fraction of the capacity (default 5%: the caching allocator's
   // fragmentation, NCCL's and CUDA graphs' buffers, which no estimate counts exactly). A candidate
@@ -171,6 +186,18 @@ struct SearchResult {
   int64_t least_memory_bytes = 0;
   int64_t least_memory_capacity_bytes = 0;
   std::string least_memory_command;
+  // When nothing ranks: the least-memory candidate again with one change each (full
+  // recomputation, ZeRO 3, every activation offloaded, microbatch size 1, twice the GPUs as twice
+  // the pipeline ranks, then all of them), each prepared as a candidate is: what it would need.
+  struct Lever {
+    std::string change;   // "full recomputation (--recompute full)"
+    std::string command;  // the changed candidate's `ppsim run` command
+    int64_t peak_memory_bytes = 0;  // 0: refused (reason)
+    int64_t memory_capacity_bytes = 0;
+    bool ranks = false;  // fits with the headroom free
+    std::string reason;
+  };
+  std::vector<Lever> levers;
   double wall_s = 0;
   // The baseline as evaluated (index -1; its command the filled request's; oom when it does not
   // fit, yet simulated), when SearchSpace::has_baseline.

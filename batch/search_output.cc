@@ -24,7 +24,30 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 std::string LayerSplit(const SearchCandidate& c) {
+  if (!c.config.layers_per_stage().empty()) return c.config.layers_per_stage();
   return c.config.embedding_as_layer() ? "balanced" : "even";
+}
+
+// "none", "full", or the recomputed modules joined by '+' ("layernorm+mlp").
+std::string RecomputeCell(const SearchCandidate& c) {
+  if (c.config.recompute_modules().empty()) return c.config.recompute();
+  std::string modules = c.config.recompute_modules();
+  std::replace(modules.begin(), modules.end(), ',', '+');
+  return modules;
+}
+
+// "1", "3", or "3/16" for ZeRO 3 sharded over 16 replicas (HSDP).
+std::string ZeroCell(const SearchCandidate& c) {
+  std::string cell = std::to_string(c.config.zero());
+  if (c.config.has_dp_shard()) cell += "/" + std::to_string(c.config.dp_shard());
+  return cell;
+}
+
+std::string OffloadCell(const SearchCandidate& c) {
+  if (c.config.offload_modules().empty()) return "-";
+  std::string modules = c.config.offload_modules();
+  std::replace(modules.begin(), modules.end(), ',', '+');
+  return modules;
 }
 
 // With `speedup` (a search with a baseline), the candidate's speedup last.
@@ -51,6 +74,12 @@ Json CandidateJson(const SearchCandidate& c, bool speedup) {
   j["microbatches"] = c.microbatches;
   j["stages_per_rank"] = c.stages_per_rank;
   j["recompute"] = c.config.recompute();
+  j["recompute_modules"] = c.config.recompute_modules();
+  j["zero"] = c.config.zero();
+  j["dp_shard"] = c.config.has_dp_shard() ? c.config.dp_shard() : c.dp;
+  j["ep"] = c.config.has_ep() ? c.config.ep() : 1;
+  j["offload_modules"] = c.config.offload_modules();
+  j["microbatch_group_size"] = c.config.microbatch_group_size();
   j["layer_split"] = LayerSplit(c);
   j["sequence_parallel"] = c.config.sequence_parallel();
   if (speedup) j["speedup"] = JsonNumber(c.speedup);
@@ -111,7 +140,10 @@ std::vector<std::string> Cells(const SearchCandidate& c, const std::string& rank
       std::to_string(c.config.microbatch_size()),
       std::to_string(c.microbatches),
       std::to_string(c.stages_per_rank),
-      c.config.recompute(),
+      ZeroCell(c),
+      std::to_string(c.config.has_ep() ? c.config.ep() : 1),
+      RecomputeCell(c),
+      OffloadCell(c),
       LayerSplit(c),
       c.command};
   if (speedup) cells.insert(cells.begin() + 2, SpeedupText(c.speedup));
@@ -121,7 +153,8 @@ std::vector<std::string> Cells(const SearchCandidate& c, const std::string& rank
 std::vector<std::string> Header(bool speedup) {
   std::vector<std::string> header = {
       "#",  "tokens/s", "iteration", "peak memory", "free", "MFU",       "schedule", "tp",
-      "pp", "dp",       "b",         "m",           "V",    "recompute", "split",    "command"};
+      "pp", "dp",       "b",         "m",           "V",    "zero",      "ep",       "recompute",
+      "offload", "split", "command"};
   if (speedup) header.insert(header.begin() + 2, "speed-up");
   return header;
 }
@@ -181,11 +214,19 @@ std::string SearchDiagnosis(const SearchResult& result) {
            ShowValue(kPeakMemoryColumn, static_cast<double>(result.least_memory_bytes)) + " of " +
            ShowValue(kPeakMemoryColumn, static_cast<double>(result.least_memory_capacity_bytes)) +
            (shortfall > 0 ? " (" + ShowValue(kPeakMemoryColumn, shortfall) + " over)" : "") + ": " +
-           result.least_memory_command +
-           "\nWhat lowers it: more GPUs (--nodes), full recomputation (--recompute full), "
-           "sharded optimizer state or parameters (--zero 1, 3 in ppsim run), activation offload "
-           "(--offload-modules in ppsim run), a smaller microbatch (--microbatch-size 1), or a "
-           "smaller --headroom.\n";
+           result.least_memory_command + "\n";
+    if (!result.levers.empty()) out += "That candidate with one change (prepared as candidates are):\n";
+    for (const SearchResult::Lever& lever : result.levers) {
+      out += "  " + lever.change + ": ";
+      if (lever.peak_memory_bytes == 0) {
+        out += "refused: " + lever.reason + "\n";
+        continue;
+      }
+      out += ShowValue(kPeakMemoryColumn, static_cast<double>(lever.peak_memory_bytes)) + " of " +
+             ShowValue(kPeakMemoryColumn, static_cast<double>(lever.memory_capacity_bytes)) +
+             (lever.ranks ? " (ranks): " : " (still too much): ") + lever.command + "\n";
+    }
+    out += "A smaller --headroom ranks a candidate that fits with less free.\n";
   }
   return out;
 }
@@ -229,6 +270,22 @@ std::string SearchJson(const SearchResult& result) {
   j["reasons"] = Json::array();
   for (const auto& [reason, count] : result.reasons) {
     j["reasons"].push_back(Json{{"reason", reason}, {"candidates", count}});
+  }
+  if (result.ranking.empty() && result.least_memory_bytes > 0) {
+    Json d;
+    d["least_memory_bytes"] = result.least_memory_bytes;
+    d["memory_capacity_bytes"] = result.least_memory_capacity_bytes;
+    d["command"] = result.least_memory_command;
+    d["levers"] = Json::array();
+    for (const SearchResult::Lever& lever : result.levers) {
+      d["levers"].push_back(Json{{"change", lever.change},
+                                 {"command", lever.command},
+                                 {"peak_memory_bytes", lever.peak_memory_bytes},
+                                 {"memory_capacity_bytes", lever.memory_capacity_bytes},
+                                 {"ranks", lever.ranks},
+                                 {"reason", lever.reason}});
+    }
+    j["diagnosis"] = d;
   }
   return FormatJsonPretty(j);
 }

@@ -30,6 +30,8 @@ constexpr const char* kSynopsis =
     "--global-batch N [--seq-len S] [--memory-reserve BYTES] [--calibration FILE] [--tp LIST] "
     "[--cp LIST] [--pp LIST] "
     "[--microbatch-size LIST] [--schedules LIST] [--stages-per-rank LIST] [--recompute LIST] "
+    "[--zero LIST] [--dp-shard LIST] [--ep LIST] [--offload LIST] [--microbatch-group-size LIST] "
+    "[--layouts 'A;B'] [--headroom PCT|SIZE] "
     "[--baseline ARGS] [--top K] [--format table|json|csv] [-j N] [--shard I/N] "
     "[--report FILE.html]\n";
 
@@ -57,7 +59,22 @@ po::options_description SearchOptionsDescription() {
       "stages-per-rank", po::value<std::string>()->value_name("LIST"),
       "virtual stages per rank (default: the schedule's, and 2, 4, ... dividing layers / pp)")(
       "recompute", po::value<std::string>()->value_name("LIST"),
-      "none, selective, full (default: all three)")(
+      "none, selective, full, or recompute modules joined by + (default: none, selective, full, "
+      "layernorm+mlp; with MLA layernorm+mla_up_proj, with experts layernorm+moe_act)")(
+      "zero", po::value<std::string>()->value_name("LIST"),
+      "ZeRO stages 0-3 (default 1,2,3; 2 with Megatron's default gradient bucket)")(
+      "dp-shard", po::value<std::string>()->value_name("LIST"),
+      "with ZeRO 3: shard degrees dividing dp, the rest replicated (default: dp)")(
+      "ep", po::value<std::string>()->value_name("LIST"),
+      "a MoE model's expert-parallel degrees (default: dividing the experts and dp x tp x cp, at "
+      "most 16 experts per GPU)")(
+      "offload", po::value<std::string>()->value_name("LIST"),
+      "none, or activation-offload modules joined by + (attn_norm+core_attn; default none)")(
+      "microbatch-group-size", po::value<std::string>()->value_name("LIST"),
+      "Megatron-Interleaved's microbatch groups, those in [pp, m] (default: pp)")(
+      "layouts", po::value<std::string>()->value_name("LIST"),
+      "layer splits separated by ';': even, balanced (embedding and loss counted as layers), or "
+      "Megatron layout strings (Et*3|t*4|...|t*3L; V = stages / pp) (default: even;balanced)")(
       "headroom", po::value<std::string>()->value_name("PCT|SIZE"),
       "what a candidate must leave free of its GPU's memory to rank: a percentage of it (default "
       "5%) or a size (4GiB)");
@@ -85,12 +102,13 @@ po::options_description SearchOptionsDescription() {
 }
 
 // "1,2,4" into whole numbers >= 1, named by `flag`.
-Status CountList(const ParsedArgs& parsed, const char* name, std::vector<int32_t>* values) {
+Status CountList(const ParsedArgs& parsed, const char* name, std::vector<int32_t>* values,
+                 int32_t least = 1) {
   if (!parsed.values.count(name)) return Status();
   const std::string flag = std::string("--") + name;
   for (const std::string& item : SplitCommas(OptionText(parsed, name))) {
     int32_t value = 0;
-    RETURN_IF_ERROR(ParseCount(flag, item, 1, &value));
+    RETURN_IF_ERROR(ParseCount(flag, item, least, &value));
     values->push_back(value);
   }
   return Status();
@@ -145,6 +163,21 @@ Status ReadSearch(const ParsedArgs& parsed, SearchSpace* space, SearchOptions* o
   RETURN_IF_ERROR(CountList(parsed, "pp", &space->pp));
   RETURN_IF_ERROR(CountList(parsed, "microbatch-size", &space->microbatch_size));
   RETURN_IF_ERROR(CountList(parsed, "stages-per-rank", &space->stages_per_rank));
+  RETURN_IF_ERROR(CountList(parsed, "zero", &space->zero, 0));
+  RETURN_IF_ERROR(CountList(parsed, "dp-shard", &space->dp_shard));
+  RETURN_IF_ERROR(CountList(parsed, "ep", &space->ep));
+  RETURN_IF_ERROR(CountList(parsed, "microbatch-group-size", &space->microbatch_group_size));
+  space->offload = NameList(parsed, "offload");
+  if (parsed.values.count("layouts")) {
+    for (std::string item : SplitOn(OptionText(parsed, "layouts"), ';')) {
+      if (item.empty()) {
+        return Status::InvalidInput(
+            "--layouts: an empty item; give even, balanced or Megatron layout strings separated "
+            "by ';'");
+      }
+      space->layouts.push_back(item);
+    }
+  }
   if (parsed.values.count("baseline")) {
     std::vector<std::string> words;
     Status status = SplitShellWords(OptionText(parsed, "baseline"), &words);

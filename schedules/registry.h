@@ -22,6 +22,9 @@ struct ScheduleInfo {
   bool needs_costs = false;
   // The schedule whose order this one gives for every configuration; empty: none.
   std::string_view alias_of;
+  // Takes any number of virtual stages per rank (--stages-per-rank V >= 1: the interleaved
+  // schedules); the others have their own (one, or two for the V-shaped and DualPipe).
+  bool any_stages_per_rank = false;
 };
 
 // All named schedules, in the order `ppsim schedules` lists them.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/flag_locator.h"
+#include "base/shell_words.h"
 #include "cli/commands.h"
 #include "experiments/locators.h"
 #include "experiments/request.h"
@@ -26,8 +27,9 @@ namespace {
 using Json = nlohmann::json;
 
 // The small space every test searches: gpt3-1.5b (22 layers, 24 heads) on one DGX H100 node,
-// 32 sequences of 1024 tokens. 2 x 2 x 2 x 3 x 2 = 48 candidates; with the reserve some do not
-// fit. No headroom: whatever fits ranks (Search.HeadroomLeavesOutWhatFitsTooTightly tests it).
+// 32 sequences of 1024 tokens, without optimizer sharding (ZeRO 0; Search.MemoryAxes... tests
+// that axis). 2 x 2 x 2 x 3 x 2 = 48 candidates and the interleaved V; with the reserve some do
+// not fit. No headroom: whatever fits ranks (Search.HeadroomLeavesOutWhatFitsTooTightly tests it).
 const std::vector<std::string> kSpace = {"--model",
                                          "gpt3-1.5b",
                                          "--platform",
@@ -38,6 +40,8 @@ const std::vector<std::string> kSpace = {"--model",
                                          "32",
                                          "--memory-reserve",
                                          "64GiB",
+                                         "--zero",
+                                         "0",
                                          "--tp",
                                          "1,2",
                                          "--pp",
@@ -92,6 +96,16 @@ std::vector<Point> Exhaustive(const std::vector<std::string>& schedules = {"1F1B
         for (const std::string& schedule : schedules) {
           for (const std::string& recompute : recomputes) {
             for (bool balanced : {false, true}) {
+             // V: the schedule's own, and for an interleaved one every V >= 2 dividing the
+             // layer slots of a rank (22 layers, 24 with the embedding and loss counted).
+             const int slots = 22 + (balanced ? 2 : 0);
+             std::vector<int> vs = {0};
+             if (FindSchedule(schedule)->any_stages_per_rank && slots % pp == 0) {
+               for (int v = 2; v <= slots / pp; ++v) {
+                 if ((slots / pp) % v == 0) vs.push_back(v);
+               }
+             }
+             for (int v : vs) {
               proto::RunConfig c;
               c.set_model("gpt3-1.5b");
               c.set_platform("dgx-h100");
@@ -107,6 +121,7 @@ std::vector<Point> Exhaustive(const std::vector<std::string>& schedules = {"1F1B
               c.set_embedding_as_layer(balanced);
               c.set_loss_as_layer(balanced);
               c.set_recompute(recompute);
+              if (v > 0) c.set_stages_per_rank(v);
               RunRequest request;
               if (!ResolveRun(c, std::make_shared<FlagLocator>(), {}, &request).ok()) continue;
               PreparedRun run;
@@ -128,7 +143,9 @@ std::vector<Point> Exhaustive(const std::vector<std::string>& schedules = {"1F1B
               std::string signature = schedule + " " + recompute + " " + std::to_string(tp) + " " +
                                       std::to_string(pp) + " " + std::to_string(b) + ":";
               for (int32_t layers : run.layers_per_stage) signature += " " + std::to_string(layers);
+              signature += " V" + std::to_string(run.schedule.num_stages);
               if (seen.insert(signature).second) points.push_back(p);
+             }
             }
           }
         }
@@ -265,6 +282,98 @@ TEST(Search, AnInfeasibleSearchExitsOneWithADiagnosis) {
       << r.err;
   EXPECT_NE(r.err.find("The least memory a candidate needs is "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("ppsim run --schedule "), std::string::npos) << r.err;
+}
+
+// The diagnosis's levers: the least-memory candidate with one change each, and all together;
+// each one's peak is what `ppsim run` reports for its command, and it ranks exactly when that peak
+// leaves the headroom free.
+TEST(Search, TheDiagnosisEvaluatesEachLeverAsPpsimRunWould) {
+  const CliResult r = Search({"--model", "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "1",
+                              "--global-batch", "32", "--memory-reserve", "72GiB", "--tp", "1",
+                              "--pp", "2", "--microbatch-size", "2", "--schedules", "1F1B",
+                              "--recompute", "none", "--zero", "0", "--layouts", "even",
+                              "--headroom", "0%", "--format", "json"});
+  ASSERT_EQ(r.code, 1) << r.err;
+  const Json diagnosis = Json::parse(r.out).at("diagnosis");
+  const Json& levers = diagnosis.at("levers");
+  // Full recomputation, ZeRO 3, offload, microbatch size 1, twice the GPUs, all together.
+  ASSERT_EQ(levers.size(), 6u) << diagnosis.dump();
+  EXPECT_NE(levers.back().at("command").get<std::string>().find("--pp 4"), std::string::npos);
+  for (const Json& lever : levers) {
+    std::vector<std::string> words;
+    ASSERT_TRUE(SplitShellWords(lever.at("command").get<std::string>(), &words).ok());
+    words.erase(words.begin(), words.begin() + 2);  // "ppsim run"
+    words.insert(words.end(), {"--format", "json"});
+    std::ostringstream out, err;
+    ASSERT_EQ(cli::RunCommand(words, out, err), 0) << err.str();
+    const int64_t peak = Json::parse(out.str()).at("peak_memory_bytes").get<int64_t>();
+    EXPECT_EQ(lever.at("peak_memory_bytes").get<int64_t>(), peak) << lever.at("change");
+    EXPECT_EQ(lever.at("ranks").get<bool>(),
+              peak <= lever.at("memory_capacity_bytes").get<int64_t>())
+        << lever.at("change");
+  }
+}
+
+// The memory axes: ZeRO 1, 2 (with Megatron's default gradient bucket, max(40M, 1M x dp) fp32
+// elements) and 3, and recomputation of modules beside none, on tp 2 x pp 2 x dp 2 with 1F1B: the
+// ranking and the front are those of simulating each configuration, written here as `ppsim run`
+// takes it.
+TEST(Search, MemoryAxesEqualExhaustiveSimulation) {
+  const CliResult r = Search({"--model", "gpt3-1.5b", "--platform", "dgx-h100", "--nodes", "1",
+                              "--global-batch", "32", "--memory-reserve", "64GiB", "--tp", "2",
+                              "--pp", "2", "--microbatch-size", "1", "--schedules", "1F1B",
+                              "--recompute", "none,layernorm+mlp", "--headroom", "0%", "--layouts",
+                              "even", "--format", "json", "-j", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  std::vector<Point> all;
+  for (int zero : {1, 2, 3}) {
+    for (const char* modules : {"", "layernorm,mlp"}) {
+      proto::RunConfig c;
+      c.set_model("gpt3-1.5b");
+      c.set_platform("dgx-h100");
+      c.set_nodes(1);
+      c.set_global_batch("32");
+      c.set_memory_reserve("64GiB");
+      c.set_schedule("1F1B");
+      c.set_tp(2);
+      c.set_pp(2);
+      c.set_dp(2);
+      c.set_microbatch_size(1);
+      c.set_sequence_parallel(true);
+      c.set_zero(zero);
+      if (zero == 2) c.set_grad_bucket("160000000B");  // 40M x 4 bytes: dp 2 is below 40
+      c.set_recompute(*modules ? "selective" : "none");
+      if (*modules) c.set_recompute_modules(modules);
+      RunRequest request;
+      ASSERT_TRUE(ResolveRun(c, std::make_shared<FlagLocator>(), {}, &request).ok());
+      PreparedRun run;
+      ASSERT_TRUE(PrepareRun(request.runs[0], &run).ok());
+      RunResult result;
+      ASSERT_TRUE(ExecuteRun(run, &result).ok());
+      if (result.metrics.oom_ranks > 0) continue;
+      Point p;
+      p.tokens_per_s = result.tokens_per_s;
+      for (const RankMetrics& rank : result.metrics.ranks) {
+        p.peak_memory_bytes = std::max(p.peak_memory_bytes, rank.peak_memory_bytes);
+      }
+      all.push_back(p);
+    }
+  }
+  ASSERT_EQ(j.at("counts").at("evaluated").get<int>(), 6);
+  EXPECT_EQ(PointsOf(j.at("pareto")), Front(all));
+  std::vector<double> best;
+  for (const Point& p : all) best.push_back(p.tokens_per_s);
+  std::sort(best.rbegin(), best.rend());
+  const std::vector<Point> top = PointsOf(j.at("candidates"));
+  ASSERT_EQ(top.size(), all.size());
+  for (size_t k = 0; k < top.size(); ++k) EXPECT_EQ(top[k].tokens_per_s, best[k]) << k;
+  // Each candidate says what it runs: its ZeRO stage and its recomputed modules.
+  std::set<std::pair<int, std::string>> seen;
+  for (const Json& c : j.at("candidates")) {
+    seen.insert({c.at("zero").get<int>(), c.at("recompute_modules").get<std::string>()});
+  }
+  EXPECT_EQ(seen.size(), all.size());
 }
 
 // The schedules found from costs or by greedy reordering, DualPipe's two copies, and
@@ -462,8 +571,8 @@ TEST(Search, BadInputIsExitTwoWithTheFlag) {
         "1",
         "--recompute",
         "none"},
-       "ppsim search: no valid configuration among 2 candidates: --global-batch: 7 sequences are "
-       "not a multiple of --dp 8 x --microbatch-size 2 = 16 (2 candidates)\n"},
+       "ppsim search: no valid configuration among 6 candidates: --global-batch: 7 sequences are "
+       "not a multiple of --dp 8 x --microbatch-size 2 = 16 (6 candidates)\n"},
       {{"--model", "gpt3-1.5b", "--nodes", "1", "--global-batch", "32", "--schedules", "1F1C"},
        "--schedules: unknown schedule '1F1C'; valid: " + ScheduleNames() +
            " (did you mean 1F1B?)\n"},
