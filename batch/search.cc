@@ -30,6 +30,7 @@
 #include "models/transformer.h"
 #include "platforms/cluster.h"
 #include "schedules/registry.h"
+#include "sim/host_copies.h"
 #include "sim/metrics.h"
 #include "sim/task_graph.h"
 
@@ -194,7 +195,9 @@ Status PrepareOne(const proto::RunConfig& config, const std::shared_ptr<const Lo
                 "|" + std::to_string(run.spec.grad_bucket_bytes) + "|";
   for (int32_t layers : run.layers_per_stage) p.signature += std::to_string(layers) + ",";
   const RunMemory memory = RunMemoryOf(run.spec, run.platform, run.costs);
-  const std::vector<int64_t> peaks = PeakMemoryBytes(run.schedule, run.costs, memory.reserve);
+  // With offload, a lower bound (copies taken as instant); SimGrid's timeline decides (below).
+  const std::vector<int64_t> peaks =
+      PeakMemoryLowerBoundBytes(run.schedule, run.costs, memory.reserve);
   p.peak_memory_bytes = peaks.empty() ? 0 : *std::max_element(peaks.begin(), peaks.end());
   p.capacity_bytes = memory.capacity_bytes;
   p.work_s = WorkBound(run);
@@ -522,11 +525,11 @@ void SelectShard(const SearchOptions& options, SearchRun* run) {
   }
 }
 
-// What `space` asks a candidate prepared as `p` to leave free of its GPU's memory.
-int64_t HeadroomBytes(const SearchSpace& space, const Prepared& p) {
+// What `space` asks a candidate on a GPU of `capacity_bytes` to leave free.
+int64_t HeadroomBytes(const SearchSpace& space, int64_t capacity_bytes) {
   if (space.headroom_bytes >= 0) return space.headroom_bytes;
   return static_cast<int64_t>(
-      std::ceil(space.headroom_fraction * static_cast<double>(p.capacity_bytes)));
+      std::ceil(space.headroom_fraction * static_cast<double>(capacity_bytes)));
 }
 
 // Tier 1: resolve, prepare, memory and work, in chunks of candidates per process; then the valid,
@@ -585,7 +588,7 @@ Status PrepareTier(const SearchOptions& options, SearchRun* run) {
       continue;
     }
     c.no_headroom = p.capacity_bytes > 0 &&
-                    p.peak_memory_bytes > p.capacity_bytes - HeadroomBytes(run->space, p);
+                    p.peak_memory_bytes > p.capacity_bytes - HeadroomBytes(run->space, p.capacity_bytes);
     if (c.no_headroom) {
       ++counts.no_headroom;
       continue;
@@ -644,6 +647,7 @@ std::vector<SearchResult::Lever> EvaluateLevers(const SearchRun& run) {
     SearchResult::Lever lever;
     lever.change = what;
     lever.command = RunCommandLine(config, *run.space.where);
+    lever.lower_bound = !config.offload_modules().empty();
     const Prepared p = PrepareCandidate(config, run.space.where);
     if (!p.ok) {
       lever.reason = p.reason;
@@ -651,7 +655,7 @@ std::vector<SearchResult::Lever> EvaluateLevers(const SearchRun& run) {
       lever.peak_memory_bytes = p.peak_memory_bytes;
       lever.memory_capacity_bytes = p.capacity_bytes;
       lever.ranks = p.capacity_bytes == 0 ||
-                    p.peak_memory_bytes <= p.capacity_bytes - HeadroomBytes(run.space, p);
+                    p.peak_memory_bytes <= p.capacity_bytes - HeadroomBytes(run.space, p.capacity_bytes);
     }
     levers.push_back(std::move(lever));
   };
@@ -734,6 +738,19 @@ Status BoundAndSimulate(const SearchOptions& options, SearchRun* run,
         continue;
       }
       TakeSimulation(e, &c);
+      if (e.peak_memory_bytes > c.peak_memory_bytes) {
+        // Offload: the timeline's peak, above the memory tier's bound, decides whether it ranks.
+        c.peak_memory_bytes = e.peak_memory_bytes;
+        const int64_t capacity = c.memory_capacity_bytes;
+        c.oom = capacity > 0 && c.peak_memory_bytes > capacity;
+        c.no_headroom = !c.oom && capacity > 0 &&
+                        c.peak_memory_bytes > capacity - HeadroomBytes(run->space, capacity);
+        if (c.oom || c.no_headroom) {
+          --counts.simulated;
+          ++(c.oom ? counts.oom : counts.no_headroom);
+          continue;
+        }
+      }
       incumbents.Add(c.iteration_s, c.peak_memory_bytes, c.index);
       simulated->push_back(k);
     }

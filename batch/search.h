@@ -195,6 +195,9 @@ struct SearchResult {
     int64_t peak_memory_bytes = 0;  // 0: refused (reason)
     int64_t memory_capacity_bytes = 0;
     bool ranks = false;  // fits with the headroom free
+    // With offload the peak is the memory tier's lower bound (copies taken as instant): the
+    // simulated timeline's may be higher.
+    bool lower_bound = false;
     std::string reason;
   };
   std::vector<Lever> levers;

@@ -222,7 +222,8 @@ std::string SearchDiagnosis(const SearchResult& result) {
         out += "refused: " + lever.reason + "\n";
         continue;
       }
-      out += ShowValue(kPeakMemoryColumn, static_cast<double>(lever.peak_memory_bytes)) + " of " +
+      out += std::string(lever.lower_bound ? "at least " : "") +
+             ShowValue(kPeakMemoryColumn, static_cast<double>(lever.peak_memory_bytes)) + " of " +
              ShowValue(kPeakMemoryColumn, static_cast<double>(lever.memory_capacity_bytes)) +
              (lever.ranks ? " (ranks): " : " (still too much): ") + lever.command + "\n";
     }
@@ -283,6 +284,7 @@ std::string SearchJson(const SearchResult& result) {
                                  {"peak_memory_bytes", lever.peak_memory_bytes},
                                  {"memory_capacity_bytes", lever.memory_capacity_bytes},
                                  {"ranks", lever.ranks},
+                                 {"lower_bound", lever.lower_bound},
                                  {"reason", lever.reason}});
     }
     j["diagnosis"] = d;

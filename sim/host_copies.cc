@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "sim/metrics.h"
+
 namespace ppsim {
 namespace {
 
@@ -31,6 +33,18 @@ std::map<std::pair<int32_t, int32_t>, size_t> BackwardPositions(const std::vecto
   return at;
 }
 
+// The bytes the forward `op` at position p of an order offloads: its stage's offload bytes unless
+// its backward is the very next action (or absent); 0 when not offloaded.
+int64_t OffloadedBytes(const Op& op, size_t p,
+                       const std::map<std::pair<int32_t, int32_t>, size_t>& backward_at,
+                       const StageCosts& costs) {
+  if (op.kind != OpKind::kForward) return 0;
+  const int64_t bytes = costs.offload_bytes[op.stage.value()];
+  const auto backward = backward_at.find({op.stage.value(), op.microbatch.value()});
+  if (bytes <= 0 || backward == backward_at.end() || backward->second <= p + 1) return 0;
+  return bytes;
+}
+
 // One rank of one replica: its offloads in forward order and reloads in backward order.
 void AddRankCopies(const std::vector<Action>& order, const StageCosts& costs, int32_t rank,
                    int32_t replica, TaskGraphBuilder* builder,
@@ -56,10 +70,8 @@ void AddRankCopies(const std::vector<Action>& order, const StageCosts& costs, in
         last_reload = reload;
         continue;
       }
-      if (op.kind != OpKind::kForward) continue;
-      const int64_t bytes = costs.offload_bytes[key.first];
-      const auto backward = backward_at.find(key);
-      if (bytes <= 0 || backward == backward_at.end() || backward->second <= p + 1) continue;
+      const int64_t bytes = OffloadedBytes(op, p, backward_at, costs);
+      if (bytes == 0) continue;
       const TaskId offload = builder->Add(HostCopyOf(rank, p, replica, kDeviceToHost, bytes));
       builder->AddEdge(compute, offload);
       builder->AddEdgeFrom(last_offload, offload);
@@ -70,6 +82,39 @@ void AddRankCopies(const std::vector<Action>& order, const StageCosts& costs, in
 }
 
 }  // namespace
+
+std::vector<int64_t> PeakMemoryLowerBoundBytes(const Schedule& schedule, const StageCosts& costs,
+                                               const MemoryReserve& reserve) {
+  if (std::none_of(costs.offload_bytes.begin(), costs.offload_bytes.end(),
+                   [](int64_t b) { return b > 0; })) {
+    return PeakMemoryBytes(schedule, costs, reserve);
+  }
+  const std::vector<int64_t> static_bytes = StaticBytesPerRank(schedule, costs);
+  std::vector<int64_t> peaks;
+  for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+    const std::vector<Action>& order = schedule.orders[rank];
+    const auto backward_at = BackwardPositions(order);
+    // Bytes that leave after the action at a position ends, and return as one starts.
+    std::vector<int64_t> leave(order.size(), 0), back(order.size(), 0);
+    for (size_t p = 0; p < order.size(); ++p) {
+      for (int k = 0; k < order[p].num_ops(); ++k) {
+        const Op& op = order[p].op(k);
+        const int64_t bytes = OffloadedBytes(op, p, backward_at, costs);
+        if (bytes == 0) continue;
+        leave[p] += bytes;
+        back[backward_at.at({op.stage.value(), op.microbatch.value()}) - 1] += bytes;
+      }
+    }
+    int64_t live = 0, peak = 0;
+    for (size_t p = 0; p < order.size(); ++p) {
+      live += back[p] + ActivationAllocatedAtStart(order[p], costs);
+      peak = std::max(peak, live);
+      live -= ActivationFreedAtEnd(order[p], costs) + leave[p];
+    }
+    peaks.push_back(RankMemoryBytes(static_bytes[rank], peak, reserve));
+  }
+  return peaks;
+}
 
 std::vector<std::pair<TaskId, TaskId>> AddHostCopies(const Schedule& schedule,
                                                      const StageCosts& costs,

@@ -27,6 +27,7 @@
 
 #include "models/stage_costs.h"
 #include "schedules/schedule.h"
+#include "sim/metrics.h"
 #include "sim/task_graph_builder.h"
 
 namespace ppsim {
@@ -35,6 +36,13 @@ namespace ppsim {
 // returns the (action before the backward, reload) pairs whose predecessors the caller copies
 // (TaskGraphBuilder::CopyPredecessors) once every edge into compute tasks is added. Nothing when
 // costs.offload_bytes is empty or all zero.
+// Each rank's peak memory from its order with every copy instant: a forward's offloaded bytes
+// leave when it ends and return when the action before its backward starts. A lower bound on the
+// peak any timeline of the compiled graph reports (copies take time; a reload starts no earlier),
+// equal to PeakMemoryBytes without offload. The search's memory tier (batch/search.h).
+std::vector<int64_t> PeakMemoryLowerBoundBytes(const Schedule& schedule, const StageCosts& costs,
+                                               const MemoryReserve& reserve);
+
 std::vector<std::pair<TaskId, TaskId>> AddHostCopies(const Schedule& schedule,
                                                      const StageCosts& costs,
                                                      TaskGraphBuilder* builder);

@@ -99,6 +99,23 @@ TEST(Offload, HiddenOnAFastLink) {
   }
 }
 
+// The search's memory tier: copies taken as instant. F0, F1, F2 leave as they end; B2's bytes
+// return as B3 starts, B1's as B2, B0's as B1: the peak is at B3's start, 4A - 3O + O = 4A - 2O,
+// what the engines report on a link fast enough to hide the copies, and at most what they report
+// on a slow one (F2's copy still running at B3's start on 10.5 GB/s). Without offload: 4A.
+TEST(Offload, InstantCopiesBoundThePeakFromBelow) {
+  const Schedule s = FourForwardsThenBackwards();
+  const int64_t static_bytes = StaticBytesPerRank(s, Costs(kOffload))[0];
+  EXPECT_EQ(PeakMemoryLowerBoundBytes(s, Costs(kOffload), MemoryReserve{}),
+            std::vector<int64_t>{static_bytes + 4 * kActivation - 2 * kOffload});
+  EXPECT_EQ(PeakMemoryLowerBoundBytes(s, Costs(0), MemoryReserve{}),
+            PeakMemoryBytes(s, Costs(0), MemoryReserve{}));
+  for (EngineKind engine : kEngines) {
+    const Measured slow = RunOffload(s, Costs(kOffload), WithHostLink(10.5e9), engine);
+    EXPECT_LE(4 * kActivation - 2 * kOffload, slow.metrics.ranks[0].peak_activation_bytes);
+  }
+}
+
 // 10.5 GB/s: each copy takes 3 s; offloads queue on the one d2h stream: F0's [1,4], F1's [4,7],
 // F2's [7,10]. B3 [4,6] needs nothing. B2's reload waits for F2's offload: [10,13], B2 [13,15].
 // B1's reload starts when B2 can (13): [13,16], B1 [16,18]. B0's: [16,19], B0 [19,21].
