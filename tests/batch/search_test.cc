@@ -319,6 +319,29 @@ TEST(Search, TheDiagnosisEvaluatesEachLeverAsPpsimRunWould) {
   }
 }
 
+// Llama 3's own 405B configuration on 16,384 H100s (the paper's Table 4 and Sec. 3.3.2: TP 8, PP
+// 16, DP 128, V 8 with the embedding and the loss as first and last chunks, 126 layers + 2 = 128
+// chunks; no recomputation; gradients and optimizer state sharded) is a candidate: V 8 divides a
+// rank's 8 slots, and ZeRO 2 reduces in Megatron's default bucket for dp 128, 1M x 128 fp32
+// elements = 512,000,000 bytes. With the 3 GiB reserve it is out of memory (exit 1).
+TEST(Search, Llama3sOwn405BConfigurationIsACandidate) {
+  const CliResult r = Search({"--model", "llama3-405b", "--platform", "dgx-h100", "--gpus",
+                              "16384", "--global-batch", "2048", "--seq-len", "8192", "--tp", "8",
+                              "--pp", "16", "--schedules", "Interleaved1F1B", "--stages-per-rank",
+                              "8", "--layouts", "balanced", "--zero", "2", "--recompute", "none",
+                              "--microbatch-size", "1", "--format", "json"});
+  ASSERT_EQ(r.code, 1) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j.at("counts").at("evaluated").get<int>(), 1);
+  EXPECT_EQ(j.at("counts").at("oom").get<int>(), 1);
+  const std::string command = j.at("diagnosis").at("command").get<std::string>();
+  for (const char* flag : {"--schedule Interleaved1F1B", "--pp 16", "--stages-per-rank 8",
+                           "--embedding-as-layer --loss-as-layer", "--tp 8", "--dp 128",
+                           "--zero 2", "--grad-bucket 512000000B", "--recompute none"}) {
+    EXPECT_NE(command.find(flag), std::string::npos) << flag << " in " << command;
+  }
+}
+
 // The memory axes: ZeRO 1, 2 (with Megatron's default gradient bucket, max(40M, 1M x dp) fp32
 // elements) and 3, and recomputation of modules beside none, on tp 2 x pp 2 x dp 2 with 1F1B: the
 // ranking and the front are those of simulating each configuration, written here as `ppsim run`
