@@ -49,7 +49,9 @@ po::options_description SearchOptionsDescription() {
                       "GPUs instead of --nodes (a multiple of the GPUs per node)")(
       "tp", po::value<std::string>()->value_name("LIST"),
       "tensor-parallel degrees (default: the divisors of the GPUs per node)")(
-      "cp", po::value<std::string>()->value_name("LIST"), "context-parallel degrees (default 1)")(
+      "cp", po::value<std::string>()->value_name("LIST"),
+      "context-parallel degrees, across nodes too (default 1; from 32K tokens also 2, 4, ... "
+      "keeping 8K tokens per GPU)")(
       "pp", po::value<std::string>()->value_name("LIST"),
       "pipeline ranks (default: tp x pp divides the GPUs, pp <= layers)")(
       "microbatch-size", po::value<std::string>()->value_name("LIST"),
@@ -57,7 +59,8 @@ po::options_description SearchOptionsDescription() {
       "schedules", po::value<std::string>()->value_name("LIST"),
       "schedule names (default: every schedule, see 'ppsim schedules')")(
       "stages-per-rank", po::value<std::string>()->value_name("LIST"),
-      "virtual stages per rank (default: the schedule's, and 2, 4, ... dividing layers / pp)")(
+      "virtual stages per rank (default: the schedule's; an interleaved one's also every V >= 2 "
+      "dividing a rank's layers, or its layers with the embedding and loss counted)")(
       "recompute", po::value<std::string>()->value_name("LIST"),
       "none, selective, full, or recompute modules joined by + (default: none, selective, full, "
       "layernorm+mlp; with MLA layernorm+mla_up_proj, with experts layernorm+moe_act)")(
