@@ -1,31 +1,36 @@
 // `ppsim search`: the best configuration of a model on a cluster for a global batch, found by an
-// exact branch and bound over tensor, pipeline and data parallelism, microbatch size, schedule,
-// virtual stages, recomputation and the layer split.
+// exact branch and bound over tensor, context, pipeline, data and expert parallelism, ZeRO,
+// microbatch size, schedule, virtual stages, recomputation, offload and the layer split.
 //
-// The space. With G GPUs of n per node: tp divides n (the model's rules, e.g. tp divides the
-// heads, are PrepareRun's); cp 1 unless listed (context parallelism pays off for sequences far
-// longer than one GPU's share of attention); pp with tp x cp x pp dividing G and pp <= the
-// layers; dp = G / (tp x cp x pp);
-// microbatch size b in {1, 2, 4, 8, 16} (PrepareRun refuses a global batch that dp x b does not
-// divide); every schedule of the registry but aliases (schedules/registry.h; a generator that
-// rejects the pp, microbatches and V makes an invalid candidate); V the schedule's default, and 2,
-// 4, 8, ... dividing layers / pp (generators without virtual stages reject them); recompute none,
-// selective, full; the layers split evenly, or with the embedding and the LM head counted as
-// layers. Sequence parallelism is on whenever tp > 1 (Megatron's recommendation; it only removes
-// activation memory). Every axis can be restricted to a list. Each candidate is one
-// proto::RunConfig, resolved by ResolveRun and checked by PrepareRun (compile = false): what those
-// refuse is invalid, counted with its reason; a candidate whose schedule and layer split come out
-// equal to an earlier one's (an explicit V equal to the default, a balanced split equal to the even
-// one) is a duplicate and dropped.
+// The space (batch/search_space.h enumerates it). With G GPUs of n per node: tp divides n (the
+// model's rules, e.g. tp divides the heads, are PrepareRun's); cp 1, and from 32K tokens also 2, 4,
+// ... while each GPU keeps 8K tokens (across nodes too); pp with tp x cp x pp dividing G and
+// pp <= the layers; dp = G / (tp x cp x pp); microbatch size b in {1, 2, 4, 8, 16} dividing the
+// batch over the replicas; every schedule of the registry but aliases (a generator that rejects
+// the pp, microbatches and V makes an invalid candidate); V the schedule's own, and for the
+// interleaved ones (ScheduleInfo::any_stages_per_rank) every V >= 2 dividing a rank's layers
+// (even split) or its layers with the embedding and loss counted (balanced); layer splits even,
+// balanced or Megatron layout strings; ZeRO 1, 2 (in Megatron's default gradient bucket) and 3
+// (with the listed HSDP shard degrees); EP for a MoE model; recompute none, selective, full and
+// module sets; offload and Megatron-Interleaved's group size when listed (the fields' comments
+// below give each default). Sequence parallelism is on whenever tp > 1 (Megatron's
+// recommendation; it only removes activation memory). Every axis can be restricted to a list.
+// Each candidate is one proto::RunConfig, resolved by ResolveRun and checked by PrepareRun
+// (compile = false): what those refuse is invalid, counted with its reason; a candidate whose
+// schedule, split and memory settings come out equal to an earlier one's (an explicit V equal to
+// the default, a balanced split equal to the even one) is a duplicate and dropped.
 //
 // The evaluation, in tiers, each a bound on the next:
 //   memory   static bytes + the order's peak activations + the reserve (sim/metrics.h
-//            PeakMemoryBytes, the figure every engine reports) above the GPU's capacity: OOM,
-//            counted and not ranked (OOM candidates are excluded from the ranking and the front).
+//            PeakMemoryBytes, the figure every engine reports; with offload a lower bound,
+//            sim/host_copies.h, and SimGrid's timeline decides) above the GPU's capacity: OOM,
+//            counted and not ranked (OOM candidates are excluded from the ranking and the front);
+//            less than the headroom free: counted apart, not ranked.
 //   work     per rank, from the order and the actions' durations (with their tensor-parallel
 //            rings, uncontended, on the group's first link): the forwards of the stages before
 //            its first stage, then all its actions one at a time; and after each of its backwards
-//            the backwards of the stages below it (transfers ignored).
+//            the backwards of the stages below it (with the pipeline transfers between them,
+//            uncontended; the data-parallel collectives ignored).
 //   critical the critical-path engine: the DAG's longest path with uncontended transfers.
 //   simgrid  SimGrid with contention: the iteration time ranked.
 // work <= critical path <= SimGrid (contention only delays; checked by a test). Candidates are
