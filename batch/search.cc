@@ -30,6 +30,8 @@
 #include "models/transformer.h"
 #include "platforms/cluster.h"
 #include "schedules/registry.h"
+#include "sim/dependencies.h"
+#include "sim/gradient_sync.h"
 #include "sim/host_copies.h"
 #include "sim/metrics.h"
 #include "sim/task_graph.h"
@@ -99,21 +101,19 @@ Status ResolveOne(const proto::RunConfig& config, const std::shared_ptr<const Lo
   return Status();
 }
 
-// A lower bound on the iteration from the order and the actions' durations alone, for each rank the
-// larger of two: it starts no earlier than the forwards of the stages before its first stage
-// (microbatch 0's chain) and then runs all its actions one at a time; and after each of its
-// backward (I or B) actions, the backwards of the same microbatch on the stages below it still
-// run one after another. Transfers only add to both. With given overlap durations (which may be
-// shorter than a forward) only the sum of the rank's actions.
+// A lower bound on the iteration from the order and the actions' durations alone: the longest
+// path through the schedule's actions, each rank's one at a time in its order, each after the
+// actions whose outputs it needs (sim/dependencies.h), plus the pipeline transfer between them
+// when they are on different ranks (the fastest of the group's GPUs' shares, uncontended). An
+// action lasts its compute and its tensor-parallel ring on the group's first link, uncontended
+// (sim/task_graph.h ComputeLoad). Then each rank's optimizer step. The engines add contention, the rings' other links, context
+// parallelism's exchanges, the data-parallel collectives and the optimizer steps: each only delays.
 double WorkBound(const PreparedRun& run) {
   const Schedule& schedule = run.schedule;
   const StageCosts& costs = run.costs;
-  const bool chains = costs.overlap_s.empty();
-  const int32_t stages = schedule.num_stages;
-  // The pipeline transfer across the boundary below stage s when it changes rank: the fastest of
-  // the group's GPUs' shares, uncontended (each GPU of a rank sends its share to its peer).
   const int32_t group = run.spec.training.GpusPerRank();
   const bool cluster = run.platform.xml_file.empty() && !costs.message_bytes.empty();
+  // The transfer across the boundary below stage s (each GPU of a rank sends its share).
   auto transfer_s = [&](int32_t s) {
     const int32_t from = schedule.RankOf(StageIndex(s - 1)).value();
     const int32_t to = schedule.RankOf(StageIndex(s)).value();
@@ -127,48 +127,76 @@ double WorkBound(const PreparedRun& run) {
     }
     return fastest;
   };
-  std::vector<double> before_forward(stages, 0.0), below_backward(stages, 0.0);
-  for (const Pipeline& p : schedule.AllPipelines()) {
-    for (int32_t s = p.first_stage + 1; s <= p.last_stage; ++s) {
-      const StageIndex below(s - 1);
-      const double hop_s = transfer_s(s);
-      before_forward[s] =
-          before_forward[s - 1] + costs.OpDuration({OpKind::kForward, below, {}}) + hop_s;
-      const OpKind backward =
-          costs.has_split_backward() ? OpKind::kBackwardInput : OpKind::kBackward;
-      below_backward[s] = below_backward[s - 1] + costs.OpDuration({backward, below, {}}) + hop_s;
-    }
-  }
-  // An action's time on its rank as the engines take it (sim/task_graph.h ComputeLoad): its
-  // compute, then (or, with the overlap, alongside) its ring, which lasts at least as long as on
-  // the group's first link.
+  std::vector<double> hop_s(schedule.num_stages, 0.0);  // hop_s[s]: below stage s
+  for (int32_t s = 1; s < schedule.num_stages; ++s) hop_s[s] = transfer_s(s);
   const int32_t tp = run.spec.training.layout.tp;
   const bool rings = tp > 1 && run.platform.xml_file.empty();
   const double step_latency_s = rings ? TpStepLatencyS(run.platform) : 0;
-  double bound = 0;
-  for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
+  // The actions numbered rank by rank: first[rank] + position.
+  const int32_t ranks = schedule.num_ranks;
+  std::vector<uint32_t> first(ranks + 1, 0);
+  for (int32_t rank = 0; rank < ranks; ++rank) {
+    first[rank + 1] = first[rank] + static_cast<uint32_t>(schedule.orders[rank].size());
+  }
+  Producers producers(schedule);
+  std::vector<double> duration(first[ranks]);
+  for (int32_t rank = 0; rank < ranks; ++rank) {
     const std::vector<Action>& order = schedule.orders[rank];
-    const int32_t first = rings ? run.platform.GpuOf(0, rank, 0) : 0;
-    double head = std::numeric_limits<double>::max(), busy = 0, tail = 0;
-    for (const Action& action : order) {
+    const int32_t link = rings ? run.platform.GpuOf(0, rank, 0) : 0;
+    for (size_t position = 0; position < order.size(); ++position) {
+      const Action& action = order[position];
+      const uint32_t id = first[rank] + static_cast<uint32_t>(position);
+      for (int k = 0; k < action.num_ops(); ++k) producers.Add(action.op(k), id);
       const ComputeLoad load = ComputeLoadOf(costs, action, rings ? tp : 1, step_latency_s);
-      double duration = load.duration_s;
+      double d = load.duration_s;
       if (load.ring_bytes > 0) {
-        const double ring_s =
-            run.platform.UncontendedTransferTime(first, first + 1, load.ring_bytes);
-        duration = run.spec.tp_comm_overlap ? std::max(duration, ring_s) : duration + ring_s;
+        const double ring_s = run.platform.UncontendedTransferTime(link, link + 1, load.ring_bytes);
+        d = run.spec.tp_comm_overlap ? std::max(d, ring_s) : d + ring_s;
       }
-      busy += duration;
-      for (int k = 0; k < action.num_ops(); ++k) {
-        const Op& op = action.op(k);
-        if (op.kind == OpKind::kForward) head = std::min(head, before_forward[op.stage.value()]);
-        if (op.kind == OpKind::kBackwardInput || op.kind == OpKind::kBackward) {
-          tail = std::max(tail, busy + below_backward[op.stage.value()]);
+      duration[id] = d;
+    }
+  }
+  // Ranks advance in turns, each as far as the outputs its next action needs are done.
+  std::vector<double> end(first[ranks], -1.0);
+  std::vector<size_t> next(ranks, 0);
+  double bound = 0;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int32_t rank = 0; rank < ranks; ++rank) {
+      const std::vector<Action>& order = schedule.orders[rank];
+      for (; next[rank] < order.size(); ++next[rank]) {
+        const Action& action = order[next[rank]];
+        const uint32_t id = first[rank] + static_cast<uint32_t>(next[rank]);
+        double start = next[rank] > 0 ? end[id - 1] : 0.0;
+        bool ready = true;
+        for (int k = 0; k < action.num_ops() && ready; ++k) {
+          Need need;
+          if (NeedsOf(action.op(k), schedule, &need) == 0) continue;
+          const uint32_t producer = producers.Of(need);
+          if (producer == id) continue;  // its own op's output (the engines order its ops)
+          if (end[producer] < 0) {
+            ready = false;
+            break;
+          }
+          const bool across = producer < first[rank] || producer >= first[rank + 1];
+          // The boundary crossed is below stage b + 1 (an activation of b, a gradient of b + 1).
+          const int32_t below = need.output == Output::kActivation ? need.stage + 1 : need.stage;
+          start = std::max(start, end[producer] + (across ? hop_s[below] : 0.0));
         }
+        if (!ready) break;
+        end[id] = start + duration[id];
+        bound = std::max(bound, end[id]);
+        progress = true;
       }
     }
-    if (!chains || order.empty()) head = 0, tail = 0;
-    bound = std::max(bound, head + std::max(busy, tail));
+  }
+  // Then each rank's optimizer step. A schedule that deadlocks stops early (its compilation
+  // reports the deadlock).
+  const std::vector<double> step_s = OptimizerStepSeconds(schedule, costs);
+  for (int32_t rank = 0; rank < ranks; ++rank) {
+    if (first[rank + 1] > first[rank] && end[first[rank + 1] - 1] >= 0) {
+      bound = std::max(bound, end[first[rank + 1] - 1] + step_s[rank]);
+    }
   }
   return bound;
 }

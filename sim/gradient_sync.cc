@@ -384,14 +384,19 @@ GradientSync AddGradientSync(const Schedule& schedule, const StageCosts& costs,
   return sync;
 }
 
-void AddOptimizerSteps(const Schedule& schedule, const StageCosts& costs, const GradientSync& sync,
-                       const std::vector<std::vector<TaskId>>& stream_end,
-                       TaskGraphBuilder* builder) {
-  builder->graph().optimizer_begin = builder->next_id();
+std::vector<double> OptimizerStepSeconds(const Schedule& schedule, const StageCosts& costs) {
   std::vector<double> duration(schedule.num_ranks, 0.0);
   for (int32_t stage = 0; stage < static_cast<int32_t>(costs.optimizer_step_s.size()); ++stage) {
     duration[schedule.stage_to_rank[stage].value()] += costs.optimizer_step_s[stage];
   }
+  return duration;
+}
+
+void AddOptimizerSteps(const Schedule& schedule, const StageCosts& costs, const GradientSync& sync,
+                       const std::vector<std::vector<TaskId>>& stream_end,
+                       TaskGraphBuilder* builder) {
+  builder->graph().optimizer_begin = builder->next_id();
+  const std::vector<double> duration = OptimizerStepSeconds(schedule, costs);
   for (int32_t replica = 0; replica < builder->graph().num_replicas; ++replica) {
     for (int32_t rank = 0; rank < schedule.num_ranks; ++rank) {
       TaskId step = TaskGraph::kNoTask;

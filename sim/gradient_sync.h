@@ -82,6 +82,9 @@ struct GradientSync {
 GradientSync AddGradientSync(const Schedule& schedule, const StageCosts& costs,
                              const Parallelism& parallelism, TaskGraphBuilder* builder);
 
+// Per rank, how long its optimizer step lasts: the steps of its stages together (0: none).
+std::vector<double> OptimizerStepSeconds(const Schedule& schedule, const StageCosts& costs);
+
 // Adds the optimizer steps from builder->graph()'s optimizer_begin on. `stream_end`: per
 // compiled replica and rank, the last task on its stream (kNoTask: none).
 void AddOptimizerSteps(const Schedule& schedule, const StageCosts& costs, const GradientSync& sync,

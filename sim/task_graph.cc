@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/names.h"
+#include "sim/dependencies.h"
 #include "sim/gradient_sync.h"
 #include "sim/host_copies.h"
 #include "sim/p2p_calls.h"
@@ -17,80 +18,6 @@ constexpr NamedValue<P2pMode> kP2pModes[] = {
     {"megatron", P2pMode::kMegatron},
     {"megatron-no-overlap", P2pMode::kMegatronNoOverlap},
     {"torch", P2pMode::kTorch}};
-
-// What an op consumes: the output of another op, named by its (stage, microbatch).
-enum class Output {
-  kActivation,     // F(stage, microbatch)'s output.
-  kGradient,       // The input gradient from I or B (stage, microbatch).
-  kInputGradient,  // I(stage, microbatch) having run (W needs it).
-};
-
-struct Need {
-  Output output;
-  int32_t stage;
-  int32_t microbatch;
-};
-
-// The needs of `op` within the pipeline its microbatch flows through; returns how many (0 or 1).
-int NeedsOf(const Op& op, const Schedule& schedule, Need* need) {
-  const int32_t s = op.stage.value();
-  const int32_t j = op.microbatch.value();
-  const Pipeline pipeline = schedule.PipelineOf(op.microbatch);
-  switch (op.kind) {
-    case OpKind::kForward:
-      if (s == pipeline.first_stage) return 0;
-      *need = {Output::kActivation, s - 1, j};
-      return 1;
-    case OpKind::kBackwardInput:
-    case OpKind::kBackward:
-      *need = s < pipeline.last_stage ? Need{Output::kGradient, s + 1, j}
-                                      : Need{Output::kActivation, s, j};
-      return 1;
-    case OpKind::kBackwardWeight:
-      *need = {Output::kInputGradient, s, j};
-      return 1;
-  }
-  return 0;
-}
-
-// Which compute task produces each output.
-class Producers {
- public:
-  explicit Producers(const Schedule& schedule)
-      : num_microbatches_(schedule.num_microbatches),
-        tasks_{std::vector<TaskId>(Cells(schedule)), std::vector<TaskId>(Cells(schedule)),
-               std::vector<TaskId>(Cells(schedule))} {}
-
-  void Add(const Op& op, TaskId task) {
-    switch (op.kind) {
-      case OpKind::kForward: Slot(Output::kActivation, op) = task; break;
-      case OpKind::kBackward: Slot(Output::kGradient, op) = task; break;
-      case OpKind::kBackwardInput:
-        Slot(Output::kGradient, op) = task;
-        Slot(Output::kInputGradient, op) = task;
-        break;
-      case OpKind::kBackwardWeight: break;
-    }
-  }
-
-  TaskId Of(const Need& need) const {
-    return tasks_[static_cast<int>(need.output)]
-                 [static_cast<size_t>(need.stage) * num_microbatches_ + need.microbatch];
-  }
-
- private:
-  static size_t Cells(const Schedule& s) {
-    return static_cast<size_t>(s.num_stages) * s.num_microbatches;
-  }
-  TaskId& Slot(Output output, const Op& op) {
-    return tasks_[static_cast<int>(output)]
-                 [static_cast<size_t>(op.stage.value()) * num_microbatches_ +
-                  op.microbatch.value()];
-  }
-
-  size_t num_microbatches_;
-  std::vector<TaskId> tasks_[3];
-};
 
 const Action& ActionOf(const Schedule& schedule, const Task& task) {
   return schedule.orders[task.rank][task.position];
