@@ -4,8 +4,9 @@
 // beside a developer's suite: tests that wrote fixed names into one shared /tmp/ raced each other
 // (two sweep tests both wrote full.csv). GoogleTest takes TempDir() from TEST_TMPDIR at every call, so
 // setting it per test gives every test, and every helper that writes there, a private folder:
-// <TEST_TMPDIR or TMPDIR or /tmp>/ppsim-<pid>-<suite>.<test>/, removed when the test passes and kept
-// for a look when it fails.
+// <TEST_TMPDIR or TMPDIR or /tmp>/ppsim-<pid>/ (CTest runs one test per process), emptied before
+// each test, removed when it passes and kept for a look when it fails. The name stays short: tests
+// compare messages that quote paths, and messages cut what they quote after 60 characters.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -19,12 +20,8 @@ class TestFolders : public ::testing::EmptyTestEventListener {
  public:
   explicit TestFolders(std::string base) : base_(std::move(base)) {}
 
-  void OnTestStart(const ::testing::TestInfo& test) override {
-    std::string name = std::string(test.test_suite_name()) + "." + test.name();
-    for (char& c : name) {
-      if (c == '/') c = '_';  // parameterized names: Suite/Param.Test/0
-    }
-    folder_ = base_ + "ppsim-" + std::to_string(getpid()) + "-" + name + "/";
+  void OnTestStart(const ::testing::TestInfo&) override {
+    folder_ = base_ + "ppsim-" + std::to_string(getpid()) + "/";
     std::filesystem::remove_all(folder_);
     std::filesystem::create_directories(folder_);
     setenv("TEST_TMPDIR", folder_.c_str(), 1);
