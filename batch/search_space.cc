@@ -297,10 +297,10 @@ Status CheckBase(SearchSpace* space, SpaceShape* shape) {
       return where.Invalid("zero", "ZeRO stage " + std::to_string(zero) + "; valid: 0, 1, 2, 3");
     }
   }
-  if (!space->dp_shard.empty() &&
-      (space->zero.empty() ? false
-                           : std::find(space->zero.begin(), space->zero.end(), 3) ==
-                                 space->zero.end())) {
+  // The default ZeRO stages include 3.
+  const bool zero3 = space->zero.empty() ||
+                     std::find(space->zero.begin(), space->zero.end(), 3) != space->zero.end();
+  if (!space->dp_shard.empty() && !zero3) {
     return where.Invalid("dp_shard", "shards parameters over replicas with ZeRO 3; " +
                                          where.Name("zero") + " does not list 3");
   }
