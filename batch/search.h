@@ -26,11 +26,11 @@
 //            sim/host_copies.h, and SimGrid's timeline decides) above the GPU's capacity: OOM,
 //            counted and not ranked (OOM candidates are excluded from the ranking and the front);
 //            less than the headroom free: counted apart, not ranked.
-//   work     per rank, from the order and the actions' durations (with their tensor-parallel
-//            rings, uncontended, on the group's first link): the forwards of the stages before
-//            its first stage, then all its actions one at a time; and after each of its backwards
-//            the backwards of the stages below it (with the pipeline transfers between them,
-//            uncontended; the data-parallel collectives ignored).
+//   work     the longest path through the schedule's actions: each rank's in its order, each
+//            after the actions whose outputs it needs (sim/dependencies.h), with the pipeline
+//            transfers between ranks and the tensor-parallel rings on the group's first link,
+//            uncontended, then each rank's optimizer step; the data-parallel collectives left
+//            out. Where they are none (dp 1) it is the critical path (checked by a test).
 //   critical the critical-path engine: the DAG's longest path with uncontended transfers.
 //   simgrid  SimGrid with contention: the iteration time ranked.
 // work <= critical path <= SimGrid (contention only delays; checked by a test). Candidates are
