@@ -104,10 +104,11 @@ Status ResolveOne(const proto::RunConfig& config, const std::shared_ptr<const Lo
 // A lower bound on the iteration from the order and the actions' durations alone: the longest
 // path through the schedule's actions, each rank's one at a time in its order, each after the
 // actions whose outputs it needs (sim/dependencies.h), plus the pipeline transfer between them
-// when they are on different ranks (the fastest of the group's GPUs' shares, uncontended). An
-// action lasts its compute and its tensor-parallel ring on the group's first link, uncontended
-// (sim/task_graph.h ComputeLoad). Then each rank's optimizer step. The engines add contention, the rings' other links, context
-// parallelism's exchanges, the data-parallel collectives and the optimizer steps: each only delays.
+// when they are on different ranks (the fastest of the group's GPUs' shares, uncontended); then
+// each rank's optimizer step. An action lasts its compute and its tensor-parallel ring on the
+// group's first link, uncontended (sim/task_graph.h ComputeLoad). The engines add contention, the
+// rings' other links, context parallelism's exchanges and the data-parallel collectives: each only
+// delays.
 double WorkBound(const PreparedRun& run) {
   const Schedule& schedule = run.schedule;
   const StageCosts& costs = run.costs;
