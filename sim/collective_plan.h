@@ -44,6 +44,11 @@ struct CollectivePlan {
   int32_t members_per_node = 1;
   int32_t pipeline_chunks = 1;
   double wire_factor = 1;
+  // A ring with one member per replica: each member's steps as one transfer (RingSteps::merge).
+  // Only on a cluster platform, whose timer host holds the steps' latencies, and where every
+  // member's successor is as far as every other's (each step ends at the same time on every
+  // member, so a member's chain never waits on its predecessor's).
+  bool merge_steps = false;
 };
 
 }  // namespace ppsim

@@ -180,6 +180,11 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
             : 1;
     const int32_t ppn =
         rules.rings_only || platform.gpus_per_node == 0 ? 0 : MembersPerNode(platform, rank);
+    // A ring member's steps merge (CollectivePlan::merge_steps) where every member's successor is
+    // as far as every other's: each replica's GPUs on a node of their own, or all on one node.
+    const int32_t spread = platform.gpus_per_node == 0 ? 1 : MembersPerNode(platform, rank);
+    const bool merge_steps =
+        platform.xml_file.empty() && (spread == 1 || spread == platform.layout.dp);
     CollectivePlan plans[2];
     for (int k = 0; k < (zero ? 2 : 1); ++k) {
       CollectiveRow row;
@@ -195,6 +200,7 @@ Status PlanCollectives(const Schedule& schedule, const StageCosts& costs,
                                std::to_string(stage) + "'s " +
                                std::string(CollectiveKindName(row.kind));
       RETURN_IF_ERROR(PlanCollective(rules, ppn, what, comm, &row, &plans[k]));
+      plans[k].merge_steps = merge_steps;
       if (hsdp > 0) row.why = "HSDP";
       // A shard group of one GPU moves nothing (sim/gradient_sync.h).
       if (hsdp == 0 || int64_t{hsdp} * cp > 1) rows->push_back(row);

@@ -256,7 +256,8 @@ MemberSpan AddCollective(const CollectiveGroup& group, const CollectivePlan& pla
     const RingSteps steps = {.first = gathers ? n - 1 : 0,
                              .count = kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1,
                              .bytes = bytes,
-                             .wire_factor = plan.wire_factor};
+                             .wire_factor = plan.wire_factor,
+                             .merge = plan.merge_steps};
     span = builder->AddRing(ring, steps, waits);
   } else {
     span = PlannedSteps(group, ppn, builder).Add(PhasesOf(plan, kind, bytes, n), waits);

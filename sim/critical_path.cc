@@ -31,7 +31,11 @@ class CriticalPath {
       const Task& task = graph_.tasks[t];
       double duration = task.duration_s;  // compute; 0 for a wait
       if (task.kind == TaskKind::kTransfer || task.kind == TaskKind::kAllReduce) {
-        duration = platform_.UncontendedTransferTime(RouteOf(task, platform_), task.bytes);
+        const Route route = RouteOf(task, platform_);
+        duration = platform_.UncontendedTransferTime(route, task.bytes);
+        if (task.steps > 1) {
+          duration += (task.steps - 1) * platform_.UncontendedTransferTime(route, 0);
+        }
       } else if (task.kind == TaskKind::kHostCopy) {
         duration = HostCopySeconds(platform_, task.bytes);
       } else if (task.kind == TaskKind::kCompute) {

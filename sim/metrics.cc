@@ -163,7 +163,7 @@ void CountTasks(const TaskGraph& graph, const Timeline& timeline, RunMetrics* m)
         m->transfer_bytes += task.bytes;
         break;
       case TaskKind::kAllReduce:
-        ++m->num_allreduce_tasks;
+        m->num_allreduce_tasks += task.steps;  // a merged member's chain counts its steps
         m->allreduce_bytes += task.bytes;
         latest_allreduce = std::max(latest_allreduce, timeline.end_s[t]);
         break;
@@ -346,7 +346,7 @@ class LinkUses {
       }
       const Task& task = graph_.tasks[t];
       Add(GpusOf(task, platform_), RouteOf(task, platform_), timeline_.start_s[t],
-          timeline_.end_s[t], task.bytes);
+          timeline_.end_s[t], task.bytes, true, task.steps);
     }
   }
 
@@ -419,7 +419,7 @@ class LinkUses {
       double open_end = uses_[i].end_s;
       size_t j = i;
       for (; j < uses_.size() && uses_[j].link == uses_[i].link; ++j) {
-        ++link.transfers;
+        link.transfers += uses_[j].transfers;
         link.bytes += uses_[j].bytes;
         if (uses_[j].start_s > open_end) {
           link.busy_s += open_end - open_start;
@@ -443,19 +443,20 @@ class LinkUses {
     double start_s;
     double end_s;
     int64_t bytes;
+    int32_t transfers;  // a merged ring chain (Task::steps) counts each of its steps
   };
 
   void Add(const TaskGpus& gpus, const Route& route, double start, double end, int64_t bytes,
-           bool traffic_too = true) {
+           bool traffic_too = true, int32_t transfers = 1) {
     TrafficMetrics& traffic = platform_.NodeOf(gpus.src) == platform_.NodeOf(gpus.dst)
                                   ? metrics_->intra_node
                                   : metrics_->inter_node;
     if (traffic_too) {
-      ++traffic.transfers;
+      traffic.transfers += transfers;
       traffic.bytes += bytes;
       traffic.time_s += end - start;
     }
-    for (int i = 0; i < route.num_links; ++i) uses_.push_back({route.links[i], start, end, bytes});
+    for (int i = 0; i < route.num_links; ++i) uses_.push_back({route.links[i], start, end, bytes, transfers});
   }
 
   const TaskGraph& graph_;

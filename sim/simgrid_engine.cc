@@ -294,7 +294,15 @@ class JustInTimeRunner {
   };
   // An activity's data: its task, and what it is: the task itself, one of its tensor-parallel
   // ring transfers, one of its ring attention transfers or one of its MoE parts' activities.
-  enum Part : uintptr_t { kItself = 0, kTpRing = 1, kCpRing = 2, kProgramPart = 3, kCpA2a = 4 };
+  // kLatency: the timer before a transfer that stands for several ring steps (Task::steps).
+  enum Part : uintptr_t {
+    kItself = 0,
+    kTpRing = 1,
+    kCpRing = 2,
+    kProgramPart = 3,
+    kCpA2a = 4,
+    kLatency = 5
+  };
   static void* DataOf(TaskId t, Part part) {
     return reinterpret_cast<void*>((static_cast<uintptr_t>(t) << 3) | part);
   }
@@ -311,14 +319,8 @@ class JustInTimeRunner {
       // its direction, which nothing else crosses, and its graph edges let one copy per GPU and
       // direction run at a time (sim/task_graph.h): alone on the link, it takes
       // HostCopySeconds, which a timer gives exactly.
-      const double seconds =
-          task.kind == TaskKind::kDelay ? task.duration_s : HostCopySeconds(platform_, task.bytes);
-      s4u::ExecPtr exec = s4u::Exec::init();
-      exec->set_flops_amount(seconds * kTimerSpeed);
-      exec->set_host(gpus_.at(kTimerHost));
-      exec->set_data(DataOf(t, kItself));
-      running_[t] = exec;
-      exec->start();
+      StartTimer(t, kItself, task.kind == TaskKind::kDelay ? task.duration_s
+                                                           : HostCopySeconds(platform_, task.bytes));
       return;
     }
     const TaskGpus gpus = EndpointsOf(task, platform_);
@@ -365,13 +367,33 @@ class JustInTimeRunner {
         return;
       }
       exec->start();
+    } else if (task.steps > 1) {
+      // The steps' latencies but one first (one timer), then their bytes as one transfer.
+      StartTimer(t, kLatency,
+                 (task.steps - 1) * platform_.UncontendedTransferTime(RouteOf(task, platform_), 0));
     } else {
-      s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_.at(gpus.src), gpus_.at(gpus.dst));
-      comm->set_payload_size(static_cast<uint64_t>(task.bytes));
-      comm->set_data(DataOf(t, kItself));
-      running_[t] = comm;
-      comm->start();
+      StartTransfer(t);
     }
+  }
+
+  // `seconds` on one core of the timer host, as task t's `part`.
+  void StartTimer(TaskId t, Part part, double seconds) {
+    s4u::ExecPtr exec = s4u::Exec::init();
+    exec->set_flops_amount(seconds * kTimerSpeed);
+    exec->set_host(gpus_.at(kTimerHost));
+    exec->set_data(DataOf(t, part));
+    running_[t] = exec;
+    exec->start();
+  }
+
+  void StartTransfer(TaskId t) {
+    const Task& task = graph_.tasks[t];
+    const TaskGpus gpus = EndpointsOf(task, platform_);
+    s4u::CommPtr comm = s4u::Comm::sendto_init(gpus_.at(gpus.src), gpus_.at(gpus.dst));
+    comm->set_payload_size(static_cast<uint64_t>(task.bytes));
+    comm->set_data(DataOf(t, kItself));
+    running_[t] = comm;
+    comm->start();
   }
 
   static PartKind RingKind(Part part) {
@@ -512,9 +534,19 @@ class JustInTimeRunner {
       } else if (--state.pending_flows == 0) {
         PartDone(t, state, static_cast<size_t>(state.comm_running));
       }
+    } else if (part == kLatency) {
+      released_.push_back(running_[t]);  // inside its own callback
+      latency_start_s_[t] = activity.get_start_time();
+      StartTransfer(t);
     } else if (part == kItself) {
       finished_.push_back(t);
-      ComputeDone(t, activity.get_start_time(), activity.get_finish_time());
+      const auto latency = latency_start_s_.find(t);
+      double start_s = activity.get_start_time();
+      if (latency != latency_start_s_.end()) {
+        start_s = latency->second;
+        latency_start_s_.erase(latency);
+      }
+      ComputeDone(t, start_s, activity.get_finish_time());
     } else {
       auto ring = rings_.find(t);
       double& end = timeline_->part_end_s[graph_.RingRecord(t, RingKind(part))];
@@ -568,6 +600,8 @@ class JustInTimeRunner {
   std::unordered_map<TaskId, Program> programs_;
   std::vector<TaskId> programs_done_;
   std::vector<s4u::ActivityPtr> released_;  // ended parts, released once no callback runs
+  // Transfers of several ring steps: when their latency timer started.
+  std::unordered_map<TaskId, double> latency_start_s_;
   int depth_ = 0;
   size_t completed_ = 0;
 };
@@ -619,6 +653,7 @@ Status SimulateInThisProcess(const TaskGraph& graph, const PlatformSpec& platfor
   int32_t delays = 0;
   for (const Task& task : graph.tasks) {
     delays += task.kind == TaskKind::kDelay || task.kind == TaskKind::kHostCopy ? 1 : 0;
+    delays += task.steps > 1 ? 1 : 0;  // its latency timer
   }
   if (delays > 0 && !platform.xml_file.empty()) {
     return Status::InvalidInput(

@@ -116,6 +116,10 @@ struct Task {
   uint16_t shard = 0;         // Transfers: the GPU of the rank's group. Compute: 0.
   uint16_t peer_shard = 0;    // Transfers: the receiver's GPU of its group (all-reduce rings with
                               // context parallelism cross the group). Compute: 0.
+  // kAllReduce: how many ring steps this transfer stands for, one after another over its route
+  // (a ring member's chain merged into one transfer): it lasts (steps - 1) of the route's latency
+  // more than one transfer of its bytes, the latencies first.
+  uint16_t steps = 1;
   int32_t rank = 0;           // Compute: the rank running it. Transfers: the sending rank.
   int32_t peer = 0;           // Transfers: the receiving rank. Compute: same as rank.
   // Compute: index in the rank's order. kHostCopy: the index of the forward (offload) or of the
@@ -272,8 +276,9 @@ inline Status CompileTaskGraph(const Schedule& schedule, const StageCosts& costs
 }
 
 // What a compiled task costs while a run lives, measured on the 1F1B benchmark (the DAG, costs,
-// timeline and the SimGrid child's share): about 140 bytes.
-inline constexpr double kBytesPerTask = 140;
+// timeline and the SimGrid child's share): about 140 bytes with 40-byte tasks; Task::steps made
+// them 48.
+inline constexpr double kBytesPerTask = 148;
 
 // At most how many tasks a run of `stages` virtual stages, `microbatches` microbatches, `actions`
 // compute actions per replica (0: at most three ops per stage and microbatch, F, I and W),
@@ -308,8 +313,8 @@ inline double TaskCountBound(double stages, double microbatches, double actions,
   return compute + transfers + allreduce + optimizer;
 }
 
-// A task is 40 bytes (kBytesPerTask counts what a run holds per task besides).
-static_assert(sizeof(Task) == 40);
+// A task is 48 bytes (kBytesPerTask counts it and what a run holds per task besides).
+static_assert(sizeof(Task) == 48);
 
 }  // namespace ppsim
 

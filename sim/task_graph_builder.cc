@@ -1,6 +1,7 @@
 #include "sim/task_graph_builder.h"
 
 #include <algorithm>
+#include <set>
 
 namespace ppsim {
 
@@ -50,6 +51,33 @@ MemberSpan TaskGraphBuilder::AddRing(const RingCollective& ring, const RingSteps
       static_cast<uint16_t>(ring.source_replica >= 0 ? ring.source_replica : n / m - 1);
   MemberSpan span;
   span.first.resize(m);
+  std::set<int32_t> replicas;
+  for (const RingMember& member : ring.members) replicas.insert(member.replica);
+  // Task::steps holds the count: a ring of more than 32,768 members keeps its steps apart.
+  if (steps.merge && steps.count > 1 && steps.count <= UINT16_MAX &&
+      static_cast<int32_t>(replicas.size()) == m) {
+    span.last.resize(m);
+    for (int32_t i = 0; i < m; ++i) {
+      const RingMember& from = ring.members[i];
+      const RingMember& to = i + 1 < m ? ring.members[i + 1] : ring.wrap_to;
+      int64_t bytes = 0;
+      for (int32_t k = 0; k < steps.count; ++k) {
+        const int32_t chunk = ((i - (steps.first + k)) % n + n) % n;
+        bytes += OnTheWire(SplitBytes(steps.bytes, n, chunk), steps.wire_factor);
+      }
+      Task task = TransferTaskOf(TaskKind::kAllReduce, from.replica, to.replica, from.shard,
+                                 ring.rank, ring.rank, ring.stage, bytes);
+      task.peer_shard = static_cast<uint16_t>(to.shard);
+      task.steps = static_cast<uint16_t>(steps.count);
+      task.mirrored = folded && i + 1 == m ? ring.mirror_kind : 0;
+      if (task.mirrored) task.source_replica = source_replica;
+      const TaskId id = Add(task);
+      AddEdgeFrom(waits.ready[i], id);
+      AddEdgeFrom(waits.previous[i], id);
+      span.first[i] = span.last[i] = id;
+    }
+    return span;
+  }
   std::vector<TaskId> previous(m), current(m);
   for (int32_t k = 0; k < steps.count; ++k) {
     const int32_t step = steps.first + k;

@@ -79,6 +79,10 @@ struct RingSteps {
   int32_t count = 0;
   int64_t bytes = 0;
   double wire_factor = 1;
+  // With one member per replica each member's steps are a chain over one route (its own previous
+  // step and its predecessor's, which with symmetric replicas ends at the same time): merge each
+  // member's steps into one transfer (Task::steps).
+  bool merge = false;
 };
 
 class TaskGraphBuilder {

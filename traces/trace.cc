@@ -746,6 +746,8 @@ class TraceStreamer {
         args.push_back(Int("rank", task.rank));
         args.push_back(Int("from_replica", task.replica));
         args.push_back(Int("to_replica", task.peer_replica));
+        // A ring member's chain of steps over one route, drawn as one slice (Task::steps).
+        if (task.steps > 1) args.push_back(Int("ring_steps", task.steps));
       }
       if (platform_.layout.GpusPerRank() > 1) args.push_back(Int("shard", task.shard));
       args.push_back(Int("bytes", task.bytes));

@@ -71,7 +71,7 @@ for flag in ["--seq-len", "--microbatch-size", "--zero", "--ep", "--comm-sms", "
 case("issue-dp-huge", run_with("--dp", "2147483647") + ["--grad-bytes", "1"], "--dp",
      message="--dp: 2147483647 replicas; at most 65535")
 case("issue-pp-m-huge", run_with("--pp", "100000", microbatches="100000"), "--pp",
-     message="--pp 100000, --microbatches 100000: 4.0e+10 tasks (about 5.093 TiB); the limit is "
+     message="--pp 100000, --microbatches 100000: 4.0e+10 tasks (about 5.384 TiB); the limit is "
              "5.0e+07 tasks (--max-tasks)")
 case("issue-nodes-wrap", run_with("--nodes", "536870913", platform="h100-node"), "--nodes")
 case("issue-seq-mbs", run_with("--model", "llama3-8b", ("--f", "--b")) +
@@ -123,12 +123,12 @@ case("cp-huge", run_with("--model", "llama3-8b", ("--f", "--b")) + ["--cp", "214
      message="--cp: 2147483647 x --tp 1 = 2147483647 GPUs per rank; at most 65535")
 case("cp-tasks", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--cp", "4096", "--seq-len", "8192", "--dp", "4096"], "--pp",
-     message="--pp 4, --microbatches 8, --dp 4096, --cp 4096: 1.6e+12 tasks (about 210 TiB); "
+     message="--pp 4, --microbatches 8, --dp 4096, --cp 4096: 1.6e+12 tasks (about 222 TiB); "
              "the limit is 5.0e+07 tasks (--max-tasks)")
 # Every replica simulated: 4 stages x (6n + 66) x n collective tasks over n = 4096 x 4096 members.
 case("cp-tasks-all-replicas", run_with("--model", "llama3-8b", ("--f", "--b")) +
      ["--cp", "4096", "--seq-len", "8192", "--dp", "4096", "--replicas", "all"], "--pp",
-     message="--pp 4, --microbatches 8, --dp 4096, --cp 4096: 6.8e+15 tasks (about 8.602e+05 TiB); "
+     message="--pp 4, --microbatches 8, --dp 4096, --cp 4096: 6.8e+15 tasks (about 9.093e+05 TiB); "
              "the limit is 5.0e+07 tasks (--max-tasks)")
 DP_RUN = ["run", "--schedule", "1F1B", "--pp", "2", "--microbatches", "4", "--f", "1ms", "--b", "2ms",
           "--grad-bytes", "400MB", "--platform", "dgx-h100"]
@@ -594,7 +594,7 @@ case("schedule-bad", ["schedule", "--schedule", "Interleaved1F1B", "--pp", "2", 
 # Every command holds the run's size budget, and a generator's rule names the flag it concerns.
 case("schedule-huge", ["schedule", "--schedule", "1F1B", "--pp", "2", "--microbatches",
                        "2147483647"], "--pp",
-     message="--pp 2, --microbatches 2147483647: 1.3e+10 tasks (about 1.641 TiB); the limit is "
+     message="--pp 2, --microbatches 2147483647: 1.3e+10 tasks (about 1.734 TiB); the limit is "
              "5.0e+07 tasks (--max-tasks)")
 case("schedule-max-tasks", ["schedule", "--schedule", "1F1B", "--pp", "2", "--microbatches", "8",
                             "--max-tasks", "0"], "--max-tasks",

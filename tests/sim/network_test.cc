@@ -223,6 +223,20 @@ TEST(Network, RingAllReduceTakesTheClosedForm) {
     EXPECT_NEAR(r.metrics.makespan_s, 8.4e-6 + RingAllReduce(5, 4e-6, 1e9, 100e9), kTolerance);
     EXPECT_EQ(r.metrics.num_allreduce_tasks, 2u * 4 * 5);
     EXPECT_EQ(r.metrics.allreduce_bytes, 2 * 4 * 1'000'000'000LL);
+    {
+      // Each member's steps are one chain over one route: one transfer of the DAG (Task::steps =
+      // 8) whose timer holds 7 of the 8 latencies; the makespans above are the closed form.
+      PreparedRun prepared;
+      ASSERT_TRUE(PrepareRun(SpecOf(ideal), &prepared).ok());
+      int32_t members = 0;
+      for (const Task& task : prepared.graph.tasks) {
+        if (task.kind != TaskKind::kAllReduce) continue;
+        ++members;
+        EXPECT_EQ(task.steps, 8);
+        EXPECT_EQ(task.bytes, 8 * 1'000'000'000LL / 5);
+      }
+      EXPECT_EQ(members, 5);
+    }
     // A ring over the 8 NVSwitch ports of a node: each step every port sends one chunk and
     // receives one, so nothing contends.
     proto::RunConfig node = AllReduceOnly(PlatformRun("h100-node"), 8, 1, "8GB");

@@ -117,7 +117,8 @@ std::vector<Case> Cases() {
   }
   cases.push_back(dual);
   // ZB-H1 with dp = 2 and tp = 2 on two DGX H100 nodes: messages split over 2 GPUs, and per stage
-  // and shard a ring of 2(dp - 1) steps on each of dp replicas.
+  // and shard a ring member on each of dp replicas, whose 2(dp - 1) steps over one route are one
+  // slice (Task::steps).
   Case parallel{"dp2-tp2", Spec("ZB-H1", p, m, "dgx-h100", true), 0, 0, 2 * p + 1, 2 * p};
   parallel.spec.set_grad_bytes("1GiB");
   parallel.spec.set_nodes(2);
@@ -125,18 +126,18 @@ std::vector<Case> Cases() {
   parallel.spec.set_tp(2);
   parallel.spec.set_replicas("all");
   const size_t transfers = 2 * m * (p - 1) * 2 * 2;
-  const size_t steps = p * 2 * 2 * 2;
-  parallel.slices = 2 * 3 * p * m + transfers + steps;
-  // A ring's first step follows NCCL's fixed-latency timer (not drawn), later ones two steps.
-  parallel.flows = 2 * transfers + (p * 2 * 2) * 2;
+  const size_t members = p * 2 * 2;
+  parallel.slices = 2 * 3 * p * m + transfers + members;
+  // A ring member's steps follow NCCL's fixed-latency timer (not drawn).
+  parallel.flows = 2 * transfers;
   cases.push_back(parallel);
   // The same with replica 0 standing for both (the default): one replica's actions and
-  // transfers, and per stage and shard one member's 2(dp - 1) mirrored steps, each after the one
-  // before (the first after the timer).
+  // transfers, and per stage and shard one member's 2(dp - 1) mirrored steps as one slice, after
+  // the timer.
   Case folded{"dp2-tp2-folded", parallel.spec, 0, 0, p + 1, p};
   folded.spec.clear_replicas();
-  folded.slices = 3 * p * m + transfers / 2 + p * 2 * 2;
-  folded.flows = transfers + (p * 2) * 1;
+  folded.slices = 3 * p * m + transfers / 2 + p * 2;
+  folded.flows = transfers;
   cases.push_back(folded);
   // llama3-8b, 1F1B, p 2, m 2, dp 2, tp 2, cp 2 (groups of 4 GPUs), ZeRO-1 and gradient buckets of
   // 5 GB: each stage's 2,007,564,288 (2,007,566,336) parameters per GPU make 8.03 GB of fp32

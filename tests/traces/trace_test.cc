@@ -428,11 +428,13 @@ TEST(PerfettoTrace, DataAndTensorParallelRunsFlowThroughEveryShardAndRingStep) {
   const Decoded d = DecodePerfetto(path);
   const size_t compute = 3 * 4 * 8 * 2;           // F, I, W per stage and microbatch, 2 replicas
   const size_t transfers = 2 * 8 * 3 * 2 * 2;     // 2m(p - 1) per replica, split over tp
-  const size_t ring_steps = 4 * 2 * 2 * (2 - 1) * 2;  // stages × shards × 2(dp - 1) × dp
-  EXPECT_EQ(d.slices, compute + transfers + ring_steps);
-  // Two flows per transfer; a ring's first step follows NCCL's fixed-latency timer (not drawn),
-  // later ones two steps.
-  EXPECT_EQ(d.flow_starts.size(), 2 * transfers + (4 * 2 * 2) * 2);
+  // Each member's 2(dp - 1) ring steps are one chain over one route, drawn as one slice
+  // (Task::steps): stages × shards × dp members.
+  const size_t ring_members = 4 * 2 * 2;
+  EXPECT_EQ(d.slices, compute + transfers + ring_members);
+  // Two flows per transfer; a ring member's merged steps follow NCCL's fixed-latency timer (not
+  // drawn).
+  EXPECT_EQ(d.flow_starts.size(), 2 * transfers);
   EXPECT_EQ(d.counters.size(), size_t{4 * 2 + 1});
 }
 
