@@ -325,15 +325,21 @@ class JustInTimeRunner {
     }
     const TaskGpus gpus = EndpointsOf(task, platform_);
     if (task.kind == TaskKind::kCompute || task.kind == TaskKind::kOptimizer) {
-      s4u::Host* host = gpus_.at(gpus.src);
-      s4u::ExecPtr exec = s4u::Exec::init();
-      exec->set_flops_amount(task.duration_s * host->get_speed());
-      exec->set_host(host);
-      exec->set_data(DataOf(t, kItself));
-      running_[t] = exec;
+      // Created only where it starts or waits to: SimGrid 3.32 lists every Exec from its
+      // creation until it ends (ExecImpl's constructor), so one never started stays in maestro's
+      // list of activities, which every completion scans.
+      auto exec_of_task = [&] {
+        s4u::Host* host = gpus_.at(gpus.src);
+        s4u::ExecPtr exec = s4u::Exec::init();
+        exec->set_flops_amount(task.duration_s * host->get_speed());
+        exec->set_host(host);
+        exec->set_data(DataOf(t, kItself));
+        running_[t] = exec;
+        return exec;
+      };
       const TaskProgram* program = graph_.ProgramOfTask(t);
       if (program == nullptr) {
-        exec->start();
+        exec_of_task()->start();
         return;
       }
       if (MoePartCount(*program) < program->size()) {
@@ -346,7 +352,7 @@ class JustInTimeRunner {
         const bool a2a = RingPartOf(*program, PartKind::kCpA2a) >= 0;
         if (a2a || (cp >= 0 && (*program)[cp].serial)) {
           // The compute (and the rings beside it) start once the exchange has ended.
-          ring.waiting = exec;
+          ring.waiting = exec_of_task();
           ring.cp_pending = graph_.layout.tp * graph_.layout.cp;
           LaunchRing(t, a2a ? kCpA2a : kCpRing);
           return;
@@ -355,8 +361,7 @@ class JustInTimeRunner {
         if (graph_.tp_comm_overlap) LaunchRing(t, kTpRing);
       }
       if (HasMoeParts(*program)) {
-        // Its parts stand for the compute (the Exec above is not started).
-        running_[t].reset();
+        // Its parts stand for the compute (no Exec of the task's own).
         Program& state = programs_[t];
         state.program = program;
         state.num_parts = MoePartCount(*program);
@@ -366,7 +371,7 @@ class JustInTimeRunner {
         StartParts(t, state);
         return;
       }
-      exec->start();
+      exec_of_task()->start();
     } else if (task.steps > 1) {
       // The steps' latencies but one first (one timer), then their bytes as one transfer.
       StartTimer(t, kLatency,
