@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 namespace ppsim {
@@ -404,46 +405,49 @@ class LinkUses {
   // Each link's transfers, bytes, busy time (the union of its transfers' intervals) and
   // utilization, in link order.
   std::vector<LinkMetrics> Links() {
-    std::sort(uses_.begin(), uses_.end(), [](const Use& a, const Use& b) {
-      return a.link != b.link ? a.link < b.link : a.start_s < b.start_s;
-    });
+    std::vector<int32_t> ids;
+    ids.reserve(uses_.size());
+    for (const auto& [link, uses] : uses_) ids.push_back(link);
+    std::sort(ids.begin(), ids.end());
     std::vector<LinkMetrics> links;
-    for (size_t i = 0; i < uses_.size();) {
-      const LinkSpec spec = platform_.Link(uses_[i].link);
+    for (const int32_t id : ids) {
+      std::vector<Use>& uses = uses_.at(id);
+      std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {
+        return a.start_s != b.start_s ? a.start_s < b.start_s : a.end_s < b.end_s;
+      });
+      const LinkSpec spec = platform_.Link(id);
       LinkMetrics link;
       link.name = spec.name;
       link.inter_node = spec.inter_node;
       link.bandwidth_bytes_per_s = spec.bandwidth_bytes_per_s;
       // Union of the intervals: they come sorted by start.
-      double open_start = uses_[i].start_s;
-      double open_end = uses_[i].end_s;
-      size_t j = i;
-      for (; j < uses_.size() && uses_[j].link == uses_[i].link; ++j) {
-        link.transfers += uses_[j].transfers;
-        link.bytes += uses_[j].bytes;
-        if (uses_[j].start_s > open_end) {
+      double open_start = uses.front().start_s;
+      double open_end = uses.front().end_s;
+      for (const Use& use : uses) {
+        link.transfers += use.transfers;
+        link.bytes += use.bytes;
+        if (use.start_s > open_end) {
           link.busy_s += open_end - open_start;
-          open_start = uses_[j].start_s;
+          open_start = use.start_s;
         }
-        open_end = std::max(open_end, uses_[j].end_s);
+        open_end = std::max(open_end, use.end_s);
       }
       link.busy_s += open_end - open_start;
       const double capacity = spec.bandwidth_bytes_per_s * metrics_->makespan_s;
       link.utilization =
           capacity > 0 && std::isfinite(capacity) ? static_cast<double>(link.bytes) / capacity : 0;
       links.push_back(std::move(link));
-      i = j;
     }
     return links;
   }
 
  private:
+  // Transfers over one link during one interval (those of one all-to-all part ran together).
   struct Use {
-    int32_t link;
     double start_s;
     double end_s;
     int64_t bytes;
-    int32_t transfers;  // a merged ring chain (Task::steps) counts each of its steps
+    int64_t transfers;  // a merged ring chain (Task::steps) counts each of its steps
   };
 
   void Add(const TaskGpus& gpus, const Route& route, double start, double end, int64_t bytes,
@@ -456,14 +460,22 @@ class LinkUses {
       traffic.bytes += bytes;
       traffic.time_s += end - start;
     }
-    for (int i = 0; i < route.num_links; ++i) uses_.push_back({route.links[i], start, end, bytes, transfers});
+    for (int i = 0; i < route.num_links; ++i) {
+      std::vector<Use>& uses = uses_[route.links[i]];
+      if (!uses.empty() && uses.back().start_s == start && uses.back().end_s == end) {
+        uses.back().bytes += bytes;  // the same interval: one use
+        uses.back().transfers += transfers;
+      } else {
+        uses.push_back({start, end, bytes, transfers});
+      }
+    }
   }
 
   const TaskGraph& graph_;
   const PlatformSpec& platform_;
   const Timeline& timeline_;
   RunMetrics* metrics_;
-  std::vector<Use> uses_;
+  std::unordered_map<int32_t, std::vector<Use>> uses_;  // by link
 };
 
 }  // namespace
