@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <unordered_map>
 #include <utility>
 
 namespace ppsim {
@@ -337,7 +336,11 @@ class LinkUses {
  public:
   LinkUses(const TaskGraph& graph, const PlatformSpec& platform, const Timeline& timeline,
            RunMetrics* metrics)
-      : graph_(graph), platform_(platform), timeline_(timeline), metrics_(metrics) {}
+      : graph_(graph),
+        platform_(platform),
+        timeline_(timeline),
+        metrics_(metrics),
+        uses_(static_cast<size_t>(platform.num_links())) {}
 
   // Transfers and all-reduce steps.
   void AddTransfers() {
@@ -405,17 +408,14 @@ class LinkUses {
   // Each link's transfers, bytes, busy time (the union of its transfers' intervals) and
   // utilization, in link order.
   std::vector<LinkMetrics> Links() {
-    std::vector<int32_t> ids;
-    ids.reserve(uses_.size());
-    for (const auto& [link, uses] : uses_) ids.push_back(link);
-    std::sort(ids.begin(), ids.end());
     std::vector<LinkMetrics> links;
-    for (const int32_t id : ids) {
-      std::vector<Use>& uses = uses_.at(id);
+    for (size_t id = 0; id < uses_.size(); ++id) {
+      std::vector<Use>& uses = uses_[id];
+      if (uses.empty()) continue;
       std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {
         return a.start_s != b.start_s ? a.start_s < b.start_s : a.end_s < b.end_s;
       });
-      const LinkSpec spec = platform_.Link(id);
+      const LinkSpec spec = platform_.Link(static_cast<int32_t>(id));
       LinkMetrics link;
       link.name = spec.name;
       link.inter_node = spec.inter_node;
@@ -461,7 +461,7 @@ class LinkUses {
       traffic.time_s += end - start;
     }
     for (int i = 0; i < route.num_links; ++i) {
-      std::vector<Use>& uses = uses_[route.links[i]];
+      std::vector<Use>& uses = uses_[static_cast<size_t>(route.links[i])];
       if (!uses.empty() && uses.back().start_s == start && uses.back().end_s == end) {
         uses.back().bytes += bytes;  // the same interval: one use
         uses.back().transfers += transfers;
@@ -475,7 +475,7 @@ class LinkUses {
   const PlatformSpec& platform_;
   const Timeline& timeline_;
   RunMetrics* metrics_;
-  std::unordered_map<int32_t, std::vector<Use>> uses_;  // by link
+  std::vector<std::vector<Use>> uses_;  // by link id
 };
 
 }  // namespace
