@@ -237,48 +237,29 @@ std::vector<AllToAllGroup> GroupAllToAllFlows(const TaskGraph& graph, const Plat
 void EqualizeAllToAllGroups(
     const PlatformSpec& platform,
     std::map<std::pair<int32_t, int32_t>, std::vector<AllToAllGroup>>* groups) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    // The member counts of the merged flows crossing each link they share with other flows.
-    std::map<int32_t, std::set<int32_t>> counts;
-    for (const auto& [key, list] : *groups) {
-      for (const AllToAllGroup& group : list) {
-        const Route route = platform.RouteBetween(group.ends.src, group.ends.dst);
-        for (int p = 0; p < route.num_links; ++p) {
-          if (((group.distinct | group.fatpipe) >> p & 1) == 0) {
-            counts[route.links[p]].insert(group.count);
-          }
+  // The member counts of the merged flows crossing each link they share with other flows.
+  std::map<int32_t, std::set<int32_t>> counts;
+  for (const auto& [key, list] : *groups) {
+    for (const AllToAllGroup& group : list) {
+      const Route route = platform.RouteBetween(group.ends.src, group.ends.dst);
+      for (int p = 0; p < route.num_links; ++p) {
+        if (((group.distinct | group.fatpipe) >> p & 1) == 0) {
+          counts[route.links[p]].insert(group.count);
         }
       }
     }
-    for (auto& [key, list] : *groups) {
-      std::vector<AllToAllGroup> kept;
-      for (const AllToAllGroup& group : list) {
-        const Route route = platform.RouteBetween(group.ends.src, group.ends.dst);
-        bool unequal = false;
-        for (int p = 0; p < route.num_links && group.count > 1; ++p) {
-          if (((group.distinct | group.fatpipe) >> p & 1) == 0 &&
-              counts[route.links[p]].size() > 1) {
-            unequal = true;
-          }
-        }
-        if (!unequal) {
-          kept.push_back(group);
-          continue;
-        }
-        changed = true;
-        for (const TaskGpus& member : group.members) {
-          AllToAllGroup alone;
-          alone.ends = member;
-          alone.members = {member};
-          const Route own = platform.RouteBetween(member.src, member.dst);
-          for (int p = 0; p < own.num_links; ++p) {
-            if (platform.Link(own.links[p]).fatpipe) alone.fatpipe |= 1u << p;
-          }
-          kept.push_back(alone);
+  }
+  // Where flows of several counts meet, each crosses a link of its own instead (its members'
+  // fair shares summed): no flow then shares a link with one of another count.
+  for (auto& [key, list] : *groups) {
+    for (AllToAllGroup& group : list) {
+      const Route route = platform.RouteBetween(group.ends.src, group.ends.dst);
+      for (int p = 0; p < route.num_links; ++p) {
+        if (((group.distinct | group.fatpipe) >> p & 1) == 0 &&
+            counts[route.links[p]].size() > 1) {
+          group.distinct |= 1u << p;
         }
       }
-      list = std::move(kept);
     }
   }
 }

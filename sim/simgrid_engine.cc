@@ -208,7 +208,7 @@ std::map<std::pair<int32_t, int32_t>, Route> UsedRoutes(const TaskGraph& graph,
       for (int i = 0; i < route.num_links; ++i) {
         const int32_t real = route.links[i];
         const LinkSpec link = platform.Link(real);
-        if (group.count > 1 && ((group.fatpipe | group.distinct) >> i & 1)) {
+        if ((group.distinct >> i & 1) || (group.count > 1 && (group.fatpipe >> i & 1))) {
           // The members' bandwidths: a fat pipe's whole to each, else each one's fair share.
           const auto total = totals.find(real);
           const double loads =

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -268,6 +269,55 @@ TEST(AllToAll, EightNodeGroupMergesSymmetricFlowsAndMeetsClosedForm) {
         EXPECT_EQ(group.count, 7);
         EXPECT_EQ(group.members.size(), 7u);
       }
+    }
+  }
+}
+
+TEST(AllToAll, FlowsOfUnequalGroupsCrossLinksOfTheirOwnAndMeetTheClosedForm) {
+  // ep 4 over 4 dgx-h100 nodes of one GPU, 2 nodes to a leaf (dp 4, tp 1). Each GPU sends D/4 to
+  // each of 3 peers: to the other node of its leaf over its NIC and the peer's (2 x 2.5 us), to the
+  // 2 nodes of the other leaf also up and down the leaves' uplinks (+ 2 x 0.5 us; 100 GB/s each,
+  // 4 flows: 25 GB/s a flow). Each NIC carries 3 flows out and 3 in: 50/3 GB/s each, the
+  // narrowest share. At their fair shares (the critical path; folded, the merged flows' links of
+  // their own) every flow ends by 6 us + (D/4) / (50/3 GB/s) = 6 us + (3/4) D / 50 GB/s. With
+  // every flow simulated, SimGrid's sharing keeps each NIC busy from the first flow's latency on
+  // (5 us: the leaf's other node) until its 3 D/4 bytes have passed: 5 us + (3/4) D / 50 GB/s.
+  const PlatformSpec platform = PlatformOrDie(
+      PresetChoice("dgx-h100", {"gpus_per_node=1", "network.nodes_per_leaf=2"}, 4), 1, 4, 1);
+  const int64_t dispatch = 40'000'000, combine = 80'000'000;
+  for (bool fold : {true, false}) {
+    for (EngineKind engine : kEngines) {
+      SCOPED_TRACE(std::string(EngineName(engine)) + (fold ? " folded" : " every replica"));
+      const double latency_s = !fold && engine == EngineKind::kSimGrid ? 5e-6 : 6e-6;
+      auto a2a = [&](int64_t bytes) {
+        return latency_s + 0.75 * static_cast<double>(bytes) / 50e9;
+      };
+      const OneRankRun run = RunOneRank(platform, engine, 4, 4, Layer(1, dispatch, combine), fold);
+      const double forward = 4e-3 + a2a(dispatch) + a2a(combine);
+      EXPECT_NEAR(run.timeline.end_s[0], forward, 1e-9);
+      EXPECT_NEAR(run.timeline.end_s[1], forward + 7e-3 + 2 * a2a(combine), 1e-9);
+      if (!fold || engine != EngineKind::kSimGrid) continue;
+      // The folded GPU's sends: one to its leaf's other node, and the two to the other leaf's
+      // nodes, which cross the same uplinks, as one flow of 2 (NICs in: different links). Its
+      // receives alike. On its NIC out a flow of 1 meets a flow of 2 (and on its NIC in): each
+      // crosses a link of its own there, with its members' fair shares (1 or 2 x 50/3 GB/s).
+      const std::vector<TaskGpus> flows = AllToAllFlows(run.graph, platform, run.graph.tasks[0]);
+      ASSERT_EQ(flows.size(), 6u);
+      std::map<std::pair<int32_t, int32_t>, std::vector<AllToAllGroup>> groups;
+      const std::pair<int32_t, int32_t> rank0{0, 0};
+      groups[rank0] =
+          GroupAllToAllFlows(run.graph, platform, flows, AllToAllTotalLoads(run.graph, platform),
+                             AllToAllShares(run.graph, platform));
+      EqualizeAllToAllGroups(platform, &groups);
+      std::multiset<int32_t> counts;
+      for (const AllToAllGroup& group : groups[rank0]) {
+        counts.insert(group.count);
+        const Route route = platform.RouteBetween(group.ends.src, group.ends.dst);
+        const bool sends = group.ends.src == flows[0].src;
+        // The NIC this GPU's flows share: out (first link) for sends, in (last) for receives.
+        EXPECT_TRUE(group.distinct >> (sends ? 0 : route.num_links - 1) & 1);
+      }
+      EXPECT_EQ(counts, (std::multiset<int32_t>{1, 1, 2, 2}));
     }
   }
 }
