@@ -146,6 +146,19 @@ OneRankRun RunOneRank(const PlatformSpec& platform, EngineKind engine, int32_t d
   return run;
 }
 
+// The merged flows the SimGrid engine runs for the one rank's all-to-alls of a folded run
+// (GroupAllToAllFlows, then EqualizeAllToAllGroups over every rank: here the only one).
+std::vector<AllToAllGroup> MergedFlowsOfRank0(const OneRankRun& run, const PlatformSpec& platform,
+                                              const std::vector<TaskGpus>& flows) {
+  std::map<std::pair<int32_t, int32_t>, std::vector<AllToAllGroup>> groups;
+  const std::pair<int32_t, int32_t> rank0{0, 0};
+  groups[rank0] =
+      GroupAllToAllFlows(run.graph, platform, flows, AllToAllTotalLoads(run.graph, platform),
+                         AllToAllShares(run.graph, platform));
+  EqualizeAllToAllGroups(platform, &groups);
+  return groups[rank0];
+}
+
 TEST(AllToAll, IntraNodeNvswitchClosedForm) {
   // ep 8 over the 8 GPUs of an h100-node (dp 8, tp 1). Each GPU sends 1/8 of D to each of 7
   // peers at once: 7 flows share its port (and 7 share each receiver's): 3 us + (7/8) D / 450 GB/s.
@@ -258,14 +271,9 @@ TEST(AllToAll, EightNodeGroupMergesSymmetricFlowsAndMeetsClosedForm) {
       // NICs in). Receives alike: 2 + 7 groups.
       const std::vector<TaskGpus> flows = AllToAllFlows(run.graph, platform, run.graph.tasks[0]);
       ASSERT_EQ(flows.size(), 126u);
-      std::map<std::pair<int32_t, int32_t>, std::vector<AllToAllGroup>> groups;
-      const std::pair<int32_t, int32_t> rank0{0, 0};
-      groups[rank0] =
-          GroupAllToAllFlows(run.graph, platform, flows, AllToAllTotalLoads(run.graph, platform),
-                             AllToAllShares(run.graph, platform));
-      EqualizeAllToAllGroups(platform, &groups);
-      ASSERT_EQ(groups[rank0].size(), 18u);
-      for (const AllToAllGroup& group : groups[rank0]) {
+      const std::vector<AllToAllGroup> groups = MergedFlowsOfRank0(run, platform, flows);
+      ASSERT_EQ(groups.size(), 18u);
+      for (const AllToAllGroup& group : groups) {
         EXPECT_EQ(group.count, 7);
         EXPECT_EQ(group.members.size(), 7u);
       }
@@ -303,14 +311,8 @@ TEST(AllToAll, FlowsOfUnequalGroupsCrossLinksOfTheirOwnAndMeetTheClosedForm) {
       // crosses a link of its own there, with its members' fair shares (1 or 2 x 50/3 GB/s).
       const std::vector<TaskGpus> flows = AllToAllFlows(run.graph, platform, run.graph.tasks[0]);
       ASSERT_EQ(flows.size(), 6u);
-      std::map<std::pair<int32_t, int32_t>, std::vector<AllToAllGroup>> groups;
-      const std::pair<int32_t, int32_t> rank0{0, 0};
-      groups[rank0] =
-          GroupAllToAllFlows(run.graph, platform, flows, AllToAllTotalLoads(run.graph, platform),
-                             AllToAllShares(run.graph, platform));
-      EqualizeAllToAllGroups(platform, &groups);
       std::multiset<int32_t> counts;
-      for (const AllToAllGroup& group : groups[rank0]) {
+      for (const AllToAllGroup& group : MergedFlowsOfRank0(run, platform, flows)) {
         counts.insert(group.count);
         const Route route = platform.RouteBetween(group.ends.src, group.ends.dst);
         const bool sends = group.ends.src == flows[0].src;
