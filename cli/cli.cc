@@ -39,6 +39,9 @@ constexpr Command kCommands[] = {
      &cli::ProfileCommand},
     {"calibrate", "fit the model's per-GPU parameters to your measured runs, for --calibration",
      &cli::CalibrateCommand},
+    {"serve", "the explorer: a local web page to change a run and watch its results and\n"
+              "timeline (http://127.0.0.1:8080/)",
+     &cli::ServeCommand},
     {"report", "an HTML report with charts from a sweep's results CSV", &cli::ReportCommand},
     {"platforms", "list the cluster presets ('ppsim platforms NAME' prints one)",
      &cli::PlatformsCommand},

@@ -29,6 +29,7 @@ int SchedulesCommand(const CommandArgs& args, std::ostream& out, std::ostream& e
 int ModelCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int ProfileCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int PlatformsCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
+int ServeCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 int CalibrateCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 
 // The arguments of a `ppsim run` command (options only: no FILE, no --point, no --help) as the

@@ -9,26 +9,30 @@ constexpr std::string_view kSetPrefix = "set.";
 
 }  // namespace
 
+std::string ConfigLocator::Where(std::string_view field) const {
+  if (field.starts_with(kSetPrefix)) {
+    // The `set` entry for this path, when there is one.
+    const std::string prefix = std::string(field.substr(kSetPrefix.size())) + "=";
+    const auto& sets = config_.set();
+    for (int k = sets.size() - 1; k >= 0; --k) {
+      if (sets.Get(k).rfind(prefix, 0) == 0) {
+        const std::string path = prefix_ + "set[" + std::to_string(k) + "]";
+        return locations_.Where(path) + ": " + path;
+      }
+    }
+    return locations_.Where(prefix_ + "set") + ": " + prefix_ + "set";
+  }
+  const std::string path = prefix_ + std::string(field);
+  return locations_.Where(path) + ": " + path;
+}
+
 std::string FileLocator::Where(std::string_view field) const {
   if (point_ != nullptr) {
     for (size_t c = 0; c < plan_.columns.size(); ++c) {
       if (plan_.columns[c] == field) return point_->value_locations[c];
     }
   }
-  if (field.starts_with(kSetPrefix)) {
-    // The base's `set` entry for this path, when it has one.
-    const std::string prefix = std::string(field.substr(kSetPrefix.size())) + "=";
-    const auto& sets = plan_.experiment.base().set();
-    for (int k = sets.size() - 1; k >= 0; --k) {
-      if (sets.Get(k).rfind(prefix, 0) == 0) {
-        const std::string path = "base.set[" + std::to_string(k) + "]";
-        return plan_.locations.Where(path) + ": " + path;
-      }
-    }
-    return plan_.locations.Where("base.set") + ": base.set";
-  }
-  const std::string path = "base." + std::string(field);
-  return plan_.locations.Where(path) + ": " + path;
+  return base_.Where(field);
 }
 
 bool OverrideLocator::FromFlag(std::string_view field) const {
