@@ -3,6 +3,7 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -15,7 +16,8 @@ namespace {
 namespace po = boost::program_options;
 
 constexpr const char* kServeUsage =
-    "usage: ppsim serve [--port N] [--bind ADDR] [--workers N] [--timeout TIME]\n"
+    "usage: ppsim serve [--port N] [--bind ADDR] [--workers N] [--timeout TIME] "
+    "[--read-timeout TIME] [--max-connections N]\n"
     "  then open the address it prints; Ctrl-C (SIGINT) or SIGTERM stops it\n";
 
 po::options_description ServeOptionsDescription() {
@@ -27,7 +29,11 @@ po::options_description ServeOptionsDescription() {
       "the network)")("workers", po::value<std::string>()->value_name("N"),
                       "simulations at a time, each in its own process (default: the cores)")(
       "timeout", po::value<std::string>()->value_name("TIME"),
-      "stop a simulation that runs longer (default 60s)");
+      "stop a simulation that runs longer (default 60s)")(
+      "read-timeout", po::value<std::string>()->value_name("TIME"),
+      "drop a client that takes longer to send its request (default 10s)")(
+      "max-connections", po::value<std::string>()->value_name("N"),
+      "connections at once; more are answered 503 (default 128)");
   return d;
 }
 
@@ -45,12 +51,19 @@ Status ReadServeOptions(const ParsedArgs& parsed, serve::ServeOptions* options) 
   if (parsed.values.count("workers")) {
     RETURN_IF_ERROR(ParseCount("--workers", OptionText(parsed, "workers"), 1, &options->workers));
   }
-  if (parsed.values.count("timeout")) {
-    RETURN_IF_ERROR(ParseDuration("--timeout", OptionText(parsed, "timeout"), &options->timeout_s));
-    if (!(options->timeout_s > 0) || options->timeout_s > 86400) {
-      return Status::InvalidInput("--timeout: must be more than 0 s and at most 1 day; got " +
-                                  OptionText(parsed, "timeout"));
+  for (auto [flag, seconds] : {std::pair{"timeout", &options->timeout_s},
+                                {"read-timeout", &options->read_timeout_s}}) {
+    if (!parsed.values.count(flag)) continue;
+    const std::string text = OptionText(parsed, flag);
+    RETURN_IF_ERROR(ParseDuration("--" + std::string(flag), text, seconds));
+    if (!(*seconds > 0) || *seconds > 86400) {
+      return Status::InvalidInput("--" + std::string(flag) +
+                                  ": must be more than 0 s and at most 1 day; got " + text);
     }
+  }
+  if (parsed.values.count("max-connections")) {
+    RETURN_IF_ERROR(ParseCount("--max-connections", OptionText(parsed, "max-connections"), 1,
+                               &options->max_connections));
   }
   return Status();
 }

@@ -9,6 +9,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <filesystem>
@@ -113,7 +114,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 void Connection::ReadHeader() {
   parser_.emplace();
   parser_->header_limit(kMaxHeaderBytes);
-  parser_->body_limit(server_.options().max_body_bytes);
+  // The body's limit depends on the route: OnHeader lowers it. (Beast 1.74 compares the length
+  // with an unset limit as over it, so a limit is always set.)
+  parser_->body_limit(static_cast<uint64_t>(
+      std::max(server_.options().max_body_bytes, server_.options().max_upload_bytes)));
   stream_.expires_after(Millis(server_.options().read_timeout_s));
   http::async_read_header(stream_, buffer_, *parser_,
                           [self = shared_from_this()](beast::error_code e, size_t) {
@@ -125,7 +129,16 @@ void Connection::OnHeader(beast::error_code error) {
   if (error == http::error::header_limit) {
     return Refuse(431, "request header fields too large: at most 8 KiB");
   }
-  if (error) return;  // closed, timed out or not HTTP: drop the connection
+  if (error == http::error::body_limit) return Refuse(413, "request body too large");
+  if (error == http::error::bad_content_length) return Refuse(400, "bad Content-Length");
+  if (error) {
+    // Not HTTP: say so once, then drop the connection (closed or timed out: just drop it).
+    if (error != http::error::end_of_stream && error != beast::error::timeout &&
+        error != asio::error::eof && error != asio::error::connection_reset) {
+      return Refuse(400, "not an HTTP/1.1 request: " + error.message());
+    }
+    return;
+  }
   const bool upload = parser_->get().target().starts_with("/api/upload");
   const int64_t limit =
       upload ? server_.options().max_upload_bytes : server_.options().max_body_bytes;
@@ -314,7 +327,11 @@ void Server::Simulate(Handler handler, std::string body, std::string page,
   job->answer = std::move(answer);
   const ApiFolders& folders = folders_;
   const Status started = job->process.Start(
-      [handler, &body, &folders] { return SerializeResponse(handler(body, folders)); },
+      [handler, &body, &folders] {
+        // Test hook: the simulation's process dies as a crash would.
+        if (std::getenv("PPSIM_SERVE_CRASH") != nullptr) ::raise(SIGSEGV);
+        return SerializeResponse(handler(body, folders));
+      },
       /*own_group=*/true, null_fd_);
   if (!started.ok()) return job->answer(ErrorResponse(500, started.message()));
   job->pipe.assign(::dup(job->process.fd()));

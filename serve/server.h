@@ -16,6 +16,8 @@
 // `read_timeout_s` is dropped, at most `max_connections` at once (503 beyond). SIGINT and SIGTERM
 // stop it gracefully: no new connection, running children killed and answered 503, the uploads
 // removed, exit 0.
+//
+// Test hook (environment): PPSIM_SERVE_CRASH=1 makes every simulation's process die of SIGSEGV.
 #ifndef PPSIM_SERVE_SERVER_H_
 #define PPSIM_SERVE_SERVER_H_
 

@@ -196,7 +196,8 @@ async function post(path, body, page, signal) {
 
 async function update() {
   const state = readState();
-  history.replaceState(null, '', '?' + new URLSearchParams(state).toString());
+  history.replaceState(null, '', '?' + new URLSearchParams(state).toString() + location.hash);
+  document.body.dataset.url = location.search;
   const body = bodyOf(state);
   if (running) running.abort();
   running = new AbortController();
@@ -221,6 +222,7 @@ async function update() {
     setStatus(`${runs.length} run${runs.length > 1 ? 's' : ''} simulated in ${Math.round(performance.now() - start)} ms`);
     document.body.dataset.state = 'ready';
     drawTimeline(body, runs);
+    thenChange();
   } catch (e) {
     if (e.name !== 'AbortError') showError(String(e));
   }
@@ -329,6 +331,18 @@ function renderCommunication(runs) {
     }
     box.append(lanes);
   }
+}
+
+// For tests: #then:FIELD=VALUE in the address changes that field once the first result is in, as
+// typing into it would; the first result's table stays in data-first.
+function thenChange() {
+  const change = /^#then:([a-z_]+)=(.*)$/.exec(location.hash);
+  if (!change || document.body.dataset.first) return;
+  document.body.dataset.first = $('compare').textContent;
+  const input = document.querySelector(`[data-field="${change[1]}"]`);
+  if (!input) return;
+  input.value = decodeURIComponent(change[2]);
+  input.dispatchEvent(new Event('input', {bubbles: true}));
 }
 
 async function drawTimeline(body, runs) {
