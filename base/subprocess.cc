@@ -24,6 +24,7 @@ Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
     Close();
     pid_ = std::exchange(other.pid_, -1);
     fd_ = std::exchange(other.fd_, -1);
+    input_fd_ = std::exchange(other.input_fd_, -1);
     own_group_ = other.own_group_;
     output_ = std::move(other.output_);
   }
@@ -38,12 +39,35 @@ Subprocess::~Subprocess() {
 void Subprocess::Close() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  if (input_fd_ >= 0) ::close(input_fd_);
+  input_fd_ = -1;
 }
 
 Status Subprocess::Start(const std::function<std::string()>& work, bool own_group,
                          int stderr_fd) {
+  return Fork(own_group, stderr_fd, /*with_input=*/false,
+              [&work](int, int output) { return WriteAll(output, work()) ? 0 : 4; });
+}
+
+Status Subprocess::StartServing(const std::function<void(int input, int output)>& serve,
+                                bool own_group) {
+  return Fork(own_group, -1, /*with_input=*/true, [&serve](int input, int output) {
+    serve(input, output);
+    return 0;
+  });
+}
+
+Status Subprocess::Fork(bool own_group, int stderr_fd, bool with_input,
+                        const std::function<int(int input, int output)>& body) {
   int fds[2];
+  int input[2] = {-1, -1};
   if (::pipe(fds) != 0) return Status::Internal(std::string("pipe: ") + std::strerror(errno));
+  if (with_input && ::pipe(input) != 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status::Internal(std::string("pipe: ") + std::strerror(error));
+  }
   // Buffered output would be written twice, once by each process.
   std::fflush(stdout);
   std::fflush(stderr);
@@ -51,24 +75,27 @@ Status Subprocess::Start(const std::function<std::string()>& work, bool own_grou
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int error = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
+    for (int fd : {fds[0], fds[1], input[0], input[1]}) {
+      if (fd >= 0) ::close(fd);
+    }
     return Status::Internal(std::string("fork: ") + std::strerror(error));
   }
   if (pid == 0) {
     ::close(fds[0]);
+    if (input[1] >= 0) ::close(input[1]);
     if (own_group) ::setpgid(0, 0);
     if (stderr_fd >= 0) ::dup2(stderr_fd, STDERR_FILENO);
     // Die with the parent; if it died before prctl took effect, stop now.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(5);
-    const bool sent = WriteAll(fds[1], work());
-    ::_exit(sent ? 0 : 4);
+    ::_exit(body(input[0], fds[1]));
   }
   if (own_group) ::setpgid(pid, pid);
   ::close(fds[1]);
+  if (input[0] >= 0) ::close(input[0]);
   pid_ = pid;
   fd_ = fds[0];
+  input_fd_ = input[1];
   own_group_ = own_group;
   output_.clear();
   return Status();

@@ -31,16 +31,24 @@ class Subprocess {
   // also stops what it starts. Internal when pipe() or fork() fails.
   // With `stderr_fd` >= 0, the child's standard error goes to that file descriptor.
   Status Start(const std::function<std::string()>& work, bool own_group, int stderr_fd = -1);
+  // Forks a child that serves requests: it runs `serve(input, output)`, reading from `input` what
+  // the parent writes to input_fd() and writing to `output` what the parent reads from fd()
+  // (Read), then exits 0. A worker that takes many jobs (batch/process_pool.h).
+  Status StartServing(const std::function<void(int input, int output)>& serve, bool own_group);
 
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
   // The read end of the pipe (for poll), or -1 once the child's output has ended.
   int fd() const { return fd_; }
+  // With StartServing, the write end of the child's input; -1 otherwise.
+  int input_fd() const { return input_fd_; }
 
   // Reads what the pipe holds now (blocks until something arrives or the pipe closes). Returns
   // false once the child closed its end: its whole output is in output().
   bool Read();
   const std::string& output() const { return output_; }
+  // What Read appended and the caller has not consumed: a server's replies are taken from it.
+  std::string* mutable_output() { return &output_; }
 
   // Waits for the child to exit and reaps it; returns the wait status (<sys/wait.h> macros).
   // REQUIRES: running().
@@ -50,9 +58,13 @@ class Subprocess {
 
  private:
   void Close();
+  // Forks; the child runs `body(input, output)` and exits with its status.
+  Status Fork(bool own_group, int stderr_fd, bool with_input,
+              const std::function<int(int input, int output)>& body);
 
   pid_t pid_ = -1;
   int fd_ = -1;
+  int input_fd_ = -1;
   bool own_group_ = false;
   std::string output_;
 };

@@ -1,7 +1,14 @@
 // Work run in child processes, at most N at a time, each stopped after a timeout: a sweep's
-// points. Each child leads its own process group, so stopping it stops what it started. Nothing
-// outlives the pool: destroying it kills and reaps every child still running, and a child dies
-// with the pool's process (base/subprocess.h).
+// points, a search's candidates.
+//
+// Each job runs in a fresh process of its own (SimGrid runs one engine per process, and a job
+// that crashes takes down only itself), forked by one of N warm workers: processes forked from
+// the pool's process once, which take job after job over a pipe, fork the job's process, and send
+// back its output and how it ended. The pool's process only writes a job's number and reads its
+// answer, so it never forks or reaps per job. A job that runs past the timeout is stopped with
+// its worker (each worker leads its own process group), which is replaced; so is a worker that
+// dies. Nothing outlives the pool: destroying it kills and reaps every worker and job, and a
+// worker or job dies with the process that started it (base/subprocess.h).
 #ifndef PPSIM_BATCH_PROCESS_POOL_H_
 #define PPSIM_BATCH_PROCESS_POOL_H_
 
@@ -19,38 +26,47 @@ namespace ppsim {
 
 class ProcessPool {
  public:
-  // How a child ended.
+  // What a job's process returns (run in that process; it sees the memory of the pool's process
+  // as it was when the worker was forked, i.e. when the pool first needed it).
+  using Work = std::function<std::string(size_t job)>;
+
+  // How a job ended.
   struct Finished {
     size_t job = 0;      // as given to Start
     std::string output;  // what the work returned (complete only when it exited 0)
-    int wait_status = 0;
+    int wait_status = 0;  // of the job's process (or of its worker, when the worker died)
     bool timed_out = false;
     double wall_s = 0;
   };
 
-  // `parallel` children at most; a child running longer than `timeout_s` is killed (0: never).
-  ProcessPool(int32_t parallel, double timeout_s);
+  // `parallel` jobs at most; a job running longer than `timeout_s` is killed (0: never).
+  ProcessPool(int32_t parallel, double timeout_s, Work work);
 
-  bool full() const { return static_cast<int32_t>(running_.size()) >= parallel_; }
-  bool empty() const { return running_.empty(); }
+  bool full() const { return busy_ >= parallel_; }
+  bool empty() const { return busy_ == 0; }
 
-  // Starts `work` for `job` in a child. REQUIRES: !full().
-  Status Start(size_t job, const std::function<std::string()>& work);
+  // Hands `job` to an idle worker (forking one when none is idle). REQUIRES: !full().
+  Status Start(size_t job);
 
-  // Waits up to 200 ms (less when a timeout falls due) for children to send output or end, and
-  // returns the ones that ended, reaped.
+  // Waits up to 200 ms (less when a timeout falls due) for jobs to end, and returns the ones that
+  // ended.
   std::vector<Finished> Wait();
 
  private:
-  struct Running {
-    size_t job = 0;
+  struct Worker {
     Subprocess process;
+    bool busy = false;
+    size_t job = 0;
     std::chrono::steady_clock::time_point start;
   };
+  // Takes every complete answer out of `worker`'s output.
+  void TakeAnswers(Worker* worker, std::vector<Finished>* finished);
 
   int32_t parallel_;
   double timeout_s_;
-  std::vector<Running> running_;
+  Work work_;
+  int32_t busy_ = 0;
+  std::vector<Worker> workers_;
 };
 
 }  // namespace ppsim

@@ -355,12 +355,12 @@ Executed ExecutedOf(const Json& j) {
 // parsed text (or null when the process failed) with its job to `done`, in completion order.
 Status RunInProcesses(int32_t jobs, size_t n, const std::function<Json(size_t)>& work,
                       const std::function<void(size_t, const Json*)>& done) {
-  ProcessPool pool(jobs, 0);
+  ProcessPool pool(jobs, 0, [&work](size_t job) { return work(job).dump(); });
   size_t next = 0;
   while (next < n || !pool.empty()) {
     while (next < n && !pool.full()) {
       const size_t job = next++;
-      Status status = pool.Start(job, [&work, job] { return work(job).dump(); });
+      Status status = pool.Start(job);
       if (!status.ok()) return Status::Internal("search: " + status.message());
     }
     for (const ProcessPool::Finished& f : pool.Wait()) {

@@ -78,7 +78,13 @@ PointOutcome RunPoint(const PointJob& job, const SweepOptions& options) {
   PointOutcome o;
   const Clock::time_point start = Clock::now();
   PreparedRun prepared;
-  Status status = PrepareRun(job.spec, &prepared);
+  Status status;
+  if (job.prepared != nullptr) {
+    prepared = *job.prepared;
+    status = CompletePreparedRun(&prepared);
+  } else {
+    status = PrepareRun(job.spec, &prepared);
+  }
   RunResult result;
   Timeline timeline;
   if (status.ok()) {
@@ -128,6 +134,15 @@ PointOutcome OutcomeOf(const ProcessPool::Finished& f, const SweepOptions& optio
   return o;
 }
 
+// A generous estimate of what a checked run holds: its schedule's actions, its stages' models and
+// costs, and the rest as a fixed amount.
+int64_t KeptBytes(const PreparedRun& run) {
+  int64_t actions = 0;
+  for (const auto& order : run.schedule.orders) actions += static_cast<int64_t>(order.size());
+  return (int64_t{64} << 10) + actions * static_cast<int64_t>(2 * sizeof(Action)) +
+         static_cast<int64_t>(run.stages.size() * sizeof(StageModel)) * 2;
+}
+
 }  // namespace
 
 std::string PointTimelinePath(const SweepOptions& options, size_t index) {
@@ -138,6 +153,7 @@ std::string PointTimelinePath(const SweepOptions& options, size_t index) {
 
 Status PlanSweep(const ExperimentPlan& plan, std::vector<PointJob>* jobs) {
   jobs->assign(plan.points.size(), PointJob());
+  int64_t kept_bytes = 0;
   std::vector<std::string> messages;
   std::map<std::string, std::vector<const SweepPoint*>> points_of;
   for (size_t i = 0; i < plan.points.size(); ++i) {
@@ -156,9 +172,14 @@ Status PlanSweep(const ExperimentPlan& plan, std::vector<PointJob>* jobs) {
     Status status =
         ResolveRun(point.config, std::make_shared<FileLocator>(plan, &point), options, &request);
     if (status.ok()) {
-      PreparedRun prepared;
-      status = PrepareRun(request.runs[0], &prepared, /*compile=*/false);
+      auto prepared = std::make_shared<PreparedRun>();
+      status = PrepareRun(request.runs[0], prepared.get(), /*compile=*/false);
       job.spec = request.runs[0];
+      const int64_t bytes = KeptBytes(*prepared);
+      if (status.ok() && kept_bytes + bytes <= kKeptPreparedBytes) {
+        kept_bytes += bytes;
+        job.prepared = std::move(prepared);
+      }
     }
     if (status.ok()) continue;
     if (plan.experiment.skip_invalid()) {
@@ -259,13 +280,14 @@ Status RunSweep(const ExperimentPlan& plan, const std::vector<PointJob>& jobs,
   }
   progress_out.flush();
   // The pool's destructor stops and reaps every point still running when this returns early.
-  ProcessPool pool(options.jobs, options.point_timeout_s);
+  ProcessPool pool(options.jobs, options.point_timeout_s, [&](size_t j) {
+    return SerializePointOutcome(RunPoint(jobs[j], options));
+  });
   size_t next = 0;
   while (next < runnable.size() || !pool.empty()) {
     while (next < runnable.size() && !pool.full()) {
       const size_t j = runnable[next++];
-      const Status status =
-          pool.Start(j, [&, j] { return SerializePointOutcome(RunPoint(jobs[j], options)); });
+      const Status status = pool.Start(j);
       if (!status.ok()) return Status::Internal("sweep: " + status.message());
     }
     for (const ProcessPool::Finished& f : pool.Wait()) {

@@ -15,6 +15,7 @@
 #ifndef PPSIM_BATCH_SWEEP_H_
 #define PPSIM_BATCH_SWEEP_H_
 
+#include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -32,9 +33,15 @@ namespace ppsim {
 struct PointJob {
   const SweepPoint* point = nullptr;
   RunSpec spec;       // when runnable
+  // The run as PlanSweep checked it (not compiled), kept while the sweep's kept runs stay within
+  // kKeptPreparedBytes: the point's process then compiles it rather than preparing it again.
+  std::shared_ptr<const PreparedRun> prepared;
   bool skipped = false;
   std::string reason;  // when skipped
 };
+
+// At most how much memory a sweep keeps of its points' checked runs (PointJob::prepared).
+inline constexpr int64_t kKeptPreparedBytes = int64_t{512} << 20;
 
 struct SweepOptions {
   // Where the sweep's options were given (resume, point_timeout, timelines), for messages.

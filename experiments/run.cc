@@ -51,7 +51,10 @@ Status PrepareRun(const RunSpec& request, PreparedRun* run, bool compile) {
   RETURN_IF_ERROR(PrepareCosts(run));
   RETURN_IF_ERROR(CheckWorkload(*run));
   RETURN_IF_ERROR(PrepareExpertRouting(run));
-  if (!compile) return Status();
+  return compile ? CompletePreparedRun(run) : Status();
+}
+
+Status CompletePreparedRun(PreparedRun* run) {
   RETURN_IF_ERROR(PrepareParallelism(run));
   return CompileRun(run);
 }

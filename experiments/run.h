@@ -227,6 +227,9 @@ bool FoldsReplicas(const RunSpec& spec);
 // Deadlock for an order that cannot execute; never touches SimGrid. Without `compile` it only
 // validates (a sweep checks every point first).
 Status PrepareRun(const RunSpec& spec, PreparedRun* run, bool compile = true);
+// What PrepareRun adds with `compile` to a run it validated without: the parallel plans and the
+// task graph. PrepareRun(spec, run, false) then CompletePreparedRun(run) is PrepareRun(spec, run).
+Status CompletePreparedRun(PreparedRun* run);
 
 // Executes a prepared run with its engine and computes its metrics; the executed timeline goes
 // to `timeline` when it is not null (for traces and pictures). `process` says where SimGrid runs

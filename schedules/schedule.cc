@@ -142,27 +142,28 @@ Status CheckSchedule(const Schedule& s) {
         const Op& op = action.op(k);
         const int32_t stage = op.stage.value();
         const int32_t microbatch = op.microbatch.value();
-        const std::string where = DescribeActionAt(rank, index, action);
+        // Formatted only for a message: this loop visits every op of every schedule checked.
+        const auto where = [&] { return DescribeActionAt(rank, index, action); };
         if (stage >= s.num_stages) {
-          return Status::InvalidInput(where + ": stage " + std::to_string(stage) +
+          return Status::InvalidInput(where() + ": stage " + std::to_string(stage) +
                                       " is out of range; stages are 0.." +
                                       std::to_string(s.num_stages - 1));
         }
         if (microbatch >= s.num_microbatches) {
-          return Status::InvalidInput(where + ": microbatch " + std::to_string(microbatch) +
+          return Status::InvalidInput(where() + ": microbatch " + std::to_string(microbatch) +
                                       " is out of range; microbatches are 0.." +
                                       std::to_string(s.num_microbatches - 1));
         }
         const Pipeline pipeline = s.PipelineOf(op.microbatch);
         if (stage < pipeline.first_stage || stage > pipeline.last_stage) {
-          return Status::InvalidInput(where + ": microbatch " + std::to_string(microbatch) +
+          return Status::InvalidInput(where() + ": microbatch " + std::to_string(microbatch) +
                                       " flows through stages " +
                                       std::to_string(pipeline.first_stage) + ".." +
                                       std::to_string(pipeline.last_stage) + ", not stage " +
                                       std::to_string(stage));
         }
         if (s.stage_to_rank[stage].value() != rank) {
-          return Status::InvalidInput(where + ": stage " + std::to_string(stage) +
+          return Status::InvalidInput(where() + ": stage " + std::to_string(stage) +
                                       " belongs to rank " +
                                       std::to_string(s.stage_to_rank[stage].value()) +
                                       "; an action runs on the rank that holds its stage");
@@ -172,7 +173,7 @@ Status CheckSchedule(const Schedule& s) {
                                                      microbatch];
         if (slot.rank >= 0) {
           return Status::InvalidInput(
-              where + ": " + FormatOp(op) + " is repeated; it already appears at " +
+              where() + ": " + FormatOp(op) + " is repeated; it already appears at " +
               DescribeActionAt(slot.rank, slot.index, s.orders[slot.rank][slot.index]));
         }
         slot = Seen{rank, index};
