@@ -355,9 +355,9 @@ TEST(MegatronArgs, FlagHintNamesPpsimsFlagAndMegatron) {
             "Megatron-LM arguments whole with --megatron '--tensor-model-parallel-size ...' (or "
             "--megatron @FILE)");
   EXPECT_EQ(MegatronFlagHint("--no-such-flag"), "");
-  // README's mapping table names every row.
+  // docs/usage.md's mapping table (Megatron-LM arguments in) names every row.
   std::string readme;
-  ASSERT_TRUE(ReadFile(std::string(PPSIM_SOURCE_DIR) + "/README.md", &readme).ok());
+  ASSERT_TRUE(ReadFile(std::string(PPSIM_SOURCE_DIR) + "/docs/usage.md", &readme).ok());
   // Every row's flag is a long option, once.
   std::set<std::string_view> seen;
   for (const MegatronArgument& row : MegatronArguments()) {
