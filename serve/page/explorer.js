@@ -316,6 +316,9 @@ function renderMemory(runs) {
 function renderCommunication(runs) {
   const box = $('comm');
   box.replaceChildren();
+  box.append(element('div', {class: 'legend'},
+    element('span', {}, element('i', {style: 'background:#d9534f'}), 'exposed'),
+    element('span', {}, element('i', {style: 'background:#c9d6ee'}), 'total in flight')));
   let scale = 1e-12;
   for (const run of runs) for (const c of Object.values(run.communication || {})) scale = Math.max(scale, c.total_s);
   for (const run of runs) {

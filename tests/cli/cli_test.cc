@@ -185,7 +185,7 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
                 "--b: required; give the full backward time (--b) or its two parts (--i and --w)");
   ExpectInvalid(Cli({"frobnicate"}),
                 "ppsim: unknown command 'frobnicate'; valid: run, schedule, schedules, model, "
-                "sweep, merge, search, profile, calibrate, report, platforms, help");
+                "sweep, merge, search, profile, calibrate, serve, report, platforms, help");
 }
 
 TEST(Cli, MalformedScheduleFileNamesFileLineAndColumn) {
@@ -896,7 +896,7 @@ TEST(CliHelp, RunGroupsItsOptions) {
 TEST(CliHelp, UnknownCommandsAndHelpTopicsSuggestTheClosest) {
   EXPECT_EQ(Cli({"help", "swep"}).err,
             "ppsim help: unknown command 'swep'; valid: run, schedule, schedules, model, sweep, "
-            "merge, search, profile, calibrate, report, platforms (did you mean sweep?)\n");
+            "merge, search, profile, calibrate, serve, report, platforms (did you mean sweep?)\n");
   EXPECT_EQ(Cli({"help", "swep"}).code, 2);
 }
 
