@@ -12,6 +12,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -245,6 +246,17 @@ std::vector<int32_t> UsedGpus(const TaskGraph& graph, const PlatformSpec& platfo
   return {gpus.begin(), gpus.end()};
 }
 
+// Whether every link of a cluster has no latency and infinite bandwidth, so that every transfer
+// takes no time whatever else crosses its links (the ideal platform). Never for an XML platform.
+bool TransfersTakeNoTime(const PlatformSpec& platform) {
+  if (!platform.xml_file.empty()) return false;
+  for (int64_t id = 0; id < platform.num_links(); ++id) {
+    const LinkSpec link = platform.Link(static_cast<int32_t>(id));
+    if (link.latency_s != 0 || !std::isinf(link.bandwidth_bytes_per_s)) return false;
+  }
+  return true;
+}
+
 // Launches tasks as their predecessors finish and records when each ran.
 class JustInTimeRunner {
  public:
@@ -256,7 +268,8 @@ class JustInTimeRunner {
         gpus_(std::move(gpus)),
         timeline_(timeline),
         remaining_(graph.num_predecessors),
-        running_(graph.num_tasks()) {
+        running_(graph.num_tasks()),
+        instant_transfers_(TransfersTakeNoTime(platform)) {
     timeline_->start_s.assign(graph.num_tasks(), 0.0);
     timeline_->end_s.assign(graph.num_tasks(), 0.0);
     if (!graph.part_begin.empty()) {
@@ -372,6 +385,11 @@ class JustInTimeRunner {
         return;
       }
       exec_of_task()->start();
+    } else if (instant_transfers_) {
+      // Every link has no latency and infinite bandwidth (the ideal platform): a transfer ends
+      // as it starts, as SimGrid would end it at the same clock, without entering the network.
+      const double now = s4u::Engine::get_clock();
+      Finished(t, now, now);
     } else if (task.steps > 1) {
       // The steps' latencies but one first (one timer), then their bytes as one transfer.
       StartTimer(t, kLatency,
@@ -589,6 +607,7 @@ class JustInTimeRunner {
   Timeline* timeline_;
   std::vector<TaskId> remaining_;
   std::vector<s4u::ActivityPtr> running_;
+  const bool instant_transfers_;
   std::vector<TaskId> finished_;
   // Compute tasks whose ring is under way: the activities still to end, when the task started,
   // its transfers (kept alive until released after the task ends).
