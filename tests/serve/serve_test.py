@@ -132,6 +132,35 @@ def test_api_is_the_command_line(server):
     check(status == 400 and "did you mean microbatches" in text, "an unknown field: did you mean")
 
 
+def test_command_and_timeline(server):
+    # "Copy as ppsim run" gives the command line that prints the same JSON; the timeline is the
+    # picture that command draws with --timeline.
+    status, text = server.request("POST", "/api/command", SMALL)
+    check(status == 200, "/api/command answers 200, got %s %s" % (status, text[:200]))
+    commands = json.loads(text)
+    words = commands["ppsim"].split()
+    check(words[:2] == ["ppsim", "run"], "a ppsim run command: %r" % commands["ppsim"])
+    ran = cli(*words[1:], "--format", "json")
+    _, direct = server.request("POST", "/api/run", SMALL)
+    check(ran.stdout == direct, "the copied command prints what /api/run answers")
+    check("error" in commands["megatron"] and "error" in commands["torchtitan"],
+          "no framework launch without a model: %r" % commands)
+    model = dict(SMALL, model="llama3-8b", platform="h100-node")
+    del model["f"], model["b"]
+    status, text = server.request("POST", "/api/command", model)
+    commands = json.loads(text)
+    check(status == 200 and "--pipeline-model-parallel-size 4" in commands["megatron"]["text"]
+          and "pipeline_parallel_degree = 4" in commands["torchtitan"]["text"],
+          "Megatron-LM arguments and torchtitan TOML of a model's run: %s" % text[:300])
+    status, html = server.request("POST", "/api/timeline", SMALL)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "t.html")
+        cli(*words[1:], "--timeline", path)
+        with open(path) as f:
+            drawn = f.read()
+    check(status == 200 and html == drawn, "/api/timeline is the picture --timeline draws")
+
+
 def test_files(server):
     for body, words in [
         (dict(SMALL, profile="/etc/passwd"), "profile: the server reads no files"),
@@ -318,6 +347,7 @@ def main():
                     "--max-connections", "8")
     try:
         test_api_is_the_command_line(server)
+        test_command_and_timeline(server)
         test_files(server)
         test_hostile(server)
         test_slow_client(server)
