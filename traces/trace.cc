@@ -265,6 +265,9 @@ class TraceStreamer {
           ring.pid = key + 2;
           ring.tid = platform_.num_gpus() + 1 + static_cast<int32_t>(tracks_.size());
           ring.sort_index = stream * kSortSlots + 2 + index;
+          ring.replica = replica;
+          ring.rank = rank;
+          ring.comm = TraceComm::kCollective;
           ring_track_[2 * stream + index] = tracks_.size() - 1;
         }
         // Expert parallelism: the parts of its actions and its all-to-alls, a track each (the
@@ -277,6 +280,9 @@ class TraceStreamer {
             parts.pid = key + 2;
             parts.tid = platform_.num_gpus() + 1 + static_cast<int32_t>(tracks_.size());
             parts.sort_index = stream * kSortSlots + kSortSlots - 2 + index;
+            parts.replica = replica;
+            parts.rank = rank;
+            parts.comm = index == 0 ? TraceComm::kNone : TraceComm::kAllToAll;
             part_track_[2 * stream + index] = tracks_.size() - 1;
           }
         }
@@ -313,6 +319,8 @@ class TraceStreamer {
       track.pid = key + 2;
       track.tid = platform_.num_gpus() + 1 + static_cast<int32_t>(tracks_.size());
       track.sort_index = StreamOf(0, rank) * kSortSlots + kSortSlots - 3;
+      track.rank = rank;
+      track.comm = TraceComm::kExposed;
       exposed_track_.push_back(tracks_.size() - 1);
     }
   }
@@ -431,6 +439,10 @@ class TraceStreamer {
         track.pid = key + 2;
         track.tid = first_tid + static_cast<int32_t>(tracks_.size());
         track.sort_index = stream * kSortSlots + 4 + lanes_of_stream[stream]++;
+        track.replica = task.replica;
+        track.rank = task.rank;
+        track.comm =
+            task.kind == TaskKind::kAllReduce ? TraceComm::kCollective : TraceComm::kP2p;
       }
       if (!Xml()) {
         const Route route = RouteOf(task, platform_);
