@@ -56,7 +56,6 @@ class PictureSink : public TraceSink {
           transfer_rows_[track.uuid] = {row->second, TransferKind::kAllToAll};
           break;
         case TraceComm::kNone:
-        case TraceComm::kExposed:
           break;
       }
     } else if (track.kind == TraceTrackKind::kMemory) {
