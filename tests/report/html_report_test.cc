@@ -1014,6 +1014,53 @@ TEST(HtmlReportCommand, UnreadableInputExitsTwo) {
   EXPECT_EQ(r.out, "");
 }
 
+TEST(HtmlReportCommand, ReadsTheAboutFileAndJsonLinesBesideTheCsv) {
+  const std::string input = TempPath("report_about.csv");
+  const std::string output = TempPath("report_about.html");
+  std::ofstream(input) << Header("pp") + OkRow(0, "4", "0.1");
+  std::ofstream(TempPath("report_about.about.json"))
+      << "{\"ppsim_version\": \"9.9\", \"command\": \"ppsim sweep e.yaml\", \"experiment\": "
+         "\"study\", \"experiment_file\": \"e.yaml\"}\n";
+  std::ofstream(TempPath("report_about.jsonl"))
+      << "{\"point\":0,\"values\":{\"pp\":\"4\"},\"status\":\"ok\",\"error\":\"\",\"wall_s\":0.5,"
+         "\"result\":{\"pp\":4,\"platform\":\"h100-node\",\"gpus\":4,\"tp\":1,\"dp\":1,"
+         "\"model\":\"llama3-8b\"}}\n";
+  const CliResult r = Report({input, "-o", output});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream file(output);
+  const std::string html((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  for (const char* fact : {"<h1>ppsim sweep report: study</h1>", "<dd>llama3-8b</dd>",
+                           "<dd>h100-node, 4 GPUs</dd>", "<dd>pp 4 \u00b7 tp 1 \u00b7 dp 1</dd>",
+                           "<dd>ppsim 9.9</dd>", "<dd><code>ppsim sweep e.yaml</code></dd>",
+                           "<dd>study \u00b7 file e.yaml</dd>"}) {
+    EXPECT_NE(html.find(fact), std::string::npos) << fact;
+  }
+}
+
+TEST(HtmlReportCommand, MalformedAboutFileExitsTwo) {
+  const std::string input = TempPath("report_bad_about.csv");
+  const std::string output = TempPath("report_bad_about.html");
+  std::remove(output.c_str());
+  std::ofstream(input) << Header("pp") + OkRow(0, "4", "0.1");
+  std::ofstream(TempPath("report_bad_about.about.json")) << "{\"command\": 3}\n";
+  const CliResult r = Report({input, "-o", output});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, TempPath("report_bad_about.about.json") +
+                       ": not a JSON object of strings; an about file is {\"ppsim_version\": ..., "
+                       "\"command\": ..., \"experiment\": ..., \"experiment_file\": ...}\n");
+  EXPECT_FALSE(Exists(output));
+}
+
+TEST(HtmlReportCommand, UnknownBaselineExitsTwo) {
+  const std::string input = TempPath("report_baseline.csv");
+  std::ofstream(input) << Header("pp") + OkRow(0, "4", "0.1") + OkRow(1, "8", "0.2");
+  const CliResult r = Report({input, "-o", TempPath("report_baseline.html"), "--baseline", "7"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "--baseline: no point '7'; valid: a point of the file (0-1) or a value of its first "
+            "axis\n");
+}
+
 TEST(HtmlReportCommand, BadCsvExitsTwoAndWritesNothing) {
   const std::string input = TempPath("report_bad.csv");
   const std::string output = TempPath("report_bad.html");
