@@ -19,6 +19,7 @@
 #include "base/names.h"
 #include "base/numbers.h"
 #include "cli/commands.h"
+#include "report/report_about.h"
 #include "base/flag_locator.h"
 #include "cli/options.h"
 #include "config/units.h"
@@ -147,7 +148,7 @@ int SweepCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
     for (const std::string& file : InputFiles(job.spec)) inputs.push_back(file);
   }
   for (const std::string& output :
-       {sweep.output, JsonLinesPath(sweep.output), sweep.output + ".partial",
+       {sweep.output, JsonLinesPath(sweep.output), AboutPath(sweep.output), sweep.output + ".partial",
         JsonLinesPath(sweep.output) + ".partial"}) {
     status = CheckNotAnInput("-o", output, inputs);
     if (!status.ok()) return Fail(err, status);
@@ -155,6 +156,15 @@ int SweepCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
   sweep.terminal = &err == &std::cerr && isatty(STDERR_FILENO);
   SweepSummary summary;
   status = RunSweep(plan, jobs, sweep, err, &summary);
+  if (!status.ok()) return Fail(err, status);
+  // What the report's header says about these results (report/report_about.h).
+  ReportAbout about;
+  about.ppsim_version = PPSIM_VERSION;
+  about.command = "ppsim sweep";
+  for (const std::string& a : args) about.command += " " + a;
+  about.experiment = plan.experiment.name();
+  about.experiment_file = parsed.positional[0];
+  status = WriteWholeFile("", AboutPath(sweep.output), AboutJson(about));
   if (!status.ok()) return Fail(err, status);
   const size_t ran = summary.points - summary.resumed;
   char rate[64];

@@ -460,7 +460,7 @@ const char* kCsvHeader =
     "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,transfer_tasks,"
     "transfer_bytes,peak_memory_bytes,memory_capacity_bytes,oom_ranks,mfu,hfu,samples_per_s,"
     "tokens_per_s,time_to_train_s,gpu_hours,cost,dp,tp,allreduce_tail_s,intra_node_bytes,"
-    "inter_node_bytes\n";
+    "inter_node_bytes,model\n";
 
 // A number, or an empty cell when the run has none.
 std::string Optional(bool has, double value) { return has ? FormatNumber(value) : ""; }
@@ -483,7 +483,8 @@ std::string CsvRow(const RunResult& r) {
          Optional(training && r.spec.gpu_hour_cost >= 0, r.cost) + "," +
          std::to_string(r.spec.training.layout.dp) + "," +
          std::to_string(r.spec.training.layout.tp) + "," + FormatNumber(m.allreduce_tail_s) + "," +
-         std::to_string(m.intra_node.bytes) + "," + std::to_string(m.inter_node.bytes) + "\n";
+         std::to_string(m.intra_node.bytes) + "," + std::to_string(m.inter_node.bytes) + "," +
+         CsvField(r.model) + "\n";
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 
 namespace ppsim {
@@ -86,10 +87,13 @@ Plan MakePlan(const ResultsTable& results, const std::vector<Axis>& axes) {
     index = static_cast<int>(plan.series_labels.size());
     const size_t r = series_first_row[key];
     std::string label;
+    std::string values;
     for (int a : plan.series_axes) {
       label += (label.empty() ? "" : ", ") + AxisAssignment(results, axes[a], results.rows[r]);
+      values += (values.empty() ? "" : ", ") + AxisValue(results, axes[a], results.rows[r]);
     }
     plan.series_labels.push_back(label);
+    plan.series_values.push_back(values);
   }
   for (auto& [key, index] : groups) {
     index = static_cast<int>(plan.group_labels.size());
@@ -124,7 +128,39 @@ std::string PointName(const ResultsTable& results, const std::vector<Axis>& axes
   return "point " + std::to_string(row.point) + (values.empty() ? "" : " (" + values + ")");
 }
 
-std::vector<ChartSpec> ChooseCharts(const ResultsTable& results, const Plan& plan) {
+std::string_view MetricDefinition(int column) {
+  switch (column) {
+    case kBubbleColumn:
+      return "bubble_over_makespan = 1 \u2212 \u03a3busy / (ranks \u00b7 makespan): the share of "
+             "the GPUs' time idle, 0 to 100%";
+    case kBubbleOverIdealColumn:
+      return "bubble_over_ideal = (ranks \u00b7 makespan \u2212 \u03a3busy) / \u03a3busy: idle "
+             "time over busy time, Megatron's (p\u22121)/m for 1F1B; grows without bound";
+    case kStageBubbleColumn:
+      return "stage_bubble_rate = (S \u2212 busy of that rank) / S, S the largest span (first "
+             "compute start to last compute end of a rank): the zero-bubble paper's, per stage";
+    default:
+      return "";
+  }
+}
+
+namespace {
+
+ChartSpec ThroughputChart(bool tokens) {
+  if (tokens) {
+    return {kTokensColumn, "tokens_per_s", "Throughput (tokens_per_s)",
+            "Tokens per second over all replicas: higher is better.", "throughput", "tokens/s",
+            ChartUnit::kRate};
+  }
+  return {kSamplesColumn, "samples_per_s", "Throughput (samples_per_s)",
+          "Samples (sequences) per second over all replicas: higher is better.", "throughput",
+          "samples/s", ChartUnit::kRate};
+}
+
+}  // namespace
+
+std::vector<ChartSpec> ChooseCharts(const ResultsTable& results, const Plan& plan,
+                                    const ResultRow* baseline) {
   std::vector<ChartSpec> charts;
   if (plan.points.empty()) return charts;
   auto some_value = [&](int column) {
@@ -133,28 +169,34 @@ std::vector<ChartSpec> ChooseCharts(const ResultsTable& results, const Plan& pla
     }
     return false;
   };
-  if (some_value(kTokensColumn)) {
-    charts.push_back({kTokensColumn, "Throughput (tokens_per_s)",
-                      "Tokens per second over all replicas: higher is better.", "throughput",
-                      "tokens/s", ChartUnit::kRate});
-  } else {
-    charts.push_back({kSamplesColumn, "Throughput (samples_per_s)",
-                      "Samples (sequences) per second over all replicas: higher is better.",
-                      "throughput", "samples/s", ChartUnit::kRate});
+  const ChartSpec throughput = ThroughputChart(some_value(kTokensColumn));
+  const std::optional<double> base =
+      baseline == nullptr ? std::nullopt : baseline->values[throughput.column];
+  charts.push_back(throughput);
+  if (base && *base > 0) {
+    ChartSpec speedup = throughput;
+    speedup.metric = "speedup_vs_baseline";
+    speedup.title = "Speed-up vs baseline (" + std::string(throughput.metric) + ")";
+    speedup.question = "Each point's throughput over the baseline point's: above 1 is faster.";
+    speedup.quantity = "speed-up";
+    speedup.unit = ChartUnit::kRatio;
+    speedup.baseline = *base;
+    speedup.definition = "speed-up = " + throughput.metric + " of the point / " +
+                         throughput.metric + " of the baseline point";
+    charts.push_back(speedup);
   }
   if (some_value(kMfuColumn)) {
-    charts.push_back({kMfuColumn, "Model FLOPs utilization (mfu)",
+    charts.push_back({kMfuColumn, "mfu", "Model FLOPs utilization (mfu)",
                       "Model FLOPs per second over the GPUs' peak: higher is better.", "MFU", "",
                       ChartUnit::kFraction});
   }
-  charts.push_back({kPeakMemoryColumn, "Peak memory (peak_memory_bytes)",
+  charts.push_back({kPeakMemoryColumn, "peak_memory_bytes", "Peak memory (peak_memory_bytes)",
                     "The fullest rank's peak memory against the GPU's capacity (dashed line): a "
                     "point above it runs out of memory.",
                     "peak memory", "", ChartUnit::kBytes, /*capacity_lines=*/true});
-  charts.push_back({kBubbleColumn, "Bubble (bubble_over_makespan)",
-                    "The share of the GPUs' time idle, 1 \u2212 \u03a3busy / (ranks \u00b7 "
-                    "makespan): lower is better.",
-                    "bubble / makespan", "", ChartUnit::kFraction});
+  charts.push_back({kBubbleColumn, "bubble_over_makespan", "Bubble (bubble_over_makespan)",
+                    "The share of the GPUs' time idle: lower is better.", "bubble / makespan", "",
+                    ChartUnit::kFraction, false, std::string(MetricDefinition(kBubbleColumn))});
   return charts;
 }
 

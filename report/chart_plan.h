@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/report_axes.h"
@@ -29,6 +30,8 @@ struct Plan {
   std::vector<int> series_axes;
   // "schedule=1F1B / stages_per_rank=1, pp=4"; "" when there is one series and nothing varies
   std::vector<std::string> series_labels;
+  // The series' axis values only, for the labels at the lines' ends: "1F1B / 1, 4".
+  std::vector<std::string> series_values;
   std::vector<std::string> group_labels;
   std::vector<PlotPoint> points;  // lines: by series, then x; bars: by group, then series
   int64_t not_plotted[kPointStatusCount] = {};  // by status
@@ -50,18 +53,27 @@ enum class ChartUnit {
   kRate,      // per second, with a 1000-power prefix: "throughput (M tokens/s)"
   kFraction,  // as a percentage: "MFU (%)"
   kBytes,     // with a 1024-power unit: "peak memory (GiB)"
+  kRatio,     // a point's value over the baseline's: "speed-up (x)"
 };
 
 // One chart: a metric column over the plan's points (those with a value in it).
 struct ChartSpec {
   int column;                 // a ResultColumn (batch/results.h)
+  std::string metric;         // its name (data-metric): the column's, or "speedup_vs_baseline"
   std::string title;          // "Throughput (tokens_per_s)"
   std::string question;       // the caption: what the chart answers, what is better
   std::string quantity;       // the y axis title before its unit: "throughput", "MFU"
   std::string rate_unit;      // kRate: "tokens/s"
   ChartUnit unit;
   bool capacity_lines = false;  // draw each distinct memory_capacity_bytes > 0 as a line
+  // How the metric is computed, shown under the title and as its tooltip; "" for none.
+  std::string definition;
+  double baseline = 0;  // kRatio: the baseline point's value of `column` (> 0)
 };
+
+// The definitions of the three bubble metrics (README "What the numbers mean"), by ResultColumn:
+// kBubbleColumn, kBubbleOverIdealColumn and kStageBubbleColumn; "" for any other column.
+std::string_view MetricDefinition(int column);
 
 // The charts of a report, one per question, in this order: throughput (tokens_per_s when some
 // plotted point has a value there, else samples_per_s); MFU, when some plotted point has one; peak
@@ -69,7 +81,12 @@ struct ChartSpec {
 // idle, 0 to 100%: the cost of the bubble directly, unlike bubble_over_ideal, which grows without
 // bound). None when nothing is plotted. Every chart marks the plotted points that run out of
 // memory.
-std::vector<ChartSpec> ChooseCharts(const ResultsTable& results, const Plan& plan);
+//
+// With `baseline` (a row of `results`, ok, with a throughput), after the throughput chart one of
+// the "Speed-up vs baseline": each point's throughput over the baseline's (the same column as the throughput
+// chart).
+std::vector<ChartSpec> ChooseCharts(const ResultsTable& results, const Plan& plan,
+                                    const ResultRow* baseline = nullptr);
 
 }  // namespace ppsim
 

@@ -29,6 +29,14 @@ figure{display:inline-block;vertical-align:top;width:min-content;margin:0 16px 2
 figcaption{color:#555;margin:2px 0 6px;min-width:24em}
 svg.chart{display:block;background:#fff}
 .note{color:#555}
+dl.about{display:grid;grid-template-columns:max-content auto;gap:2px 14px;margin:8px 0 12px;max-width:100%}
+dl.about dt{font-weight:bold;color:#444}
+dl.about dd{margin:0;overflow-wrap:anywhere}
+dl.about dd.unknown{color:#888;font-style:italic}
+.definition{display:block;font-size:12px;color:#444;margin-top:2px}
+dl.definitions dt{font-family:monospace;font-weight:bold}
+dl.definitions dd{margin:0 0 6px 16px;color:#444}
+abbr{text-decoration:underline dotted;cursor:help}
 .best{background:#f2f8f2;border-left:4px solid #59a14f;padding:6px 10px;max-width:72em}
 .oom-note{border-left:4px solid %OOM%;padding:2px 10px}
 .table-wrap{overflow-x:auto;max-width:100%}
@@ -139,8 +147,11 @@ std::string ChartsIntro(const std::vector<Axis>& axes, const Plan& plan) {
     out += " There are " + std::to_string(plan.series_labels.size()) + " series and " +
            std::to_string(kPaletteSize) +
            " colours: after the twelfth, colours repeat, on line charts with another marker shape "
-           "and a dashed line (bars of a repeated colour are told apart by their legend order "
-           "only).";
+           "and dash (bars of a repeated colour are told apart by their legend order only).";
+  }
+  if (!plan.bars && plan.series_labels.size() > 1) {
+    out += " Each line has its own marker shape and dash, lines drawn first are wider, and each "
+           "ends in its label, so that lines of equal values stay visible.";
   }
   out += " Only ok points are plotted; hover a marker or bar for its values.</p>\n";
   return out;
@@ -192,10 +203,10 @@ std::string AtAGlance(const ResultsTable& results, const std::vector<Axis>& axes
     if (v[kMfuColumn]) figures += ", MFU " + HumanPercent(*v[kMfuColumn]);
     figures += ", peak memory " + HumanBytes(*v[kPeakMemoryColumn]);
     if (*v[kCapacityColumn] > 0) figures += " of " + HumanBytes(*v[kCapacityColumn]);
-    figures += ", bubble " + HumanPercent(*v[kBubbleColumn]);
     out += "<p class=\"best\"><b>Highest throughput that fits in memory</b>: " +
            MarkupEscape(PointName(results, axes, *best)) + ": " + MarkupEscape(figures) +
-           ".</p>\n";
+           ", <abbr title=\"" + MarkupEscape(std::string(MetricDefinition(kBubbleColumn))) +
+           "\">bubble</abbr> " + MarkupEscape(HumanPercent(*v[kBubbleColumn])) + ".</p>\n";
   }
   if (oom > 0) {
     out += "<p class=\"oom-note\">" + Plural(oom, "point") + " of " + std::to_string(ok) +
@@ -252,8 +263,14 @@ std::string TableMarkup(const ResultsTable& results, const std::vector<Axis>& ax
   out += "<div class=\"table-wrap\">\n<table class=\"results\" id=\"results\">\n<thead><tr>";
   for (int c = 0; c < columns; ++c) {
     if (!shown[c]) continue;
+    const std::string_view definition =
+        c >= first_metric ? MetricDefinition(c - first_metric) : std::string_view();
+    const std::string name = BreakableName(results.header[c]);
     out += "<th title=\"sort by " + MarkupEscape(results.header[c]) + "\">" +
-           BreakableName(results.header[c]) + "</th>";
+           (definition.empty() ? name
+                               : "<abbr title=\"" + MarkupEscape(std::string(definition)) +
+                                     "\">" + name + "</abbr>") +
+           "</th>";
   }
   out += "</tr></thead>\n<tbody>\n";
   for (const ResultRow& row : results.rows) {
@@ -286,15 +303,85 @@ std::string TableMarkup(const ResultsTable& results, const std::vector<Axis>& ax
   return out + "</tbody>\n</table>\n</div>\n";
 }
 
-std::string Page(const ResultsTable& results, bool from_run, const std::vector<Axis>& axes,
-                 const Plan& plan, const std::string& source, const std::vector<ChartSpec>& specs,
-                 const std::vector<std::string>& charts) {
+// Everything a page shows.
+struct PageInput {
+  const ResultsTable& results;
+  bool from_run;
+  const std::vector<Axis>& axes;
+  const Plan& plan;
+  const std::string& source;
+  const std::vector<ChartSpec>& specs;
+  const std::vector<std::string>& charts;
+  const ReportOptions& options;
+  const ResultRow* baseline;  // nullptr: none
+};
+
+// One fact of the header; "not recorded" when empty.
+std::string Fact(const std::string& name, const std::string& value, bool code = false) {
+  if (value.empty()) {
+    return "<dt>" + name + "</dt><dd class=\"unknown\">not recorded</dd>\n";
+  }
+  const std::string shown = code ? "<code>" + MarkupEscape(value) + "</code>" : MarkupEscape(value);
+  return "<dt>" + name + "</dt><dd>" + shown + "</dd>\n";
+}
+
+// What was simulated and where the results came from.
+std::string AboutMarkup(const PageInput& in) {
+  const ReportAbout& about = in.options.about;
+  std::string out = "<dl class=\"about\" id=\"about\">\n";
+  for (const char* field : {"model", "cluster", "parallelism"}) {
+    std::string value;
+    for (const auto& [name, text] : about.simulated) {
+      if (name == field) value = text;
+    }
+    out += Fact(field, value);
+  }
+  std::string experiment = about.experiment;
+  if (!about.experiment_file.empty()) {
+    experiment += (experiment.empty() ? "" : " \u00b7 file ") + about.experiment_file;
+  }
+  if (in.from_run && experiment.empty()) experiment = "none (one ppsim run)";
+  out += Fact("experiment", experiment);
+  out += Fact("results", in.source, true);
+  out += Fact("simulated with", about.ppsim_version.empty() ? "" : "ppsim " + about.ppsim_version);
+  out += Fact("command", about.command, true);
+  if (in.baseline != nullptr) {
+    out += Fact("baseline", PointName(in.results, in.axes, *in.baseline));
+  }
+  if (!about.report_version.empty()) out += Fact("report by", "ppsim " + about.report_version);
+  return out + "</dl>\n";
+}
+
+// The three bubble metrics, defined once where the table shows them.
+std::string BubbleDefinitions() {
+  std::string out =
+      "<p class=\"note\">The table's three bubble metrics measure different things, so their "
+      "values differ for one point:</p>\n<dl class=\"definitions\" id=\"bubble-definitions\">\n";
+  for (int column : {kBubbleColumn, kBubbleOverIdealColumn, kStageBubbleColumn}) {
+    const std::string definition(MetricDefinition(column));
+    const size_t equals = definition.find(" = ");
+    out += "<dt>" + std::string(kResultColumns[column].name) + "</dt><dd>" +
+           MarkupEscape(definition.substr(equals + 3)) + "</dd>\n";
+  }
+  return out + "</dl>\n";
+}
+
+std::string Page(const PageInput& in) {
+  const ResultsTable& results = in.results;
+  const bool from_run = in.from_run;
+  const std::vector<Axis>& axes = in.axes;
+  const Plan& plan = in.plan;
+  const std::string& source = in.source;
+  const std::vector<ChartSpec>& specs = in.specs;
+  const std::vector<std::string>& charts = in.charts;
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>ppsim "
       "report: " +
       MarkupEscape(source) + "</title>\n<style>\n" + Style() + "</style>\n</head>\n<body>\n";
-  out += from_run ? "<h1>ppsim run report</h1>\n" : "<h1>ppsim sweep report</h1>\n";
+  std::string title = from_run ? "ppsim run report" : "ppsim sweep report";
+  if (!in.options.about.experiment.empty()) title += ": " + in.options.about.experiment;
+  out += "<h1>" + MarkupEscape(title) + "</h1>\n" + AboutMarkup(in);
   out += "<p>Results from <code>" + MarkupEscape(source) + "</code>" +
          (from_run ? " (a run's CSV: one point per schedule)" : "") + ": ";
   if (results.rows.empty()) {
@@ -324,8 +411,11 @@ std::string Page(const ResultsTable& results, bool from_run, const std::vector<A
   } else {
     out += ChartsIntro(axes, plan);
     for (size_t c = 0; c < charts.size(); ++c) {
-      out += "<figure>\n<figcaption>" + MarkupEscape(specs[c].question) + "</figcaption>\n" +
-             charts[c] + "</figure>\n";
+      std::string caption = MarkupEscape(specs[c].question);
+      if (!specs[c].definition.empty()) {
+        caption += "<span class=\"definition\">" + MarkupEscape(specs[c].definition) + "</span>";
+      }
+      out += "<figure>\n<figcaption>" + caption + "</figcaption>\n" + charts[c] + "</figure>\n";
     }
   }
   out += NotPlottedNote(plan);
@@ -335,6 +425,7 @@ std::string Page(const ResultsTable& results, bool from_run, const std::vector<A
       "four significant digits (hover a cell for the file's full value). The table scrolls "
       "sideways in its own box when it is wider than the page. Click a column heading to sort "
       "(needs JavaScript).</p>\n";
+  out += BubbleDefinitions();
   out += TableMarkup(results, axes);
   out += "<script>\n" + std::string(kScript) + "</script>\n</body>\n</html>\n";
   return out;
@@ -363,22 +454,58 @@ Status ReadReportInput(std::string_view text, const std::string& source, Results
   return ReadResultsCsv(text, source, results);
 }
 
+// The row --baseline names: a point number, else (a run's CSV) the schedule.
+Status FindBaseline(const ResultsTable& results, const std::vector<Axis>& axes,
+                    const ReportOptions& options, const ResultRow** baseline) {
+  *baseline = nullptr;
+  if (options.baseline.empty()) return Status();
+  for (const ResultRow& row : results.rows) {
+    const bool named = std::to_string(row.point) == options.baseline ||
+                       (!axes.empty() && row.fields.size() > 1 && row.fields[1] == options.baseline);
+    if (named && *baseline == nullptr) *baseline = &row;
+  }
+  const std::string& where = options.baseline_where;
+  if (*baseline == nullptr) {
+    const std::string range =
+        results.rows.empty() ? "none"
+                             : std::to_string(results.rows.front().point) + "-" +
+                                   std::to_string(results.rows.back().point);
+    return Status::InvalidInput(where + ": no point " + Quoted(options.baseline) +
+                                "; valid: a point of the file (" + range +
+                                ") or a value of its first axis");
+  }
+  if ((*baseline)->status != PointStatus::kOk) {
+    return Status::InvalidInput(where + ": point " + std::to_string((*baseline)->point) + " is " +
+                                std::string(PointStatusName((*baseline)->status)) +
+                                "; the baseline must be an ok point");
+  }
+  return Status();
+}
+
 }  // namespace
 
 Status RenderHtmlReport(std::string_view csv_text, const std::string& source, std::string* html,
+                        HtmlReportSummary* summary) {
+  return RenderHtmlReport(csv_text, source, ReportOptions(), html, summary);
+}
+
+Status RenderHtmlReport(std::string_view csv_text, const std::string& source,
+                        const ReportOptions& options, std::string* html,
                         HtmlReportSummary* summary) {
   ResultsTable results;
   bool from_run = false;
   RETURN_IF_ERROR(ReadReportInput(csv_text, source, &results, &from_run));
   const std::vector<Axis> axes = ClassifyAxes(results);
+  const ResultRow* baseline = nullptr;
+  RETURN_IF_ERROR(FindBaseline(results, axes, options, &baseline));
   const Plan plan = MakePlan(results, axes);
-  const std::vector<ChartSpec> specs = ChooseCharts(results, plan);
+  const std::vector<ChartSpec> specs = ChooseCharts(results, plan, baseline);
   std::vector<std::string> charts;
   for (const ChartSpec& chart : specs) {
     charts.push_back(plan.bars ? BarChart(results, axes, plan, chart)
                                : LineChart(results, axes, plan, chart));
   }
-  *html = Page(results, from_run, axes, plan, source, specs, charts);
+  *html = Page({results, from_run, axes, plan, source, specs, charts, options, baseline});
   if (summary != nullptr) {
     summary->points = static_cast<int64_t>(results.rows.size());
     summary->plotted = static_cast<int64_t>(plan.points.size());

@@ -15,9 +15,10 @@
     t.parentNode.dataset.d = t.textContent;
     t.remove();
   }
-  const boxes = Array.from(svg.querySelectorAll('rect.box'), function (r) {
+  // Boxes and transfers; a transfer stays at least a pixel wide so that short ones show.
+  const boxes = Array.from(svg.querySelectorAll('rect.box, rect.xfer'), function (r) {
     const l = r.nextElementSibling;
-    return {r: r, s: +r.dataset.s, e: +r.dataset.e,
+    return {r: r, s: +r.dataset.s, e: +r.dataset.e, min: r.classList.contains('xfer') ? 1 : 0,
             label: l && l.classList.contains('mb') ? l : null};
   });
   const axis = svg.querySelector('g.axis'), grid = svg.querySelector('g.grid');
@@ -54,7 +55,7 @@
     pending = false;
     const k = W / (t1 - t0), x = function (t) { return L + (t - t0) * k; };
     for (const b of boxes) {
-      const x0 = x(b.s), w = Math.max(0, x(b.e) - x0);
+      const x0 = x(b.s), w = Math.max(b.min, x(b.e) - x0);
       b.r.setAttribute('x', x0.toFixed(1));
       b.r.setAttribute('width', w.toFixed(1));
       if (!b.label) continue;
@@ -146,12 +147,21 @@
     tip.style.top = (ev.clientY + 14) + 'px';
   });
   document.getElementById('reset').addEventListener('click', home);
+  const xfers = document.getElementById('xfers');
+  if (xfers) {
+    xfers.addEventListener('change', function () {
+      svg.querySelectorAll('rect.xfer').forEach(function (r) {
+        r.setAttribute('visibility', xfers.checked ? 'visible' : 'hidden');
+      });
+    });
+  }
   document.getElementById('whole').addEventListener('click', function () { view(0, end); });
   window.addEventListener('resize', function () {
     fit();
     view(t0, t1);
   });
+  // The page opens on the whole iteration; "reset" zooms to the picture's own scale.
   fit();
-  home();
+  view(0, end);
   draw();
 })();

@@ -46,6 +46,11 @@ constexpr double kPeakGap = 6;  // between the plot and a memory label
 constexpr double kMinTickSpacing = 60;
 constexpr double kTickLabelGap = 12;
 constexpr double kLegendLine = 20;
+// The legend wraps at this width (or the picture's, if narrower), so that it fits any window.
+constexpr double kLegendWrap = 640;
+// A row's transfer lanes, one per kind of transfer the picture has, under its boxes.
+constexpr double kXferGap = 2;
+constexpr double kXferLane = 7;
 constexpr double kSwatch = 14;
 
 constexpr const char* kMemoryColour = "#4a5560";
@@ -231,11 +236,40 @@ double PlotWidth(const TimelinePicture& picture) {
                     kMaxPlotWidth);
 }
 
+// One palette colour per kind of transfer, apart from the boxes' kinds.
+const char* TransferColour(TransferKind kind) {
+  switch (kind) {
+    case TransferKind::kP2p:
+      return kPalette[10];
+    case TransferKind::kCollective:
+      return kPalette[8];
+    case TransferKind::kAllToAll:
+      return kPalette[11];
+  }
+  return "#808080";
+}
+
+const char* TransferLegend(TransferKind kind) {
+  switch (kind) {
+    case TransferKind::kP2p:
+      return "send/receive (p2p)";
+    case TransferKind::kCollective:
+      return "collective (all-reduce, ring)";
+    case TransferKind::kAllToAll:
+      return "all-to-all";
+  }
+  return "";
+}
+
+constexpr TransferKind kTransferKinds[] = {TransferKind::kP2p, TransferKind::kCollective,
+                                           TransferKind::kAllToAll};
+
 struct LegendItem {
-  enum Type { kKind, kChunks, kMemory, kCapacity, kOverCapacity } type;
+  enum Type { kKind, kChunks, kTransfer, kMemory, kCapacity, kOverCapacity } type;
   BoxKind kind;  // kKind; kChunks: the kind whose shades it shows
   std::string text;
   double x = 0, y = 0;  // top left
+  TransferKind transfer = TransferKind::kP2p;  // kTransfer
 };
 
 // A row's memory band.
@@ -258,6 +292,8 @@ struct Layout {
   bool has_memory = false;
   bool has_capacity = false;  // some band has a capacity line: every band is taller
   double mem_height = kMemHeight;
+  int xfer_lanes = 0;  // lanes per row: the kinds of transfer present
+  int lane_of[kTransferKindCount] = {-1, -1, -1};  // by TransferKind; -1: absent
   int32_t max_chunks = 1;
   int64_t max_bytes = 0;    // the top of every band: the largest curve value or capacity
   std::vector<Band> bands;  // per row
@@ -265,7 +301,11 @@ struct Layout {
 
   double X(double ns) const { return plot_x + ns / end_ns * plot_width; }
   double RowTop(size_t row) const { return plot_top + static_cast<double>(row) * pitch; }
-  double BandTop(size_t row) const { return RowTop(row) + kBoxHeight + kMemGap; }
+  double XferBlock() const { return xfer_lanes > 0 ? kXferGap + xfer_lanes * kXferLane : 0; }
+  double XferTop(size_t row, TransferKind kind) const {
+    return RowTop(row) + kBoxHeight + kXferGap + lane_of[static_cast<int>(kind)] * kXferLane;
+  }
+  double BandTop(size_t row) const { return RowTop(row) + kBoxHeight + XferBlock() + kMemGap; }
   double BandBottom(size_t row) const { return BandTop(row) + mem_height; }
   // Where `bytes` are in row's band: every band has one scale, 0 at the bottom.
   double MemY(size_t row, int64_t bytes) const {
@@ -397,6 +437,16 @@ Layout MakeLayout(const TimelinePicture& picture) {
     const BoxKind shown = layout.legend.empty() ? BoxKind::kForward : layout.legend[0].kind;
     layout.legend.push_back({LegendItem::kChunks, shown, "lighter = later virtual stage"});
   }
+  for (TransferKind kind : kTransferKinds) {
+    const bool present =
+        std::any_of(picture.transfers.begin(), picture.transfers.end(),
+                    [&](const PictureTransfer& t) { return t.kind == kind; });
+    if (!present) continue;
+    layout.lane_of[static_cast<int>(kind)] = layout.xfer_lanes++;
+    LegendItem item{LegendItem::kTransfer, BoxKind::kForward, TransferLegend(kind)};
+    item.transfer = kind;
+    layout.legend.push_back(item);
+  }
   if (layout.has_memory) {
     layout.legend.push_back(
         {LegendItem::kMemory, BoxKind::kForward, "memory: static + reserve + activations"});
@@ -420,12 +470,13 @@ Layout MakeLayout(const TimelinePicture& picture) {
     y += kTextPx + 6;
   }
   y += 6;
-  // The legend flows in lines as wide as the picture.
+  // The legend flows in lines as wide as the picture, at most kLegendWrap.
   double x = kMargin;
   double legend_width = 0;
+  const double wrap = std::min(layout.width - kMargin, kLegendWrap);
   for (LegendItem& item : layout.legend) {
     const double w = LegendItemWidth(item);
-    if (x > kMargin && x + w > layout.width - kMargin) {
+    if (x > kMargin && x + w > wrap) {
       x = kMargin;
       y += kLegendLine;
     }
@@ -439,7 +490,8 @@ Layout MakeLayout(const TimelinePicture& picture) {
   layout.min_width = std::ceil(std::max(2 * kMargin + text_width, legend_width + kMargin));
 
   layout.plot_top = y;
-  layout.pitch = kBoxHeight + (layout.has_memory ? kMemGap + layout.mem_height : 0) + kRowGap;
+  layout.pitch = kBoxHeight + layout.XferBlock() +
+                 (layout.has_memory ? kMemGap + layout.mem_height : 0) + kRowGap;
   layout.plot_bottom =
       rows == 0 ? y + kBoxHeight : y + static_cast<double>(rows) * layout.pitch - kRowGap;
   layout.axis_y = layout.plot_bottom + 6;
@@ -470,6 +522,10 @@ std::string LegendSvg(const Layout& layout) {
         }
         break;
       }
+      case LegendItem::kTransfer:
+        out += "<rect" + Attr("x", item.x) + Attr("y", top + 3) + Attr("width", kSwatch) +
+               Attr("height", kXferLane - 1) + " fill=\"" + TransferColour(item.transfer) + "\"/>";
+        break;
       case LegendItem::kMemory:
         out += "<path d=\"M" + Px(item.x) + "," + Px(top + 12) + "V" + Px(top + 8) + "H" +
                Px(item.x + 5) + "V" + Px(top + 2) + "H" + Px(item.x + 10) + "V" + Px(top + 6) +
@@ -592,6 +648,42 @@ std::string CapacitySvg(const TimelinePicture& picture, const Layout& layout, si
          std::to_string(picture.rows[r].capacity_bytes) + "\"/>\n";
 }
 
+std::string TransferTitle(const PictureTransfer& t) {
+  std::string text = t.details.empty() ? "" : t.details + "\n";
+  return text + FormatTime(t.start_ns) + " \u2192 " + FormatTime(t.end_ns);
+}
+
+// The transfers of one row, in their lanes: at least a pixel wide, so that short ones show.
+std::string TransfersSvg(const Layout& layout, size_t r,
+                         const std::vector<const PictureTransfer*>& transfers, size_t* next) {
+  std::string out;
+  for (; *next < transfers.size() && static_cast<size_t>(transfers[*next]->row) == r; ++*next) {
+    const PictureTransfer& t = *transfers[*next];
+    const double x0 = layout.X(static_cast<double>(t.start_ns));
+    const double w = std::max(1.0, layout.X(static_cast<double>(t.end_ns)) - x0);
+    out += "<rect class=\"xfer\"" + Attr("x", x0) + Attr("y", layout.XferTop(r, t.kind)) +
+           Attr("width", w) + Attr("height", kXferLane - 1) + " fill=\"" +
+           TransferColour(t.kind) + "\" data-s=\"" + std::to_string(t.start_ns) + "\" data-e=\"" +
+           std::to_string(t.end_ns) + "\"><title>" + MarkupEscape(TransferTitle(t)) +
+           "</title></rect>\n";
+  }
+  return out;
+}
+
+// The transfers by row, then by time.
+std::vector<const PictureTransfer*> SortedTransfers(const TimelinePicture& picture) {
+  std::vector<const PictureTransfer*> transfers;
+  for (const PictureTransfer& t : picture.transfers) {
+    if (t.row >= 0 && static_cast<size_t>(t.row) < picture.rows.size()) transfers.push_back(&t);
+  }
+  std::stable_sort(transfers.begin(), transfers.end(),
+                   [](const PictureTransfer* a, const PictureTransfer* b) {
+                     return std::tie(a->row, a->kind, a->start_ns, a->end_ns) <
+                            std::tie(b->row, b->kind, b->start_ns, b->end_ns);
+                   });
+  return transfers;
+}
+
 // `all_labels`: every box gets its microbatch number, hidden where it does not fit, so that the
 // page's script can show it when zoomed in.
 std::string Svg(const TimelinePicture& picture, bool all_labels) {
@@ -632,6 +724,8 @@ std::string Svg(const TimelinePicture& picture, bool all_labels) {
   std::stable_sort(boxes.begin(), boxes.end(), [](const PictureBox* a, const PictureBox* b) {
     return std::tie(a->row, a->start_ns, a->end_ns) < std::tie(b->row, b->start_ns, b->end_ns);
   });
+  const std::vector<const PictureTransfer*> transfers = SortedTransfers(picture);
+  size_t next_transfer = 0;
   size_t next = 0;
   for (size_t r = 0; r < picture.rows.size(); ++r) {
     const PictureRow& row = picture.rows[r];
@@ -666,6 +760,7 @@ std::string Svg(const TimelinePicture& picture, bool all_labels) {
       }
       out += "\n";
     }
+    out += TransfersSvg(layout, r, transfers, &next_transfer);
     if (!row.memory.empty()) out += MemorySvg(picture, layout, r);
     out += "</g>\n";
     if (!row.memory.empty()) {
@@ -710,8 +805,9 @@ std::string TimelineHtml(const TimelinePicture& picture) {
   out +=
       "</title>\n<style>\n" + std::string(PageFile("timeline.css")) + "</style>\n</head>\n<body>\n";
   out +=
-      "<div class=\"bar\"><button id=\"reset\" type=\"button\">reset</button><button "
-      "id=\"whole\" type=\"button\">whole run</button><span id=\"view\"></span> \u00b7 wheel "
+      "<div class=\"bar\"><button id=\"reset\" type=\"button\">legible zoom</button><button "
+      "id=\"whole\" type=\"button\">whole run</button><label><input id=\"xfers\" "
+      "type=\"checkbox\" checked> transfers</label> \u00b7 <span id=\"view\"></span> \u00b7 wheel "
       "over the plot: zoom \u00b7 drag: pan \u00b7 hover a box: details \u00b7 wheel over the "
       "row names: scroll</div>\n";
   out += "<div id=\"wrap\">\n" + Svg(picture, true) + "</div>\n";

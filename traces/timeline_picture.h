@@ -2,8 +2,9 @@
 // hover details and zoom). One row per compute stream (a rank of a replica), a box per compute
 // action coloured by op kind and shaded by the virtual stage it belongs to, the microbatch number
 // inside the box when it fits, empty idle gaps, a time axis with units, a legend, and under each
-// row the rank's memory as a step curve (static + reserve + live activations) with the GPU's
-// capacity as a dashed line. When a rank is out of memory, a red line under the title names the
+// row, a thin lane per kind of communication the run has (pipeline sends and receives,
+// collectives, all-to-alls) with a bar per transfer the rank sends, and the rank's memory as a
+// step curve (static + reserve + live activations) with the GPU's capacity as a dashed line. When a rank is out of memory, a red line under the title names the
 // ranks, their rows' labels are red and the part of their curves above the capacity too.
 //
 // The picture is plain data (traces/trace.h fills it from a run); the writers are pure functions of
@@ -39,6 +40,23 @@ struct PictureBox {
   std::string details;     // hover text, e.g. "F3 · 1F3 · stage 1 · microbatch 3 · 1.2 ms"
 };
 
+// What a transfer is: its lane under the compute row and its colour.
+enum class TransferKind : uint8_t {
+  kP2p,         // a pipeline boundary's send/receive (activation, gradient)
+  kCollective,  // an all-reduce step, a tensor- or context-parallel ring
+  kAllToAll,    // an expert-parallel all-to-all
+};
+inline constexpr int kTransferKindCount = 3;
+
+// A transfer drawn in its sender's row, in the lane of its kind.
+struct PictureTransfer {
+  int32_t row = 0;  // index into TimelinePicture::rows
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;  // >= start_ns
+  TransferKind kind = TransferKind::kP2p;
+  std::string details;  // hover text, e.g. "activation · rank 0 → rank 1 · microbatch 3 · 32 MiB"
+};
+
 // A memory step: `bytes` from `time_ns` until the next point.
 struct MemoryPoint {
   int64_t time_ns = 0;
@@ -70,12 +88,16 @@ struct TimelinePicture {
   int64_t end_ns = 0;                 // the time axis runs from 0 to end_ns
   std::vector<PictureRow> rows;
   std::vector<PictureBox> boxes;      // any order
+  // Any order. Each row gets a thin lane per kind of transfer the picture has, under its boxes.
+  std::vector<PictureTransfer> transfers;
 };
 
 // The picture as a standalone SVG document.
 std::string TimelineSvg(const TimelinePicture& picture);
 // The picture as one HTML page with no external references: the SVG, a tooltip with each box's
-// details on hover, and zoom/pan on the time axis (wheel, drag, a reset button).
+// details on hover, and zoom/pan on the time axis (wheel, drag, a reset button). It opens on the
+// whole iteration; its legend wraps within 640 px so that it fits any window; a checkbox hides
+// and shows the transfer lanes.
 std::string TimelineHtml(const TimelinePicture& picture);
 
 // The page's style and script, "timeline.css" and "timeline.js" (traces/), which TimelineHtml

@@ -265,6 +265,9 @@ class TraceStreamer {
           ring.pid = key + 2;
           ring.tid = platform_.num_gpus() + 1 + static_cast<int32_t>(tracks_.size());
           ring.sort_index = stream * kSortSlots + 2 + index;
+          ring.replica = replica;
+          ring.rank = rank;
+          ring.comm = TraceComm::kCollective;
           ring_track_[2 * stream + index] = tracks_.size() - 1;
         }
         // Expert parallelism: the parts of its actions and its all-to-alls, a track each (the
@@ -277,6 +280,9 @@ class TraceStreamer {
             parts.pid = key + 2;
             parts.tid = platform_.num_gpus() + 1 + static_cast<int32_t>(tracks_.size());
             parts.sort_index = stream * kSortSlots + kSortSlots - 2 + index;
+            parts.replica = replica;
+            parts.rank = rank;
+            parts.comm = index == 0 ? TraceComm::kNone : TraceComm::kAllToAll;
             part_track_[2 * stream + index] = tracks_.size() - 1;
           }
         }
@@ -431,6 +437,9 @@ class TraceStreamer {
         track.pid = key + 2;
         track.tid = first_tid + static_cast<int32_t>(tracks_.size());
         track.sort_index = stream * kSortSlots + 4 + lanes_of_stream[stream]++;
+        track.replica = task.replica;
+        track.rank = task.rank;
+        track.comm = task.kind == TaskKind::kAllReduce ? TraceComm::kCollective : TraceComm::kP2p;
       }
       if (!Xml()) {
         const Route route = RouteOf(task, platform_);
@@ -521,8 +530,8 @@ class TraceStreamer {
   }
 
   // The waits of (replica, rank) before its action `position` (blocking p2p calls), as slices
-  // "wait" on its compute track from when the rank reached the call to when the call returned.
-  // Waits that took no time are not drawn.
+  // "wait" on its compute track from when the rank reached the call to when the call returned
+  // (not drawn when they took no time).
   void EmitWaitsBefore(int32_t replica, int32_t rank, size_t position, bool shown,
                        const TraceTrack& track, TaskId* cursor) {
     for (; *cursor < graph_.optimizers_begin(); ++*cursor) {
@@ -668,10 +677,9 @@ class TraceStreamer {
   }
 
   // The flows between ring steps (kinds 1 and 2); the backwards' (kind 3) are marked as their
-  // slices are emitted.
-  // Which flow kinds come into each step, and from which step each of kinds 1 and 2 is drawn: the
-  // first (a step whose predecessor sent two parts side by side has two of a kind; one id, one
-  // arrow).
+  // slices are emitted. Which flow kinds come into each step, and from which step each of kinds 1
+  // and 2 is drawn: the first (a step whose predecessor sent two parts side by side has two of a
+  // kind; one id, one arrow).
   void RingFlowsIn() {
     ring_flows_in_.assign(communication_end_ - transfers_end_, 0);
     ring_flow_from_.assign(communication_end_ - transfers_end_,

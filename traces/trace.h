@@ -95,6 +95,14 @@ enum class TraceTrackKind : uint8_t {
   kTotalMemory,  // every GPU's memory, under the "all GPUs" process
 };
 
+// What a kTransfers track's slices are.
+enum class TraceComm : uint8_t {
+  kNone,        // not transfers (a stream's MoE compute parts, its exposed communication)
+  kP2p,         // boundary transfers between pipeline ranks (activation, gradient)
+  kCollective,  // all-reduce steps, tensor- and context-parallel rings
+  kAllToAll,    // expert-parallel all-to-alls
+};
+
 struct TraceTrack {
   TraceTrackKind kind = TraceTrackKind::kProcess;
   uint64_t uuid = 0;         // unique and non-zero
@@ -103,8 +111,9 @@ struct TraceTrack {
   int32_t pid = 0;         // the process's (for every track)
   int32_t tid = 0;         // unique over the trace; 0 for processes and counters
   int32_t sort_index = 0;  // order among its siblings (and of processes)
-  int32_t replica = 0;     // kCompute, kMemory
-  int32_t rank = 0;        // kCompute, kMemory
+  int32_t replica = 0;     // kCompute, kMemory, kTransfers but exposed (the sender's)
+  int32_t rank = 0;        // kCompute, kMemory, kTransfers but exposed (the sender's)
+  TraceComm comm = TraceComm::kNone;  // kTransfers: what its slices are
 };
 
 // An argument of a slice: an integer, or a string when `is_string`.

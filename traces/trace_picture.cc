@@ -42,6 +42,22 @@ class PictureSink : public TraceSink {
       row.capacity_bytes = rank.memory_capacity_bytes;
       row.oom = rank.oom;
       memory_rows_[{track.replica, track.rank}] = rows_[track.uuid];
+    } else if (track.kind == TraceTrackKind::kTransfers) {
+      const auto row = memory_rows_.find({track.replica, track.rank});
+      if (row == memory_rows_.end()) return;
+      switch (track.comm) {
+        case TraceComm::kP2p:
+          transfer_rows_[track.uuid] = {row->second, TransferKind::kP2p};
+          break;
+        case TraceComm::kCollective:
+          transfer_rows_[track.uuid] = {row->second, TransferKind::kCollective};
+          break;
+        case TraceComm::kAllToAll:
+          transfer_rows_[track.uuid] = {row->second, TransferKind::kAllToAll};
+          break;
+        case TraceComm::kNone:
+          break;
+      }
     } else if (track.kind == TraceTrackKind::kMemory) {
       const int32_t r = memory_rows_.at({track.replica, track.rank});
       rows_[track.uuid] = r;
@@ -50,6 +66,11 @@ class PictureSink : public TraceSink {
   }
 
   void Slice(const TraceSlice& slice) override {
+    const auto transfer = transfer_rows_.find(slice.track->uuid);
+    if (transfer != transfer_rows_.end()) {
+      AddTransfer(slice, transfer->second.first, transfer->second.second);
+      return;
+    }
     // Actions only (MoE parts have no action: the picture draws whole actions).
     if (slice.kind != TaskKind::kCompute || slice.action == nullptr) return;
     PictureBox& box = picture_->boxes.emplace_back();
@@ -76,6 +97,23 @@ class PictureSink : public TraceSink {
   }
 
  private:
+  // "activation · rank 0 → rank 1 · microbatch 3 · 32 MiB · 1.2 ms": the slice's name, the track's
+  // and its bytes and microbatch.
+  void AddTransfer(const TraceSlice& slice, int32_t row, TransferKind kind) {
+    PictureTransfer& t = picture_->transfers.emplace_back();
+    t.row = row;
+    t.start_ns = slice.start_ns;
+    t.end_ns = slice.end_ns;
+    t.kind = kind;
+    t.details = std::string(slice.name) + " · " + slice.track->name;
+    for (const TraceArg& arg : slice.args) {
+      if (arg.name == "microbatch") t.details += " · microbatch " + std::to_string(arg.int_value);
+      if (arg.name == "bytes") t.details += " · " + HumanBytes(static_cast<double>(arg.int_value));
+    }
+    t.details += " · " + HumanDuration(static_cast<double>(slice.end_ns - slice.start_ns) * 1e-9);
+    picture_->end_ns = std::max(picture_->end_ns, slice.end_ns);
+  }
+
   // Row r's memory with `live_activation_bytes` live.
   int64_t MemoryAt(int32_t r, int64_t live_activation_bytes) const {
     return RankMemoryBytes(picture_->rows[r].static_bytes, live_activation_bytes, metrics_.reserve);
@@ -86,6 +124,7 @@ class PictureSink : public TraceSink {
   TimelinePicture* picture_;
   std::map<uint64_t, int32_t> rows_;  // compute and memory track uuid -> row
   std::map<std::pair<int32_t, int32_t>, int32_t> memory_rows_;  // (replica, rank) -> row
+  std::map<uint64_t, std::pair<int32_t, TransferKind>> transfer_rows_;  // track uuid -> row, kind
 };
 
 }  // namespace

@@ -3,7 +3,8 @@
 # Chromium: screenshots for a person to look at, and a layout check in the real browser (boxes,
 # legend and axis present; no labels overlapping; every microbatch number inside its box). Two
 # runs do not fit their GPUs (oom-*): their pictures must show the OOM flag and a capacity line on
-# each rank's memory lane.
+# each rank's memory lane. Pages (opened 1280 px wide) must open on the whole iteration, keep
+# their legend inside the window and draw the transfers (DualPipe's; a MoE run's all-to-alls).
 #
 #   timelines_test.sh PPSIM OUT_DIR       exit 0 ok, 1 a check failed, 77 Chromium missing
 set -euo pipefail
@@ -34,6 +35,11 @@ oom_costs=(--f 1ms --b 2ms --activation 10GiB --grad-bytes 20GiB --memory-limit 
   --timeline "$out/oom-small.html" >/dev/null
 "$ppsim" run --schedule 1F1B --pp 4 --microbatches 16 --model llama3-70b --platform h100-node \
   --timeline "$out/oom-70b.html" >/dev/null
+# DualPipe's wide legend and long iteration; a MoE run with all three kinds of transfer.
+"$ppsim" run --schedule DualPipe --pp 8 --microbatches 16 --model llama3-8b --platform h100-node \
+  --timeline "$out/dualpipe.html" >/dev/null
+"$ppsim" run --schedule DualPipe --model mixtral-8x7b --platform dgx-h100 --nodes 2 --pp 2 --dp 8 \
+  --ep 8 --microbatches 8 --timeline "$out/moe.html" >/dev/null
 status=0
 verdicts=$("$here/../../scripts/screenshot-timelines" "$out/shots" "$out"/*.svg "$out"/*.html) ||
   status=$?
@@ -42,9 +48,22 @@ echo "$verdicts"
 # Each OOM picture: the flag rendered and visible, a capacity line per rank (2 and 4 ranks).
 for expected in "oom-small.svg:2" "oom-small.html:2" "oom-70b.html:4"; do
   file=${expected%:*}
-  if ! grep -q "^$file: ok .* capacity-lines=${expected#*:} oom-flag=visible," <<<"$verdicts"; then
+  if ! grep -q "^$file: ok .* capacity-lines=${expected#*:} oom-flag=visible " <<<"$verdicts"; then
     echo "$file: FAIL: expected the OOM flag visible and ${expected#*:} capacity lines"
     status=1
   fi
 done
+# Pages open on the whole iteration with the legend inside a 1280 px window; transfers are drawn
+# (DualPipe: sends and receives; MoE: also all-reduces and all-to-alls, three lanes).
+for file in dualpipe.html moe.html 1f1b-16x64.html; do
+  if ! grep -q "^$file: ok .* xfers=[1-9][0-9]* legend=inside view=whole," <<<"$verdicts"; then
+    echo "$file: FAIL: expected transfers, the legend inside the window and the whole iteration"
+    status=1
+  fi
+done
+if [[ $(grep -o 'class="xfer"[^>]*fill="#[0-9a-f]*"' "$out/moe.html" | grep -o 'fill="#[0-9a-f]*"' |
+      sort -u | wc -l) -ne 3 ]]; then
+  echo "moe.html: FAIL: expected transfers of three kinds (p2p, collective, all-to-all)"
+  status=1
+fi
 exit "$status"

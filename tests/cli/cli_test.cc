@@ -69,7 +69,7 @@ TEST(Cli, CsvHasAHeaderAndOneRowPerSchedule) {
             "bubble_over_ideal,stage_bubble_rate,peak_activation_bytes,compute_tasks,"
             "transfer_tasks,transfer_bytes,peak_memory_bytes,memory_capacity_bytes,oom_ranks,mfu,"
             "hfu,samples_per_s,tokens_per_s,time_to_train_s,gpu_hours,cost,dp,tp,"
-            "allreduce_tail_s,intra_node_bytes,inter_node_bytes");
+            "allreduce_tail_s,intra_node_bytes,inter_node_bytes,model");
   // Check case 3. Busy = 8 x (3 + 3 + 6 + 3) = 120 s in all; rank 0 is busy 24 s and has the
   // longest span: GPipe 57 s (0..57), 1F1B 55 s.
   struct Want {

@@ -305,7 +305,8 @@ TEST(HtmlReport, TwoAxisSweepDrawsOneLinePerScheduleInEveryChart) {
         {"schedule=1F1B", 4}, {"schedule=GPipe", 4}, {"schedule=ZB-H1", 4}};
     EXPECT_EQ(PolylinePoints(charts[c]), expected);
     EXPECT_EQ(Count(charts[c], "class=\"legend-entry\""), 3);
-    EXPECT_NE(charts[c].find(">microbatches</text>"), std::string::npos);
+    // 8 to 64 microbatches: powers of two over 8x, a base-2 log axis.
+    EXPECT_NE(charts[c].find(">microbatches, log scale</text>"), std::string::npos);
   }
   // OkRow's 200 samples/s need no prefix; its 1 GiB peaks are shown in GiB.
   EXPECT_NE(charts[0].find(">throughput (samples/s)</text>"), std::string::npos);
@@ -549,7 +550,7 @@ TEST(HtmlReport, NumericColumnsThatDetermineEachOtherShareTheXAxis) {
                           OkRow(1, "4,16", "0.2") + OkRow(2, "8,32", "0.3");
   const std::string svg = Charts(Render(csv))[0];
   EXPECT_NE(svg.find("class=\"chart lines\""), std::string::npos);
-  EXPECT_NE(svg.find(">pp / microbatches</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">pp / microbatches, log scale</text>"), std::string::npos);
   EXPECT_EQ(PolylineXs(svg).size(), 3u);
   EXPECT_EQ(Count(svg, "class=\"legend-entry\""), 0);
 }
@@ -563,9 +564,12 @@ TEST(HtmlReport, EachSeriesHasItsPaletteColourInEveryChartAndItsLegend) {
   }
   const std::string html = Render(csv);
   EXPECT_NE(html.find("There are 13 series and 12 colours: after the twelfth, colours repeat, "
-                      "on line charts with another marker shape and a dashed line (bars of a "
-                      "repeated colour are told apart by their legend order only)."),
+                      "on line charts with another marker shape and dash (bars of a repeated "
+                      "colour are told apart by their legend order only)."),
             std::string::npos);
+  // Shapes cycle circle, square, triangle, diamond and dashes none, 7 3, 2 2, 9 3 2 3, over the
+  // series; the colours' second round shifts the shape by one and the dash by two.
+  const char* kShapes[] = {"<circle", "<rect c", "<polygo", "<polygo"};
   std::set<std::string> first_twelve;
   for (const std::string& svg : Charts(html)) {
     for (int s = 0; s < 13; ++s) {
@@ -574,10 +578,11 @@ TEST(HtmlReport, EachSeriesHasItsPaletteColourInEveryChartAndItsLegend) {
       const size_t line = svg.find("<polyline", series);
       EXPECT_EQ(Attribute(svg, line, "stroke"), kPalette[s % 12]) << s;
       const std::string polyline = svg.substr(line, svg.find("/>", line) - line);
-      EXPECT_EQ(polyline.find("stroke-dasharray") != std::string::npos, s == 12) << s;
-      // The marker after the line: circles, then squares once the colours repeat.
+      const int shape = (s + s / 12) % 4;
+      const int dash = (s + 2 * (s / 12)) % 4;
+      EXPECT_EQ(polyline.find("stroke-dasharray") != std::string::npos, dash != 0) << s;
       const size_t marker = svg.find("class=\"marker\"", line);
-      EXPECT_EQ(svg.substr(svg.rfind('<', marker), 7), s < 12 ? "<circle" : "<rect c") << s;
+      EXPECT_EQ(svg.substr(svg.rfind('<', marker), 7), kShapes[shape]) << s;
       if (s < 12) first_twelve.insert(Attribute(svg, line, "stroke"));
     }
     // The legend lists the series in order, each in its colour.
@@ -617,7 +622,9 @@ TEST(HtmlReport, ThroughputIsInTokensWhenTheRunsHaveThemAndMfuHasItsChart) {
   EXPECT_EQ(mfu.find(">45</text>"), std::string::npos);
   EXPECT_NE(mfu.find("<title>point 1 (microbatches=16): 45%</title>"), std::string::npos);
   EXPECT_NE(html.find("<b>Highest throughput that fits in memory</b>: point 1 (microbatches=16): "
-                      "3 M tokens/s, MFU 45%, peak memory 1 GiB, bubble 25%.</p>"),
+                      "3 M tokens/s, MFU 45%, peak memory 1 GiB, <abbr title=\"bubble_over_makespan = 1 \u2212 "
+                      "\u03a3busy / (ranks \u00b7 makespan): the share of the GPUs&#39; time idle, "
+                      "0 to 100%\">bubble</abbr> 25%.</p>"),
             std::string::npos);
 }
 
@@ -658,7 +665,9 @@ TEST(HtmlReport, OomPointsAreMarkedAndTheCapacityIsALine) {
             std::string::npos);
   // The best point is the fastest that fits: point 1, not the OOM point 2.
   EXPECT_NE(html.find("<b>Highest throughput that fits in memory</b>: point 1 (pp=8): "
-                      "150 samples/s, peak memory 60 GiB of 80 GiB, bubble 25%.</p>"),
+                      "150 samples/s, peak memory 60 GiB of 80 GiB, <abbr title=\"bubble_over_makespan "
+                      "= 1 \u2212 \u03a3busy / (ranks \u00b7 makespan): the share of the GPUs&#39; "
+                      "time idle, 0 to 100%\">bubble</abbr> 25%.</p>"),
             std::string::npos);
 }
 
@@ -749,6 +758,209 @@ CliResult Report(const std::vector<std::string>& args) {
 
 std::string TempPath(const std::string& name) { return ::testing::TempDir() + name; }
 
+std::string RenderWith(const std::string& csv, const ReportOptions& options) {
+  std::string html;
+  const Status status = RenderHtmlReport(csv, "r.csv", options, &html);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return html;
+}
+
+// The polyline points of the series `label` as (x, y) pairs.
+std::vector<std::pair<double, double>> SeriesPoints(const std::string& svg,
+                                                    const std::string& label) {
+  const size_t at = svg.find("data-series=\"" + label + "\"");
+  EXPECT_NE(at, std::string::npos) << label;
+  std::istringstream coordinates(Attribute(svg, svg.find("<polyline", at), "points"));
+  std::vector<std::pair<double, double>> points;
+  std::string pair;
+  while (coordinates >> pair) {
+    points.push_back({std::stod(pair.substr(0, pair.find(','))),
+                      std::stod(pair.substr(pair.find(',') + 1))});
+  }
+  return points;
+}
+
+TEST(HtmlReport, HeaderSaysWhatWasSimulatedAndWhereTheResultsCameFrom) {
+  ReportOptions options;
+  options.about.ppsim_version = "0.1.0";
+  options.about.command = "ppsim sweep e.yaml -o r.csv";
+  options.about.experiment = "microbatch-sweep";
+  options.about.experiment_file = "e.yaml";
+  options.about.simulated = {{"model", "llama3-8b"},
+                             {"cluster", "h100-node, 8 GPUs"},
+                             {"parallelism", "pp 4 \u00b7 tp 1 \u00b7 dp 2"}};
+  const std::string html =
+      RenderWith(Header("pp") + OkRow(0, "4", "0.1") + OkRow(1, "8", "0.2"), options);
+  EXPECT_NE(html.find("<h1>ppsim sweep report: microbatch-sweep</h1>"), std::string::npos);
+  for (const char* fact :
+       {"<dt>model</dt><dd>llama3-8b</dd>", "<dt>cluster</dt><dd>h100-node, 8 GPUs</dd>",
+        "<dt>parallelism</dt><dd>pp 4 \u00b7 tp 1 \u00b7 dp 2</dd>",
+        "<dt>experiment</dt><dd>microbatch-sweep \u00b7 file e.yaml</dd>",
+        "<dt>results</dt><dd><code>r.csv</code></dd>",
+        "<dt>simulated with</dt><dd>ppsim 0.1.0</dd>",
+        "<dt>command</dt><dd><code>ppsim sweep e.yaml -o r.csv</code></dd>"}) {
+    EXPECT_NE(html.find(fact), std::string::npos) << fact;
+  }
+  // Without the facts, the header says so rather than leaving them out.
+  const std::string bare = Render(Header("pp") + OkRow(0, "4", "0.1"));
+  EXPECT_NE(bare.find("<dt>model</dt><dd class=\"unknown\">not recorded</dd>"), std::string::npos);
+  EXPECT_NE(bare.find("<dt>command</dt><dd class=\"unknown\">not recorded</dd>"),
+            std::string::npos);
+}
+
+TEST(HtmlReport, MicrobatchesSixteenToOneTwentyEightAreOnABaseTwoLogAxis) {
+  const std::string csv = Header("microbatches") + OkRow(0, "16", "0.1") + OkRow(1, "32", "0.2") +
+                          OkRow(2, "64", "0.3") + OkRow(3, "128", "0.4");
+  const std::string svg = Charts(Render(csv))[0];
+  EXPECT_NE(svg.find("<g class=\"x-axis\" data-scale=\"log2\">"), std::string::npos);
+  for (const char* tick : {">16</text>", ">32</text>", ">64</text>", ">128</text>"}) {
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  }
+  // Each doubling is a third of the 480 px plot: markers 160 px apart.
+  const std::vector<double> xs = PolylineXs(svg);
+  ASSERT_EQ(xs.size(), 4u);
+  for (size_t i = 1; i < xs.size(); ++i) EXPECT_NEAR(xs[i] - xs[i - 1], 160, 0.051) << i;
+}
+
+TEST(HtmlReport, EqualSeriesStayVisible) {
+  // 1F1B and GPipe with equal values at every point.
+  const std::string csv = Header("schedule,pp") + OkRow(0, "1F1B,4", "0.1") +
+                          OkRow(1, "1F1B,8", "0.2") + OkRow(2, "GPipe,4", "0.1") +
+                          OkRow(3, "GPipe,8", "0.2");
+  for (const std::string& svg : Charts(Render(csv))) {
+    EXPECT_EQ(SeriesPoints(svg, "schedule=1F1B"), SeriesPoints(svg, "schedule=GPipe"));
+    const size_t first = svg.find("<polyline", svg.find("data-series=\"schedule=1F1B\""));
+    const size_t second = svg.find("<polyline", svg.find("data-series=\"schedule=GPipe\""));
+    // The line under (drawn first) is wider: 2 x 1.4 px against 2 px; the one over is dashed.
+    EXPECT_EQ(Attribute(svg, first, "stroke-width"), "2.8");
+    EXPECT_EQ(Attribute(svg, second, "stroke-width"), "2.0");
+    EXPECT_EQ(svg.substr(first, svg.find("/>", first) - first).find("stroke-dasharray"),
+              std::string::npos);
+    EXPECT_EQ(Attribute(svg, second, "stroke-dasharray"), "7 3");
+    // Circles under squares; each line ends in its label, one line apart.
+    EXPECT_EQ(svg.substr(svg.rfind('<', svg.find("class=\"marker\"", first)), 7), "<circle");
+    EXPECT_EQ(svg.substr(svg.rfind('<', svg.find("class=\"marker\"", second)), 7), "<rect c");
+    const size_t a = svg.find(">1F1B</text>");
+    const size_t b = svg.find(">GPipe</text>");
+    ASSERT_NE(a, std::string::npos);
+    ASSERT_NE(b, std::string::npos);
+    const double ya = std::stod(Attribute(svg, svg.rfind("<text", a), "y"));
+    const double yb = std::stod(Attribute(svg, svg.rfind("<text", b), "y"));
+    EXPECT_GE(std::fabs(ya - yb), 14);
+  }
+}
+
+TEST(HtmlReport, OomPointsFarAboveTheOthersAreDrawnInABandWithTheirValue) {
+  // 40 and 60 GiB fit 80 GiB GPUs; 472 GiB does not and is more than twice 80 GiB.
+  auto row = [](int point, const std::string& pp, const std::string& peak, const std::string& oom) {
+    return Row(point, pp,
+               {{kPeakMemoryColumn, peak}, {kCapacityColumn, "85899345920"}, {kOomColumn, oom}});
+  };
+  const std::string csv = Header("pp") + row(0, "2", "42949672960", "false") +
+                          row(1, "3", "64424509440", "false") +
+                          row(2, "5", "506806140928", "true");
+  const std::string memory = ChartOf(Render(csv), "peak_memory_bytes");
+  EXPECT_EQ(Count(memory, "class=\"oom-band\""), 1);
+  EXPECT_NE(memory.find(">472 GiB</text>"), std::string::npos);
+  // The scale stops at the capacity: 0 to 80 GiB in steps of 20 (9 ticks of 10 are too many).
+  EXPECT_NE(memory.find("class=\"y-tick\">80</text>"), std::string::npos);
+  EXPECT_EQ(memory.find("class=\"y-tick\">100</text>"), std::string::npos);
+  EXPECT_EQ(memory.find("class=\"y-tick\">500</text>"), std::string::npos);
+  // The banded point is still marked OOM, in the band: 14 px above the plot's top.
+  const size_t plot = memory.find("fill=\"none\" stroke=\"#888\"");
+  const double top = std::stod(Attribute(memory, memory.rfind("<rect", plot), "y"));
+  const std::vector<std::pair<double, double>> points = SeriesPoints(memory, "");
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_NEAR(points[2].second, top - 14, 0.051);
+}
+
+TEST(HtmlReport, WideRatesAreOnALogAxis) {
+  // 10 and 1000 samples/s: 100x, a base-10 log axis from 0.01 to 1 K samples/s.
+  const std::string csv = Header("pp") + Row(0, "4", {{kSamplesColumn, "10"}}) +
+                          Row(1, "8", {{kSamplesColumn, "1000"}});
+  const std::string svg = Charts(Render(csv))[0];
+  EXPECT_NE(svg.find("data-y-scale=\"log10\""), std::string::npos);
+  EXPECT_NE(svg.find(">throughput (K samples/s), log scale</text>"), std::string::npos);
+  const std::vector<std::pair<double, double>> points = SeriesPoints(svg, "");
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_NEAR(points[0].second - points[1].second, 300, 0.051);  // the whole plot's height
+}
+
+TEST(HtmlReport, EveryBubbleMetricIsDefinedWhereItIsShown) {
+  const std::string html = Render(Header("pp") + OkRow(0, "4", "0.1") + OkRow(1, "8", "0.2"));
+  const std::string bubble = ChartOf(html, "bubble_over_makespan");
+  const std::string definition =
+      "bubble_over_makespan = 1 \u2212 \u03a3busy / (ranks \u00b7 makespan): the share of the "
+      "GPUs&#39; time idle, 0 to 100%";
+  EXPECT_NE(bubble.find("<title>" + definition + "</title>"), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"definition\">" + definition + "</span></figcaption>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<dt>bubble_over_ideal</dt><dd>(ranks \u00b7 makespan \u2212 \u03a3busy) / "
+                      "\u03a3busy: idle time over busy time"),
+            std::string::npos);
+  EXPECT_NE(html.find("<dt>stage_bubble_rate</dt><dd>(S \u2212 busy of that rank) / S"),
+            std::string::npos);
+  for (const char* column : {"bubble_over_makespan", "bubble_over_ideal", "stage_bubble_rate"}) {
+    const size_t th = html.find(std::string("<th title=\"sort by ") + column + "\"><abbr title=\"");
+    EXPECT_NE(th, std::string::npos) << column;
+  }
+}
+
+TEST(HtmlReport, BaselineGivesASpeedUpChart) {
+  // 200 samples/s at point 0, 400 and 100 at points 1 and 2: 1x, 2x and 0.5x.
+  const std::string csv = Header("pp") + Row(0, "4", {}) +
+                          Row(1, "8", {{kSamplesColumn, "400"}}) +
+                          Row(2, "16", {{kSamplesColumn, "100"}});
+  ReportOptions options;
+  options.baseline = "0";
+  const std::string html = RenderWith(csv, options);
+  const std::string speedup = ChartOf(html, "speedup_vs_baseline");
+  ASSERT_FALSE(speedup.empty());
+  EXPECT_NE(speedup.find("point 1 (pp=8): 2.000\u00d7"), std::string::npos);
+  EXPECT_NE(speedup.find("point 2 (pp=16): 0.500\u00d7"), std::string::npos);
+  EXPECT_NE(html.find("<dt>baseline</dt><dd>point 0 (pp=4)</dd>"), std::string::npos);
+  // It follows the throughput chart.
+  EXPECT_LT(html.find("data-metric=\"samples_per_s\""),
+            html.find("data-metric=\"speedup_vs_baseline\""));
+}
+
+TEST(HtmlReport, BaselineMustNameAnOkPoint) {
+  const std::string csv = Header("pp") + OkRow(0, "4", "0.1") + FailedRow(1, "8", "deadlock");
+  ReportOptions options;
+  options.baseline_where = "--baseline";
+  std::string html;
+  options.baseline = "9";
+  EXPECT_EQ(RenderHtmlReport(csv, "r.csv", options, &html).message(),
+            "--baseline: no point '9'; valid: a point of the file (0-1) or a value of its first "
+            "axis");
+  options.baseline = "1";
+  EXPECT_EQ(RenderHtmlReport(csv, "r.csv", options, &html).message(),
+            "--baseline: point 1 is failed; the baseline must be an ok point");
+}
+
+TEST(HtmlReport, BarsSpreadAcrossTheChart) {
+  // Two schedules of a run's CSV: two groups, each a 180 px slot of the 360 px plot, its bar
+  // centred in it and 36 px wide.
+  const std::string csv =
+      std::string(kRunCsvHeader) +
+      "1F1B,4,4,8,ideal,simgrid,0.04,0.25,0.3333333333333333,0.25,0,64,48,0,1073741824,"
+      "85899345920,0,,,400,,,,,2,1,0,0,0\n"
+      "GPipe,4,4,8,ideal,simgrid,0.05,0.4,0.6666666666666666,0.4,0,64,48,0,96636764160,"
+      "85899345920,4,,,320,,,,,2,1,0,0,0\n";
+  const std::string svg = Charts(Render(csv))[0];
+  const size_t first = svg.find("<rect class=\"bar\"");
+  const size_t second = svg.find("<rect class=\"bar\"", first + 1);
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_EQ(Attribute(svg, first, "width"), "36.0");
+  EXPECT_NEAR(std::stod(Attribute(svg, second, "x")) - std::stod(Attribute(svg, first, "x")), 180,
+              0.051);
+  const size_t plot = svg.find("fill=\"none\" stroke=\"#888\"");
+  const size_t frame = svg.rfind("<rect", plot);
+  EXPECT_EQ(Attribute(svg, frame, "width"), "360.0");
+  EXPECT_NEAR(std::stod(Attribute(svg, first, "x")) - std::stod(Attribute(svg, frame, "x")),
+              90 - 18, 0.051);
+}
+
 TEST(HtmlReportCommand, WritesTheReportAndSaysSo) {
   const std::string input = TempPath("report_ok.csv");
   const std::string output = TempPath("report_ok.html");
@@ -802,6 +1014,53 @@ TEST(HtmlReportCommand, UnreadableInputExitsTwo) {
   EXPECT_EQ(r.out, "");
 }
 
+TEST(HtmlReportCommand, ReadsTheAboutFileAndJsonLinesBesideTheCsv) {
+  const std::string input = TempPath("report_about.csv");
+  const std::string output = TempPath("report_about.html");
+  std::ofstream(input) << Header("pp") + OkRow(0, "4", "0.1");
+  std::ofstream(TempPath("report_about.about.json"))
+      << "{\"ppsim_version\": \"9.9\", \"command\": \"ppsim sweep e.yaml\", \"experiment\": "
+         "\"study\", \"experiment_file\": \"e.yaml\"}\n";
+  std::ofstream(TempPath("report_about.jsonl"))
+      << "{\"point\":0,\"values\":{\"pp\":\"4\"},\"status\":\"ok\",\"error\":\"\",\"wall_s\":0.5,"
+         "\"result\":{\"pp\":4,\"platform\":\"h100-node\",\"gpus\":4,\"tp\":1,\"dp\":1,"
+         "\"model\":\"llama3-8b\"}}\n";
+  const CliResult r = Report({input, "-o", output});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream file(output);
+  const std::string html((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  for (const char* fact : {"<h1>ppsim sweep report: study</h1>", "<dd>llama3-8b</dd>",
+                           "<dd>h100-node, 4 GPUs</dd>", "<dd>pp 4 \u00b7 tp 1 \u00b7 dp 1</dd>",
+                           "<dd>ppsim 9.9</dd>", "<dd><code>ppsim sweep e.yaml</code></dd>",
+                           "<dd>study \u00b7 file e.yaml</dd>"}) {
+    EXPECT_NE(html.find(fact), std::string::npos) << fact;
+  }
+}
+
+TEST(HtmlReportCommand, MalformedAboutFileExitsTwo) {
+  const std::string input = TempPath("report_bad_about.csv");
+  const std::string output = TempPath("report_bad_about.html");
+  std::remove(output.c_str());
+  std::ofstream(input) << Header("pp") + OkRow(0, "4", "0.1");
+  std::ofstream(TempPath("report_bad_about.about.json")) << "{\"command\": 3}\n";
+  const CliResult r = Report({input, "-o", output});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, TempPath("report_bad_about.about.json") +
+                       ": not a JSON object of strings; an about file is {\"ppsim_version\": ..., "
+                       "\"command\": ..., \"experiment\": ..., \"experiment_file\": ...}\n");
+  EXPECT_FALSE(Exists(output));
+}
+
+TEST(HtmlReportCommand, UnknownBaselineExitsTwo) {
+  const std::string input = TempPath("report_baseline.csv");
+  std::ofstream(input) << Header("pp") + OkRow(0, "4", "0.1") + OkRow(1, "8", "0.2");
+  const CliResult r = Report({input, "-o", TempPath("report_baseline.html"), "--baseline", "7"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "--baseline: no point '7'; valid: a point of the file (0-1) or a value of its first "
+            "axis\n");
+}
+
 TEST(HtmlReportCommand, BadCsvExitsTwoAndWritesNothing) {
   const std::string input = TempPath("report_bad.csv");
   const std::string output = TempPath("report_bad.html");
@@ -829,7 +1088,7 @@ TEST(HtmlReportCommand, MissingOutputIsAUsageError) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
             "ppsim report: missing -o REPORT.html; usage: ppsim report RESULTS.csv -o "
-            "REPORT.html\n");
+            "REPORT.html [--baseline POINT]\n");
 }
 
 TEST(HtmlReportCommand, UnknownOptionIsAUsageError) {
@@ -842,7 +1101,8 @@ TEST(HtmlReportCommand, UnknownOptionIsAUsageError) {
 TEST(HtmlReportCommand, HelpPrintsUsage) {
   const CliResult r = Report({"--help"});
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.out.rfind("usage: ppsim report RESULTS.csv -o REPORT.html\n", 0), 0u);
+  EXPECT_EQ(r.out.rfind("usage: ppsim report RESULTS.csv -o REPORT.html [--baseline POINT]\n", 0),
+            0u);
 }
 
 }  // namespace

@@ -399,6 +399,80 @@ TEST(TimelinePicture, LegendListsTheKindsPresent) {
                                 "memory: static + reserve + activations"}));
 }
 
+PictureTransfer Transfer(int32_t row, int64_t start_ns, int64_t end_ns, TransferKind kind) {
+  PictureTransfer t;
+  t.row = row;
+  t.start_ns = start_ns;
+  t.end_ns = end_ns;
+  t.kind = kind;
+  t.details = "activation";
+  return t;
+}
+
+TEST(TimelinePicture, TransfersAreDrawnInALanePerKindUnderTheirRow) {
+  // Two rows; p2p and all-to-all present (no collective): two lanes of 7 px under each row's
+  // boxes, 2 px below them, in the order p2p, collective, all-to-all.
+  TimelinePicture picture = Rows(2, 10 * kMs);
+  picture.boxes.push_back(Box(0, 0, kMs, BoxKind::kForward, 0));
+  picture.boxes.push_back(Box(1, kMs, 2 * kMs, BoxKind::kForward, 0));
+  picture.transfers.push_back(Transfer(1, 3 * kMs, 4 * kMs, TransferKind::kAllToAll));
+  picture.transfers.push_back(Transfer(0, kMs, 2 * kMs, TransferKind::kP2p));
+  const std::string svg = TimelineSvg(picture);
+  const std::vector<Element> boxes = Find(svg, "rect", "box");
+  const std::vector<Element> xfers = Find(svg, "rect", "xfer");
+  ASSERT_EQ(boxes.size(), 2u);
+  ASSERT_EQ(xfers.size(), 2u);
+  // Row 0's p2p lane, then row 1's all-to-all lane (the second of the two).
+  EXPECT_NEAR(xfers[0].Num("y"), boxes[0].Num("y") + kBoxHeight + 2, kPrinted);
+  EXPECT_NEAR(xfers[1].Num("y"), boxes[1].Num("y") + kBoxHeight + 2 + 7, kPrinted);
+  EXPECT_NEAR(xfers[0].Num("height"), 6, kPrinted);
+  // Rows are apart by the boxes, the two lanes (2 + 2 x 7) and the row gap.
+  EXPECT_NEAR(boxes[1].Num("y") - boxes[0].Num("y"), kBoxHeight + 16 + kRowGap, kPrinted);
+  // The p2p transfer spans 1 to 2 ms of 10 ms over the 800 px plot: 80 px from x(1 ms).
+  EXPECT_NEAR(xfers[0].Num("x") - boxes[0].Num("x"), kMinPlotWidth / 10, kPrinted);
+  EXPECT_NEAR(xfers[0].Num("width"), kMinPlotWidth / 10, kPrinted);
+  EXPECT_EQ(xfers[0].Attr("data-s"), std::to_string(kMs));
+  EXPECT_EQ(xfers[1].Attr("data-e"), std::to_string(4 * kMs));
+  EXPECT_EQ(LegendTexts(svg), (std::vector<std::string>{"F forward", "send/receive (p2p)",
+                                                        "all-to-all"}));
+}
+
+TEST(TimelinePicture, ShortTransfersStayAPixelWide) {
+  TimelinePicture picture = Rows(1, 10 * kMs);
+  picture.boxes.push_back(Box(0, 0, kMs, BoxKind::kForward, 0));
+  picture.transfers.push_back(Transfer(0, kMs, kMs + 10, TransferKind::kCollective));
+  const std::vector<Element> xfers = Find(TimelineSvg(picture), "rect", "xfer");
+  ASSERT_EQ(xfers.size(), 1u);
+  EXPECT_NEAR(xfers[0].Num("width"), 1, kPrinted);
+}
+
+TEST(TimelinePicture, LegendWrapsWithin640Pixels) {
+  // A wide plot (16 ranks x 64 microbatches) and every kind of item: the legend still wraps
+  // within 640 px, so that it fits a window of any usual width.
+  TimelinePicture picture = OneFOneB(16, 64, kMs);
+  picture.boxes.push_back(Box(0, 0, kMs, BoxKind::kOverlap, 0, 1, 2));
+  picture.boxes.push_back(Box(0, 0, kMs, BoxKind::kBackwardInput, 0));
+  picture.boxes.push_back(Box(0, 0, kMs, BoxKind::kBackwardWeight, 0));
+  for (TransferKind kind : {TransferKind::kP2p, TransferKind::kCollective, TransferKind::kAllToAll}) {
+    picture.transfers.push_back(Transfer(0, 0, kMs, kind));
+  }
+  const std::string svg = TimelineSvg(picture);
+  const size_t legend = svg.find("<g class=\"legend\">");
+  const size_t legend_end = svg.find("</g>\n<g class=\"grid\"");
+  ASSERT_NE(legend, std::string::npos);
+  const std::string part = svg.substr(legend, legend_end - legend);
+  const std::regex item("<text x=\"([0-9.]+)\" y=\"[0-9.]+\">([^<]*)</text>");
+  int items = 0;
+  for (auto it = std::sregex_iterator(part.begin(), part.end(), item); it != std::sregex_iterator();
+       ++it, ++items) {
+    const std::string text = std::regex_replace((*it)[2].str(), std::regex("&amp;"), "&");
+    const double right = std::stod((*it)[1]) + static_cast<double>(text.size()) * kCharPx12;
+    EXPECT_LE(right, 640 + kPrinted) << (*it)[2];
+  }
+  EXPECT_EQ(items, 10);
+  EXPECT_GT(Find(svg, "svg", "timeline")[0].Num("width"), 640);
+}
+
 struct PathPoint {
   double x, y;
 };

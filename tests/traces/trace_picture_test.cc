@@ -121,6 +121,11 @@ TEST(TracePicture, MemoryLanesAreStaticReserveAndActivationsUpToThePeakMemory) {
   EXPECT_EQ(rows[1].reserve_bytes, 7 * kGiB);
   EXPECT_FALSE(rows[1].oom);
 
+  // The boundary transfers are drawn in one lane (sends and receives), 2 + 7 px under the boxes
+  // and above the memory band.
+  ASSERT_FALSE(run.picture.transfers.empty());
+  for (const PictureTransfer& t : run.picture.transfers) EXPECT_EQ(t.kind, TransferKind::kP2p);
+  constexpr double kTransferLanes = 2 + 7;
   // Both pictures: the flag under the title, a capacity line on each band at 40/52 of its height
   // (the bands' scale runs to the largest value, rank 0's 52 GiB), and rank 0's curve up to
   // the top of its band.
@@ -131,7 +136,8 @@ TEST(TracePicture, MemoryLanesAreStaticReserveAndActivationsUpToThePeakMemory) {
     EXPECT_NE(doc.find(">peak 52 GiB \u00b7 OOM</text>"), std::string::npos);
     EXPECT_NE(doc.find(">peak 37 GiB</text>"), std::string::npos);
     const double band_top =
-        AttributeOf(doc, "svg", "timeline", "data-plot-top") + kBoxHeight + kMemGap;
+        AttributeOf(doc, "svg", "timeline", "data-plot-top") + kBoxHeight + kTransferLanes +
+        kMemGap;
     const double line_y = band_top + kCapacityMemHeight - 40.0 / 52 * kCapacityMemHeight;
     EXPECT_NEAR(AttributeOf(doc, "line", "capacity", "y1"), line_y, kPrinted);
     EXPECT_NEAR(AttributeOf(doc, "line", "capacity", "data-bytes"), 40.0 * kGiB, 0.5);
@@ -143,7 +149,8 @@ TEST(TracePicture, MemoryLanesAreStaticReserveAndActivationsUpToThePeakMemory) {
       ys.push_back(std::stod((*it)[1]));
     }
     ASSERT_EQ(ys.size(), 2u);
-    EXPECT_NEAR(ys[1] - ys[0], kBoxHeight + kMemGap + kCapacityMemHeight + kRowGap, 2 * kPrinted);
+    EXPECT_NEAR(ys[1] - ys[0], kBoxHeight + kTransferLanes + kMemGap + kCapacityMemHeight + kRowGap,
+                2 * kPrinted);
     // The highest corner of rank 0's curve is the band's top: 52 GiB of 52.
     const std::regex path("<path class=\"mem\" d=\"([^\"]*)\"");
     std::smatch found;
