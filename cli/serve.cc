@@ -17,7 +17,7 @@ namespace po = boost::program_options;
 
 constexpr const char* kServeUsage =
     "usage: ppsim serve [--port N] [--bind ADDR] [--workers N] [--timeout TIME] "
-    "[--read-timeout TIME] [--max-connections N]\n"
+    "[--read-timeout TIME] [--max-connections N] [--max-uploads BYTES]\n"
     "  then open the address it prints; Ctrl-C (SIGINT) or SIGTERM stops it\n";
 
 po::options_description ServeOptionsDescription() {
@@ -33,7 +33,9 @@ po::options_description ServeOptionsDescription() {
       "read-timeout", po::value<std::string>()->value_name("TIME"),
       "drop a client that takes longer to send its request (default 10s)")(
       "max-connections", po::value<std::string>()->value_name("N"),
-      "connections at once; more are answered 503 (default 128)");
+      "connections at once; more are answered 503 (default 128)")(
+      "max-uploads", po::value<std::string>()->value_name("BYTES"),
+      "the uploads kept together (default 1GiB; each at most 64 MiB)");
   return d;
 }
 
@@ -60,6 +62,10 @@ Status ReadServeOptions(const ParsedArgs& parsed, serve::ServeOptions* options) 
       return Status::InvalidInput("--" + std::string(flag) +
                                   ": must be more than 0 s and at most 1 day; got " + text);
     }
+  }
+  if (parsed.values.count("max-uploads")) {
+    RETURN_IF_ERROR(
+        ParseSize("--max-uploads", OptionText(parsed, "max-uploads"), &options->max_uploads_bytes));
   }
   if (parsed.values.count("max-connections")) {
     RETURN_IF_ERROR(ParseCount("--max-connections", OptionText(parsed, "max-connections"), 1,

@@ -4,6 +4,7 @@
 
 #include <google/protobuf/descriptor.h>
 
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -276,6 +277,19 @@ ApiResponse UploadApi(std::string_view name, std::string_view bytes, const ApiFo
                                   "starting with '.')");
   }
   const std::string path = folders.uploads + "/" + std::string(name);
+  // The uploads together stay within their limit (a file replaced counts once).
+  int64_t kept = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folders.uploads, error)) {
+    if (entry.path().filename() == name) continue;
+    kept += static_cast<int64_t>(entry.file_size(error));
+  }
+  if (kept + static_cast<int64_t>(bytes.size()) > folders.max_uploads_bytes) {
+    return ErrorResponse(413, "uploads: " + std::to_string(kept) + " bytes kept already; the "
+                                  "uploads together are kept up to " +
+                                  std::to_string(folders.max_uploads_bytes) +
+                                  " bytes (--max-uploads; restart the server to clear them)");
+  }
   const Status status = WriteWholeFile("upload", path, bytes);
   if (!status.ok()) return ErrorResponse(500, status.message());
   Json answer;

@@ -16,6 +16,7 @@
 #ifndef PPSIM_SERVE_API_H_
 #define PPSIM_SERVE_API_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,7 @@ struct ApiResponse {
 struct ApiFolders {
   std::string uploads;  // "upload:NAME" is uploads + "/" + NAME
   std::string scratch;  // a request's timeline is drawn here, read back and removed
+  int64_t max_uploads_bytes = int64_t{1} << 30;  // the uploads together
 };
 
 // {"error": message} with `status`.
@@ -64,7 +66,8 @@ std::string FieldsJson();
 
 // POST /api/upload?name=NAME: keeps `bytes` as uploads/NAME after checking the name (letters,
 // digits, '.', '-', '_'; not starting with '.'; at most 100 characters) and answers
-// {"field_value": "upload:NAME"}. 400 for a bad name.
+// {"field_value": "upload:NAME"}. 400 for a bad name; 413 when the uploads together would pass
+// folders.max_uploads_bytes (a file replaced counts once).
 ApiResponse UploadApi(std::string_view name, std::string_view bytes, const ApiFolders& folders);
 
 // A response as the child sends it through its pipe, and back.

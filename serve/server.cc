@@ -425,7 +425,8 @@ Status Serve(const ServeOptions& options, std::ostream& log) {
   OwnFolder folder;
   RETURN_IF_ERROR(folder.Make());
   asio::io_context io;
-  Server server(io, options, {folder.path() + "/uploads", folder.path() + "/scratch"});
+  Server server(io, options,
+                {folder.path() + "/uploads", folder.path() + "/scratch", options.max_uploads_bytes});
   RETURN_IF_ERROR(server.Listen(log));
   io.run();
   log << "ppsim serve: stopped" << std::endl;

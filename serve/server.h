@@ -37,6 +37,7 @@ struct ServeOptions {
   double read_timeout_s = 10;
   int64_t max_body_bytes = 1 << 20;          // a run's fields
   int64_t max_upload_bytes = 64 << 20;       // a profile or job file
+  int64_t max_uploads_bytes = int64_t{1} << 30;  // every upload together
   int64_t max_response_bytes = 256 << 20;    // what a child may answer
   int32_t max_connections = 128;
 };

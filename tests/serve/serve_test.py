@@ -191,6 +191,21 @@ def test_files(server):
           "a run from an uploaded profile: 33 ms, got %s %s" % (status, text[:300]))
 
 
+def test_upload_limit():
+    # The uploads together stay within --max-uploads 1MiB: a second 600 KiB file is refused, the
+    # first replaced is not (a file replaced counts once).
+    server = Server("--max-uploads", "1MiB")
+    body = b"x" * (600 << 10)
+    status, _ = server.request("POST", "/api/upload?name=a.csv", body)
+    check(status == 200, "a 600 KiB upload within 1 MiB")
+    status, text = server.request("POST", "/api/upload?name=b.csv", body)
+    check(status == 413 and "--max-uploads" in text, "a second 600 KiB upload: 413, got %s %s" %
+          (status, text))
+    status, _ = server.request("POST", "/api/upload?name=a.csv", body)
+    check(status == 200, "replacing the first upload counts it once")
+    check(server.stop() == 0, "stops after uploads")
+
+
 def test_hostile(server):
     port = server.port
     check(status_of(raw(port, b"POST /api/run HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n{\"a\":")) == 400,
@@ -358,6 +373,7 @@ def main():
         if server.process.poll() is None:
             server.process.kill()
     test_load()
+    test_upload_limit()
     test_crash()
     test_stop(signal.SIGTERM)
     test_flags()
