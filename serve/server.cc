@@ -10,6 +10,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <algorithm>
+#include <csignal>
 #include <array>
 #include <chrono>
 #include <filesystem>
@@ -329,7 +330,10 @@ void Server::Simulate(Handler handler, std::string body, std::string page,
   const Status started = job->process.Start(
       [handler, &body, &folders] {
         // Test hook: the simulation's process dies as a crash would.
-        if (std::getenv("PPSIM_SERVE_CRASH") != nullptr) ::raise(SIGSEGV);
+        if (std::getenv("PPSIM_SERVE_CRASH") != nullptr) {
+          std::signal(SIGSEGV, SIG_DFL);  // die of the signal, also under ASan (which handles SEGV)
+          std::raise(SIGSEGV);
+        }
         return SerializeResponse(handler(body, folders));
       },
       /*own_group=*/true, null_fd_);
