@@ -66,13 +66,27 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=10 State=UP
 CONF
 export SLURM_CONF=$work/slurm.conf
 
+# Stops the daemons and waits until each has exited before removing munged's folder: munged writes
+# its seed file there as it exits, so an early removal races it ("Directory not empty").
 stop() {
+  local status=$? pids=() pid
   scontrol shutdown >/dev/null 2>&1 || true
   sleep 1
   for pid_file in "$work/slurmctld.pid" "$work/slurmd.pid" "$munge/munged.pid"; do
-    [ -f "$pid_file" ] && kill "$(cat "$pid_file")" 2>/dev/null || true
+    if [ -f "$pid_file" ]; then
+      pid=$(cat "$pid_file" 2>/dev/null || true)
+      [ -n "$pid" ] && kill "$pid" 2>/dev/null && pids+=("$pid")
+    fi
   done
-  rm -rf "$munge"
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 1 100); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+  done
+  rm -rf "$munge" 2>/dev/null || { sleep 1; rm -rf "$munge" 2>/dev/null; } ||
+    echo "slurm_test: could not remove $munge" >&2
+  exit $status
 }
 fail() {
   echo "slurm_test: $*" >&2
