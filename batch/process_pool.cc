@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <optional>
+#include <string_view>
 
 #include "base/files.h"
 
@@ -32,30 +35,109 @@ bool ReadWhole(int fd, void* data, size_t size) {
   return true;
 }
 
-// A worker's life: job numbers in, each run in a process of its own, answers out; ends when the
-// pool closes its input (or a write fails).
-void ServeJobs(const ProcessPool::Work& work, int input, int output) {
+// A job's process as its worker sees it. Its output is framed (its size, 8 bytes, then the
+// output), so that the worker knows it complete before the process has exited.
+struct JobProcess {
   uint64_t job = 0;
-  while (ReadWhole(input, &job, sizeof(job))) {
-    Subprocess process;
-    int32_t wait_status = 0;
-    const Status started =
-        process.Start([&work, job] { return work(static_cast<size_t>(job)); }, false);
-    if (started.ok()) {
-      while (process.Read()) {
-      }
-      wait_status = process.Wait();
-    } else {
-      wait_status = 6 << 8;  // "exit status 6": the job's process could not start
-    }
+  Subprocess process;
+
+  bool Complete() const {
     const std::string& out = process.output();
-    const uint64_t size = out.size();
-    std::string answer(kAnswerHeader, '\0');
-    std::memcpy(answer.data(), &job, 8);
-    std::memcpy(answer.data() + 8, &wait_status, 4);
-    std::memcpy(answer.data() + 12, &size, 8);
-    answer += out;
-    if (!WriteAll(output, answer)) return;
+    uint64_t size = 0;
+    if (out.size() < 8) return false;
+    std::memcpy(&size, out.data(), 8);
+    return out.size() - 8 >= size;
+  }
+  std::string_view Output() const {
+    const std::string& out = process.output();
+    return out.size() < 8 ? std::string_view() : std::string_view(out).substr(8);
+  }
+};
+
+bool Answer(int output, uint64_t job, int32_t wait_status, std::string_view out) {
+  const uint64_t size = out.size();
+  std::string answer(kAnswerHeader, '\0');
+  std::memcpy(answer.data(), &job, 8);
+  std::memcpy(answer.data() + 8, &wait_status, 4);
+  std::memcpy(answer.data() + 12, &size, 8);
+  answer += out;
+  return WriteAll(output, answer);
+}
+
+// Reads the rest of an ending job's output, reaps its process and answers for it.
+bool Finish(JobProcess* p, int output) {
+  while (p->process.Read()) {
+  }
+  const int32_t wait_status = p->process.Wait();
+  return Answer(output, p->job, wait_status, p->Output());
+}
+
+// A worker's life: job numbers in, each run in a process of its own, answers out; ends when the
+// pool closes its input (or a write fails) and its jobs are answered. The next job's process
+// starts once the running one has sent its whole output; that one is reaped as it exits.
+void ServeJobs(const ProcessPool::Work& work, int input, int output) {
+  std::deque<uint64_t> waiting;
+  bool input_open = true;
+  std::optional<JobProcess> running;  // its output still coming
+  std::vector<JobProcess> ending;     // its output complete, its process exiting
+  while (input_open || running || !waiting.empty() || !ending.empty()) {
+    while (!running && !waiting.empty()) {
+      JobProcess p;
+      p.job = waiting.front();
+      waiting.pop_front();
+      const Status started = p.process.Start(
+          [&work, job = p.job] {
+            const std::string out = work(static_cast<size_t>(job));
+            const uint64_t size = out.size();
+            return std::string(reinterpret_cast<const char*>(&size), 8) + out;
+          },
+          false);
+      if (!started.ok()) {
+        // "exit status 6": the job's process could not start.
+        if (!Answer(output, p.job, 6 << 8, "")) return;
+        continue;
+      }
+      running = std::move(p);
+    }
+    std::vector<pollfd> fds;
+    if (input_open) fds.push_back({input, POLLIN, 0});
+    if (running) fds.push_back({running->process.fd(), POLLIN, 0});
+    for (const JobProcess& p : ending) fds.push_back({p.process.fd(), POLLIN, 0});
+    if (fds.empty()) break;
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+    size_t i = 0;
+    if (input_open && (fds[i++].revents & (POLLIN | POLLHUP | POLLERR))) {
+      uint64_t job = 0;
+      if (ReadWhole(input, &job, sizeof(job))) {
+        waiting.push_back(job);
+      } else {
+        input_open = false;
+      }
+    }
+    if (running && (fds[i++].revents & (POLLIN | POLLHUP | POLLERR))) {
+      if (!running->process.Read()) {
+        // Its output ended (the process exited or died): reap it now.
+        if (!Finish(&*running, output)) return;
+        running.reset();
+      } else if (running->Complete()) {
+        ending.push_back(std::move(*running));
+        running.reset();
+      }
+    }
+    for (size_t k = 0; k < ending.size(); ++i) {
+      // The ones that were ending when poll was called; a job that just joined them waits.
+      if (i >= fds.size()) break;
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+        ++k;
+        continue;
+      }
+      if (ending[k].process.Read()) {
+        ++k;
+        continue;
+      }
+      if (!Finish(&ending[k], output)) return;
+      ending.erase(ending.begin() + static_cast<std::ptrdiff_t>(k));
+    }
   }
 }
 
@@ -65,25 +147,31 @@ ProcessPool::ProcessPool(int32_t parallel, double timeout_s, Work work)
     : parallel_(std::max(1, parallel)), timeout_s_(timeout_s), work_(std::move(work)) {}
 
 Status ProcessPool::Start(size_t job) {
-  auto idle = std::find_if(workers_.begin(), workers_.end(),
-                           [](const Worker& w) { return !w.busy && w.process.running(); });
-  if (idle == workers_.end()) {
+  RETURN_IF_ERROR(Hand(job));
+  ++busy_;
+  return Status();
+}
+
+Status ProcessPool::Hand(size_t job) {
+  auto least = std::min_element(workers_.begin(), workers_.end(),
+                                [](const Worker& a, const Worker& b) {
+                                  return a.jobs.size() < b.jobs.size();
+                                });
+  if (least == workers_.end() ||
+      (!least->jobs.empty() && static_cast<int32_t>(workers_.size()) < parallel_)) {
     Worker worker;
     const Work& work = work_;
     RETURN_IF_ERROR(worker.process.StartServing(
         [&work](int input, int output) { ServeJobs(work, input, output); }, /*own_group=*/true));
     workers_.push_back(std::move(worker));
-    idle = workers_.end() - 1;
+    least = workers_.end() - 1;
   }
   const uint64_t number = job;
-  if (!WriteAll(idle->process.input_fd(),
+  if (!WriteAll(least->process.input_fd(),
                 std::string_view(reinterpret_cast<const char*>(&number), sizeof(number)))) {
     return Status::Internal(std::string("a worker took no job: ") + std::strerror(errno));
   }
-  idle->busy = true;
-  idle->job = job;
-  idle->start = Clock::now();
-  ++busy_;
+  least->jobs.push_back({job, Clock::now()});
   return Status();
 }
 
@@ -98,15 +186,24 @@ void ProcessPool::TakeAnswers(Worker* worker, std::vector<Finished>* finished) {
     std::memcpy(&wait_status, buffer.data() + used + 8, 4);
     std::memcpy(&size, buffer.data() + used + 12, 8);
     if (buffer.size() - used - kAnswerHeader < size) break;
+    const Clock::time_point now = Clock::now();
+    auto held = std::find_if(worker->jobs.begin(), worker->jobs.end(),
+                             [job](const Held& h) { return h.job == job; });
     Finished f;
     f.job = static_cast<size_t>(job);
     f.wait_status = wait_status;
     f.output = buffer.substr(used + kAnswerHeader, size);
-    f.wall_s = Seconds(Clock::now() - worker->start);
+    if (held != worker->jobs.end()) {
+      f.wall_s = Seconds(now - held->since);
+      const bool first = held == worker->jobs.begin();
+      worker->jobs.erase(held);
+      if (first && !worker->jobs.empty()) {
+        worker->jobs.front().since = std::max(worker->jobs.front().since, now);
+      }
+      --busy_;
+    }
     finished->push_back(std::move(f));
     used += kAnswerHeader + size;
-    worker->busy = false;
-    --busy_;
   }
   buffer.erase(0, used);
 }
@@ -115,14 +212,15 @@ std::vector<ProcessPool::Finished> ProcessPool::Wait() {
   std::vector<pollfd> fds;
   int wait_ms = 200;
   for (const Worker& w : workers_) {
-    fds.push_back({w.process.fd(), static_cast<short>(w.busy ? POLLIN : 0), 0});
-    if (w.busy && timeout_s_ > 0) {
-      const double left = timeout_s_ - Seconds(Clock::now() - w.start);
+    fds.push_back({w.process.fd(), static_cast<short>(w.jobs.empty() ? 0 : POLLIN), 0});
+    if (!w.jobs.empty() && timeout_s_ > 0) {
+      const double left = timeout_s_ - Seconds(Clock::now() - w.jobs.front().since);
       wait_ms = std::min(wait_ms, std::max(0, static_cast<int>(left * 1000) + 1));
     }
   }
   ::poll(fds.data(), fds.size(), wait_ms);
   std::vector<Finished> finished;
+  std::vector<size_t> orphans;  // the other jobs of a worker that was stopped or died
   for (size_t k = 0, i = 0; k < workers_.size(); ++i) {
     Worker& w = workers_[k];
     bool ended = false;
@@ -131,22 +229,35 @@ std::vector<ProcessPool::Finished> ProcessPool::Wait() {
       TakeAnswers(&w, &finished);
     }
     Finished f;
-    f.job = w.job;
-    if (w.busy && !ended && timeout_s_ > 0 && Seconds(Clock::now() - w.start) > timeout_s_) {
+    if (!w.jobs.empty()) f.job = w.jobs.front().job;
+    if (!w.jobs.empty() && !ended && timeout_s_ > 0 &&
+        Seconds(Clock::now() - w.jobs.front().since) > timeout_s_) {
       f.timed_out = true;
       f.wait_status = w.process.Kill();
     } else if (ended) {
-      f.wait_status = w.process.Wait();  // the worker died: its job with it
+      f.wait_status = w.process.Wait();  // the worker died: its running job with it
     } else {
       ++k;
       continue;
     }
-    if (w.busy) {
-      f.wall_s = Seconds(Clock::now() - w.start);
+    if (!w.jobs.empty()) {
+      f.wall_s = Seconds(Clock::now() - w.jobs.front().since);
+      finished.push_back(std::move(f));
+      --busy_;
+      for (size_t h = 1; h < w.jobs.size(); ++h) orphans.push_back(w.jobs[h].job);
+    }
+    workers_.erase(workers_.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  for (size_t job : orphans) {
+    const Status status = Hand(job);
+    if (!status.ok()) {
+      // No worker to take it: it ends as a job whose process could not start.
+      Finished f;
+      f.job = job;
+      f.wait_status = 6 << 8;
       finished.push_back(std::move(f));
       --busy_;
     }
-    workers_.erase(workers_.begin() + static_cast<std::ptrdiff_t>(k));
   }
   return finished;
 }

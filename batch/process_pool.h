@@ -5,10 +5,13 @@
 // that crashes takes down only itself), forked by one of N warm workers: processes forked from
 // the pool's process once, which take job after job over a pipe, fork the job's process, and send
 // back its output and how it ended. The pool's process only writes a job's number and reads its
-// answer, so it never forks or reaps per job. A job that runs past the timeout is stopped with
-// its worker (each worker leads its own process group), which is replaced; so is a worker that
-// dies. Nothing outlives the pool: destroying it kills and reaps every worker and job, and a
-// worker or job dies with the process that started it (base/subprocess.h).
+// answer, so it never forks or reaps per job. A worker holds up to two jobs, so that it never
+// waits for the pool's process, and starts its next job's process as soon as the current one has
+// sent its whole output, while that one's process is still exiting: the processes' start-up and
+// tear-down overlap the work. A job that runs past the timeout is stopped with its worker (each
+// worker leads its own process group), which is replaced; the worker's other job is handed on
+// again; so when a worker dies. Nothing outlives the pool: destroying it kills and reaps every
+// worker and job, and a worker or job dies with the process that started it (base/subprocess.h).
 #ifndef PPSIM_BATCH_PROCESS_POOL_H_
 #define PPSIM_BATCH_PROCESS_POOL_H_
 
@@ -39,13 +42,15 @@ class ProcessPool {
     double wall_s = 0;
   };
 
-  // `parallel` jobs at most; a job running longer than `timeout_s` is killed (0: never).
+  // `parallel` jobs run at most; a job running longer than `timeout_s` is killed (0: never).
   ProcessPool(int32_t parallel, double timeout_s, Work work);
 
-  bool full() const { return busy_ >= parallel_; }
+  // Full when every worker holds its two jobs (one running, one waiting in the worker).
+  bool full() const { return busy_ >= parallel_ * kJobsPerWorker; }
   bool empty() const { return busy_ == 0; }
 
-  // Hands `job` to an idle worker (forking one when none is idle). REQUIRES: !full().
+  // Hands `job` to the worker that holds the fewest (forking one while fewer than `parallel` run).
+  // REQUIRES: !full().
   Status Start(size_t job);
 
   // Waits up to 200 ms (less when a timeout falls due) for jobs to end, and returns the ones that
@@ -53,12 +58,19 @@ class ProcessPool {
   std::vector<Finished> Wait();
 
  private:
+  static constexpr int32_t kJobsPerWorker = 2;
+  struct Held {
+    size_t job = 0;
+    // When the job started running, as far as the pool can tell: when it was handed over or when
+    // the worker answered the job before it, whichever is later.
+    std::chrono::steady_clock::time_point since;
+  };
   struct Worker {
     Subprocess process;
-    bool busy = false;
-    size_t job = 0;
-    std::chrono::steady_clock::time_point start;
+    std::vector<Held> jobs;  // in the order handed over; the first runs
   };
+  // Writes `job` to a worker (forking one when needed).
+  Status Hand(size_t job);
   // Takes every complete answer out of `worker`'s output.
   void TakeAnswers(Worker* worker, std::vector<Finished>* finished);
 

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -11,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "base/escape.h"
 #include "base/subprocess.h"
@@ -151,44 +153,81 @@ std::string PointTimelinePath(const SweepOptions& options, size_t index) {
   return options.timelines_dir + name + options.timeline_extension;
 }
 
-Status PlanSweep(const ExperimentPlan& plan, std::vector<PointJob>* jobs) {
+namespace {
+
+// One point's check: its spec and prepared run (not compiled), or why it is rejected. Touches only
+// `job` and `prepared`, so that points are checked in parallel.
+Status CheckPoint(const ExperimentPlan& plan, const SweepPoint& point, PointJob* job,
+                  std::shared_ptr<PreparedRun>* prepared) {
+  ResolveOptions options;
+  options.directory = plan.directory;
+  options.one_schedule = true;
+  RunRequest request;
+  RETURN_IF_ERROR(
+      ResolveRun(point.config, std::make_shared<FileLocator>(plan, &point), options, &request));
+  job->spec = request.runs[0];
+  *prepared = std::make_shared<PreparedRun>();
+  return PrepareRun(request.runs[0], prepared->get(), /*compile=*/false);
+}
+
+}  // namespace
+
+Status PlanSweep(const ExperimentPlan& plan, int32_t threads, std::vector<PointJob>* jobs) {
   jobs->assign(plan.points.size(), PointJob());
   int64_t kept_bytes = 0;
   std::vector<std::string> messages;
   std::map<std::string, std::vector<const SweepPoint*>> points_of;
-  for (size_t i = 0; i < plan.points.size(); ++i) {
-    const SweepPoint& point = plan.points[i];
-    PointJob& job = (*jobs)[i];
-    job.point = &point;
-    if (point.skipped) {
-      job.skipped = true;
-      job.reason = point.reason;
-      continue;
-    }
-    ResolveOptions options;
-    options.directory = plan.directory;
-    options.one_schedule = true;
-    RunRequest request;
-    Status status =
-        ResolveRun(point.config, std::make_shared<FileLocator>(plan, &point), options, &request);
-    if (status.ok()) {
-      auto prepared = std::make_shared<PreparedRun>();
-      status = PrepareRun(request.runs[0], prepared.get(), /*compile=*/false);
-      job.spec = request.runs[0];
-      const int64_t bytes = KeptBytes(*prepared);
-      if (status.ok() && kept_bytes + bytes <= kKeptPreparedBytes) {
-        kept_bytes += bytes;
-        job.prepared = std::move(prepared);
+  // The points are checked in batches, each by `threads` threads, then taken in point order: which
+  // runs are kept, and the messages' order, do not depend on the threads. A batch bounds what is
+  // held beyond the kept runs.
+  constexpr size_t kBatch = 256;
+  std::vector<Status> statuses(std::min(kBatch, plan.points.size()));
+  std::vector<std::shared_ptr<PreparedRun>> prepared(statuses.size());
+  for (size_t first = 0; first < plan.points.size(); first += kBatch) {
+    const size_t count = std::min(kBatch, plan.points.size() - first);
+    std::atomic<size_t> next{0};
+    auto check = [&] {
+      for (size_t k = next++; k < count; k = next++) {
+        const SweepPoint& point = plan.points[first + k];
+        PointJob& job = (*jobs)[first + k];
+        job.point = &point;
+        prepared[k].reset();
+        statuses[k] = point.skipped ? Status() : CheckPoint(plan, point, &job, &prepared[k]);
       }
+    };
+    std::vector<std::thread> helpers;
+    const size_t helper_count =
+        std::min(count, static_cast<size_t>(std::max<int32_t>(1, threads))) - 1;
+    for (size_t t = 0; t < helper_count; ++t) helpers.emplace_back(check);
+    check();
+    for (std::thread& helper : helpers) helper.join();
+    for (size_t k = 0; k < count; ++k) {
+      const SweepPoint& point = plan.points[first + k];
+      PointJob& job = (*jobs)[first + k];
+      if (point.skipped) {
+        job.skipped = true;
+        job.reason = point.reason;
+        continue;
+      }
+      const Status& status = statuses[k];
+      if (status.ok()) {
+        const int64_t bytes = KeptBytes(*prepared[k]);
+        if (kept_bytes + bytes <= kKeptPreparedBytes) {
+          kept_bytes += bytes;
+          job.prepared = std::move(prepared[k]);
+        }
+        prepared[k].reset();
+        continue;
+      }
+      prepared[k].reset();
+      if (plan.experiment.skip_invalid()) {
+        job.skipped = true;
+        job.reason = status.message();
+        continue;
+      }
+      if (points_of[status.message()].empty()) messages.push_back(status.message());
+      points_of[status.message()].push_back(&point);
     }
-    if (status.ok()) continue;
-    if (plan.experiment.skip_invalid()) {
-      job.skipped = true;
-      job.reason = status.message();
-      continue;
-    }
-    if (points_of[status.message()].empty()) messages.push_back(status.message());
-    points_of[status.message()].push_back(&point);
   }
   if (messages.empty()) return Status();
   std::string text;

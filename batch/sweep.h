@@ -69,7 +69,8 @@ std::string PointTimelinePath(const SweepOptions& options, size_t index);
 // skip rule names, and with skip_invalid the points ppsim rejects, become skipped jobs. Otherwise
 // every rejected point is reported at once, equal messages once with the points they concern:
 // "e.yaml:5:39: axes[2].values[0]: must be at least 1; got 0 (point 3: ...; and 2 more)".
-Status PlanSweep(const ExperimentPlan& plan, std::vector<PointJob>* jobs);
+// `threads` threads check points at once; the jobs and the message are the same for any number.
+Status PlanSweep(const ExperimentPlan& plan, int32_t threads, std::vector<PointJob>* jobs);
 
 struct SweepSummary {
   size_t points = 0;   // in this shard

@@ -140,7 +140,7 @@ int SweepCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
   }
   if (!status.ok()) return Fail(err, status);
   std::vector<PointJob> jobs;
-  status = PlanSweep(plan, &jobs);
+  status = PlanSweep(plan, sweep.jobs, &jobs);
   if (!status.ok()) return Fail(err, status);
   // No output may overwrite what the sweep reads.
   std::vector<std::string> inputs = {parsed.positional[0]};

@@ -97,7 +97,7 @@ axes:
   const FileLocator second(plan, &plan.points[1]);
   EXPECT_EQ(second.Where("microbatches"), path + ":9:19: axes[0].values[1]");
   std::vector<PointJob> jobs;
-  const Status status = PlanSweep(plan, &jobs);
+  const Status status = PlanSweep(plan, 2, &jobs);
   EXPECT_EQ(status.message(),
             path + ":9:19: axes[0].values[1]: must be at least 1; got 0 (point 1: "
                    "microbatches=0)\n" + path + ": nothing ran; fix these points, or set skip_invalid: true to "
@@ -113,7 +113,7 @@ axes:
   ASSERT_TRUE(LoadExperiment(path, &plan).ok());
   ASSERT_TRUE(ExpandPoints(kDefaultMaxPoints, &plan).ok());
   std::vector<PointJob> jobs;
-  ASSERT_TRUE(PlanSweep(plan, &jobs).ok());
+  ASSERT_TRUE(PlanSweep(plan, 2, &jobs).ok());
   SweepOptions options;
   options.output = ::testing::TempDir() + "library-sweep.csv";
   options.jobs = 2;
