@@ -195,6 +195,11 @@ void ProcessPool::TakeAnswers(Worker* worker, std::vector<Finished>* finished) {
     f.output = buffer.substr(used + kAnswerHeader, size);
     if (held != worker->jobs.end()) {
       f.wall_s = Seconds(now - held->since);
+      // Past the timeout, though it ended before the pool looked: a timeout all the same.
+      if (timeout_s_ > 0 && f.wall_s > timeout_s_) {
+        f.timed_out = true;
+        f.output.clear();
+      }
       const bool first = held == worker->jobs.begin();
       worker->jobs.erase(held);
       if (first && !worker->jobs.empty()) {

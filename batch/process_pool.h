@@ -42,7 +42,8 @@ class ProcessPool {
     double wall_s = 0;
   };
 
-  // `parallel` jobs run at most; a job running longer than `timeout_s` is killed (0: never).
+  // `parallel` jobs run at most; a job running longer than `timeout_s` is killed (0: never), and
+  // one that ended after it is reported as timed out too.
   ProcessPool(int32_t parallel, double timeout_s, Work work);
 
   // Full when every worker holds its two jobs (one running, one waiting in the worker).

@@ -274,14 +274,17 @@ std::string SerializePointOutcome(const PointOutcome& o) {
       {"wall_s", o.wall_s},
       {"values", values},
       {"oom", o.oom},
-      {"result", o.result},
   };
-  return json.dump();
+  // dump() escapes every line break inside strings: the first one ends the JSON.
+  return json.dump() + "\n" + o.result;
 }
 
 bool ParsePointOutcome(std::string_view text, PointOutcome* o) {
+  const size_t end = text.find('\n');
+  if (end == std::string_view::npos) return false;
+  const std::string_view result = text.substr(end + 1);
   const nlohmann::ordered_json json =
-      nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+      nlohmann::ordered_json::parse(text.substr(0, end), nullptr, /*allow_exceptions=*/false);
   if (!json.is_object()) return false;
   try {
     if (!ParsePointStatus(json.at("status").get<std::string>(), &o->status)) return false;
@@ -302,10 +305,15 @@ bool ParsePointOutcome(std::string_view text, PointOutcome* o) {
       if (!value.is_null() || required) return false;
     }
     o->oom = json.at("oom").get<bool>();
-    o->result = json.at("result");
   } catch (const nlohmann::json::exception&) {
     return false;
   }
+  // An ok point's result is an object (whole: the process exited 0 after writing it).
+  if (o->status == PointStatus::kOk &&
+      (result.size() < 2 || result.front() != '{' || result.back() != '}')) {
+    return false;
+  }
+  o->result = std::string(result);
   return true;
 }
 
@@ -336,8 +344,13 @@ std::string ResultJsonLine(int64_t point, const std::vector<std::string>& axes,
   json["status"] = PointStatusName(o.status);
   json["error"] = o.error;
   json["wall_s"] = JsonNumber(o.wall_s);
-  if (o.status == PointStatus::kOk) json["result"] = o.result;
-  return FormatJsonCompact(json);
+  std::string line = FormatJsonCompact(json);
+  if (o.status == PointStatus::kOk) {
+    // The compact layout's last member, the result as the point's process laid it out.
+    line.pop_back();
+    line += ", \"result\": " + o.result + "}";
+  }
+  return line;
 }
 
 std::string ResultsTable::CsvLine(const ResultRow& row) const {

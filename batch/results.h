@@ -140,11 +140,14 @@ struct PointOutcome {
   // ok only:
   ResultValues values;
   bool oom = false;
-  nlohmann::ordered_json result;  // the run's JSON (experiments/run_output.h RunJson)
+  // The run's JSON (experiments/run_output.h RunJson) as compact text (base/json.h): the point's
+  // process lays it out once and the sweep copies it into the JSON line as it is.
+  std::string result;
 };
 
-// A point process's outcome as one JSON text, and back: how the point's process tells the sweep.
-// ParsePointOutcome is false on anything that is not such a text.
+// A point process's outcome as text, and back: how the point's process tells the sweep. One JSON
+// line of everything but the result, then the result's text. ParsePointOutcome is false on
+// anything that is not such a text.
 std::string SerializePointOutcome(const PointOutcome& outcome);
 bool ParsePointOutcome(std::string_view text, PointOutcome* outcome);
 

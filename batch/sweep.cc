@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "base/escape.h"
+#include "base/json.h"
 #include "base/subprocess.h"
 #include "batch/process_pool.h"
 #include "batch/progress.h"
@@ -37,7 +38,7 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 // run's whole JSON goes beside them into the JSON lines. False when a metric every run has is
 // not a finite number.
 bool SetMetrics(const RunResult& r, PointOutcome* o) {
-  o->result = RunJson(r);
+  o->result = FormatJsonCompact(RunJson(r));
   const RunHeadline h = HeadlineOf(r);
   auto set = [&](int column, std::optional<double> value) {
     if (value && std::isfinite(*value)) o->values[column] = *value;

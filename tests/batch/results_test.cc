@@ -36,7 +36,7 @@ PointOutcome Ok() {
   o.values[kTimeToTrainColumn] = 86400;
   o.values[kGpuHoursColumn] = 192;  // 8 GPUs x 24 h
   o.wall_s = 0.5;
-  o.result = {{"schedule", "1F1B"}, {"makespan_s", 0.0125}};
+  o.result = "{\"schedule\": \"1F1B\", \"makespan_s\": 0.0125}";
   return o;
 }
 
@@ -97,6 +97,10 @@ TEST(Results, APointProcessOutcomeRoundTrips) {
   EXPECT_EQ(back.result, o.result);
   EXPECT_FALSE(ParsePointOutcome("{\"status\": \"ok\"}", &back));
   EXPECT_FALSE(ParsePointOutcome("not json", &back));
+  // A torn result is not an outcome.
+  const std::string whole = SerializePointOutcome(o);
+  EXPECT_FALSE(ParsePointOutcome(whole.substr(0, whole.size() - 1), &back));
+  EXPECT_FALSE(ParsePointOutcome(whole.substr(0, whole.find('\n')), &back));
   // An ok outcome without a value every run has is not one.
   PointOutcome lacking = Ok();
   lacking.values[kSamplesColumn].reset();
