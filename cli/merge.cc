@@ -1,4 +1,5 @@
-// `ppsim merge SHARD.csv... -o RESULTS.csv`: the results of sweep shards joined.
+// `ppsim merge SHARD.csv... -o RESULTS.csv`: the results of sweep shards joined, with their JSON
+// lines when every shard has them, and the about file the report reads.
 #include <unistd.h>
 
 #include <boost/program_options/options_description.hpp>
@@ -12,10 +13,39 @@
 #include "cli/options.h"
 #include "batch/journal.h"
 #include "batch/merge.h"
+#include "report/report_about.h"
 
 namespace ppsim::cli {
 
 namespace po = boost::program_options;
+
+namespace {
+
+// The shards' common provenance: each field the about files beside the shards agree on (a shard
+// without one says nothing); a field they differ on stays empty.
+Status MergedAbout(const std::vector<std::string>& shards, ReportAbout* merged) {
+  std::vector<ReportAbout> abouts;
+  for (const std::string& shard : shards) {
+    const std::string path = AboutPath(shard);
+    if (access(path.c_str(), F_OK) != 0) continue;
+    std::string json;
+    RETURN_IF_ERROR(ReadFile(path, &json, int64_t{1} << 20, "about"));
+    RETURN_IF_ERROR(ReadAboutJson(json, path, &abouts.emplace_back()));
+  }
+  if (abouts.empty()) return Status();
+  auto common = [&](std::string ReportAbout::*field) {
+    for (const ReportAbout& a : abouts) {
+      if (a.*field != abouts[0].*field) return std::string();
+    }
+    return abouts[0].*field;
+  };
+  merged->ppsim_version = common(&ReportAbout::ppsim_version);
+  merged->experiment = common(&ReportAbout::experiment);
+  merged->experiment_file = common(&ReportAbout::experiment_file);
+  return Status();
+}
+
+}  // namespace
 
 int MergeCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) {
   po::options_description options("ppsim merge options", 100);
@@ -34,11 +64,20 @@ int MergeCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
   }
   const std::vector<std::string>& inputs = parsed.positional;
   std::vector<std::string> all_inputs = inputs;
-  for (const std::string& input : inputs) all_inputs.push_back(JsonLinesPath(input));
-  for (const std::string& written : {output, JsonLinesPath(output)}) {
+  for (const std::string& input : inputs) {
+    all_inputs.push_back(JsonLinesPath(input));
+    all_inputs.push_back(AboutPath(input));
+  }
+  for (const std::string& written : {output, JsonLinesPath(output), AboutPath(output)}) {
     status = CheckNotAnInput("-o", written, all_inputs);
     if (!status.ok()) return Fail(err, status);
   }
+  // The report's header (report/report_about.h): this command, and what the shards' about files
+  // say of the experiment and the ppsim that ran it when they all say the same. Read before
+  // anything is written.
+  ReportAbout about;
+  status = MergedAbout(inputs, &about);
+  if (!status.ok()) return Fail(err, status);
   status = MergeResults(inputs, output);
   if (!status.ok()) return Fail(err, status);
   // The JSON lines beside the shards, when they are there.
@@ -51,8 +90,12 @@ int MergeCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
     status = MergeResults(json_inputs, JsonLinesPath(output));
     if (!status.ok()) return Fail(err, status);
   }
-  out << "wrote " << output << (with_json ? " and " + JsonLinesPath(output) : std::string())
-      << "\n";
+  about.command = "ppsim merge";
+  for (const std::string& a : args) about.command += " " + a;
+  status = WriteWholeFile("", AboutPath(output), AboutJson(about));
+  if (!status.ok()) return Fail(err, status);
+  out << "wrote " << output << (with_json ? ", " + JsonLinesPath(output) : std::string())
+      << " and " << AboutPath(output) << "\n";
   return kExitOk;
 }
 

@@ -115,7 +115,7 @@ Status CheckFileField(const FieldDescriptor& field, const Locator& where, const 
   }
 }
 
-// A request body read into the run request it gives, every file field checked.
+// A request body as read, every file field checked.
 struct Body {
   proto::RunConfig given;   // as written (uploads as "upload:NAME")
   proto::RunConfig config;  // uploads pointed at their files
@@ -138,9 +138,12 @@ Status ReadBody(std::string_view text, const ApiFolders& folders, Body* body) {
   return Status();
 }
 
-Status Resolve(const Body& body, RunRequest* request) {
-  return ResolveRun(body.config, std::make_shared<ConfigLocator>(body.given, body.locations), {},
-                    request);
+// A request body read, then resolved into the run request it gives, as `ppsim run` resolves it.
+Status ReadRequest(std::string_view text, const ApiFolders& folders, Body* body,
+                   RunRequest* request) {
+  RETURN_IF_ERROR(ReadBody(text, folders, body));
+  return ResolveRun(body->config, std::make_shared<ConfigLocator>(body->given, body->locations),
+                    {}, request);
 }
 
 // Bad input 400; a run that cannot execute (a deadlock) 422; anything else 500.
@@ -199,8 +202,7 @@ ApiResponse ErrorResponse(int status, std::string_view message) {
 ApiResponse RunApi(std::string_view text, const ApiFolders& folders) {
   Body body;
   RunRequest request;
-  Status status = ReadBody(text, folders, &body);
-  if (status.ok()) status = Resolve(body, &request);
+  Status status = ReadRequest(text, folders, &body, &request);
   std::vector<RunResult> results;
   if (status.ok()) status = ExecuteRequest(request, CommandOf(body), &results);
   if (!status.ok()) return Failure(status);
@@ -210,8 +212,7 @@ ApiResponse RunApi(std::string_view text, const ApiFolders& folders) {
 ApiResponse TimelineApi(std::string_view text, const ApiFolders& folders) {
   Body body;
   RunRequest request;
-  Status status = ReadBody(text, folders, &body);
-  if (status.ok()) status = Resolve(body, &request);
+  Status status = ReadRequest(text, folders, &body, &request);
   if (!status.ok()) return Failure(status);
   request.runs.resize(1);
   request.outputs.timeline_path =
@@ -228,8 +229,7 @@ ApiResponse TimelineApi(std::string_view text, const ApiFolders& folders) {
 ApiResponse CommandApi(std::string_view text, const ApiFolders& folders) {
   Body body;
   RunRequest request;
-  Status status = ReadBody(text, folders, &body);
-  if (status.ok()) status = Resolve(body, &request);
+  Status status = ReadRequest(text, folders, &body, &request);
   PreparedRun run;
   if (status.ok()) status = PrepareRun(request.runs[0], &run, /*compile=*/false);
   if (!status.ok()) return Failure(status);

@@ -530,6 +530,28 @@ TEST(Sweep, ShardsMergeIntoTheUnshardedResults) {
             WithoutWallTime(ReadFile(Dir() + "all.csv")));
   EXPECT_EQ(WithoutWallTime(ReadFile(Dir() + "merged.jsonl")),
             WithoutWallTime(ReadFile(Dir() + "all.jsonl")));
+  // The about file: the shards' common experiment file and version, and the merge's command.
+  EXPECT_EQ(merged.out, "wrote " + Dir() + "merged.csv, " + Dir() + "merged.jsonl and " + Dir() +
+                            "merged.about.json\n");
+  const nlohmann::json about = nlohmann::json::parse(ReadFile(Dir() + "merged.about.json"));
+  EXPECT_EQ(about["experiment_file"], path);
+  EXPECT_EQ(about["ppsim_version"], PPSIM_VERSION);
+  EXPECT_EQ(about["command"],
+            "ppsim merge " + Dir() + "s1.csv " + Dir() + "s0.csv -o " + Dir() + "merged.csv");
+  // Shards that disagree leave the field empty; an about file that does not read stops the merge.
+  WriteFile("s0.about.json", R"({"ppsim_version": "0.0.9", "experiment_file": "other.yaml"})");
+  ASSERT_EQ(Cli({"merge", Dir() + "s1.csv", Dir() + "s0.csv", "-o", Dir() + "merged.csv"}).code, 0);
+  const nlohmann::json mixed = nlohmann::json::parse(ReadFile(Dir() + "merged.about.json"));
+  EXPECT_EQ(mixed["experiment_file"], "");
+  EXPECT_EQ(mixed["ppsim_version"], "");
+  WriteFile("s0.about.json", "[1]");
+  const CliResult bad = Cli({"merge", Dir() + "s1.csv", Dir() + "s0.csv", "-o", Dir() + "m2.csv"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, Dir() + "s0.about.json: not a JSON object of strings; an about file is "
+                             "{\"ppsim_version\": ..., \"command\": ..., \"experiment\": ..., "
+                             "\"experiment_file\": ...}\n");
+  EXPECT_FALSE(Exists(Dir() + "m2.csv"));
+  std::remove((Dir() + "s0.about.json").c_str());  // a shard without one says nothing
   const CliResult missing = Cli({"merge", Dir() + "s0.csv", "-o", Dir() + "half.csv"});
   EXPECT_EQ(missing.code, 2);
   EXPECT_EQ(missing.err, "ppsim merge: points 1, 3 missing; give every shard's output\n");

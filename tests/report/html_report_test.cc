@@ -716,14 +716,18 @@ TEST(HtmlReport, TableShowsRoundedValuesWithUnitsAndKeepsTheFileValues) {
             std::string::npos);
 }
 
+// A run's CSV of two schedules: 8 microbatches on 2 replicas in 40 ms and 50 ms, i.e. 400 and 320
+// microbatches/s; GPipe's peak memory is over the GPU's capacity.
+std::string TwoSchedulesRunCsv() {
+  return std::string(kRunCsvHeader) +
+         "1F1B,4,4,8,ideal,simgrid,0.04,0.25,0.3333333333333333,0.25,0,64,48,0,1073741824,"
+         "85899345920,0,,,400,,,,,2,1,0,0,0\n"
+         "GPipe,4,4,8,ideal,simgrid,0.05,0.4,0.6666666666666666,0.4,0,64,48,0,96636764160,"
+         "85899345920,4,,,320,,,,,2,1,0,0,0\n";
+}
+
 TEST(HtmlReport, ReadsARunCsvWithTheScheduleAsItsAxis) {
-  // 8 microbatches on 2 replicas in 40 ms and 50 ms: 400 and 320 microbatches/s.
-  const std::string csv =
-      std::string(kRunCsvHeader) +
-      "1F1B,4,4,8,ideal,simgrid,0.04,0.25,0.3333333333333333,0.25,0,64,48,0,1073741824,"
-      "85899345920,0,,,400,,,,,2,1,0,0,0\n"
-      "GPipe,4,4,8,ideal,simgrid,0.05,0.4,0.6666666666666666,0.4,0,64,48,0,96636764160,"
-      "85899345920,4,,,320,,,,,2,1,0,0,0\n";
+  const std::string csv = TwoSchedulesRunCsv();
   HtmlReportSummary summary;
   const std::string html = Render(csv, &summary);
   EXPECT_EQ(summary.points, 2);
@@ -941,12 +945,7 @@ TEST(HtmlReport, BaselineMustNameAnOkPoint) {
 TEST(HtmlReport, BarsSpreadAcrossTheChart) {
   // Two schedules of a run's CSV: two groups, each a 180 px slot of the 360 px plot, its bar
   // centred in it and 36 px wide.
-  const std::string csv =
-      std::string(kRunCsvHeader) +
-      "1F1B,4,4,8,ideal,simgrid,0.04,0.25,0.3333333333333333,0.25,0,64,48,0,1073741824,"
-      "85899345920,0,,,400,,,,,2,1,0,0,0\n"
-      "GPipe,4,4,8,ideal,simgrid,0.05,0.4,0.6666666666666666,0.4,0,64,48,0,96636764160,"
-      "85899345920,4,,,320,,,,,2,1,0,0,0\n";
+  const std::string csv = TwoSchedulesRunCsv();
   const std::string svg = Charts(Render(csv))[0];
   const size_t first = svg.find("<rect class=\"bar\"");
   const size_t second = svg.find("<rect class=\"bar\"", first + 1);
