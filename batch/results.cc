@@ -348,7 +348,7 @@ std::string ResultJsonLine(int64_t point, const std::vector<std::string>& axes,
   if (o.status == PointStatus::kOk) {
     // The compact layout's last member, the result as the point's process laid it out.
     line.pop_back();
-    line += ", \"result\": " + o.result + "}";
+    line += ", \"result\": " + (o.result.empty() ? std::string("null") : o.result) + "}";
   }
   return line;
 }

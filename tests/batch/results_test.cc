@@ -76,6 +76,12 @@ TEST(Results, WrittenRowsReadBack) {
             "\"\", \"wall_s\": 0.5, \"result\": {\"schedule\": \"1F1B\", \"makespan_s\": 0.0125}}\n"
             "{\"point\": 1, \"values\": {\"schedule\": \"a,b\"}, \"status\": \"failed\", \"error\": "
             "\"deadlock, \\\"at\\\" rank 0\", \"wall_s\": 1}\n");
+  // An ok outcome without the run's JSON (never sent by a point's process) still writes JSON.
+  PointOutcome bare = Ok();
+  bare.result.clear();
+  EXPECT_EQ(ResultJsonLine(0, {"schedule"}, {"1F1B"}, bare),
+            "{\"point\": 0, \"values\": {\"schedule\": \"1F1B\"}, \"status\": \"ok\", "
+            "\"error\": \"\", \"wall_s\": 0.5, \"result\": null}");
   std::vector<std::string> axes;
   std::vector<ResultJsonRow> rows;
   ASSERT_TRUE(ReadResultsJsonLines(json, "r.jsonl", &axes, &rows).ok());
