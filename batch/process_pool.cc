@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
-#include <optional>
 #include <string_view>
 
 #include "base/files.h"
@@ -40,6 +39,7 @@ bool ReadWhole(int fd, void* data, size_t size) {
 struct JobProcess {
   uint64_t job = 0;
   Subprocess process;
+  bool ended = false;  // its output has ended: the process has exited (or died)
 
   bool Complete() const {
     const std::string& out = process.output();
@@ -64,47 +64,43 @@ bool Answer(int output, uint64_t job, int32_t wait_status, std::string_view out)
   return WriteAll(output, answer);
 }
 
-// Reads the rest of an ending job's output, reaps its process and answers for it.
-bool Finish(JobProcess* p, int output) {
-  while (p->process.Read()) {
-  }
-  const int32_t wait_status = p->process.Wait();
-  return Answer(output, p->job, wait_status, p->Output());
-}
-
-// A worker's life: job numbers in, each run in a process of its own, answers out; ends when the
-// pool closes its input (or a write fails) and its jobs are answered. The next job's process
-// starts once the running one has sent its whole output; that one is reaped as it exits.
+// A worker's life: job numbers in, each run in a process of its own, answers out in the order the
+// jobs came; ends when the pool closes its input (or a write fails) and its jobs are answered. The
+// next job's process starts once the running one has sent its whole output; that one is reaped
+// as it exits.
 void ServeJobs(const ProcessPool::Work& work, int input, int output) {
   std::deque<uint64_t> waiting;
   bool input_open = true;
-  std::optional<JobProcess> running;  // its output still coming
-  std::vector<JobProcess> ending;     // its output complete, its process exiting
-  while (input_open || running || !waiting.empty() || !ending.empty()) {
-    while (!running && !waiting.empty()) {
+  // In the order the jobs came: the last may still be sending its output (the running one); the
+  // others have sent it whole and are exiting.
+  std::deque<JobProcess> started;
+  auto running = [&] { return !started.empty() && !started.back().Complete() &&
+                              !started.back().ended; };
+  while (input_open || !waiting.empty() || !started.empty()) {
+    while (!running() && !waiting.empty()) {
       JobProcess p;
       p.job = waiting.front();
       waiting.pop_front();
-      const Status started = p.process.Start(
+      const Status status = p.process.Start(
           [&work, job = p.job] {
             const std::string out = work(static_cast<size_t>(job));
             const uint64_t size = out.size();
             return std::string(reinterpret_cast<const char*>(&size), 8) + out;
           },
           false);
-      if (!started.ok()) {
-        // "exit status 6": the job's process could not start.
-        if (!Answer(output, p.job, 6 << 8, "")) return;
-        continue;
-      }
-      running = std::move(p);
+      // "exit status 6": the job's process could not start.
+      if (!status.ok() && !Answer(output, p.job, 6 << 8, "")) return;
+      if (status.ok()) started.push_back(std::move(p));
     }
     std::vector<pollfd> fds;
+    std::vector<JobProcess*> polled;
     if (input_open) fds.push_back({input, POLLIN, 0});
-    if (running) fds.push_back({running->process.fd(), POLLIN, 0});
-    for (const JobProcess& p : ending) fds.push_back({p.process.fd(), POLLIN, 0});
-    if (fds.empty()) break;
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+    for (JobProcess& p : started) {
+      if (p.ended) continue;
+      fds.push_back({p.process.fd(), POLLIN, 0});
+      polled.push_back(&p);
+    }
+    if (!fds.empty() && ::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
     size_t i = 0;
     if (input_open && (fds[i++].revents & (POLLIN | POLLHUP | POLLERR))) {
       uint64_t job = 0;
@@ -114,29 +110,15 @@ void ServeJobs(const ProcessPool::Work& work, int input, int output) {
         input_open = false;
       }
     }
-    if (running && (fds[i++].revents & (POLLIN | POLLHUP | POLLERR))) {
-      if (!running->process.Read()) {
-        // Its output ended (the process exited or died): reap it now.
-        if (!Finish(&*running, output)) return;
-        running.reset();
-      } else if (running->Complete()) {
-        ending.push_back(std::move(*running));
-        running.reset();
-      }
+    for (JobProcess* p : polled) {
+      if ((fds[i++].revents & (POLLIN | POLLHUP | POLLERR)) && !p->process.Read()) p->ended = true;
     }
-    for (size_t k = 0; k < ending.size(); ++i) {
-      // The ones that were ending when poll was called; a job that just joined them waits.
-      if (i >= fds.size()) break;
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
-        ++k;
-        continue;
-      }
-      if (ending[k].process.Read()) {
-        ++k;
-        continue;
-      }
-      if (!Finish(&ending[k], output)) return;
-      ending.erase(ending.begin() + static_cast<std::ptrdiff_t>(k));
+    // The first jobs whose processes have exited are answered, in order.
+    while (!started.empty() && started.front().ended) {
+      JobProcess& p = started.front();
+      const int32_t wait_status = p.process.Wait();
+      if (!Answer(output, p.job, wait_status, p.Output())) return;
+      started.pop_front();
     }
   }
 }

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace ppsim {
 namespace {
@@ -59,6 +60,30 @@ TEST(ProcessPool, ACrashingJobEndsAloneOfItsSignal) {
   EXPECT_TRUE(WIFSIGNALED(ended.at(1).wait_status));
   EXPECT_EQ(WTERMSIG(ended.at(1).wait_status), SIGSEGV);
   for (size_t job : {0, 2, 3, 4, 5}) EXPECT_EQ(ended.at(job).output, std::to_string(job));
+}
+
+// A worker answers in the order its jobs came, also when a later job's process ends first: here
+// job 0's output is whole at once but its pipe stays open 300 ms longer (a process it started
+// holds it), while job 1, started meanwhile, ends at once. With one worker the jobs end in order,
+// as a sweep at -j 1 reports its points.
+TEST(ProcessPool, OneWorkerAnswersInTheOrderItsJobsCame) {
+  ProcessPool pool(1, 0, [](size_t job) {
+    if (job == 0 && ::fork() == 0) {
+      ::usleep(300000);
+      ::_exit(0);
+    }
+    return std::to_string(job);
+  });
+  ASSERT_TRUE(pool.Start(0).ok());
+  ASSERT_TRUE(pool.Start(1).ok());
+  std::vector<size_t> order;
+  while (!pool.empty()) {
+    for (const ProcessPool::Finished& f : pool.Wait()) {
+      EXPECT_EQ(f.output, std::to_string(f.job));
+      order.push_back(f.job);
+    }
+  }
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1}));
 }
 
 // One worker holds two jobs; the first runs past the timeout, which stops the worker: the second
