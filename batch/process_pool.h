@@ -4,8 +4,8 @@
 // Each job runs in a fresh process of its own (SimGrid runs one engine per process, and a job
 // that crashes takes down only itself), forked by one of N warm workers: processes forked from
 // the pool's process once, which take job after job over a pipe, fork the job's process, and send
-// back its output and how it ended, in the order the jobs came. The pool's process only writes a job's number and reads its
-// answer, so it never forks or reaps per job. A worker holds up to two jobs, so that it never
+// back its output and how it ended, in the order the jobs came. The pool's process only writes a
+// job's number and reads its answer, so it never forks or reaps per job. A worker holds up to two jobs, so that it never
 // waits for the pool's process, and starts its next job's process as soon as the current one has
 // sent its whole output, while that one's process is still exiting: the processes' start-up and
 // tear-down overlap the work. A job that runs past the timeout is stopped with its worker (each

@@ -28,9 +28,7 @@ Status MergedAbout(const std::vector<std::string>& shards, ReportAbout* merged) 
   for (const std::string& shard : shards) {
     const std::string path = AboutPath(shard);
     if (access(path.c_str(), F_OK) != 0) continue;
-    std::string json;
-    RETURN_IF_ERROR(ReadFile(path, &json, int64_t{1} << 20, "about"));
-    RETURN_IF_ERROR(ReadAboutJson(json, path, &abouts.emplace_back()));
+    RETURN_IF_ERROR(ReadAboutFile(path, &abouts.emplace_back()));
   }
   if (abouts.empty()) return Status();
   auto common = [&](std::string ReportAbout::*field) {

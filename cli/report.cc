@@ -45,9 +45,7 @@ Status ReadAbout(const std::string& input, const std::string& csv, ReportAbout* 
   std::error_code error;
   const std::string about_path = AboutPath(input);
   if (std::filesystem::exists(about_path, error)) {
-    std::string json;
-    RETURN_IF_ERROR(ReadFile(about_path, &json, int64_t{1} << 20, "about"));
-    RETURN_IF_ERROR(ReadAboutJson(json, about_path, about));
+    RETURN_IF_ERROR(ReadAboutFile(about_path, about));
   }
   const std::string lines_path = JsonLinesPath(input);
   if (std::filesystem::exists(lines_path, error)) {

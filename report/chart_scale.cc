@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "base/svg.h"
 
@@ -12,6 +13,17 @@ double ChartScale::Fraction(double value) const {
   if (!log()) return (value - lo) / (hi - lo);
   return (std::log(value) - std::log(lo)) / (std::log(hi) - std::log(lo));
 }
+
+namespace {
+
+// The scale spans its ticks, first to last.
+ChartScale SpanTicks(ChartScale scale) {
+  scale.lo = scale.ticks.front();
+  scale.hi = scale.ticks.back();
+  return scale;
+}
+
+}  // namespace
 
 ChartScale LinearScale(double lo, double hi, int max_ticks, double min_step) {
   if (!(hi > lo)) {
@@ -43,9 +55,7 @@ ChartScale LinearScale(double lo, double hi, int max_ticks, double min_step) {
     scale.ticks.push_back(at);
     scale.labels.push_back(FormatFixed(at, decimals));
   }
-  scale.lo = scale.ticks.front();
-  scale.hi = scale.ticks.back();
-  return scale;
+  return SpanTicks(std::move(scale));
 }
 
 ChartScale Log2Scale(double lo, double hi) {
@@ -58,9 +68,7 @@ ChartScale Log2Scale(double lo, double hi) {
     scale.ticks.push_back(at);
     scale.labels.push_back(FormatFixed(at, std::max(0, -e)));
   }
-  scale.lo = scale.ticks.front();
-  scale.hi = scale.ticks.back();
-  return scale;
+  return SpanTicks(std::move(scale));
 }
 
 ChartScale Log10Scale(double lo, double hi) {
@@ -81,9 +89,7 @@ ChartScale Log10Scale(double lo, double hi) {
       ++exponent;
     }
   }
-  scale.lo = scale.ticks.front();
-  scale.hi = scale.ticks.back();
-  return scale;
+  return SpanTicks(std::move(scale));
 }
 
 bool IsPowerOfTwo(double value) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/csv.h"
+#include "base/files.h"
 #include "base/json.h"
 #include "batch/results.h"
 
@@ -96,6 +97,12 @@ Status ReadAboutJson(std::string_view text, const std::string& source, ReportAbo
   about->experiment = get("experiment");
   about->experiment_file = get("experiment_file");
   return Status();
+}
+
+Status ReadAboutFile(const std::string& path, ReportAbout* about) {
+  std::string json;
+  RETURN_IF_ERROR(ReadFile(path, &json, int64_t{1} << 20, "about"));
+  return ReadAboutJson(json, path, about);
 }
 
 void SimulatedFromJsonLines(std::string_view text, ReportAbout* about) {

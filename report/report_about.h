@@ -44,6 +44,10 @@ std::string AboutJson(const ReportAbout& about);
 // "experiment_file": ...}" (also for a field that is not a string).
 Status ReadAboutJson(std::string_view text, const std::string& source, ReportAbout* about);
 
+// Reads the about file at `path` (at most 1 MiB) with ReadAboutJson; its errors, and base/files.h
+// ReadFile's.
+Status ReadAboutFile(const std::string& path, ReportAbout* about);
+
 // Sets about->simulated from a sweep's JSON lines (batch/results.h ReadResultsJsonLines; the ok
 // points' "result"). Lines that do not read are left out: the CSV is what the report checks.
 void SimulatedFromJsonLines(std::string_view text, ReportAbout* about);
