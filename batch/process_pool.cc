@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "base/files.h"
+#include "base/job_heap.h"
 
 namespace ppsim {
 namespace {
@@ -83,6 +84,7 @@ void ServeJobs(const ProcessPool::Work& work, int input, int output) {
       waiting.pop_front();
       const Status status = p.process.Start(
           [&work, job = p.job] {
+            UseJobHeap();
             const std::string out = work(static_cast<size_t>(job));
             const uint64_t size = out.size();
             return std::string(reinterpret_cast<const char*>(&size), 8) + out;
