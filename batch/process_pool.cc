@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "base/files.h"
-#include "base/job_heap.h"
+#include "base/fork_memory.h"
 
 namespace ppsim {
 namespace {
@@ -70,13 +70,16 @@ bool Answer(int output, uint64_t job, int32_t wait_status, std::string_view out)
 // next job's process starts once the running one has sent its whole output; that one is reaped
 // as it exits.
 void ServeJobs(const ProcessPool::Work& work, int input, int output) {
+  // The worker's own allocations stay out of the memory its jobs' processes share with it.
+  UseJobHeap();
   std::deque<uint64_t> waiting;
   bool input_open = true;
   // In the order the jobs came: the last may still be sending its output (the running one); the
   // others have sent it whole and are exiting.
   std::deque<JobProcess> started;
-  auto running = [&] { return !started.empty() && !started.back().Complete() &&
-                              !started.back().ended; };
+  auto running = [&] {
+    return !started.empty() && !started.back().Complete() && !started.back().ended;
+  };
   while (input_open || !waiting.empty() || !started.empty()) {
     while (!running() && !waiting.empty()) {
       JobProcess p;
@@ -137,12 +140,13 @@ Status ProcessPool::Start(size_t job) {
 }
 
 Status ProcessPool::Hand(size_t job) {
-  auto least = std::min_element(workers_.begin(), workers_.end(),
-                                [](const Worker& a, const Worker& b) {
-                                  return a.jobs.size() < b.jobs.size();
-                                });
+  auto least = std::min_element(
+      workers_.begin(), workers_.end(),
+      [](const Worker& a, const Worker& b) { return a.jobs.size() < b.jobs.size(); });
   if (least == workers_.end() ||
       (!least->jobs.empty() && static_cast<int32_t>(workers_.size()) < parallel_)) {
+    if (workers_.empty() && !collapsed_) CollapseForForking();
+    collapsed_ = true;
     Worker worker;
     const Work& work = work_;
     RETURN_IF_ERROR(worker.process.StartServing(

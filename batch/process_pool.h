@@ -5,13 +5,16 @@
 // that crashes takes down only itself), forked by one of N warm workers: processes forked from
 // the pool's process once, which take job after job over a pipe, fork the job's process, and send
 // back its output and how it ended, in the order the jobs came. The pool's process only writes a
-// job's number and reads its answer, so it never forks or reaps per job. A worker holds up to two jobs, so that it never
-// waits for the pool's process, and starts its next job's process as soon as the current one has
-// sent its whole output, while that one's process is still exiting: the processes' start-up and
-// tear-down overlap the work. A job that runs past the timeout is stopped with its worker (each
-// worker leads its own process group), which is replaced; the worker's other job is handed on
-// again; so when a worker dies. Nothing outlives the pool: destroying it kills and reaps every
-// worker and job, and a worker or job dies with the process that started it (base/subprocess.h).
+// job's number and reads its answer, so it never forks or reaps per job. A worker holds up to two
+// jobs, so that it never waits for the pool's process, and starts its next job's process as soon
+// as the current one has sent its whole output, while that one's process is still exiting: the
+// processes' start-up and tear-down overlap the work. The memory is laid out for forking
+// (base/fork_memory.h): the pool's process in huge pages before its first worker, the workers' and
+// the jobs' own allocations each in a heap of their own. A job that runs past the timeout is
+// stopped with its worker (each worker leads its own process group), which is replaced; the
+// worker's other job is handed on again; so when a worker dies. Nothing outlives the pool:
+// destroying it kills and reaps every worker and job, and a worker or job dies with the process
+// that started it (base/subprocess.h).
 #ifndef PPSIM_BATCH_PROCESS_POOL_H_
 #define PPSIM_BATCH_PROCESS_POOL_H_
 
@@ -35,8 +38,8 @@ class ProcessPool {
 
   // How a job ended.
   struct Finished {
-    size_t job = 0;      // as given to Start
-    std::string output;  // what the work returned (complete only when it exited 0)
+    size_t job = 0;       // as given to Start
+    std::string output;   // what the work returned (complete only when it exited 0)
     int wait_status = 0;  // of the job's process (or of its worker, when the worker died)
     bool timed_out = false;
     double wall_s = 0;
@@ -79,6 +82,9 @@ class ProcessPool {
   double timeout_s_;
   Work work_;
   int32_t busy_ = 0;
+  // The pool's process lays its memory out for forking (base/fork_memory.h) before its first
+  // worker.
+  bool collapsed_ = false;
   std::vector<Worker> workers_;
 };
 

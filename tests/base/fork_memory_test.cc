@@ -1,6 +1,6 @@
-// A job's own heap (base/job_heap.h): each test runs in a child process, as a job does, and sends
-// back what it saw.
-#include "base/job_heap.h"
+// Memory laid out for forking (base/fork_memory.h): each test runs in a child process, as a job
+// does, and sends back what it saw ("" when every check held).
+#include "base/fork_memory.h"
 
 #include <gtest/gtest.h>
 
@@ -82,22 +82,23 @@ TEST(JobHeap, BlocksAreAlignedSeparateAndHoldTheirBytes) {
 // A freed block is the next one handed out for its size class (16 bytes up to 128, then four
 // classes per doubling: 129..160 bytes share one); a block of another class is not.
 TEST(JobHeap, FreedBlocksAreReusedWithinTheirSizeClass) {
-  EXPECT_EQ(InChild([] {
-              UseJobHeap();
-              char* a = new char[100];
-              delete[] a;
-              char* b = new char[112];  // 97..112: the same class
-              if (b != a) return std::string("100 and 112 bytes: not reused");
-              char* c = new char[113];  // 113..128: the next class
-              if (c == a) return std::string("113 bytes reused a 112-byte block");
-              void* d = ::operator new(130);
-              ::operator delete(d, 130);  // sized delete
-              char* e = new char[160];
-              if (static_cast<void*>(e) != d) return std::string("130 and 160 bytes: not reused");
-              char* f = new char[161];
-              return std::string(static_cast<void*>(f) == d ? "161 bytes reused a 160-byte block" : "");
-            }),
-            "");
+  EXPECT_EQ(
+      InChild([] {
+        UseJobHeap();
+        char* a = new char[100];
+        delete[] a;
+        char* b = new char[112];  // 97..112: the same class
+        if (b != a) return std::string("100 and 112 bytes: not reused");
+        char* c = new char[113];  // 113..128: the next class
+        if (c == a) return std::string("113 bytes reused a 112-byte block");
+        void* d = ::operator new(130);
+        ::operator delete(d, 130);  // sized delete
+        char* e = new char[160];
+        if (static_cast<void*>(e) != d) return std::string("130 and 160 bytes: not reused");
+        char* f = new char[161];
+        return std::string(static_cast<void*>(f) == d ? "161 bytes reused a 160-byte block" : "");
+      }),
+      "");
 }
 
 // A block of the job heap deleted by another thread is left alone (not put on the owner's free
@@ -113,7 +114,64 @@ TEST(JobHeap, AnotherThreadsDeleteLeavesTheBlock) {
             "");
 }
 
+// A process forked from one that allocates from a job heap gets a fresh heap of its own: its
+// blocks are not in the inherited one, it reads the inherited blocks as they were, and deleting
+// them leaves them (they are its parent's).
+TEST(JobHeap, AForkedProcessGetsAFreshHeap) {
+  EXPECT_EQ(InChild([] {
+              UseJobHeap();
+              std::vector<int>* inherited = new std::vector<int>(1000, 7);
+              std::string output;
+              const Status status = RunInChild(
+                  "grandchild",
+                  [inherited] {
+                    if (UsingJobHeap()) return std::string("on before UseJobHeap");
+                    UseJobHeap();
+                    int* fresh = new int(1);
+                    if (InJobHeap(inherited)) return std::string("the inherited heap is its own");
+                    if (!InJobHeap(fresh)) return std::string("a new block is not in its heap");
+                    for (int v : *inherited) {
+                      if (v != 7) return std::string("an inherited block changed");
+                    }
+                    delete inherited;
+                    return std::string("");
+                  },
+                  &output);
+              if (!status.ok()) return status.message();
+              if (!output.empty()) return output;
+              return std::string(inherited->size() == 1000 && (*inherited)[999] == 7
+                                     ? ""
+                                     : "the parent's block changed");
+            }),
+            "");
+}
+
 #endif
+
+// Laying the memory out in huge pages keeps every byte, in this process and in the processes it
+// forks afterwards (whether the system could collapse anything or not).
+TEST(CollapseForForking, KeepsTheBytes) {
+  EXPECT_EQ(InChild([] {
+              std::vector<uint32_t> block((size_t{16} << 20) / 4);
+              for (size_t i = 0; i < block.size(); ++i) {
+                block[i] = static_cast<uint32_t>(i * 2654435761u);
+              }
+              CollapseForForking();
+              auto same = [&block] {
+                for (size_t i = 0; i < block.size(); ++i) {
+                  if (block[i] != static_cast<uint32_t>(i * 2654435761u)) return false;
+                }
+                return true;
+              };
+              if (!same()) return std::string("changed in this process");
+              std::string output;
+              const Status status = RunInChild(
+                  "after the collapse", [&same] { return std::string(same() ? "" : "changed"); },
+                  &output);
+              return status.ok() ? output : status.message();
+            }),
+            "");
+}
 
 }  // namespace
 }  // namespace ppsim

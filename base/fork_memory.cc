@@ -1,12 +1,22 @@
-#include "base/job_heap.h"
+#include "base/fork_memory.h"
 
+#include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string_view>
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25  // Linux 6.1
+#endif
 
 namespace ppsim {
 namespace {
@@ -42,6 +52,11 @@ struct FreeBlock {
 
 // One per process; only the thread that owns it (t_owner) reads or writes it.
 struct JobHeap {
+  pid_t pid = 0;  // the process that reserved it
+  // The job heaps of the processes this one was forked from, left as they are.
+  static constexpr int kInherited = 4;
+  const char* inherited[kInherited][2] = {};
+  int inherited_count = 0;
   char* begin = nullptr;
   char* next = nullptr;
   char* end = nullptr;
@@ -50,6 +65,14 @@ struct JobHeap {
   bool Holds(const void* p) const {
     const char* c = static_cast<const char*>(p);
     return c >= begin && c < end;
+  }
+
+  bool Inherited(const void* p) const {
+    const char* c = static_cast<const char*>(p);
+    for (int i = 0; i < inherited_count; ++i) {
+      if (c >= inherited[i][0] && c < inherited[i][1]) return true;
+    }
+    return false;
   }
 
   void* Take(size_t bytes) {
@@ -113,27 +136,106 @@ void Deallocate(void* p) noexcept {
     if (t_owner) g_heap.Give(p);
     return;
   }
+  // A block of the job heap this process inherited stays as it is (shared with its parent).
+  if (g_heap.Inherited(p)) return;
   std::free(p);
 }
 
 #endif
 
+// Collapses the 2 MiB pages of [begin, end) of which at least half is in memory (a sparse range
+// would otherwise be filled), contiguous ones in one call.
+void CollapseRange(uintptr_t begin, uintptr_t end) {
+  begin = (begin + kHugePageBytes - 1) & ~(uintptr_t{kHugePageBytes} - 1);
+  end &= ~(uintptr_t{kHugePageBytes} - 1);
+  constexpr size_t kPages = kHugePageBytes / 4096;
+  unsigned char resident[kPages];
+  uintptr_t run = 0;  // the start of the current run of ranges to collapse; 0: none
+  for (uintptr_t at = begin; at <= end; at += kHugePageBytes) {
+    bool dense = false;
+    if (at < end && ::mincore(reinterpret_cast<void*>(at), kHugePageBytes, resident) == 0) {
+      size_t in_memory = 0;
+      for (unsigned char r : resident) in_memory += r & 1;
+      dense = in_memory * 2 >= kPages;
+    }
+    if (dense && run == 0) run = at;
+    if (!dense && run != 0) {
+      ::madvise(reinterpret_cast<void*>(run), at - run, MADV_COLLAPSE);
+      run = 0;
+    }
+  }
+}
+
 }  // namespace
+
+void CollapseForForking() {
+  // /proc/self/maps, read without allocating: "begin-end perms offset dev inode   path".
+  const int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char buffer[1 << 16];
+  size_t held = 0;
+  while (true) {
+    const ssize_t n = ::read(fd, buffer + held, sizeof(buffer) - held);
+    if (n <= 0) break;
+    held += static_cast<size_t>(n);
+    size_t start = 0;
+    while (const void* newline = std::memchr(buffer + start, '\n', held - start)) {
+      const size_t stop = static_cast<size_t>(static_cast<const char*>(newline) - buffer);
+      const std::string_view line(buffer + start, stop - start);
+      start = stop + 1;
+      unsigned long begin = 0, end = 0, offset = 0, inode = 0;
+      char perms[5] = {};
+      // The fields needed come first; a long path may be cut.
+      char text[256];
+      const size_t length = std::min(line.size(), sizeof(text) - 1);
+      std::memcpy(text, line.data(), length);
+      text[length] = '\0';
+      char path[32] = {};
+      const int fields = std::sscanf(text, "%lx-%lx %4s %lx %*s %lu %31s", &begin, &end, perms,
+                                     &offset, &inode, path);
+      const bool anonymous = inode == 0 && (fields == 5 || std::string_view(path) == "[heap]");
+      if (anonymous && std::string_view(perms) == "rw-p" &&
+          !g_heap.Holds(reinterpret_cast<const void*>(begin))) {
+        CollapseRange(begin, end);
+      }
+    }
+    std::memmove(buffer, buffer + start, held - start);
+    held -= start;
+    if (held == sizeof(buffer)) break;  // a line longer than the buffer: stop
+  }
+  ::close(fd);
+}
+
+// A forked process allocates from malloc until it calls UseJobHeap itself.
+void LeaveJobHeap() { t_owner = false; }
 
 void UseJobHeap() {
 #if !defined(__SANITIZE_ADDRESS__)
-  if (g_heap.begin == nullptr) {
+  const pid_t pid = ::getpid();
+  if (g_heap.begin == nullptr || g_heap.pid != pid) {
+    if (g_heap.begin == nullptr) ::pthread_atfork(nullptr, nullptr, LeaveJobHeap);
+    if (g_heap.begin != nullptr) {
+      if (g_heap.inherited_count == JobHeap::kInherited) return;
+      g_heap.inherited[g_heap.inherited_count][0] = g_heap.begin;
+      g_heap.inherited[g_heap.inherited_count][1] = g_heap.end;
+      ++g_heap.inherited_count;
+    }
     void* region = ::mmap(nullptr, kReserveBytes + kHugePageBytes, PROT_READ | PROT_WRITE,
                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (region == MAP_FAILED) return;
+    if (region == MAP_FAILED) {
+      g_heap.begin = g_heap.next = g_heap.end = nullptr;
+      return;
+    }
     const uintptr_t at = (reinterpret_cast<uintptr_t>(region) + kHugePageBytes - 1) &
                          ~(uintptr_t{kHugePageBytes} - 1);
     char* begin = reinterpret_cast<char*>(at);
     // Advice only: without transparent huge pages the region is faulted 4 KiB at a time.
     ::madvise(begin, kReserveBytes, MADV_HUGEPAGE);
+    g_heap.pid = pid;
     g_heap.begin = begin;
     g_heap.next = begin;
     g_heap.end = begin + kReserveBytes;
+    std::memset(g_heap.free, 0, sizeof(g_heap.free));
   }
   t_owner = true;
 #endif
