@@ -40,6 +40,7 @@ Status MergedAbout(const std::vector<std::string>& shards, ReportAbout* merged) 
   merged->ppsim_version = common(&ReportAbout::ppsim_version);
   merged->experiment = common(&ReportAbout::experiment);
   merged->experiment_file = common(&ReportAbout::experiment_file);
+  merged->baseline = common(&ReportAbout::baseline);
   return Status();
 }
 

@@ -2,17 +2,16 @@
 // self-contained page.
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
-
 #include <filesystem>
 #include <string>
 
 #include "base/files.h"
 #include "base/names.h"
+#include "batch/journal.h"
+#include "batch/results.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "report/html_report.h"
-#include "batch/journal.h"
-#include "batch/results.h"
 #include "report/report_about.h"
 
 namespace ppsim::cli {
@@ -64,7 +63,7 @@ int ReportCommand(const CommandArgs& args, std::ostream& out, std::ostream& err)
                         "where to write the page (required)")(
       "baseline", po::value<std::string>()->value_name("POINT"),
       "a point number (or a run CSV's schedule) to compare every point's throughput with: a "
-      "speed-up chart");
+      "speed-up chart (default: the experiment's baseline, when it names one)");
   ParsedArgs parsed;
   Status status = ParseArgs("report", args, options, 1, &parsed);
   if (!status.ok()) return Fail(err, status);
@@ -92,6 +91,11 @@ int ReportCommand(const CommandArgs& args, std::ostream& out, std::ostream& err)
   if (!status.ok()) return Fail(err, status);
   report.baseline = OptionText(parsed, "baseline");
   report.baseline_where = "--baseline";
+  if (!parsed.values.count("baseline") && !report.about.baseline.empty()) {
+    // The experiment's own (its sweep wrote it into the about file).
+    report.baseline = report.about.baseline;
+    report.baseline_where = AboutPath(input) + ": baseline";
+  }
   std::string html;
   HtmlReportSummary summary;
   status = RenderHtmlReport(csv, input, report, &html, &summary);

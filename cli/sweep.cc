@@ -164,6 +164,7 @@ int SweepCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) 
   for (const std::string& a : args) about.command += " " + a;
   about.experiment = plan.experiment.name();
   about.experiment_file = parsed.positional[0];
+  about.baseline = plan.experiment.baseline();
   status = WriteWholeFile("", AboutPath(sweep.output), AboutJson(about));
   if (!status.ok()) return Fail(err, status);
   const size_t ran = summary.points - summary.resumed;

@@ -8,7 +8,9 @@
 #include <map>
 #include <set>
 
+#include "base/escape.h"
 #include "base/names.h"
+#include "base/numbers.h"
 #include "experiments/request.h"
 #include "platforms/cluster.h"
 
@@ -115,6 +117,37 @@ Status ParseExperiment(std::string_view text, const std::string& source, Experim
   return CheckExperiment(plan);
 }
 
+namespace {
+
+// The baseline names a point: its number, or a value of the first axis.
+Status CheckBaseline(const ExperimentPlan& plan) {
+  const proto::Experiment& e = plan.experiment;
+  const std::string& baseline = e.baseline();
+  if (baseline.empty()) return Status();
+  int64_t number = -1;
+  if (ParseWhole(baseline, &number) && number >= 0 &&
+      (plan.num_points < 0 || number < plan.num_points)) {
+    return Status();
+  }
+  std::string valid = plan.num_points == 1 ? "the point 0" : "a point number";
+  if (plan.num_points > 1) valid += " (0-" + std::to_string(plan.num_points - 1) + ")";
+  if (e.axes_size() > 0) {
+    const proto::Axis& first = e.axes(0);
+    if (std::find(first.values().begin(), first.values().end(), baseline) != first.values().end()) {
+      return Status();
+    }
+    valid += " or a value of the first axis, " + first.field() + " (";
+    for (int v = 0; v < first.values_size(); ++v) {
+      valid += (v == 0 ? "" : ", ") + first.values(v);
+    }
+    valid += ")";
+  }
+  return Status::InvalidInput(plan.locations.Where("baseline") + ": baseline: no point " +
+                              Quoted(baseline) + "; valid: " + valid);
+}
+
+}  // namespace
+
 Status CheckExperiment(ExperimentPlan* plan) {
   const proto::Experiment& e = plan->experiment;
   ErrorList errors;
@@ -192,7 +225,7 @@ Status CheckExperiment(ExperimentPlan* plan) {
       break;
     }
   }
-  return Status();
+  return CheckBaseline(*plan);
 }
 
 Status MakePoint(const ExperimentPlan& plan, int64_t index, SweepPoint* point) {

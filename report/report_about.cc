@@ -14,7 +14,7 @@ namespace ppsim {
 namespace {
 
 constexpr const char* kAboutFields[] = {"ppsim_version", "command", "experiment",
-                                        "experiment_file"};
+                                        "experiment_file", "baseline"};
 
 // Each field's distinct values in order of first appearance.
 class Values {
@@ -76,6 +76,7 @@ std::string AboutJson(const ReportAbout& about) {
   j["command"] = about.command;
   j["experiment"] = about.experiment;
   j["experiment_file"] = about.experiment_file;
+  if (!about.baseline.empty()) j["baseline"] = about.baseline;
   return FormatJsonPretty(j) + "\n";
 }
 
@@ -96,6 +97,7 @@ Status ReadAboutJson(std::string_view text, const std::string& source, ReportAbo
   about->command = get("command");
   about->experiment = get("experiment");
   about->experiment_file = get("experiment_file");
+  about->baseline = get("baseline");
   return Status();
 }
 

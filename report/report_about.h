@@ -4,6 +4,7 @@
 // A sweep writes, beside `-o results.csv`, the file `results.about.json` (AboutPath):
 //   {"ppsim_version": "0.1.0", "command": "ppsim sweep e.yaml -o results.csv",
 //    "experiment": "microbatch-sweep", "experiment_file": "e.yaml"}
+// and "baseline": "1F1B" when the experiment names one.
 // Its CSV and JSON lines files are unchanged. `ppsim report results.csv` reads that file and the
 // JSON lines file (results.jsonl) when they are there: what was simulated comes from the runs'
 // JSON (model, platform, gpus, pp, tp, dp, cp, ep of the ok points). For a run's CSV it comes from
@@ -26,6 +27,9 @@ struct ReportAbout {
   std::string command;
   std::string experiment;
   std::string experiment_file;
+  // The point the experiment names as its baseline (Experiment.baseline): the report compares
+  // every point with it unless --baseline names another. "" when none.
+  std::string baseline;
   // What was simulated, in order: ("model", "llama3-8b"), ("cluster", "h100-node, 8 GPUs"),
   // ("parallelism", "pp 4 · tp 1 · dp 1 · cp 1"). A field that differs between points lists its
   // values ("pp 4, 8"). Empty: not recorded.

@@ -152,7 +152,7 @@ skip:
           "embedding_as_layer, loss_as_layer, efficiency, megatron, platform, nodes, calibration, "
           "placement, "
           "hosts, tp, cp, ep, moe_node_limit, comm_sms, overlap_moe_expert_parallel_comm, "
-      "delay_wgrad_compute, dp, grad_bucket, collective_algorithm, "
+          "delay_wgrad_compute, dp, grad_bucket, collective_algorithm, "
           "replicas, "
           "p2p_latency, p2p_bandwidth, "
           "p2p_mode, engine, "
@@ -184,7 +184,7 @@ skip:
           "embedding_as_layer, loss_as_layer, efficiency, megatron, platform, nodes, calibration, "
           "placement, "
           "hosts, tp, cp, ep, moe_node_limit, comm_sms, overlap_moe_expert_parallel_comm, "
-      "delay_wgrad_compute, dp, grad_bucket, collective_algorithm, "
+          "delay_wgrad_compute, dp, grad_bucket, collective_algorithm, "
           "replicas, "
           "p2p_latency, p2p_bandwidth, "
           "p2p_mode, engine, "
@@ -200,6 +200,43 @@ axes:
   - {field: schedule, values: [1F1B, GPipe]}
   - {field: microbatches, values: ["4", "8", "12"]}
 )" + extra);
+}
+
+// The experiment names its baseline (a value of the first axis, or a point's number); the sweep
+// records it beside the results and the report compares every point with it unless --baseline
+// names another. A baseline that names no point is an error before anything runs.
+TEST(Sweep, TheExperimentsBaselineReachesTheReport) {
+  const std::string path = Grid("baseline.yaml", "baseline: GPipe\n");
+  const std::string out = Dir() + "baseline.csv";
+  ASSERT_EQ(Cli({"sweep", path, "-o", out, "-j", "2"}).code, 0);
+  const nlohmann::json about = nlohmann::json::parse(ReadFile(Dir() + "baseline.about.json"));
+  EXPECT_EQ(about["baseline"], "GPipe");
+  const CliResult report = Cli({"report", out, "-o", Dir() + "baseline.html"});
+  ASSERT_EQ(report.code, 0) << report.err;
+  const std::string html = ReadFile(Dir() + "baseline.html");
+  // The first point of GPipe is point 3 (schedule varies slowest).
+  EXPECT_NE(html.find("<dt>baseline</dt><dd>point 3 (schedule=GPipe, microbatches=4)</dd>"),
+            std::string::npos);
+  EXPECT_NE(html.find("data-metric=\"speedup_vs_baseline\""), std::string::npos);
+  const CliResult chosen = Cli({"report", out, "-o", Dir() + "baseline0.html", "--baseline", "0"});
+  ASSERT_EQ(chosen.code, 0) << chosen.err;
+  EXPECT_NE(ReadFile(Dir() + "baseline0.html")
+                .find("<dt>baseline</dt><dd>point 0 (schedule=1F1B, microbatches=4)</dd>"),
+            std::string::npos);
+  // An about file whose baseline names no point of the results: the report says where it is.
+  WriteFile("baseline.about.json", R"({"baseline": "9"})");
+  const CliResult stale = Cli({"report", out, "-o", Dir() + "stale.html"});
+  EXPECT_EQ(stale.code, 2);
+  EXPECT_EQ(stale.err, Dir() +
+                           "baseline.about.json: baseline: no point '9'; valid: a point of "
+                           "the file (0-5) or a value of its first axis\n");
+  const std::string unknown = Grid("unknown-baseline.yaml", "baseline: \"6\"\n");
+  const CliResult r = Cli({"sweep", unknown, "-o", Dir() + "unknown-baseline.csv"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, unknown +
+                       ":5:11: baseline: no point '6'; valid: a point number (0-5) or a value of "
+                       "the first axis, schedule (1F1B, GPipe)\n");
+  EXPECT_FALSE(Exists(Dir() + "unknown-baseline.csv"));
 }
 
 TEST(Sweep, PointsWhichAreNotValidRunsStopTheSweepBeforeAnythingRuns) {
@@ -544,12 +581,19 @@ TEST(Sweep, ShardsMergeIntoTheUnshardedResults) {
   const nlohmann::json mixed = nlohmann::json::parse(ReadFile(Dir() + "merged.about.json"));
   EXPECT_EQ(mixed["experiment_file"], "");
   EXPECT_EQ(mixed["ppsim_version"], "");
+  EXPECT_FALSE(mixed.contains("baseline"));
+  // A baseline both shards name is the merged results' baseline.
+  WriteFile("s0.about.json", R"({"experiment_file": "e.yaml", "baseline": "GPipe"})");
+  WriteFile("s1.about.json", R"({"experiment_file": "e.yaml", "baseline": "GPipe"})");
+  ASSERT_EQ(Cli({"merge", Dir() + "s1.csv", Dir() + "s0.csv", "-o", Dir() + "merged.csv"}).code, 0);
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(Dir() + "merged.about.json"))["baseline"], "GPipe");
   WriteFile("s0.about.json", "[1]");
   const CliResult bad = Cli({"merge", Dir() + "s1.csv", Dir() + "s0.csv", "-o", Dir() + "m2.csv"});
   EXPECT_EQ(bad.code, 2);
-  EXPECT_EQ(bad.err, Dir() + "s0.about.json: not a JSON object of strings; an about file is "
-                             "{\"ppsim_version\": ..., \"command\": ..., \"experiment\": ..., "
-                             "\"experiment_file\": ...}\n");
+  EXPECT_EQ(bad.err, Dir() +
+                         "s0.about.json: not a JSON object of strings; an about file is "
+                         "{\"ppsim_version\": ..., \"command\": ..., \"experiment\": ..., "
+                         "\"experiment_file\": ...}\n");
   EXPECT_FALSE(Exists(Dir() + "m2.csv"));
   std::remove((Dir() + "s0.about.json").c_str());  // a shard without one says nothing
   const CliResult missing = Cli({"merge", Dir() + "s0.csv", "-o", Dir() + "half.csv"});

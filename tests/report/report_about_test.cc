@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace ppsim {
 namespace {
 
@@ -35,13 +34,22 @@ TEST(ReportAbout, WrittenAndReadBack) {
   EXPECT_EQ(read.command, about.command);
   EXPECT_EQ(read.experiment, "study");
   EXPECT_EQ(read.experiment_file, "e.yaml");
+  EXPECT_EQ(read.baseline, "");
+  // The experiment's baseline, when it names one, last.
+  about.baseline = "1F1B";
+  const std::string with_baseline = AboutJson(about);
+  EXPECT_EQ(with_baseline.substr(with_baseline.find("\"experiment_file\"")),
+            "\"experiment_file\": \"e.yaml\",\n  \"baseline\": \"1F1B\"\n}\n");
+  ASSERT_TRUE(ReadAboutJson(with_baseline, "r.about.json", &read).ok());
+  EXPECT_EQ(read.baseline, "1F1B");
 }
 
 TEST(ReportAbout, MalformedFileIsAnError) {
   const std::string valid =
       "r.about.json: not a JSON object of strings; an about file is {\"ppsim_version\": ..., "
       "\"command\": ..., \"experiment\": ..., \"experiment_file\": ...}";
-  for (const char* text : {"", "[1]", "{\"command\": 3}", "{\"experiment\": "}) {
+  for (const char* text :
+       {"", "[1]", "{\"command\": 3}", "{\"experiment\": ", "{\"baseline\": 0}"}) {
     ReportAbout about;
     EXPECT_EQ(ReadAboutJson(text, "r.about.json", &about).message(), valid) << text;
   }
