@@ -21,6 +21,10 @@
     return {r: r, s: +r.dataset.s, e: +r.dataset.e, min: r.classList.contains('xfer') ? 1 : 0,
             label: l && l.classList.contains('mb') ? l : null};
   });
+  // The dependencies' arrows: from a producer's end to its consumer's start.
+  const flows = Array.from(svg.querySelectorAll('line.flow'), function (l) {
+    return {l: l, s: +l.dataset.s, e: +l.dataset.e};
+  });
   const axis = svg.querySelector('g.axis'), grid = svg.querySelector('g.grid');
   let t0 = 0, t1 = end, W = W0, pending = false;
 
@@ -62,6 +66,10 @@
       const fits = w >= b.label.textContent.length * charPx + 2 * pad;
       b.label.setAttribute('visibility', fits ? 'visible' : 'hidden');
       if (fits) b.label.setAttribute('x', (x0 + w / 2).toFixed(1));
+    }
+    for (const f of flows) {
+      f.l.setAttribute('x1', x(f.s).toFixed(1));
+      f.l.setAttribute('x2', x(f.e).toFixed(1));
     }
     // The memory paths were written for a plot W0 wide showing [0, end].
     const a = end * k / W0;
@@ -153,6 +161,12 @@
       svg.querySelectorAll('rect.xfer').forEach(function (r) {
         r.setAttribute('visibility', xfers.checked ? 'visible' : 'hidden');
       });
+    });
+  }
+  const deps = document.getElementById('flows');
+  if (deps) {
+    deps.addEventListener('change', function () {
+      svg.querySelector('g.flows').setAttribute('visibility', deps.checked ? 'visible' : 'hidden');
     });
   }
   document.getElementById('whole').addEventListener('click', function () { view(0, end); });

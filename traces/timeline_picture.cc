@@ -268,7 +268,7 @@ struct LegendItem {
   enum Type { kKind, kChunks, kTransfer, kMemory, kCapacity, kOverCapacity } type;
   BoxKind kind;  // kKind; kChunks: the kind whose shades it shows
   std::string text;
-  double x = 0, y = 0;  // top left
+  double x = 0, y = 0;                         // top left
   TransferKind transfer = TransferKind::kP2p;  // kTransfer
 };
 
@@ -292,7 +292,7 @@ struct Layout {
   bool has_memory = false;
   bool has_capacity = false;  // some band has a capacity line: every band is taller
   double mem_height = kMemHeight;
-  int xfer_lanes = 0;  // lanes per row: the kinds of transfer present
+  int xfer_lanes = 0;                              // lanes per row: the kinds of transfer present
   int lane_of[kTransferKindCount] = {-1, -1, -1};  // by TransferKind; -1: absent
   int32_t max_chunks = 1;
   int64_t max_bytes = 0;    // the top of every band: the largest curve value or capacity
@@ -438,9 +438,8 @@ Layout MakeLayout(const TimelinePicture& picture) {
     layout.legend.push_back({LegendItem::kChunks, shown, "lighter = later virtual stage"});
   }
   for (TransferKind kind : kTransferKinds) {
-    const bool present =
-        std::any_of(picture.transfers.begin(), picture.transfers.end(),
-                    [&](const PictureTransfer& t) { return t.kind == kind; });
+    const bool present = std::any_of(picture.transfers.begin(), picture.transfers.end(),
+                                     [&](const PictureTransfer& t) { return t.kind == kind; });
     if (!present) continue;
     layout.lane_of[static_cast<int>(kind)] = layout.xfer_lanes++;
     LegendItem item{LegendItem::kTransfer, BoxKind::kForward, TransferLegend(kind)};
@@ -662,10 +661,9 @@ std::string TransfersSvg(const Layout& layout, size_t r,
     const double x0 = layout.X(static_cast<double>(t.start_ns));
     const double w = std::max(1.0, layout.X(static_cast<double>(t.end_ns)) - x0);
     out += "<rect class=\"xfer\"" + Attr("x", x0) + Attr("y", layout.XferTop(r, t.kind)) +
-           Attr("width", w) + Attr("height", kXferLane - 1) + " fill=\"" +
-           TransferColour(t.kind) + "\" data-s=\"" + std::to_string(t.start_ns) + "\" data-e=\"" +
-           std::to_string(t.end_ns) + "\"><title>" + MarkupEscape(TransferTitle(t)) +
-           "</title></rect>\n";
+           Attr("width", w) + Attr("height", kXferLane - 1) + " fill=\"" + TransferColour(t.kind) +
+           "\" data-s=\"" + std::to_string(t.start_ns) + "\" data-e=\"" + std::to_string(t.end_ns) +
+           "\"><title>" + MarkupEscape(TransferTitle(t)) + "</title></rect>\n";
   }
   return out;
 }
@@ -684,13 +682,41 @@ std::vector<const PictureTransfer*> SortedTransfers(const TimelinePicture& pictu
   return transfers;
 }
 
-// `all_labels`: every box gets its microbatch number, hidden where it does not fit, so that the
-// page's script can show it when zoomed in.
-std::string Svg(const TimelinePicture& picture, bool all_labels) {
+// Where a flow meets a row: the middle of its boxes, or of one of its transfer lanes (a lane the
+// picture does not have: its boxes).
+double FlowY(const Layout& layout, int32_t row, std::optional<TransferKind> lane) {
+  if (lane.has_value() && layout.lane_of[static_cast<int>(*lane)] >= 0) {
+    return layout.XferTop(static_cast<size_t>(row), *lane) + (kXferLane - 1) / 2;
+  }
+  return layout.RowTop(static_cast<size_t>(row)) + kBoxHeight / 2;
+}
+
+// The dependencies as arrows, hidden until the page's checkbox shows them; clipped to the plot.
+std::string FlowsSvg(const TimelinePicture& picture, const Layout& layout) {
+  std::string out =
+      "<g class=\"flows\" clip-path=\"url(#plot-clip)\" visibility=\"hidden\" "
+      "stroke=\"#333333\" stroke-opacity=\"0.55\" stroke-width=\"1\">\n";
+  const int32_t rows = static_cast<int32_t>(picture.rows.size());
+  for (const PictureFlow& f : picture.flows) {
+    if (f.from_row < 0 || f.from_row >= rows || f.to_row < 0 || f.to_row >= rows) continue;
+    out += "<line class=\"flow\"" + Attr("x1", layout.X(static_cast<double>(f.from_ns))) +
+           Attr("y1", FlowY(layout, f.from_row, f.from_lane)) +
+           Attr("x2", layout.X(static_cast<double>(f.to_ns))) +
+           Attr("y2", FlowY(layout, f.to_row, f.to_lane)) + " data-s=\"" +
+           std::to_string(f.from_ns) + "\" data-e=\"" + std::to_string(f.to_ns) +
+           "\" marker-end=\"url(#arrow)\"/>\n";
+  }
+  return out + "</g>\n";
+}
+
+// `page`: the HTML page's picture: every box gets its microbatch number, hidden where it does not
+// fit, so that the page's script can show it when zoomed in, and the flows are drawn (hidden).
+std::string Svg(const TimelinePicture& picture, bool page) {
   const Layout layout = MakeLayout(picture);
   std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"" +
                     FormatFixed(layout.width, 0) + "\" height=\"" + FormatFixed(layout.height, 0) +
-                    "\" viewBox=\"0 0 " + FormatFixed(layout.width, 0) + " " + FormatFixed(layout.height, 0) +
+                    "\" viewBox=\"0 0 " + FormatFixed(layout.width, 0) + " " +
+                    FormatFixed(layout.height, 0) +
                     "\" font-family=\"DejaVu Sans, Verdana, sans-serif\" font-size=\"12\"";
   // Where the plot is, for the page's zoom.
   out += " data-plot-x=\"" + Px(layout.plot_x) + "\" data-plot-w=\"" + Px(layout.plot_width) +
@@ -700,7 +726,14 @@ std::string Svg(const TimelinePicture& picture, bool all_labels) {
          FormatFixed(layout.end_ns, 0) + "\">\n";
   out += "<defs><clipPath id=\"plot-clip\"><rect" + Attr("x", layout.plot_x) +
          Attr("y", layout.plot_top) + Attr("width", layout.plot_width) +
-         Attr("height", layout.plot_bottom - layout.plot_top) + "/></clipPath></defs>\n";
+         Attr("height", layout.plot_bottom - layout.plot_top) + "/></clipPath>";
+  if (page && !picture.flows.empty()) {
+    out +=
+        "<marker id=\"arrow\" viewBox=\"0 0 6 6\" refX=\"6\" refY=\"3\" markerWidth=\"6\" "
+        "markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0L6,3L0,6Z\" fill=\"#333333\"/>"
+        "</marker>";
+  }
+  out += "</defs>\n";
   out += "<rect class=\"background\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   out += "<text class=\"title\"" + Attr("x", kMargin) + Attr("y", layout.title_y) +
          " font-size=\"16\" font-weight=\"bold\">" + MarkupEscape(picture.title) + "</text>\n";
@@ -749,10 +782,10 @@ std::string Svg(const TimelinePicture& picture, bool all_labels) {
       out += "<rect class=\"box\"" + Attr("x", x0) + Attr("y", top) + Attr("width", w) +
              Attr("height", kBoxHeight) + " fill=\"" + Hex(fill) +
              "\" stroke=\"#ffffff\" stroke-width=\"0.5\" data-s=\"" + std::to_string(box.start_ns) +
-             "\" data-e=\"" + std::to_string(box.end_ns) + "\"><title>" + MarkupEscape(BoxTitle(box)) +
-             "</title></rect>";
+             "\" data-e=\"" + std::to_string(box.end_ns) + "\"><title>" +
+             MarkupEscape(BoxTitle(box)) + "</title></rect>";
       const bool fits = w >= LabelWidth(box.microbatch);
-      if (fits || all_labels) {
+      if (fits || page) {
         out += "<text class=\"mb\"" + Attr("x", x0 + w / 2) + Attr("y", top + kBoxHeight / 2 + 4) +
                " font-size=\"11\" text-anchor=\"middle\" fill=\"" + TextColourOn(fill) + "\"" +
                (fits ? "" : " visibility=\"hidden\"") + ">" + std::to_string(box.microbatch) +
@@ -780,6 +813,7 @@ std::string Svg(const TimelinePicture& picture, bool all_labels) {
     }
     out += "</g>\n";
   }
+  if (page && !picture.flows.empty()) out += FlowsSvg(picture, layout);
   out += AxisSvg(layout);
   return out + "</svg>\n";
 }
@@ -807,9 +841,13 @@ std::string TimelineHtml(const TimelinePicture& picture) {
   out +=
       "<div class=\"bar\"><button id=\"reset\" type=\"button\">legible zoom</button><button "
       "id=\"whole\" type=\"button\">whole run</button><label><input id=\"xfers\" "
-      "type=\"checkbox\" checked> transfers</label> \u00b7 <span id=\"view\"></span> \u00b7 wheel "
-      "over the plot: zoom \u00b7 drag: pan \u00b7 hover a box: details \u00b7 wheel over the "
-      "row names: scroll</div>\n";
+      "type=\"checkbox\" checked> transfers</label>";
+  if (!picture.flows.empty()) {
+    out += "<label><input id=\"flows\" type=\"checkbox\"> dependencies</label>";
+  }
+  out +=
+      " \u00b7 <span id=\"view\"></span> \u00b7 wheel over the plot: zoom \u00b7 drag: pan "
+      "\u00b7 hover a box: details \u00b7 wheel over the row names: scroll</div>\n";
   out += "<div id=\"wrap\">\n" + Svg(picture, true) + "</div>\n";
   out += "<div id=\"tip\" hidden></div>\n";
   out += "<script>\n" + std::string(PageFile("timeline.js")) + "</script>\n</body>\n</html>\n";

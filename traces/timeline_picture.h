@@ -4,8 +4,9 @@
 // inside the box when it fits, empty idle gaps, a time axis with units, a legend, and under each
 // row, a thin lane per kind of communication the run has (pipeline sends and receives,
 // collectives, all-to-alls) with a bar per transfer the rank sends, and the rank's memory as a
-// step curve (static + reserve + live activations) with the GPU's capacity as a dashed line. When a rank is out of memory, a red line under the title names the
-// ranks, their rows' labels are red and the part of their curves above the capacity too.
+// step curve (static + reserve + live activations) with the GPU's capacity as a dashed line. When a
+// rank is out of memory, a red line under the title names the ranks, their rows' labels are red and
+// the part of their curves above the capacity too.
 //
 // The picture is plain data (traces/trace.h fills it from a run); the writers are pure functions of
 // it, so equal pictures give byte-identical files.
@@ -13,6 +14,7 @@
 #define PPSIM_TRACES_TIMELINE_PICTURE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,18 @@ struct PictureTransfer {
   std::string details;  // hover text, e.g. "activation · rank 0 → rank 1 · microbatch 3 · 32 MiB"
 };
 
+// A dependency, drawn on demand as an arrow: from where its producer ends (a box's row, or a
+// transfer's lane) to where its consumer starts: an action to the transfer that carries its
+// output, the transfer to the action that uses it.
+struct PictureFlow {
+  int32_t from_row = 0;                   // index into TimelinePicture::rows
+  std::optional<TransferKind> from_lane;  // the row's transfer lane; none: its boxes
+  int64_t from_ns = 0;
+  int32_t to_row = 0;
+  std::optional<TransferKind> to_lane;
+  int64_t to_ns = 0;
+};
+
 // A memory step: `bytes` from `time_ns` until the next point.
 struct MemoryPoint {
   int64_t time_ns = 0;
@@ -87,9 +101,10 @@ struct TimelinePicture {
   std::vector<std::string> subtitle;  // extra lines under the title (makespan, bubble, ...)
   int64_t end_ns = 0;                 // the time axis runs from 0 to end_ns
   std::vector<PictureRow> rows;
-  std::vector<PictureBox> boxes;      // any order
+  std::vector<PictureBox> boxes;  // any order
   // Any order. Each row gets a thin lane per kind of transfer the picture has, under its boxes.
   std::vector<PictureTransfer> transfers;
+  std::vector<PictureFlow> flows;  // any order; only the HTML page draws them
 };
 
 // The picture as a standalone SVG document.
@@ -97,7 +112,8 @@ std::string TimelineSvg(const TimelinePicture& picture);
 // The picture as one HTML page with no external references: the SVG, a tooltip with each box's
 // details on hover, and zoom/pan on the time axis (wheel, drag, a reset button). It opens on the
 // whole iteration; its legend wraps within 640 px so that it fits any window; a checkbox hides
-// and shows the transfer lanes.
+// and shows the transfer lanes, and (when the picture has flows) another shows the dependencies
+// as arrows, hidden at first.
 std::string TimelineHtml(const TimelinePicture& picture);
 
 // The page's style and script, "timeline.css" and "timeline.js" (traces/), which TimelineHtml

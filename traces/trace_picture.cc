@@ -2,6 +2,7 @@
 // row's memory is RankMemoryBytes of the live activations its counter carries, so that the
 // curve's top is the rank's peak_memory_bytes exactly.
 #include <map>
+#include <optional>
 
 #include "config/units.h"
 #include "traces/trace.h"
@@ -12,10 +13,14 @@ namespace {
 BoxKind KindOf(const Action& action) {
   if (action.is_overlap()) return BoxKind::kOverlap;
   switch (action.op(0).kind) {
-    case OpKind::kForward: return BoxKind::kForward;
-    case OpKind::kBackwardInput: return BoxKind::kBackwardInput;
-    case OpKind::kBackwardWeight: return BoxKind::kBackwardWeight;
-    case OpKind::kBackward: return BoxKind::kBackward;
+    case OpKind::kForward:
+      return BoxKind::kForward;
+    case OpKind::kBackwardInput:
+      return BoxKind::kBackwardInput;
+    case OpKind::kBackwardWeight:
+      return BoxKind::kBackwardWeight;
+    case OpKind::kBackward:
+      return BoxKind::kBackward;
   }
   return BoxKind::kForward;
 }
@@ -69,10 +74,12 @@ class PictureSink : public TraceSink {
     const auto transfer = transfer_rows_.find(slice.track->uuid);
     if (transfer != transfer_rows_.end()) {
       AddTransfer(slice, transfer->second.first, transfer->second.second);
+      AddFlowEnds(slice, transfer->second.first, transfer->second.second);
       return;
     }
     // Actions only (MoE parts have no action: the picture draws whole actions).
     if (slice.kind != TaskKind::kCompute || slice.action == nullptr) return;
+    AddFlowEnds(slice, rows_.at(slice.track->uuid), std::nullopt);
     PictureBox& box = picture_->boxes.emplace_back();
     box.row = rows_.at(slice.track->uuid);
     box.start_ns = slice.start_ns;
@@ -96,6 +103,16 @@ class PictureSink : public TraceSink {
     picture_->rows[r].memory.push_back({counter.time_ns, MemoryAt(r, counter.value)});
   }
 
+  // The flows whose both ends are drawn, in the order of their ids.
+  void AddFlows() {
+    for (const auto& [id, from] : flow_starts_) {
+      const auto to = flow_ends_.find(id);
+      if (to == flow_ends_.end()) continue;
+      picture_->flows.push_back(
+          {from.row, from.lane, from.time_ns, to->second.row, to->second.lane, to->second.time_ns});
+    }
+  }
+
  private:
   // "activation · rank 0 → rank 1 · microbatch 3 · 32 MiB · 1.2 ms": the slice's name, the track's
   // and its bytes and microbatch.
@@ -114,6 +131,19 @@ class PictureSink : public TraceSink {
     picture_->end_ns = std::max(picture_->end_ns, slice.end_ns);
   }
 
+  // Where a flow starts or ends: a row's boxes or one of its transfer lanes, at a time.
+  struct FlowEnd {
+    int32_t row = 0;
+    std::optional<TransferKind> lane;
+    int64_t time_ns = 0;
+  };
+
+  // A slice's flows start where it ends and end where it starts.
+  void AddFlowEnds(const TraceSlice& slice, int32_t row, std::optional<TransferKind> lane) {
+    for (uint64_t id : slice.flows_out) flow_starts_[id] = {row, lane, slice.end_ns};
+    for (uint64_t id : slice.flows_in) flow_ends_[id] = {row, lane, slice.start_ns};
+  }
+
   // Row r's memory with `live_activation_bytes` live.
   int64_t MemoryAt(int32_t r, int64_t live_activation_bytes) const {
     return RankMemoryBytes(picture_->rows[r].static_bytes, live_activation_bytes, metrics_.reserve);
@@ -123,8 +153,10 @@ class PictureSink : public TraceSink {
   const bool whole_;
   TimelinePicture* picture_;
   std::map<uint64_t, int32_t> rows_;  // compute and memory track uuid -> row
-  std::map<std::pair<int32_t, int32_t>, int32_t> memory_rows_;  // (replica, rank) -> row
+  std::map<std::pair<int32_t, int32_t>, int32_t> memory_rows_;          // (replica, rank) -> row
   std::map<uint64_t, std::pair<int32_t, TransferKind>> transfer_rows_;  // track uuid -> row, kind
+  std::map<uint64_t, FlowEnd> flow_starts_;  // flow id -> its producer's end
+  std::map<uint64_t, FlowEnd> flow_ends_;    // flow id -> its consumer's start
 };
 
 }  // namespace
@@ -136,6 +168,7 @@ TimelinePicture BuildTimelinePicture(const TraceRun& run, const TraceWindow& win
   picture.subtitle = std::move(subtitle);
   PictureSink sink(*run.metrics, window.all(), &picture);
   StreamTrace(run, window, &sink);
+  sink.AddFlows();
   return picture;
 }
 

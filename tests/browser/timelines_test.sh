@@ -4,7 +4,8 @@
 # legend and axis present; no labels overlapping; every microbatch number inside its box). Two
 # runs do not fit their GPUs (oom-*): their pictures must show the OOM flag and a capacity line on
 # each rank's memory lane. Pages (opened 1280 px wide) must open on the whole iteration, keep
-# their legend inside the window and draw the transfers (DualPipe's; a MoE run's all-to-alls).
+# their legend inside the window, draw the transfers (DualPipe's; a MoE run's all-to-alls) and
+# show the dependencies as arrows when their checkbox is ticked.
 #
 #   timelines_test.sh PPSIM OUT_DIR       exit 0 ok, 1 a check failed, 77 Chromium missing
 set -euo pipefail
@@ -55,12 +56,20 @@ for expected in "oom-small.svg:2" "oom-small.html:2" "oom-70b.html:4"; do
 done
 # Pages open on the whole iteration with the legend inside a 1280 px window; transfers are drawn
 # (DualPipe: sends and receives; MoE: also all-reduces and all-to-alls, three lanes).
+# Their "dependencies" checkbox draws the flows: 1F1B on 16 ranks sends 2 (p - 1) m = 1920
+# transfers, each with an arrow in from its producer and out to its consumer.
 for file in dualpipe.html moe.html 1f1b-16x64.html; do
-  if ! grep -q "^$file: ok .* xfers=[1-9][0-9]* legend=inside view=whole," <<<"$verdicts"; then
-    echo "$file: FAIL: expected transfers, the legend inside the window and the whole iteration"
+  if ! grep -q "^$file: ok .* xfers=[1-9][0-9]* legend=inside view=whole flows=[1-9][0-9]*," \
+      <<<"$verdicts"; then
+    echo "$file: FAIL: expected transfers, the legend inside the window, the whole iteration and"
+    echo "  the dependencies on demand"
     status=1
   fi
 done
+if ! grep -q "^1f1b-16x64.html: ok .* flows=3840," <<<"$verdicts"; then
+  echo "1f1b-16x64.html: FAIL: expected 3840 dependency arrows (2 per transfer, 2 (p - 1) m = 1920)"
+  status=1
+fi
 if [[ $(grep -o 'class="xfer"[^>]*fill="#[0-9a-f]*"' "$out/moe.html" | grep -o 'fill="#[0-9a-f]*"' |
       sort -u | wc -l) -ne 3 ]]; then
   echo "moe.html: FAIL: expected transfers of three kinds (p2p, collective, all-to-all)"

@@ -433,8 +433,47 @@ TEST(TimelinePicture, TransfersAreDrawnInALanePerKindUnderTheirRow) {
   EXPECT_NEAR(xfers[0].Num("width"), kMinPlotWidth / 10, kPrinted);
   EXPECT_EQ(xfers[0].Attr("data-s"), std::to_string(kMs));
   EXPECT_EQ(xfers[1].Attr("data-e"), std::to_string(4 * kMs));
-  EXPECT_EQ(LegendTexts(svg), (std::vector<std::string>{"F forward", "send/receive (p2p)",
-                                                        "all-to-all"}));
+  EXPECT_EQ(LegendTexts(svg),
+            (std::vector<std::string>{"F forward", "send/receive (p2p)", "all-to-all"}));
+}
+
+// Dependencies, on the page only and hidden until asked for: an arrow from where the producer
+// ends (box 0's end, on its row's boxes) to the transfer's start in its lane, and from the
+// transfer's end to where the consumer starts (box 1, on row 1's boxes).
+TEST(TimelinePicture, FlowsAreArrowsOnThePageFromAProducersEndToItsConsumersStart) {
+  TimelinePicture picture = Rows(2, 10 * kMs);
+  picture.boxes.push_back(Box(0, 0, kMs, BoxKind::kForward, 0));
+  picture.boxes.push_back(Box(1, 3 * kMs, 4 * kMs, BoxKind::kForward, 0));
+  picture.transfers.push_back(Transfer(0, kMs, 2 * kMs, TransferKind::kP2p));
+  picture.flows.push_back({0, std::nullopt, kMs, 0, TransferKind::kP2p, kMs});
+  picture.flows.push_back({0, TransferKind::kP2p, 2 * kMs, 1, std::nullopt, 3 * kMs});
+  EXPECT_TRUE(Find(TimelineSvg(picture), "line", "flow").empty());
+  const std::string html = TimelineHtml(picture);
+  const std::vector<Element> boxes = Find(html, "rect", "box");
+  const std::vector<Element> xfers = Find(html, "rect", "xfer");
+  const std::vector<Element> flows = Find(html, "line", "flow");
+  ASSERT_EQ(boxes.size(), 2u);
+  ASSERT_EQ(xfers.size(), 1u);
+  ASSERT_EQ(flows.size(), 2u);
+  // Box 0 ends at x(1 ms), level with its middle; the transfer starts there, mid-lane.
+  EXPECT_NEAR(flows[0].Num("x1"), boxes[0].Num("x") + boxes[0].Num("width"), kPrinted);
+  EXPECT_NEAR(flows[0].Num("y1"), boxes[0].Num("y") + kBoxHeight / 2, kPrinted);
+  EXPECT_NEAR(flows[0].Num("x2"), xfers[0].Num("x"), kPrinted);
+  EXPECT_NEAR(flows[0].Num("y2"), xfers[0].Num("y") + 3, kPrinted);
+  // The transfer ends at x(2 ms); box 1 starts at x(3 ms), 80 px later on the 800 px plot.
+  EXPECT_NEAR(flows[1].Num("x1"), xfers[0].Num("x") + xfers[0].Num("width"), kPrinted);
+  EXPECT_NEAR(flows[1].Num("x2"), boxes[1].Num("x"), kPrinted);
+  EXPECT_NEAR(flows[1].Num("x2") - flows[1].Num("x1"), kMinPlotWidth / 10, kPrinted);
+  EXPECT_NEAR(flows[1].Num("y2"), boxes[1].Num("y") + kBoxHeight / 2, kPrinted);
+  EXPECT_EQ(flows[1].Attr("data-s"), std::to_string(2 * kMs));
+  EXPECT_EQ(flows[1].Attr("data-e"), std::to_string(3 * kMs));
+  EXPECT_EQ(flows[1].Attr("marker-end"), "url(#arrow)");
+  // Hidden until the page's checkbox shows them; without flows there is no checkbox.
+  EXPECT_NE(html.find("<g class=\"flows\" clip-path=\"url(#plot-clip)\" visibility=\"hidden\""),
+            std::string::npos);
+  EXPECT_NE(html.find("<input id=\"flows\" type=\"checkbox\"> dependencies"), std::string::npos);
+  picture.flows.clear();
+  EXPECT_EQ(TimelineHtml(picture).find("id=\"flows\""), std::string::npos);
 }
 
 TEST(TimelinePicture, ShortTransfersStayAPixelWide) {
@@ -453,7 +492,8 @@ TEST(TimelinePicture, LegendWrapsWithin640Pixels) {
   picture.boxes.push_back(Box(0, 0, kMs, BoxKind::kOverlap, 0, 1, 2));
   picture.boxes.push_back(Box(0, 0, kMs, BoxKind::kBackwardInput, 0));
   picture.boxes.push_back(Box(0, 0, kMs, BoxKind::kBackwardWeight, 0));
-  for (TransferKind kind : {TransferKind::kP2p, TransferKind::kCollective, TransferKind::kAllToAll}) {
+  for (TransferKind kind :
+       {TransferKind::kP2p, TransferKind::kCollective, TransferKind::kAllToAll}) {
     picture.transfers.push_back(Transfer(0, 0, kMs, kind));
   }
   const std::string svg = TimelineSvg(picture);

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "experiments/run.h"
+#include "tests/support/runs.h"
 #include "traces/timeline_picture.h"
 #include "traces/trace.h"
-#include "tests/support/runs.h"
 
 namespace ppsim {
 namespace {
@@ -135,9 +135,8 @@ TEST(TracePicture, MemoryLanesAreStaticReserveAndActivationsUpToThePeakMemory) {
     EXPECT_NE(doc.find(">40 GiB capacity</text>"), std::string::npos);
     EXPECT_NE(doc.find(">peak 52 GiB \u00b7 OOM</text>"), std::string::npos);
     EXPECT_NE(doc.find(">peak 37 GiB</text>"), std::string::npos);
-    const double band_top =
-        AttributeOf(doc, "svg", "timeline", "data-plot-top") + kBoxHeight + kTransferLanes +
-        kMemGap;
+    const double band_top = AttributeOf(doc, "svg", "timeline", "data-plot-top") + kBoxHeight +
+                            kTransferLanes + kMemGap;
     const double line_y = band_top + kCapacityMemHeight - 40.0 / 52 * kCapacityMemHeight;
     EXPECT_NEAR(AttributeOf(doc, "line", "capacity", "y1"), line_y, kPrinted);
     EXPECT_NEAR(AttributeOf(doc, "line", "capacity", "data-bytes"), 40.0 * kGiB, 0.5);
@@ -179,6 +178,38 @@ TEST(TracePicture, LaneMaximumIsThePeakMemoryToTheByte) {
   EXPECT_EQ(LaneMax(run.picture.rows[1]), 1'300'004);
   EXPECT_FALSE(run.picture.rows[1].oom);
   EXPECT_EQ(run.picture.rows[0].memory.front().bytes, 0);  // no static bytes, no fixed reserve
+}
+
+// The dependencies between ranks: 1F1B on 2 ranks with 4 microbatches sends each microbatch's
+// activation down and its gradient up, 2 (p - 1) m = 8 transfers, each with a flow in from the
+// action that produced it and a flow out to the one that uses it: 16 flows. On the ideal platform
+// a transfer takes no time: rank 0's F0 ends at F = 1 ms and rank 1's F0 starts then.
+TEST(TracePicture, EachTransferHasAFlowInFromItsProducerAndOutToItsConsumer) {
+  const PictureRun run = RunPicture("1GiB", "0", "0", 0, "80GiB");
+  ASSERT_EQ(run.picture.rows.size(), 2u);
+  ASSERT_EQ(run.picture.transfers.size(), 8u);
+  ASSERT_EQ(run.picture.flows.size(), 16u);
+  int into_lanes = 0, out_of_lanes = 0;
+  for (const PictureFlow& f : run.picture.flows) {
+    if (!f.from_lane.has_value() && f.to_lane == TransferKind::kP2p) {
+      ++into_lanes;
+      EXPECT_EQ(f.from_row, f.to_row);  // a rank's sends are drawn on its own row
+    }
+    if (f.from_lane == TransferKind::kP2p && !f.to_lane.has_value()) {
+      ++out_of_lanes;
+      EXPECT_EQ(std::abs(f.to_row - f.from_row), 1);
+    }
+    EXPECT_LE(f.from_ns, f.to_ns);
+  }
+  EXPECT_EQ(into_lanes, 8);
+  EXPECT_EQ(out_of_lanes, 8);
+  const auto first_activation =
+      std::find_if(run.picture.flows.begin(), run.picture.flows.end(), [](const PictureFlow& f) {
+        return f.from_lane.has_value() && f.from_row == 0 && f.to_row == 1;
+      });
+  ASSERT_NE(first_activation, run.picture.flows.end());
+  EXPECT_EQ(first_activation->from_ns, 1'000'000);
+  EXPECT_EQ(first_activation->to_ns, 1'000'000);
 }
 
 }  // namespace
