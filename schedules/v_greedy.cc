@@ -109,11 +109,13 @@ void PutW(RankPlan* rank, bool split) {
   }
 }
 
+// Each kind's change of the live chunk activations: F0 and F1 add one, I1 and I0 none, W frees
+// one (without W lists, a pending W frees it in the next free slot).
+constexpr std::array<int32_t, 5> kDelta = {1, 1, 0, 0, -1};
+
 // mem_of_stage: the peak of live chunk activations over the rank's slots; the walk stops as soon
 // as the live activations exceed `stop_above` (the peak returned is then above it too).
-int32_t LivePeak(const RankPlan& rank,
-                 int32_t stop_above = std::numeric_limits<int32_t>::max()) {
-  constexpr std::array<int32_t, 5> kDelta = {1, 1, 0, 0, -1};
+int32_t LivePeak(const RankPlan& rank, int32_t stop_above = std::numeric_limits<int32_t>::max()) {
   const int kinds = static_cast<int>(rank.size());
   const bool has_w = kinds > 4;
   std::vector<size_t> next(kinds, 0);
@@ -133,6 +135,17 @@ int32_t LivePeak(const RankPlan& rank,
     if (peak > stop_above) break;
   }
   return peak;
+}
+
+// A rank with W lists: its live chunk activations after each slot up to its last, each pass
+// counted at its own slot (mem_of_stage's walk, slot by slot).
+std::vector<int32_t> LiveBySlot(const RankPlan& rank) {
+  std::vector<int32_t> live(static_cast<size_t>(LastSlot(rank)) + 1, 0);
+  for (size_t k = 0; k < rank.size(); ++k) {
+    for (int32_t slot : rank[k]) live[slot] += kDelta[k];
+  }
+  for (size_t s = 1; s < live.size(); ++s) live[s] += live[s - 1];
+  return live;
 }
 
 struct Pass {
@@ -201,9 +214,13 @@ Plan Reorder(Plan plan, bool with_w, int32_t m) {
   const int32_t ranks = static_cast<int32_t>(plan.size());
   int32_t budget = 0;
   std::vector<std::vector<bool>> occupied;
+  // With W lists, each slot's live activations (after it) per rank: every pass counts at its
+  // own slot, so a pass moved from slot b to a changes the slots [a, b) by its delta alone.
+  std::vector<std::vector<int32_t>> live;
   for (const RankPlan& rank : plan) {
     budget = std::max(budget, LivePeak(rank));
     occupied.emplace_back(LastSlot(rank) + 1, false);
+    if (with_w) live.push_back(LiveBySlot(rank));
   }
   enum class Phase { kWarmup, kStable, kCooldown } phase = Phase::kWarmup;
   ForEachBySlot(&plan, [&](const Pass& pass) {
@@ -233,10 +250,31 @@ Plan Reorder(Plan plan, bool with_w, int32_t m) {
     }
     if (j > 0) earliest = std::max(earliest, rank[k][j - 1]);
     bool moved = false;
-    for (int32_t slot = earliest + 1; slot < pass.slot && !moved; ++slot) {
-      if (occupied[r][slot]) continue;
-      rank[k][j] = slot;
-      moved = LivePeak(rank, budget) <= budget;
+    if (with_w) {
+      // The rank's peak is within the budget: a move that adds nothing is taken at the first
+      // free slot; a forward (+1) where the slots it passes stay below the budget. The slots
+      // tried rise, so the highest live count over [slot, pass.slot) is kept from the top down.
+      const int32_t delta = kDelta[k];
+      const int32_t first = earliest + 1;
+      std::vector<int32_t> highest(std::max(0, pass.slot - first) + 1,
+                                   std::numeric_limits<int32_t>::min());
+      for (int32_t s = pass.slot - 1; s >= first; --s) {
+        highest[s - first] = std::max(highest[s - first + 1], live[r][s]);
+      }
+      for (int32_t slot = first; slot < pass.slot && !moved; ++slot) {
+        if (occupied[r][slot]) continue;
+        moved = delta <= 0 || highest[slot - first] + delta <= budget;
+        if (moved) {
+          rank[k][j] = slot;
+          for (int32_t s = slot; s < pass.slot; ++s) live[r][s] += delta;
+        }
+      }
+    } else {
+      for (int32_t slot = earliest + 1; slot < pass.slot && !moved; ++slot) {
+        if (occupied[r][slot]) continue;
+        rank[k][j] = slot;
+        moved = LivePeak(rank, budget) <= budget;
+      }
     }
     if (!moved) rank[k][j] = pass.slot;
     occupied[r][rank[k][j]] = true;
