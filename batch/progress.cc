@@ -1,6 +1,7 @@
 #include "batch/progress.h"
 
 #include <cstdio>
+#include <string>
 
 #include "config/units.h"
 
@@ -19,8 +20,10 @@ void SweepProgress::PointDone(int64_t point, const std::string& description,
   ++done_;
   if (failed) ++failed_;
   if (!terminal_) {
-    out_ << "[" << done_ << "/" << total_ << "] point " << point << " " << status << " ("
-         << description << ")" << (error.empty() ? "" : ": " + error) << "\n";
+    // One write a line (an unbuffered stderr writes each piece on its own).
+    out_ << "[" + std::to_string(done_) + "/" + std::to_string(total_) + "] point " +
+                std::to_string(point) + " " + status + " (" + description + ")" +
+                (error.empty() ? "" : ": " + error) + "\n";
     return;
   }
   const double elapsed =
