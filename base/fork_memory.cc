@@ -209,11 +209,26 @@ void CollapseForForking() {
 // A forked process allocates from malloc until it calls UseJobHeap itself.
 void LeaveJobHeap() { t_owner = false; }
 
+// Whether the system charges address space reserved for writing against a commit limit
+// (vm.overcommit_memory = 2): there the reserved region would count whole, so no job heap.
+bool StrictOvercommit() {
+  const int fd = ::open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char mode = '0';
+  const bool read = ::read(fd, &mode, 1) == 1;
+  ::close(fd);
+  return read && mode == '2';
+}
+
 void UseJobHeap() {
 #if !defined(__SANITIZE_ADDRESS__)
+  // Checked once per process tree: a forked process inherits the answer.
+  static const bool strict = StrictOvercommit();
+  static bool atfork = false;
+  if (strict) return;
+  if (!atfork) atfork = ::pthread_atfork(nullptr, nullptr, LeaveJobHeap) == 0;
   const pid_t pid = ::getpid();
   if (g_heap.begin == nullptr || g_heap.pid != pid) {
-    if (g_heap.begin == nullptr) ::pthread_atfork(nullptr, nullptr, LeaveJobHeap);
     if (g_heap.begin != nullptr) {
       if (g_heap.inherited_count == JobHeap::kInherited) return;
       g_heap.inherited[g_heap.inherited_count][0] = g_heap.begin;

@@ -19,7 +19,8 @@
 // a run's peak memory is about a quarter higher than with malloc), blocks of more than 256 KiB
 // and over-aligned ones come from malloc as before, and other threads' allocations are untouched
 // (a job-heap block freed by another thread is left alone). Both are advice: where the system
-// cannot, nothing changes. Built with AddressSanitizer, UseJobHeap does nothing, so that the
+// cannot, nothing changes; where reserved memory counts against a commit limit
+// (vm.overcommit_memory = 2), there is no job heap. Built with AddressSanitizer, UseJobHeap does nothing, so that the
 // sanitizer sees every allocation.
 #ifndef PPSIM_BASE_FORK_MEMORY_H_
 #define PPSIM_BASE_FORK_MEMORY_H_
