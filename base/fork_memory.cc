@@ -31,6 +31,10 @@ constexpr int kClasses = 52;
 // more allocates the rest from malloc).
 constexpr size_t kReserveBytes = size_t{16} << 30;
 constexpr size_t kHugePageBytes = size_t{2} << 20;
+// Mappings larger than this are left alone: a heap or an arena is smaller, and the huge sparse
+// reservations some processes hold (AddressSanitizer's shadow, terabytes) would take millions of
+// residency queries.
+constexpr uintptr_t kLargestCollapsedBytes = uintptr_t{4} << 30;
 
 int ClassOf(size_t bytes) {
   if (bytes <= 128) return bytes == 0 ? 0 : static_cast<int>((bytes + 15) / 16) - 1;
@@ -169,6 +173,9 @@ void CollapseRange(uintptr_t begin, uintptr_t end) {
 }  // namespace
 
 void CollapseForForking() {
+#if defined(__SANITIZE_ADDRESS__)
+  return;  // the sanitizer's own allocator and shadow: nothing to gain
+#endif
   // /proc/self/maps, read without allocating: "begin-end perms offset dev inode   path".
   const int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
@@ -194,7 +201,7 @@ void CollapseForForking() {
       const int fields = std::sscanf(text, "%lx-%lx %4s %lx %*s %lu %31s", &begin, &end, perms,
                                      &offset, &inode, path);
       const bool anonymous = inode == 0 && (fields == 5 || std::string_view(path) == "[heap]");
-      if (anonymous && std::string_view(perms) == "rw-p" &&
+      if (anonymous && std::string_view(perms) == "rw-p" && end - begin <= kLargestCollapsedBytes &&
           !g_heap.Holds(reinterpret_cast<const void*>(begin))) {
         CollapseRange(begin, end);
       }

@@ -9,7 +9,7 @@
 //
 // - CollapseForForking: before the first fork, the process's anonymous memory (its heap and
 //   malloc's arenas) is laid out in 2 MiB pages (Linux 6.1's MADV_COLLAPSE), so that a fork and an
-//   exit handle one entry for 2 MiB instead of 512.
+//   exit handle one entry for 2 MiB instead of 512 (mappings of at most 4 GiB).
 // - UseJobHeap: a forked process's C++ allocations (operator new and delete, in the thread that
 //   calls it) come from a fresh region of its own, faulted 2 MiB at a time where the system
 //   allows transparent huge pages ("madvise" or "always"), handed out in size classes with no
@@ -20,8 +20,8 @@
 // and over-aligned ones come from malloc as before, and other threads' allocations are untouched
 // (a job-heap block freed by another thread is left alone). Both are advice: where the system
 // cannot, nothing changes; where reserved memory counts against a commit limit
-// (vm.overcommit_memory = 2), there is no job heap. Built with AddressSanitizer, UseJobHeap does nothing, so that the
-// sanitizer sees every allocation.
+// (vm.overcommit_memory = 2), there is no job heap. Built with AddressSanitizer, both do nothing:
+// the sanitizer sees every allocation, and its own allocator and shadow have nothing to gain.
 #ifndef PPSIM_BASE_FORK_MEMORY_H_
 #define PPSIM_BASE_FORK_MEMORY_H_
 

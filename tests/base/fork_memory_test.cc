@@ -23,8 +23,6 @@ std::string InChild(const std::function<std::string()>& check) {
   return status.ok() ? output : status.message();
 }
 
-bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
 TEST(JobHeap, OffUntilUsedAndOnlyInTheThreadThatUsesIt) {
   EXPECT_FALSE(UsingJobHeap());
   EXPECT_EQ(InChild([] {
@@ -50,6 +48,8 @@ TEST(JobHeap, OffUntilUsedAndOnlyInTheThreadThatUsesIt) {
 }
 
 #if !defined(__SANITIZE_ADDRESS__)
+
+bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // Every size from 1 byte to 256 KiB gets a block of its own, aligned to 16 bytes, that holds
 // what is written into it; larger ones come from malloc.
